@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs, idempotently, the Debian packages the default `cubot` build needs.
+#   build-essential pkg-config  - C toolchain for -sys crates
+#   libopencv-dev clang libclang-dev - the `opencv` crate (vision feature) and its binding generator
+#   libudev-dev                 - serialport's port enumeration (serial feature)
+#   nasm                        - SIMD for nokhwa's MJPEG decoder (camera feature)
+# Packages already present are not touched; nothing runs when all are installed.
+set -euo pipefail
+pkgs=(build-essential pkg-config libopencv-dev clang libclang-dev libudev-dev nasm)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust (rustup) first" >&2; exit 2; }

@@ -1,0 +1,211 @@
+//! `validate`, `show`, `apply`, `random`, `invert`, `simplify`.
+
+use anyhow::{Context, Result};
+use rand::SeedableRng;
+use serde_json::json;
+
+use super::input::{for_each_state, single_state};
+use super::output::{color_stdout, json_line};
+use super::{CmdResult, Exit, Global};
+use crate::cube::{
+    net_svg, net_text, random_state, validate as check, Alg, FaceletCube, NetStyle, Size,
+};
+
+#[derive(clap::Args, Debug)]
+pub struct ValidateArgs {
+    /// A facelet string (54 or 24 symbols, URFDLB order), @FILE, or - for stdin (one a line).
+    pub state: String,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// A facelet string, @FILE, `solved` or - for stdin.
+    pub state: String,
+    /// Also write the net as an SVG file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<std::path::PathBuf>,
+    /// Size of `solved`.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub size: u8,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ApplyArgs {
+    /// A facelet string, @FILE, `solved` (see --size) or - for stdin.
+    pub state: String,
+    /// Moves, e.g. "R U R' U'" or "(R U R' U')3".
+    pub moves: String,
+    /// Size of `solved`.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub size: u8,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RandomArgs {
+    /// Cube size.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub size: u8,
+    /// Random seed (the same seed gives the same states); printed on stderr when left out.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// How many states.
+    #[arg(long, default_value_t = 1)]
+    pub count: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct MovesArgs {
+    /// A move sequence.
+    pub moves: String,
+    /// Print in the numeric style (R1 R2 R3).
+    #[arg(long)]
+    pub numeric: bool,
+}
+
+fn size_of(n: u8) -> Size {
+    Size::from_n(n as usize).expect("clap checks the range")
+}
+
+/// Parses a state that may be the word `solved`.
+pub fn parse_state(s: &str, size: Size) -> Result<FaceletCube, crate::cube::ParseError> {
+    if s.eq_ignore_ascii_case("solved") {
+        return Ok(FaceletCube::solved(size));
+    }
+    FaceletCube::parse(s)
+}
+
+pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
+    let all_ok = for_each_state(&a.state, |s| match check(s) {
+        Ok(cube) => {
+            if g.json {
+                json_line(
+                    &json!({"type": "validation", "state": s, "valid": true, "size": cube.size().n()}),
+                );
+            } else {
+                println!("valid");
+            }
+            Ok(true)
+        }
+        Err(invalid) => {
+            if g.json {
+                let problems: Vec<_> = invalid
+                    .problems
+                    .iter()
+                    .map(|p| {
+                        let mut v = serde_json::to_value(p).unwrap_or(json!({}));
+                        v["message"] = json!(p.to_string());
+                        v
+                    })
+                    .collect();
+                json_line(
+                    &json!({"type": "validation", "state": s, "valid": false, "problems": problems}),
+                );
+            } else {
+                let list: Vec<String> = invalid.problems.iter().map(|p| p.to_string()).collect();
+                println!("invalid: {}", list.join("; "));
+            }
+            Ok(false)
+        }
+    })?;
+    Ok(if all_ok { Exit::Ok } else { Exit::No })
+}
+
+pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
+    let text = single_state(&a.state)?;
+    let cube = match parse_state(&text, size_of(a.size)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cannot draw {text:?}: {e}");
+            return Ok(Exit::No);
+        }
+    };
+    let style = NetStyle::for_cube(&cube);
+    if let Some(path) = &a.svg {
+        std::fs::write(path, net_svg(&cube, &style))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if g.json {
+        json_line(
+            &json!({"type": "net", "state": cube.to_string(), "size": cube.size().n(),
+            "svg": a.svg.as_ref().map(|p| p.display().to_string())}),
+        );
+    } else {
+        print!("{}", net_text(&cube, &style, color_stdout()));
+    }
+    Ok(Exit::Ok)
+}
+
+pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
+    let alg = Alg::parse(&a.moves).with_context(|| format!("cannot read moves {:?}", a.moves))?;
+    let size = size_of(a.size);
+    let all_ok = for_each_state(&a.state, |s| {
+        let mut cube = match parse_state(s, size) {
+            Ok(c) => c,
+            Err(e) => {
+                if g.json {
+                    json_line(&json!({"type": "error", "state": s, "message": e.to_string()}));
+                } else {
+                    println!("error: {e}");
+                }
+                return Ok(false);
+            }
+        };
+        if let Err(mv) = cube.apply(&alg) {
+            anyhow::bail!(
+                "{mv} needs a middle layer, which a {} does not have",
+                cube.size()
+            );
+        }
+        if g.json {
+            json_line(
+                &json!({"type": "state", "state": cube.to_string(), "solved": cube.is_solved()}),
+            );
+        } else {
+            println!("{cube}");
+        }
+        Ok(true)
+    })?;
+    Ok(if all_ok { Exit::Ok } else { Exit::No })
+}
+
+pub fn random(a: RandomArgs, g: &Global) -> CmdResult {
+    let seed = a.seed.unwrap_or_else(rand::random);
+    if a.seed.is_none() && !g.quiet {
+        eprintln!("seed {seed}");
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    for _ in 0..a.count {
+        let cube = random_state(size_of(a.size), &mut rng);
+        if g.json {
+            json_line(&json!({"type": "state", "state": cube.to_string(), "seed": seed}));
+        } else {
+            println!("{cube}");
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn print_alg(alg: &Alg, numeric: bool, g: &Global) {
+    let text = if numeric {
+        alg.to_numeric()
+    } else {
+        alg.to_string()
+    };
+    if g.json {
+        json_line(&json!({"type": "moves", "moves": text, "htm": alg.htm(), "qtm": alg.qtm()}));
+    } else {
+        println!("{text}");
+    }
+}
+
+pub fn invert(a: MovesArgs, g: &Global) -> CmdResult {
+    let alg = Alg::parse(&a.moves).with_context(|| format!("cannot read moves {:?}", a.moves))?;
+    print_alg(&alg.inverse(), a.numeric, g);
+    Ok(Exit::Ok)
+}
+
+pub fn simplify(a: MovesArgs, g: &Global) -> CmdResult {
+    let alg = Alg::parse(&a.moves).with_context(|| format!("cannot read moves {:?}", a.moves))?;
+    print_alg(&alg.simplified(), a.numeric, g);
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,156 @@
+//! The `cubot` command line. The only module that prints.
+//!
+//! Exit codes: 0 ok; 1 a well-formed "no" (an invalid cube, an ambiguous scan, no solution
+//! within the limits, a target not reached); 2 an operational error (bad usage, I/O, a dead
+//! serial port, a robot that stops answering).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod bench;
+pub mod camera;
+pub mod color;
+pub mod cube;
+pub mod input;
+pub mod output;
+pub mod robot;
+pub mod run;
+pub mod scan;
+pub mod solve;
+
+pub use output::Out;
+
+/// What a command concluded when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Exit 0.
+    Ok,
+    /// Exit 1: a well-formed "no".
+    No,
+}
+
+pub type CmdResult = anyhow::Result<Exit>;
+
+const EXIT_HELP: &str =
+    "Exit codes: 0 ok; 1 a well-formed \"no\" (invalid cube, ambiguous scan, no solution \
+within the limits, target not reached); 2 operational error (bad usage, I/O, serial port, robot).";
+
+/// Scan, resolve, validate, solve and execute on a cube robot.
+#[derive(Parser, Debug)]
+#[command(name = "cubot", version, about, after_help = EXIT_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Global {
+    /// Print JSON Lines (one object per line, each with a "type") instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// More detail on stderr.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// No progress bars or notes on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Where solver tables are cached (else $CUBOT_CACHE_DIR, else the platform cache dir).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Check a state: prints `valid` or every problem found.
+    Validate(cube::ValidateArgs),
+    /// Draw the unfolded net (terminal colours, or an SVG file).
+    Show(cube::ShowArgs),
+    /// Apply moves to a state and print the result.
+    Apply(cube::ApplyArgs),
+    /// Seeded uniformly random states, one a line.
+    Random(cube::RandomArgs),
+    /// Print the inverse of a move sequence.
+    Invert(cube::MovesArgs),
+    /// Cancel and merge moves in a sequence.
+    Simplify(cube::MovesArgs),
+    /// Solve a state (to solved or to a target).
+    Solve(solve::SolveArgs),
+    /// Build, check or locate the solver's cached tables.
+    Tables(solve::TablesArgs),
+    /// Resolve a raw colour scan to a cube.
+    Resolve(color::ResolveArgs),
+    /// Learn a colour profile from a scan of a solved cube.
+    Calibrate(color::CalibrateArgs),
+    /// Generate seeded synthetic scans.
+    SynthScan(color::SynthScanArgs),
+    /// Scan a cube: from face images, a camera or the robot's colour sensor.
+    Scan(scan::ScanArgs),
+    /// Detect the sticker grid once and store it as a fixed-rig camera calibration.
+    CalibrateCamera(camera::CalibrateCameraArgs),
+    /// Cameras.
+    Camera(camera::CameraArgs),
+    /// Serial ports found on this machine.
+    Ports(robot::PortsArgs),
+    /// The simulated EV3 MindCub3r brick (or line-protocol robot) on a pseudo-terminal.
+    Sim(robot::SimArgs),
+    /// Drive a MindCub3r step by step (home, tilt, spin, turn, read).
+    Robot(robot::RobotArgs),
+    /// The whole job: scan, resolve, solve, plan, execute, verify.
+    Run(run::RunArgs),
+    /// Scan the cube on the robot and store its state.
+    Save(run::SaveArgs),
+    /// Put the cube on the robot into a saved state.
+    Restore(run::RestoreArgs),
+    /// Benchmarks.
+    Bench(bench::BenchArgs),
+}
+
+/// Runs the program; maps the outcome to the documented exit codes.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let global = cli.global.clone();
+    let result = dispatch(cli.command, &global);
+    match result {
+        Ok(Exit::Ok) => ExitCode::SUCCESS,
+        Ok(Exit::No) => ExitCode::from(1),
+        Err(e) => {
+            if global.json {
+                output::json_line(
+                    &serde_json::json!({"type": "error", "message": format!("{e:#}")}),
+                );
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(command: Command, g: &Global) -> CmdResult {
+    match command {
+        Command::Validate(a) => cube::validate(a, g),
+        Command::Show(a) => cube::show(a, g),
+        Command::Apply(a) => cube::apply(a, g),
+        Command::Random(a) => cube::random(a, g),
+        Command::Invert(a) => cube::invert(a, g),
+        Command::Simplify(a) => cube::simplify(a, g),
+        Command::Solve(a) => solve::solve(a, g),
+        Command::Tables(a) => solve::tables(a, g),
+        Command::Resolve(a) => color::resolve(a, g),
+        Command::Calibrate(a) => color::calibrate(a, g),
+        Command::SynthScan(a) => color::synth_scan(a, g),
+        Command::Scan(a) => scan::scan(a, g),
+        Command::CalibrateCamera(a) => camera::calibrate_camera(a, g),
+        Command::Camera(a) => camera::camera(a, g),
+        Command::Ports(a) => robot::ports(a, g),
+        Command::Sim(a) => robot::sim(a, g),
+        Command::Robot(a) => robot::robot(a, g),
+        Command::Run(a) => run::run(a, g),
+        Command::Save(a) => run::save(a, g),
+        Command::Restore(a) => run::restore(a, g),
+        Command::Bench(a) => bench::bench(a, g),
+    }
+}

@@ -1,0 +1,149 @@
+//! The raw scan format: one `[r, g, b]` reading per sticker, in URFDLB facelet order.
+//!
+//! JSON shape (documented in `calibration/README.md`):
+//!
+//! ```json
+//! { "size": 3, "scale": "rgb8", "facelets": [[r, g, b], ...], "provenance": {...} }
+//! ```
+//!
+//! `scale` is `"rgb8"` (8-bit camera sRGB, 0..255) or `"ev3-raw"` (EV3 colour sensor
+//! RGB-RAW counts, nominal 0..1020, no white balance). It may be left out: the case files
+//! of the shared real data carry a free-text `value_scale` instead, which is read, and
+//! failing that the scale is inferred from the values. Unknown fields are ignored, so those
+//! case files load as they are.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cube::Size;
+
+/// What the numbers of a reading mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    /// 8-bit sRGB from a camera, 0..255.
+    Rgb8,
+    /// EV3 colour sensor RGB-RAW counts (0..1020 nominal), channels not balanced.
+    Ev3Raw,
+    /// Unit-length RGB vectors (some EV3 programs normalise each reading).
+    Unit,
+}
+
+/// Why a file is not a scan.
+#[derive(Debug, thiserror::Error)]
+pub enum RawScanError {
+    #[error("not valid JSON for a scan: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("size {0}: only 2 (2x2x2) and 3 (3x3x3) are supported")]
+    Size(u64),
+    #[error("{found} readings for a {size}: expected {expected}")]
+    Count {
+        size: Size,
+        found: usize,
+        expected: usize,
+    },
+    #[error("reading {index} ({facelet}): {value} is not a usable colour value")]
+    Value {
+        index: usize,
+        facelet: String,
+        value: f64,
+    },
+}
+
+/// A scan: one reading per sticker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RawScan {
+    pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<Scale>,
+    pub facelets: Vec<[f64; 3]>,
+    /// Free-form: where the readings came from (device, file, date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Value>,
+    /// The shared case files' scale description, used when `scale` is absent.
+    #[serde(default, skip_serializing)]
+    pub value_scale: Option<String>,
+}
+
+impl RawScan {
+    pub fn new(size: Size, scale: Scale, facelets: Vec<[f64; 3]>) -> RawScan {
+        RawScan {
+            size: size.n() as u64,
+            scale: Some(scale),
+            facelets,
+            provenance: None,
+            value_scale: None,
+        }
+    }
+
+    /// Parses and checks a scan (sizes, counts, finite non-negative values).
+    pub fn from_json(text: &str) -> Result<RawScan, RawScanError> {
+        let scan: RawScan = serde_json::from_str(text)?;
+        scan.check()?;
+        Ok(scan)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a scan serialises")
+    }
+
+    pub fn cube_size(&self) -> Size {
+        Size::from_n(self.size as usize).expect("checked by check()")
+    }
+
+    /// Checks the shape and values.
+    pub fn check(&self) -> Result<(), RawScanError> {
+        let size = Size::from_n(self.size as usize).ok_or(RawScanError::Size(self.size))?;
+        if self.facelets.len() != size.stickers() {
+            return Err(RawScanError::Count {
+                size,
+                found: self.facelets.len(),
+                expected: size.stickers(),
+            });
+        }
+        for (index, rgb) in self.facelets.iter().enumerate() {
+            for &value in rgb {
+                if !value.is_finite() || value < 0.0 {
+                    let face = crate::cube::Face::ALL[index / size.per_face()];
+                    let facelet = format!("{}{}", face.letter(), index % size.per_face() + 1);
+                    return Err(RawScanError::Value {
+                        index,
+                        facelet,
+                        value,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The scale: declared, else read from `value_scale`, else inferred from the values.
+    pub fn effective_scale(&self) -> Scale {
+        if let Some(s) = self.scale {
+            return s;
+        }
+        if let Some(v) = &self.value_scale {
+            let v = v.to_ascii_lowercase();
+            if v.contains("ev3") || v.contains("rgb-raw") {
+                return Scale::Ev3Raw;
+            }
+            if v.contains("unit") {
+                return Scale::Unit;
+            }
+            if v.contains("8-bit") || v.contains("0..255") {
+                return Scale::Rgb8;
+            }
+        }
+        let max = self
+            .facelets
+            .iter()
+            .flat_map(|c| c.iter())
+            .fold(0.0f64, |a, &b| a.max(b));
+        if max <= 1.0 {
+            Scale::Unit
+        } else if max > 255.0 {
+            Scale::Ev3Raw
+        } else {
+            Scale::Rgb8
+        }
+    }
+}

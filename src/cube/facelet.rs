@@ -1,0 +1,296 @@
+//! Facelet-level cubes: 54 (or 24) stickers, each coloured with the face whose colour it
+//! shows, and parsing of facelet strings in any alphabet of six symbols.
+
+use std::fmt;
+
+use super::face::Face;
+use super::moves::Move;
+use super::notation::Alg;
+
+/// Cube size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Size {
+    /// 2x2x2, 24 stickers.
+    Two,
+    /// 3x3x3, 54 stickers.
+    Three,
+}
+
+impl Size {
+    /// Edge length in cubies.
+    pub fn n(self) -> usize {
+        match self {
+            Size::Two => 2,
+            Size::Three => 3,
+        }
+    }
+
+    pub fn stickers(self) -> usize {
+        6 * self.n() * self.n()
+    }
+
+    pub fn per_face(self) -> usize {
+        self.n() * self.n()
+    }
+
+    pub fn from_n(n: usize) -> Option<Size> {
+        match n {
+            2 => Some(Size::Two),
+            3 => Some(Size::Three),
+            _ => None,
+        }
+    }
+
+    pub fn from_stickers(count: usize) -> Option<Size> {
+        match count {
+            24 => Some(Size::Two),
+            54 => Some(Size::Three),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.n();
+        write!(f, "{n}x{n}x{n}")
+    }
+}
+
+/// Why a facelet string could not even be read as six colours on 24 or 54 stickers.
+/// (Whether those colours form a real cube is [`super::validate`]'s business.)
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("a facelet string has 54 (3x3x3) or 24 (2x2x2) stickers, found {found}")]
+    Length { found: usize },
+    #[error("position {position}: {symbol:?} cannot be a sticker colour")]
+    Symbol { position: usize, symbol: char },
+    #[error("more than six colours: {}", symbols.iter().collect::<String>())]
+    TooManySymbols { symbols: Vec<char> },
+    #[error("cannot tell which colour belongs to which face: {reason}")]
+    Scheme { reason: String },
+}
+
+/// A cube as stickers. `colors[i]` is the face whose colour sticker `i` shows (see the
+/// numbering diagram in [`crate::cube`]); `symbols[f]` is the user's symbol for face `f`,
+/// kept so output uses the alphabet the input used.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FaceletCube {
+    size: Size,
+    colors: Vec<Face>,
+    symbols: [char; 6],
+}
+
+impl FaceletCube {
+    /// The solved cube with letters URFDLB.
+    pub fn solved(size: Size) -> FaceletCube {
+        let colors = (0..size.stickers())
+            .map(|i| Face::ALL[i / size.per_face()])
+            .collect();
+        FaceletCube {
+            size,
+            colors,
+            symbols: ['U', 'R', 'F', 'D', 'L', 'B'],
+        }
+    }
+
+    /// Builds a cube from sticker colours (URFDLB letters as symbols).
+    pub fn from_colors(size: Size, colors: Vec<Face>) -> Option<FaceletCube> {
+        (colors.len() == size.stickers()).then_some(FaceletCube {
+            size,
+            colors,
+            symbols: ['U', 'R', 'F', 'D', 'L', 'B'],
+        })
+    }
+
+    /// Parses a facelet string: 54 or 24 symbols in URFDLB order, at most six distinct
+    /// ones, mapped to faces by the centres (3x3x3) or by the corner at DBL (2x2x2).
+    /// Whitespace is ignored.
+    pub fn parse(s: &str) -> Result<FaceletCube, ParseError> {
+        let symbols = read_symbols(s)?;
+        let size = Size::from_stickers(symbols.len()).ok_or(ParseError::Length {
+            found: symbols.len(),
+        })?;
+        let mapping = scheme(size, &symbols)?;
+        Ok(Self::with_mapping(size, &symbols, mapping))
+    }
+
+    pub(crate) fn with_mapping(size: Size, symbols: &[char], mapping: [char; 6]) -> FaceletCube {
+        let colors = symbols
+            .iter()
+            .map(|c| Face::ALL[mapping.iter().position(|m| m == c).expect("mapped symbol")])
+            .collect();
+        FaceletCube {
+            size,
+            colors,
+            symbols: mapping,
+        }
+    }
+
+    pub fn size(&self) -> Size {
+        self.size
+    }
+
+    pub fn colors(&self) -> &[Face] {
+        &self.colors
+    }
+
+    /// The user's symbol for each face, in URFDLB order.
+    pub fn symbols(&self) -> [char; 6] {
+        self.symbols
+    }
+
+    /// Same stickers, written with another alphabet.
+    pub fn with_symbols(mut self, symbols: [char; 6]) -> FaceletCube {
+        self.symbols = symbols;
+        self
+    }
+
+    pub fn is_solved(&self) -> bool {
+        let pf = self.size.per_face();
+        self.colors
+            .chunks(pf)
+            .all(|face| face.iter().all(|&c| c == face[0]))
+    }
+
+    /// Applies one move. Panics never: a slice on a 2x2x2 is rejected by [`Self::apply`].
+    fn apply_move_unchecked(&mut self, mv: Move) {
+        self.colors = mv.permutation(self.size).apply(&self.colors);
+    }
+
+    /// Applies a sequence of moves; fails (cube unchanged) if a move needs a middle layer
+    /// the cube does not have.
+    pub fn apply(&mut self, alg: &Alg) -> Result<(), Move> {
+        if let Some(bad) = alg.moves().iter().find(|m| !m.fits(self.size)) {
+            return Err(*bad);
+        }
+        for &mv in alg.moves() {
+            self.apply_move_unchecked(mv);
+        }
+        Ok(())
+    }
+
+    /// Writes the facelet string with the cube's symbols.
+    pub fn to_string_with_symbols(&self) -> String {
+        self.colors
+            .iter()
+            .map(|c| self.symbols[c.index()])
+            .collect()
+    }
+
+    /// Writes the facelet string with URFDLB letters.
+    pub fn to_letters(&self) -> String {
+        self.colors.iter().map(|c| c.letter()).collect()
+    }
+}
+
+impl fmt::Display for FaceletCube {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string_with_symbols())
+    }
+}
+
+/// Reads the non-whitespace characters of a facelet string, checking that each can be a
+/// colour symbol and that there are at most six distinct ones.
+pub(crate) fn read_symbols(s: &str) -> Result<Vec<char>, ParseError> {
+    let mut out = Vec::with_capacity(54);
+    let mut distinct: Vec<char> = Vec::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_whitespace() {
+            continue;
+        }
+        if c.is_control() || matches!(c, '(' | ')' | '\'' | '"' | ',' | ';') {
+            return Err(ParseError::Symbol {
+                position: i + 1,
+                symbol: c,
+            });
+        }
+        if !distinct.contains(&c) {
+            distinct.push(c);
+        }
+        out.push(c);
+    }
+    if distinct.len() > 6 {
+        return Err(ParseError::TooManySymbols { symbols: distinct });
+    }
+    if out.len() != 24 && out.len() != 54 {
+        return Err(ParseError::Length { found: out.len() });
+    }
+    Ok(out)
+}
+
+/// Finds which symbol names which face: `mapping[f]` is the symbol of face `f`.
+pub(crate) fn scheme(size: Size, symbols: &[char]) -> Result<[char; 6], ParseError> {
+    match size {
+        Size::Three => {
+            let centres: Vec<char> = (0..6).map(|f| symbols[f * 9 + 4]).collect();
+            let mut sorted = centres.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            if sorted.len() != 6 {
+                return Err(ParseError::Scheme {
+                    reason: format!(
+                        "the centres are {}, not six distinct colours",
+                        centres.iter().collect::<String>()
+                    ),
+                });
+            }
+            Ok(std::array::from_fn(|f| centres[f]))
+        }
+        Size::Two => pocket_scheme(symbols),
+    }
+}
+
+/// 2x2x2: the corner at DBL names D, B and L; the colour never seen on a corner with a
+/// face's colour is the opposite face's colour.
+fn pocket_scheme(symbols: &[char]) -> Result<[char; 6], ParseError> {
+    use super::cubie::CORNER_FACELETS;
+    let corner_syms: Vec<[char; 3]> = CORNER_FACELETS
+        .iter()
+        .map(|fs| fs.map(|i| symbols[super::cubie::pocket_index(i)]))
+        .collect();
+    let mut distinct: Vec<char> = symbols.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() != 6 {
+        return Err(ParseError::Scheme {
+            reason: format!("{} colours, a cube has 6", distinct.len()),
+        });
+    }
+    let opposite = |c: char| -> Result<char, ParseError> {
+        let never: Vec<char> = distinct
+            .iter()
+            .copied()
+            .filter(|&o| {
+                o != c
+                    && !corner_syms
+                        .iter()
+                        .any(|cs| cs.contains(&c) && cs.contains(&o))
+            })
+            .collect();
+        match never.as_slice() {
+            [o] => Ok(*o),
+            _ => Err(ParseError::Scheme {
+                reason: format!("cannot tell which colour is opposite {c:?} from the corners"),
+            }),
+        }
+    };
+    // DBL is corner slot 6: stickers (D, B, L).
+    let [d, b, l] = corner_syms[6];
+    if d == b || b == l || d == l {
+        return Err(ParseError::Scheme {
+            reason: format!("the corner at DBL shows {d}{b}{l}, not three colours"),
+        });
+    }
+    let (u, f, r) = (opposite(d)?, opposite(b)?, opposite(l)?);
+    let mapping = [u, r, f, d, l, b];
+    let mut check = mapping.to_vec();
+    check.sort_unstable();
+    check.dedup();
+    if check.len() != 6 {
+        return Err(ParseError::Scheme {
+            reason: "the opposite colours of the DBL corner overlap".into(),
+        });
+    }
+    Ok(mapping)
+}

@@ -1,0 +1,43 @@
+//! The cube model: faces, facelets, cubies, moves, notation, validation, pictures.
+//!
+//! Level: bottom. This module depends on nothing else in the crate and does no I/O.
+//!
+//! ## Facelet numbering (the one diagram)
+//!
+//! Facelet strings list the stickers in Kociemba's URFDLB order, each face row by row as
+//! drawn in this net (3x3x3 shown; a 2x2x2 keeps only the corner stickers, 4 per face,
+//! in the same order):
+//!
+//! ```text
+//!              |U1 U2 U3|
+//!              |U4 U5 U6|
+//!              |U7 U8 U9|
+//!     |L1 L2 L3|F1 F2 F3|R1 R2 R3|B1 B2 B3|
+//!     |L4 L5 L6|F4 F5 F6|R4 R5 R6|B4 B5 B6|
+//!     |L7 L8 L9|F7 F8 F9|R7 R8 R9|B7 B8 B9|
+//!              |D1 D2 D3|
+//!              |D4 D5 D6|
+//!              |D7 D8 D9|
+//! ```
+//!
+//! String index = face index × n² + (row × n + column), faces U=0 R=1 F=2 D=3 L=4 B=5.
+
+mod cubie;
+mod face;
+mod facelet;
+mod geometry;
+mod moves;
+mod net;
+mod notation;
+mod random;
+mod validate;
+
+pub use cubie::{CornerSlot, CubieCube, EdgeSlot, PocketCube, CORNER_FACELETS, EDGE_FACELETS};
+pub use face::{Axis, Face, Turn};
+pub use facelet::{FaceletCube, ParseError, Size};
+pub use geometry::Permutation;
+pub use moves::{Move, MoveKind, Slice};
+pub use net::{net_svg, net_text, NetStyle};
+pub use notation::{Alg, NotationError};
+pub use random::{random_moves, random_pocket, random_state};
+pub use validate::{validate, CubeProblem, InvalidCube};
