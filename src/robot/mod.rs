@@ -4,3 +4,5 @@
 //!
 //! Level: depends on `cube`, `solver` (N-best selection) and `color` (the simulator's
 //! sensor model). No printing.
+
+pub mod model;

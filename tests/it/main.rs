@@ -1,0 +1,10 @@
+//! The integration tests: one test binary (link time), one module per area.
+
+mod cli_cube;
+mod color;
+mod cube;
+mod robot;
+mod run;
+mod scan;
+mod solver;
+mod support;

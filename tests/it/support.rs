@@ -1,0 +1,62 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The project root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/realdata` if it is there (the tests also run from `samples/` alone).
+pub fn shared_realdata() -> Option<PathBuf> {
+    let p = root().join("../shared/realdata");
+    p.is_dir().then_some(p)
+}
+
+/// A cache directory for solver tables shared by every test of one `cargo test` run.
+pub fn cache_dir() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cubot-cache");
+    std::fs::create_dir_all(&p).expect("create the test cache dir");
+    p
+}
+
+/// Runs the built `cubot` binary with the test cache directory.
+pub fn cubot(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(args)
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run cubot")
+}
+
+/// Runs `cubot` with `input` on stdin.
+pub fn cubot_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(args)
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cubot");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for cubot")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
