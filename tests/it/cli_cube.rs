@@ -1,1 +1,121 @@
-//! Integration tests: cli_cube.
+//! The cube subcommands through the built binary: stdout, `--json`, exit codes.
+
+use crate::support::{cubot, cubot_stdin, stderr, stdout};
+
+const SOLVED: &str = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
+
+#[test]
+fn validate_valid_and_invalid() {
+    let o = cubot(&["validate", SOLVED]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o).trim(), "valid");
+
+    let twisted = cubot(&["apply", "solved", "R U"]);
+    let mut s: Vec<char> = stdout(&twisted).trim().chars().collect();
+    s.swap(8, 9); // twist-like damage at URF
+    let s: String = s.into_iter().collect();
+    let o = cubot(&["validate", &s]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("invalid: "));
+
+    let o = cubot(&["--json", "validate", &s]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    assert_eq!(v["type"], "validation");
+    assert_eq!(v["valid"], false);
+    assert!(!v["problems"].as_array().unwrap().is_empty());
+    assert!(v["problems"][0]["message"].is_string());
+}
+
+#[test]
+fn validate_reads_stdin_one_answer_a_line() {
+    let input = format!("{SOLVED}\nnot a cube\n{SOLVED}\n");
+    let o = cubot_stdin(&["validate", "-"], &input);
+    assert_eq!(o.status.code(), Some(1));
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0], "valid");
+    assert!(lines[1].starts_with("invalid: "), "{}", lines[1]);
+    assert_eq!(lines[2], "valid");
+}
+
+#[test]
+fn validate_reads_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("state.txt");
+    std::fs::write(&p, format!("{SOLVED}\nignored\n")).unwrap();
+    let o = cubot(&["validate", &format!("@{}", p.display())]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = cubot(&["validate", "@/nonexistent/file"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read"));
+}
+
+#[test]
+fn apply_invert_simplify() {
+    let o = cubot(&["apply", "solved", "(R U R' U')6"]);
+    assert_eq!(stdout(&o).trim(), SOLVED);
+    let o = cubot(&["apply", "solved", "R U R' X"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("position 8: 'X' is not a move"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cubot(&["invert", "R U' F2 (x M)2"]);
+    assert_eq!(stdout(&o).trim(), "M' x' M' x' F2 U R'");
+    let o = cubot(&["simplify", "R L R U U' L2 D2 D2"]);
+    assert_eq!(stdout(&o).trim(), "R2 L'");
+    let o = cubot(&["simplify", "--numeric", "R R R U2'"]);
+    assert_eq!(stdout(&o).trim(), "R3 U2");
+    let o = cubot(&["apply", "--size", "2", "solved", "M"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn apply_keeps_the_input_alphabet() {
+    let wy = SOLVED
+        .replace('U', "W")
+        .replace('D', "Y")
+        .replace('F', "G")
+        .replace('L', "O");
+    let o = cubot(&["apply", &wy, "U"]);
+    let out = stdout(&o);
+    assert!(out.trim().starts_with("WWWWWWWWWBBB"), "{out}");
+}
+
+#[test]
+fn random_is_seeded_and_valid() {
+    let a = stdout(&cubot(&["random", "--seed", "5", "--count", "3"]));
+    let b = stdout(&cubot(&["random", "--seed", "5", "--count", "3"]));
+    assert_eq!(a, b);
+    assert_eq!(a.lines().count(), 3);
+    let o = cubot_stdin(&["validate", "-"], &a);
+    assert_eq!(o.status.code(), Some(0));
+    let two = stdout(&cubot(&["random", "--size", "2", "--seed", "1"]));
+    assert_eq!(two.trim().len(), 24);
+}
+
+#[test]
+fn show_draws_the_net_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("net.svg");
+    let o = cubot(&["show", SOLVED, "--svg", svg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(text.contains("U U U"), "{text}");
+    assert!(
+        !text.contains('\x1b'),
+        "no colours when stdout is not a terminal"
+    );
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.starts_with("<svg") && svg_text.matches("<rect").count() >= 55);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = cubot(&["validate"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = cubot(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+}
