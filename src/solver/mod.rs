@@ -151,6 +151,14 @@ pub struct TableStatus {
     pub state: TableState,
 }
 
+/// Per-depth counts of one table (see [`Solver::histograms`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableHistogram {
+    pub name: &'static str,
+    pub stored: Vec<u64>,
+    pub states: Vec<u64>,
+}
+
 /// The solver: 3x3x3 and 2x2x2 tables in memory. Cheap to share between threads.
 pub struct Solver {
     three: Tables3,
@@ -247,15 +255,28 @@ impl Solver {
         self.three.bytes() + self.pocket.bytes()
     }
 
-    /// Per-depth entry counts of each pruning table (index = distance, 15 = "15 or more"),
-    /// and of the 2x2x2 distance tables.
-    pub fn histograms(&self) -> Vec<(&'static str, Vec<u64>)> {
-        let trim = |h: [u64; 16]| {
-            let mut v = h.to_vec();
+    /// Per-depth counts of each table: the entries as stored, and the states of the full
+    /// coordinate space they stand for (a symmetry class with stabiliser S stands for
+    /// 16/|S| states). Index = distance; for the 3x3x3 tables, 15 means "15 or more".
+    pub fn histograms(&self) -> Vec<TableHistogram> {
+        let trim = |mut v: Vec<u64>| {
             while v.last() == Some(&0) {
                 v.pop();
             }
             v
+        };
+        let sym = |t: &tables::Nibbles, raw: usize, stab: &[u16]| {
+            let mut stored = vec![0u64; 16];
+            let mut states = vec![0u64; 16];
+            for (c, &st) in stab.iter().enumerate() {
+                let w = 16 / st.count_ones() as u64;
+                for r in 0..raw {
+                    let d = t.get(c * raw + r) as usize;
+                    stored[d] += 1;
+                    states[d] += w;
+                }
+            }
+            (trim(stored), trim(states))
         };
         let dist = |t: &[u8]| {
             let mut h = vec![0u64; 1 + *t.iter().max().unwrap_or(&0) as usize];
@@ -264,12 +285,39 @@ impl Solver {
             }
             h
         };
+        let small = &self.three.small;
+        let (s1, f1) = sym(&self.three.p1, coord::Twist::COUNT, &small.fs_stab);
+        let (s2, f2) = sym(&self.three.p2, coord::UdEdges::COUNT, &small.c_stab);
+        let (ph, pq) = (dist(&self.pocket.htm), dist(&self.pocket.qtm));
         vec![
-            (PrunKind::Phase1.name(), trim(self.three.p1.histogram())),
-            (PrunKind::Phase2.name(), trim(self.three.p2.histogram())),
-            ("pocket-htm", dist(&self.pocket.htm)),
-            ("pocket-qtm", dist(&self.pocket.qtm)),
+            TableHistogram {
+                name: PrunKind::Phase1.name(),
+                stored: s1,
+                states: f1,
+            },
+            TableHistogram {
+                name: PrunKind::Phase2.name(),
+                stored: s2,
+                states: f2,
+            },
+            TableHistogram {
+                name: "pocket-htm",
+                stored: ph.clone(),
+                states: ph,
+            },
+            TableHistogram {
+                name: "pocket-qtm",
+                stored: pq.clone(),
+                states: pq,
+            },
         ]
+    }
+
+    /// Admissible lower bounds for solving `c`: the largest phase-1 distance over the
+    /// three axes and the inverse, and (when `c` is in phase 2, <U,D,R2,L2,F2,B2>) the
+    /// phase-2 pruning value (a lower bound on phase-2 moves).
+    pub fn lower_bounds(&self, c: &CubieCube) -> (u32, Option<u32>) {
+        search::lower_bounds(&self.three, &Cc::from_cubie(c))
     }
 
     /// Solves `start` to `target`: up to `opts.solutions` distinct solutions, shortest

@@ -577,3 +577,20 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         Ok(tp.keep.found)
     }
 }
+
+/// See [`super::Solver::lower_bounds`].
+pub(crate) fn lower_bounds(t: &Tables3, c: &Cc) -> (u32, Option<u32>) {
+    let mut h1 = 0;
+    for inverse in [false, true] {
+        for k in 0..3 {
+            h1 = h1.max(Variant::new(t, c, 16 * k, inverse).h);
+        }
+    }
+    let (tw, fl, sl) = (Twist::get(c).0, Flip::get(c).0, SliceSorted::get(c).0);
+    let h2 = (tw == 0 && fl == 0 && sl < 24).then(|| {
+        let s = &t.small;
+        let ud = s.ud_from_ud[UEdges::get(c).0 as usize * 24 + DEdges::get(c).0 as usize % 24];
+        t.h2(CornerPerm::get(c).0, ud, sl)
+    });
+    (h1, h2)
+}

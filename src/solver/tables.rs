@@ -41,14 +41,6 @@ impl Nibbles {
         ((self.words[i >> 4] >> ((i & 15) * 4)) & 15) as u8
     }
 
-    pub fn histogram(&self) -> [u64; 16] {
-        let mut h = [0u64; 16];
-        for i in 0..self.len {
-            h[self.get(i) as usize] += 1;
-        }
-        h
-    }
-
     pub fn bytes(&self) -> usize {
         self.words.len() * 8
     }
