@@ -356,6 +356,9 @@ pub struct BenchResolveArgs {
     /// First seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Doubt threshold in nats (see `resolve --doubt`).
+    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS)]
+    pub doubt: f64,
     /// Worker threads (timings are per scan on one thread each).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -406,7 +409,11 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
                         let seed = a.seed.wrapping_add(k as u64);
                         let (cube, scan) = one_synthetic(palette, cond, scale, size, seed, None);
                         let t = Instant::now();
-                        let r = resolve_scan(&scan, &ResolveOptions::default());
+                        let opts = ResolveOptions {
+                            doubt_threshold: a.doubt,
+                            ..ResolveOptions::default()
+                        };
+                        let r = resolve_scan(&scan, &opts);
                         let ms = t.elapsed().as_secs_f64() * 1e3;
                         let o = match r {
                             Ok(res) => {

@@ -251,9 +251,9 @@ const MAX_RIVALS: usize = 24;
 /// Degrees of freedom of the per-channel Student-t.
 const NU: f64 = 4.0;
 /// Minimum per-channel standard deviation in Lab units (sensor/quantisation floor).
-const MIN_SIGMA: f64 = 1.5;
+const MIN_SIGMA: f64 = 0.8;
 /// Pseudo-count of the pooled spread in each class's variance.
-const KAPPA_VAR: f64 = 4.0;
+const KAPPA_VAR: f64 = 2.0;
 /// Pseudo-count of a profile centroid in a class mean.
 const KAPPA_MEAN: f64 = 2.0;
 
