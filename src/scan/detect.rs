@@ -14,7 +14,7 @@ use opencv::prelude::*;
 
 use super::geom::{cell_quad, map_quad, shrink_quad, Homography, Pt, Quad};
 use super::grid::{fit_grid, fold_angle, min_support, Candidate, GridFit};
-use super::image::{luma, RgbImage};
+use super::image::RgbImage;
 use super::rig::{Rig, RigFace, DEFAULT_SAMPLE_FILL};
 use super::sample::{sample_quad, Sample};
 use super::VisionError;
@@ -268,32 +268,79 @@ fn order_quad(p: [Pt; 4]) -> Quad {
     [v[start], v[(start + 1) % 4], v[(start + 2) % 4], v[(start + 3) % 4]]
 }
 
-/// How much a grid cell looks like a sticker: a uniform region brighter than the lines
-/// between cells.
-fn cell_score(work: &RgbImage, h: &Homography, fill: f64, r: usize, c: usize) -> f64 {
-    let inner = match map_quad(h, &cell_quad(r, c, fill * 0.6)) {
-        Some(q) => q,
-        None => return -1e6,
+/// Brightness (channel maximum) that separates black plastic from stickers in this frame:
+/// midway between the candidates' interiors and the ring just outside them.
+fn dark_threshold(work: &RgbImage, cands: &[Candidate]) -> f64 {
+    let v = |p: Pt| -> Option<f64> {
+        let (x, y) = (p[0].floor(), p[1].floor());
+        (x >= 0.0 && y >= 0.0 && (x as usize) < work.width && (y as usize) < work.height).then(|| {
+            let q = work.get(x as usize, y as usize);
+            q[0].max(q[1]).max(q[2]) as f64
+        })
     };
-    let s = match sample_quad(work, &inner) {
-        Some(s) => s,
-        None => return -1e6,
-    };
-    let mut gap = 0.0;
-    let mut k = 0;
-    let (cx, cy) = (c as f64 + 0.5, r as f64 + 0.5);
-    for (dx, dy) in [(-0.5, 0.0), (0.5, 0.0), (0.0, -0.5), (0.0, 0.5)] {
-        if let Some(p) = h.apply([cx + dx, cy + dy]) {
-            let (x, y) = (p[0].round(), p[1].round());
-            if x >= 0.0 && y >= 0.0 && (x as usize) < work.width && (y as usize) < work.height {
-                gap += luma(work.get(x as usize, y as usize));
-                k += 1;
+    let mut inner = Vec::new();
+    let mut ring = Vec::new();
+    for c in cands {
+        if let Some(x) = v(c.centre) {
+            inner.push(x);
+        }
+        for k in 0..4 {
+            let a = c.quad[k];
+            let b = c.quad[(k + 1) % 4];
+            let mid = [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0];
+            // A little outside the edge midpoint.
+            let out = [
+                c.centre[0] + (mid[0] - c.centre[0]) * 1.12,
+                c.centre[1] + (mid[1] - c.centre[1]) * 1.12,
+            ];
+            if let Some(x) = v(out) {
+                ring.push(x);
             }
         }
     }
-    let inner_l = luma([s.rgb[0] as u8, s.rgb[1] as u8, s.rgb[2] as u8]);
-    let contrast = if k > 0 { inner_l - gap / k as f64 } else { 0.0 };
-    contrast.min(80.0) - 2.0 * s.spread
+    if inner.is_empty() || ring.is_empty() {
+        return 60.0;
+    }
+    inner.sort_by(f64::total_cmp);
+    ring.sort_by(f64::total_cmp);
+    let sticker = inner[inner.len() / 5];
+    let plastic = ring[ring.len() / 4];
+    ((sticker + plastic) / 2.0).clamp(20.0, 200.0)
+}
+
+/// How much an unsupported grid cell looks like a (possibly partly hidden) sticker: the
+/// share of its outline that is dark plastic times the share of its interior that is not.
+fn cell_score(work: &RgbImage, dark: f64, h: &Homography, r: usize, c: usize) -> f64 {
+    let v = |g: Pt| -> Option<f64> {
+        let p = h.apply(g)?;
+        let (x, y) = (p[0].floor(), p[1].floor());
+        (x >= 0.0 && y >= 0.0 && (x as usize) < work.width && (y as usize) < work.height).then(|| {
+            let q = work.get(x as usize, y as usize);
+            q[0].max(q[1]).max(q[2]) as f64
+        })
+    };
+    let (x0, y0) = (c as f64, r as f64);
+    let (mut edge_dark, mut edge_n) = (0usize, 0usize);
+    for k in 1..10 {
+        let t = k as f64 / 10.0;
+        for g in [[x0 + t, y0], [x0 + t, y0 + 1.0], [x0, y0 + t], [x0 + 1.0, y0 + t]] {
+            edge_n += 1;
+            if v(g).is_some_and(|x| x < dark) {
+                edge_dark += 1;
+            }
+        }
+    }
+    let (mut bright, mut inner_n) = (0usize, 0usize);
+    for i in 0..6 {
+        for j in 0..6 {
+            let g = [x0 + 0.15 + 0.7 * i as f64 / 5.0, y0 + 0.15 + 0.7 * j as f64 / 5.0];
+            inner_n += 1;
+            if v(g).is_some_and(|x| x >= dark) {
+                bright += 1;
+            }
+        }
+    }
+    (edge_dark as f64 / edge_n as f64) * (bright as f64 / inner_n as f64)
 }
 
 fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReading, VisionError> {
@@ -301,8 +348,8 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
     let cands = candidates(&work.rgb)?;
     let fit: Option<GridFit> = {
         let w = &work.rgb;
-        let fill_guess = 0.85;
-        fit_grid(&cands, n, &|h, r, c| cell_score(w, h, fill_guess, r, c))
+        let dark = dark_threshold(w, &cands);
+        fit_grid(&cands, n, &|h, r, c| cell_score(w, dark, h, r, c))
     };
     let fit = match fit {
         Some(f) => f,

@@ -258,8 +258,9 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
         0.0
     };
     let mut data = Vec::with_capacity(w * h * 3);
+    let mut fast = FastRng(rng.gen::<u64>() | 1);
     for v in buf {
-        let e = if noise > 0.0 { gauss(&mut rng) * noise } else { 0.0 };
+        let e = if noise > 0.0 { fast.gauss() * noise } else { 0.0 };
         data.push((v as f64 + e).round().clamp(0.0, 255.0) as u8);
     }
     let stickers = (0..n * n)
@@ -279,10 +280,23 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
     }
 }
 
-fn gauss(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = rng.gen_range(1e-12..1.0);
-    let u2: f64 = rng.gen::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+/// Per-pixel noise needs many draws: a small xorshift generator seeded from the render's
+/// ChaCha stream keeps that cheap (and still fully determined by the seed).
+struct FastRng(u64);
+
+impl FastRng {
+    fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Approximately standard normal (Irwin-Hall, sum of four uniforms, scaled).
+    fn gauss(&mut self) -> f64 {
+        let s: f64 = (0..4).map(|_| self.next_f64()).sum();
+        (s - 2.0) * (3.0f64).sqrt()
+    }
 }
 
 fn gaussian_blur(buf: &mut [f32], w: usize, h: usize, sigma: f64) {

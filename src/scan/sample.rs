@@ -5,10 +5,10 @@
 //! Level: `scan` (pure Rust).
 
 use super::geom::{in_convex_quad, Quad};
-use super::image::{luma, RgbImage};
+use super::image::RgbImage;
 
 /// At most this many pixels are looked at per sticker (a regular subsample beyond that).
-const MAX_PIXELS: f64 = 2500.0;
+const MAX_PIXELS: f64 = 1200.0;
 
 /// Share of the darkest pixels dropped (border, shadow).
 const DROP_DARK: f64 = 0.12;
@@ -68,7 +68,7 @@ pub fn robust_mean(px: &mut [[u8; 3]]) -> Option<Sample> {
     if px.is_empty() {
         return None;
     }
-    px.sort_by(|a, b| luma(*a).total_cmp(&luma(*b)));
+    px.sort_unstable_by_key(|p| 77 * p[0] as u32 + 150 * p[1] as u32 + 29 * p[2] as u32);
     let n = px.len();
     let lo = ((n as f64) * DROP_DARK).floor() as usize;
     let hi = n - ((n as f64) * DROP_BRIGHT).floor() as usize;
