@@ -4,5 +4,15 @@
 //! Level: depends on `cube` only. No printing.
 
 pub mod raw;
+pub mod synth;
 
 pub use raw::{RawScan, RawScanError, Scale};
+pub use synth::{synth_scan, Appearance, Conditions, Palette};
+pub mod profile;
+pub mod resolve;
+pub mod search;
+
+pub use profile::Profile;
+pub use resolve::{resolve, Resolution, ResolveError, ResolveOptions, StickerVerdict};
+pub mod calibrate;
+pub mod svg;
