@@ -156,14 +156,78 @@ mod imp {
         pub letters: Option<Vec<char>>,
     }
 
-    /// Resolves the scan and prints the result (first word: the state).
-    fn resolve_scan(raw: &RawScan, _best_effort: bool, g: &Global) -> anyhow::Result<Outcome> {
-        // Until the colour resolver is merged: print the readings' summary only.
-        if g.json {
-            crate::cli::output::json_line(&serde_json::json!({"type": "scan", "facelets": raw.facelets}));
-        } else {
-            println!("scanned {} stickers", raw.facelets.len());
+    /// Resolves the scan and prints the result: the state as the first word (exit 0), or
+    /// `doubt: ...` / `invalid: ...` (exit 1), as `cubot resolve` does.
+    fn resolve_scan(raw: &RawScan, best_effort: bool, g: &Global) -> anyhow::Result<Outcome> {
+        use crate::color::resolve::facelet_names;
+        use crate::color::{resolve, ResolveError, ResolveOptions};
+        use crate::cli::output::json_line;
+        use serde_json::json;
+        let opts = ResolveOptions {
+            best_effort,
+            ..ResolveOptions::default()
+        };
+        let size = raw.cube_size();
+        match resolve(raw, &opts) {
+            Ok(res) => {
+                let letters = res.cube.to_letters();
+                if g.json {
+                    json_line(&json!({
+                        "type": "resolution",
+                        "cube": letters,
+                        "confident": res.confident,
+                        "cube_margin": res.cube_margin,
+                        "doubtful": facelet_names(&res.doubtful, size).split_whitespace().collect::<Vec<_>>(),
+                    }));
+                } else {
+                    println!("{letters}");
+                    if g.verbose > 0 {
+                        eprintln!(
+                            "margin to the best rival legal cube: {:.1} nats{}",
+                            res.cube_margin,
+                            if res.confident { "" } else { " (best effort: not confident)" }
+                        );
+                    }
+                }
+                Ok(Outcome {
+                    exit: Exit::Ok,
+                    letters: Some(letters.chars().collect()),
+                })
+            }
+            Err(ResolveError::Ambiguous { doubtful, margin, best }) => {
+                let names = facelet_names(&doubtful, size);
+                let letters = best.cube.to_letters();
+                if g.json {
+                    json_line(&json!({
+                        "type": "doubt",
+                        "doubtful": names.split_whitespace().collect::<Vec<_>>(),
+                        "doubtful_indices": doubtful,
+                        "cube_margin": margin,
+                        "best": letters,
+                    }));
+                } else {
+                    println!(
+                        "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}; re-scan them or use --best-effort)"
+                    );
+                }
+                Ok(Outcome {
+                    exit: Exit::No,
+                    letters: Some(letters.chars().collect()),
+                })
+            }
+            Err(ResolveError::NoLegalCube { expanded }) => {
+                if g.json {
+                    json_line(&json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}));
+                } else {
+                    println!("invalid: no legal cube fits the readings (searched {expanded} nodes)");
+                }
+                Ok(Outcome {
+                    exit: Exit::No,
+                    letters: None,
+                })
+            }
+            Err(e) => Err(anyhow::Error::from(e).context("cannot resolve the scanned colours")),
         }
-        Ok(Outcome { exit: Exit::Ok, letters: None })
     }
+
 }
