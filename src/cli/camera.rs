@@ -132,7 +132,13 @@ mod imp {
             None => Rig::tracker(a.size),
         };
         if rig.size != a.size {
-            bail!("--size {} but {} is for {}x{}", a.size, a.update.as_ref().unwrap().display(), rig.size, rig.size);
+            bail!(
+                "--size {} but {} is for {}x{}",
+                a.size,
+                a.update.as_ref().unwrap().display(),
+                rig.size,
+                rig.size
+            );
         }
         rig.name = a.name.clone().or(rig.name);
         // Which image calibrates which face.
@@ -157,7 +163,8 @@ mod imp {
         for (face, path) in &jobs {
             if !cache.iter().any(|c| &c.0 == path) {
                 let img = io::load_image(path)?;
-                let reading = read_face(&img, a.size, None).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                let reading = read_face(&img, a.size, None)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
                 cache.push((path.clone(), reading, img.width, img.height));
             }
             let (_, reading, w, h) = cache.iter().find(|c| &c.0 == path).expect("cached");
@@ -166,7 +173,11 @@ mod imp {
                 rf.orientation = *o;
             }
             rf.image_size = Some([*w, *h]);
-            rf.stickers = reading.stickers.iter().map(|s| s.quad.map(|p| p.map(|v| (v * 10.0).round() / 10.0))).collect();
+            rf.stickers = reading
+                .stickers
+                .iter()
+                .map(|s| s.quad.map(|p| p.map(|v| (v * 10.0).round() / 10.0)))
+                .collect();
             rig.set_face(*face, rf);
             let found = reading.stickers.iter().filter(|s| s.detected).count();
             if g.json {
@@ -271,14 +282,16 @@ mod imp {
                 ..RenderOptions::default()
             };
             let n = a.size;
-            let (mut ok, mut found, mut occluded, mut occluded_ok) = (0usize, 0usize, 0usize, 0usize);
+            let (mut ok, mut found, mut occluded, mut occluded_ok) =
+                (0usize, 0usize, 0usize, 0usize);
             let mut failures: Vec<String> = Vec::new();
             let t = Instant::now();
             for k in 0..a.renders {
                 let seed = a.seed + k as u64;
                 use rand::{Rng, SeedableRng};
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
-                let colors: Vec<[u8; 3]> = (0..n * n).map(|_| palette[rng.gen_range(0..6)]).collect();
+                let colors: Vec<[u8; 3]> =
+                    (0..n * n).map(|_| palette[rng.gen_range(0..6)]).collect();
                 let truth = render_face_truth(&colors, n, &opts, seed);
                 if truth.occluded {
                     occluded += 1;
@@ -295,7 +308,8 @@ mod imp {
                     Err(_) => false,
                 };
                 if let (false, Some(dir)) = (good, &a.failures) {
-                    std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("create {}", dir.display()))?;
                     let img = match &result {
                         Ok(r) => io::annotate(&truth.image, r, None)?,
                         Err(_) => truth.image.clone(),

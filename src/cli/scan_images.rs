@@ -23,7 +23,7 @@ mod imp {
     use crate::cube::Face;
     use crate::scan::detect::{scan_faces_with, FaceReading, ReadOptions};
     use crate::scan::io;
-    use crate::scan::{RawScan, Rig, RgbImage};
+    use crate::scan::{RawScan, RgbImage, Rig};
 
     pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
         let rig = match &a.calibration {
@@ -33,7 +33,10 @@ mod imp {
         let n = match (a.size, &rig) {
             (Some(n), Some(r)) if n != r.size => bail!(
                 "--size {n} but the calibration {} is for {}x{}",
-                a.calibration.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                a.calibration
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
                 r.size,
                 r.size
             ),
@@ -120,7 +123,10 @@ mod imp {
             imgs.push(io::load_image(p)?);
         }
         let names = paths.iter().map(|p| p.display().to_string()).collect();
-        Ok((imgs.try_into().map_err(|_| anyhow::anyhow!("six images"))?, names))
+        Ok((
+            imgs.try_into().map_err(|_| anyhow::anyhow!("six images"))?,
+            names,
+        ))
     }
 
     #[cfg(feature = "camera")]
@@ -140,8 +146,14 @@ mod imp {
             stdin.lock().read_line(&mut line).context("read stdin")?;
             imgs.push(cam.frame(3)?);
         }
-        let names = Face::ALL.iter().map(|f| format!("camera {index} face {}", f.letter())).collect();
-        Ok((imgs.try_into().map_err(|_| anyhow::anyhow!("six frames"))?, names))
+        let names = Face::ALL
+            .iter()
+            .map(|f| format!("camera {index} face {}", f.letter()))
+            .collect();
+        Ok((
+            imgs.try_into().map_err(|_| anyhow::anyhow!("six frames"))?,
+            names,
+        ))
     }
 
     #[cfg(not(feature = "camera"))]
@@ -159,9 +171,9 @@ mod imp {
     /// Resolves the scan and prints the result: the state as the first word (exit 0), or
     /// `doubt: ...` / `invalid: ...` (exit 1), as `cubot resolve` does.
     fn resolve_scan(raw: &RawScan, best_effort: bool, g: &Global) -> anyhow::Result<Outcome> {
+        use crate::cli::output::json_line;
         use crate::color::resolve::facelet_names;
         use crate::color::{resolve, ResolveError, ResolveOptions};
-        use crate::cli::output::json_line;
         use serde_json::json;
         let opts = ResolveOptions {
             best_effort,
@@ -185,7 +197,11 @@ mod imp {
                         eprintln!(
                             "margin to the best rival legal cube: {:.1} nats{}",
                             res.cube_margin,
-                            if res.confident { "" } else { " (best effort: not confident)" }
+                            if res.confident {
+                                ""
+                            } else {
+                                " (best effort: not confident)"
+                            }
                         );
                     }
                 }
@@ -194,7 +210,11 @@ mod imp {
                     letters: Some(letters.chars().collect()),
                 })
             }
-            Err(ResolveError::Ambiguous { doubtful, margin, best }) => {
+            Err(ResolveError::Ambiguous {
+                doubtful,
+                margin,
+                best,
+            }) => {
                 let names = facelet_names(&doubtful, size);
                 let letters = best.cube.to_letters();
                 if g.json {
@@ -217,9 +237,13 @@ mod imp {
             }
             Err(ResolveError::NoLegalCube { expanded }) => {
                 if g.json {
-                    json_line(&json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}));
+                    json_line(
+                        &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
+                    );
                 } else {
-                    println!("invalid: no legal cube fits the readings (searched {expanded} nodes)");
+                    println!(
+                        "invalid: no legal cube fits the readings (searched {expanded} nodes)"
+                    );
                 }
                 Ok(Outcome {
                     exit: Exit::No,
@@ -229,5 +253,4 @@ mod imp {
             Err(e) => Err(anyhow::Error::from(e).context("cannot resolve the scanned colours")),
         }
     }
-
 }

@@ -56,12 +56,14 @@ pub struct Capture {
 impl Capture {
     /// Opens camera `index` at its highest resolution. The error lists the cameras found.
     pub fn open(index: u32) -> Result<Capture, VisionError> {
-        let format = RequestedFormat::new::<RgbFormat>(RequestedFormatType::AbsoluteHighestResolution);
-        let mut camera = Camera::new(CameraIndex::Index(index), format).map_err(|e| VisionError::Camera {
-            index,
-            reason: format!("cannot open: {e}"),
-            found: found_text(),
-        })?;
+        let format =
+            RequestedFormat::new::<RgbFormat>(RequestedFormatType::AbsoluteHighestResolution);
+        let mut camera =
+            Camera::new(CameraIndex::Index(index), format).map_err(|e| VisionError::Camera {
+                index,
+                reason: format!("cannot open: {e}"),
+                found: found_text(),
+            })?;
         camera.open_stream().map_err(|e| VisionError::Camera {
             index,
             reason: format!("cannot start streaming: {e}"),

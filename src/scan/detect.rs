@@ -72,7 +72,11 @@ pub struct FaceReading {
 }
 
 /// Reads one face with default options (rig regions used when present).
-pub fn read_face(img: &RgbImage, n: usize, rig: Option<&RigFace>) -> Result<FaceReading, VisionError> {
+pub fn read_face(
+    img: &RgbImage,
+    n: usize,
+    rig: Option<&RigFace>,
+) -> Result<FaceReading, VisionError> {
     read_face_with(img, n, rig, &ReadOptions::default())
 }
 
@@ -146,7 +150,8 @@ fn working_copy(img: &RgbImage) -> Result<Work, VisionError> {
     } else {
         1.0
     };
-    let src = Mat::new_rows_cols_with_bytes::<Vec3b>(img.height as i32, img.width as i32, &img.data)?;
+    let src =
+        Mat::new_rows_cols_with_bytes::<Vec3b>(img.height as i32, img.width as i32, &img.data)?;
     if scale == 1.0 {
         return Ok(Work {
             rgb: img.clone(),
@@ -156,7 +161,14 @@ fn working_copy(img: &RgbImage) -> Result<Work, VisionError> {
     let w = ((img.width as f64 * scale).round() as i32).max(1);
     let h = ((img.height as f64 * scale).round() as i32).max(1);
     let mut small = Mat::default();
-    imgproc::resize(&src, &mut small, core::Size::new(w, h), 0.0, 0.0, imgproc::INTER_AREA)?;
+    imgproc::resize(
+        &src,
+        &mut small,
+        core::Size::new(w, h),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
     let data = small.data_bytes()?.to_vec();
     Ok(Work {
         rgb: RgbImage {
@@ -187,13 +199,19 @@ fn candidates(work: &RgbImage) -> Result<Vec<Candidate>, VisionError> {
     for (lo, hi) in [(20.0, 60.0), (40.0, 110.0)] {
         let mut edges = Mat::default();
         imgproc::canny_def(&blur, &mut edges, lo, hi)?;
-        let kernel = imgproc::get_structuring_element_def(imgproc::MORPH_RECT, core::Size::new(3, 3))?;
+        let kernel =
+            imgproc::get_structuring_element_def(imgproc::MORPH_RECT, core::Size::new(3, 3))?;
         let mut thick = Mat::default();
         imgproc::dilate_def(&edges, &mut thick, &kernel)?;
         let mut regions = Mat::default();
         core::bitwise_not_def(&thick, &mut regions)?;
         let mut contours: Vector<Vector<Point>> = Vector::new();
-        imgproc::find_contours_def(&regions, &mut contours, imgproc::RETR_LIST, imgproc::CHAIN_APPROX_SIMPLE)?;
+        imgproc::find_contours_def(
+            &regions,
+            &mut contours,
+            imgproc::RETR_LIST,
+            imgproc::CHAIN_APPROX_SIMPLE,
+        )?;
         for c in contours.iter() {
             if c.len() < 4 {
                 continue;
@@ -265,7 +283,12 @@ fn order_quad(p: [Pt; 4]) -> Quad {
     let start = (0..4)
         .min_by(|&i, &j| (v[i][0] + v[i][1]).total_cmp(&(v[j][0] + v[j][1])))
         .unwrap_or(0);
-    [v[start], v[(start + 1) % 4], v[(start + 2) % 4], v[(start + 3) % 4]]
+    [
+        v[start],
+        v[(start + 1) % 4],
+        v[(start + 2) % 4],
+        v[(start + 3) % 4],
+    ]
 }
 
 /// Brightness (channel maximum) that separates black plastic from stickers in this frame:
@@ -273,10 +296,12 @@ fn order_quad(p: [Pt; 4]) -> Quad {
 fn dark_threshold(work: &RgbImage, cands: &[Candidate]) -> f64 {
     let v = |p: Pt| -> Option<f64> {
         let (x, y) = (p[0].floor(), p[1].floor());
-        (x >= 0.0 && y >= 0.0 && (x as usize) < work.width && (y as usize) < work.height).then(|| {
-            let q = work.get(x as usize, y as usize);
-            q[0].max(q[1]).max(q[2]) as f64
-        })
+        (x >= 0.0 && y >= 0.0 && (x as usize) < work.width && (y as usize) < work.height).then(
+            || {
+                let q = work.get(x as usize, y as usize);
+                q[0].max(q[1]).max(q[2]) as f64
+            },
+        )
     };
     let mut inner = Vec::new();
     let mut ring = Vec::new();
@@ -314,16 +339,23 @@ fn cell_score(work: &RgbImage, dark: f64, h: &Homography, r: usize, c: usize) ->
     let v = |g: Pt| -> Option<f64> {
         let p = h.apply(g)?;
         let (x, y) = (p[0].floor(), p[1].floor());
-        (x >= 0.0 && y >= 0.0 && (x as usize) < work.width && (y as usize) < work.height).then(|| {
-            let q = work.get(x as usize, y as usize);
-            q[0].max(q[1]).max(q[2]) as f64
-        })
+        (x >= 0.0 && y >= 0.0 && (x as usize) < work.width && (y as usize) < work.height).then(
+            || {
+                let q = work.get(x as usize, y as usize);
+                q[0].max(q[1]).max(q[2]) as f64
+            },
+        )
     };
     let (x0, y0) = (c as f64, r as f64);
     let (mut edge_dark, mut edge_n) = (0usize, 0usize);
     for k in 1..10 {
         let t = k as f64 / 10.0;
-        for g in [[x0 + t, y0], [x0 + t, y0 + 1.0], [x0, y0 + t], [x0 + 1.0, y0 + t]] {
+        for g in [
+            [x0 + t, y0],
+            [x0 + t, y0 + 1.0],
+            [x0, y0 + t],
+            [x0 + 1.0, y0 + t],
+        ] {
             edge_n += 1;
             if v(g).is_some_and(|x| x < dark) {
                 edge_dark += 1;
@@ -333,7 +365,10 @@ fn cell_score(work: &RgbImage, dark: f64, h: &Homography, r: usize, c: usize) ->
     let (mut bright, mut inner_n) = (0usize, 0usize);
     for i in 0..6 {
         for j in 0..6 {
-            let g = [x0 + 0.15 + 0.7 * i as f64 / 5.0, y0 + 0.15 + 0.7 * j as f64 / 5.0];
+            let g = [
+                x0 + 0.15 + 0.7 * i as f64 / 5.0,
+                y0 + 0.15 + 0.7 * j as f64 / 5.0,
+            ];
             inner_n += 1;
             if v(g).is_some_and(|x| x >= dark) {
                 bright += 1;
@@ -380,11 +415,16 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
                 n,
                 sticker: i,
             };
-            let quad = map_quad(&full, &cell_quad(r, c, fit.fill)).ok_or_else(|| oof_clone(&oof))?;
-            let sampled =
-                map_quad(&full, &cell_quad(r, c, fit.fill * opts.sample_fill)).ok_or_else(|| oof_clone(&oof))?;
+            let quad =
+                map_quad(&full, &cell_quad(r, c, fit.fill)).ok_or_else(|| oof_clone(&oof))?;
+            let sampled = map_quad(&full, &cell_quad(r, c, fit.fill * opts.sample_fill))
+                .ok_or_else(|| oof_clone(&oof))?;
             let centre = super::geom::quad_centre(&quad);
-            if centre[0] < 0.0 || centre[1] < 0.0 || centre[0] >= img.width as f64 || centre[1] >= img.height as f64 {
+            if centre[0] < 0.0
+                || centre[1] < 0.0
+                || centre[0] >= img.width as f64
+                || centre[1] >= img.height as f64
+            {
                 return Err(oof);
             }
             let s = sample_quad(img, &sampled).ok_or(oof)?;
@@ -456,7 +496,11 @@ fn compose(a: &Homography, b: &Homography) -> Homography {
 }
 
 /// Reads six faces (URFDLB order) into a scan, with default options.
-pub fn scan_faces(faces: &[RgbImage; 6], n: usize, rig: Option<&Rig>) -> Result<RawScan, VisionError> {
+pub fn scan_faces(
+    faces: &[RgbImage; 6],
+    n: usize,
+    rig: Option<&Rig>,
+) -> Result<RawScan, VisionError> {
     scan_faces_with(faces, n, rig, &ReadOptions::default()).map(|(scan, _)| scan)
 }
 
@@ -471,7 +515,10 @@ pub fn scan_faces_with(
     let size = Size::from_n(n).ok_or(VisionError::SizeMismatch { rig: n, asked: n })?;
     if let Some(r) = rig {
         if r.size != n {
-            return Err(VisionError::SizeMismatch { rig: r.size, asked: n });
+            return Err(VisionError::SizeMismatch {
+                rig: r.size,
+                asked: n,
+            });
         }
     }
     let mut facelets = Vec::with_capacity(6 * n * n);
@@ -482,9 +529,11 @@ pub fn scan_faces_with(
         if let Some(r) = rig {
             o.sample_fill = r.sample_fill;
         }
-        let reading = read_face_with(&faces[face.index()], n, rf.as_ref(), &o).map_err(|e| VisionError::Face {
-            face: face.letter(),
-            source: Box::new(e),
+        let reading = read_face_with(&faces[face.index()], n, rf.as_ref(), &o).map_err(|e| {
+            VisionError::Face {
+                face: face.letter(),
+                source: Box::new(e),
+            }
         })?;
         let orientation = rf.map(|r| r.orientation).unwrap_or_default();
         let rgbs: Vec<[f64; 3]> = reading.stickers.iter().map(|s| s.rgb).collect();

@@ -28,7 +28,9 @@ impl Homography {
     /// An affine map: `p = origin + x * ex + y * ey`.
     pub fn affine(origin: Pt, ex: Pt, ey: Pt) -> Homography {
         Homography {
-            h: [ex[0], ey[0], origin[0], ex[1], ey[1], origin[1], 0.0, 0.0, 1.0],
+            h: [
+                ex[0], ey[0], origin[0], ex[1], ey[1], origin[1], 0.0, 0.0, 1.0,
+            ],
         }
     }
 
@@ -138,7 +140,10 @@ fn normaliser(pts: &[Pt]) -> Option<(Homography, Vec<Pt>)> {
     let t = Homography {
         h: [s, 0.0, -s * cx, 0.0, s, -s * cy, 0.0, 0.0, 1.0],
     };
-    let out = pts.iter().map(|p| [s * (p[0] - cx), s * (p[1] - cy)]).collect();
+    let out = pts
+        .iter()
+        .map(|p| [s * (p[0] - cx), s * (p[1] - cy)])
+        .collect();
     Some((t, out))
 }
 
@@ -184,7 +189,12 @@ pub fn cell_quad(row: usize, col: usize, fill: f64) -> Quad {
 
 /// Maps each corner of a quad; `None` if any lands at infinity.
 pub fn map_quad(h: &Homography, q: &Quad) -> Option<Quad> {
-    Some([h.apply(q[0])?, h.apply(q[1])?, h.apply(q[2])?, h.apply(q[3])?])
+    Some([
+        h.apply(q[0])?,
+        h.apply(q[1])?,
+        h.apply(q[2])?,
+        h.apply(q[3])?,
+    ])
 }
 
 /// The quad shrunk towards its centroid by `factor` (0.5 = half the size).

@@ -84,7 +84,11 @@ pub fn fit_grid(
             let s = cands[i].side;
             let k = cands
                 .iter()
-                .filter(|c| c.side > 0.75 * s && c.side < 1.33 * s && dist(c.centre, cands[i].centre) < 4.0 * s)
+                .filter(|c| {
+                    c.side > 0.75 * s
+                        && c.side < 1.33 * s
+                        && dist(c.centre, cands[i].centre) < 4.0 * s
+                })
                 .count();
             (k, i)
         })
@@ -208,11 +212,7 @@ fn hypothesis(
             map = h;
         }
         // Shift so that the window starts at lattice (0, 0).
-        let shift = Homography::affine(
-            [window.0 as f64, window.1 as f64],
-            [1.0, 0.0],
-            [0.0, 1.0],
-        );
+        let shift = Homography::affine([window.0 as f64, window.1 as f64], [1.0, 0.0], [0.0, 1.0]);
         if pass == 3 {
             map = mul(&map, &shift);
             for c in cells.iter_mut() {
@@ -344,8 +344,14 @@ fn sane(h: &Homography, src: &[Pt], dst: &[Pt], pitch: f64) -> bool {
     }
     let xs = src.iter().map(|p| p[0]);
     let ys = src.iter().map(|p| p[1]);
-    let (x0, x1) = (xs.clone().fold(f64::MAX, f64::min), xs.fold(f64::MIN, f64::max));
-    let (y0, y1) = (ys.clone().fold(f64::MAX, f64::min), ys.fold(f64::MIN, f64::max));
+    let (x0, x1) = (
+        xs.clone().fold(f64::MAX, f64::min),
+        xs.fold(f64::MIN, f64::max),
+    );
+    let (y0, y1) = (
+        ys.clone().fold(f64::MAX, f64::min),
+        ys.fold(f64::MIN, f64::max),
+    );
     for gx in [x0 - 2.5, x1 + 2.5] {
         for gy in [y0 - 2.5, y1 + 2.5] {
             let p = [gx, gy];
@@ -355,7 +361,10 @@ fn sane(h: &Homography, src: &[Pt], dst: &[Pt], pitch: f64) -> bool {
             match (a, b, c) {
                 (Some(a), Some(b), Some(c)) => {
                     let (da, db) = (dist(a, b), dist(a, c));
-                    if !(da > 0.4 * pitch && da < 2.5 * pitch && db > 0.4 * pitch && db < 2.5 * pitch)
+                    if !(da > 0.4 * pitch
+                        && da < 2.5 * pitch
+                        && db > 0.4 * pitch
+                        && db < 2.5 * pitch)
                     {
                         return false;
                     }
@@ -388,8 +397,12 @@ fn fit_affine(src: &[Pt], dst: &[Pt]) -> Option<Homography> {
         }
     }
     let inv = inv3(&ata)?;
-    let mu: Vec<f64> = (0..3).map(|i| (0..3).map(|j| inv[i][j] * atu[j]).sum()).collect();
-    let mv: Vec<f64> = (0..3).map(|i| (0..3).map(|j| inv[i][j] * atv[j]).sum()).collect();
+    let mu: Vec<f64> = (0..3)
+        .map(|i| (0..3).map(|j| inv[i][j] * atu[j]).sum())
+        .collect();
+    let mv: Vec<f64> = (0..3)
+        .map(|i| (0..3).map(|j| inv[i][j] * atv[j]).sum())
+        .collect();
     let h = Homography {
         h: [mu[0], mu[1], mu[2], mv[0], mv[1], mv[2], 0.0, 0.0, 1.0],
     };

@@ -40,14 +40,20 @@ pub fn load_image(path: &Path) -> Result<RgbImage, VisionError> {
 pub fn mat_to_rgb(bgr: &Mat) -> Result<RgbImage, VisionError> {
     let mut rgb = Mat::default();
     imgproc::cvt_color_def(bgr, &mut rgb, imgproc::COLOR_BGR2RGB)?;
-    let rgb = if rgb.is_continuous() { rgb } else { rgb.try_clone()? };
+    let rgb = if rgb.is_continuous() {
+        rgb
+    } else {
+        rgb.try_clone()?
+    };
     let (w, h) = (rgb.cols() as usize, rgb.rows() as usize);
     let data = rgb.data_bytes()?.to_vec();
-    RgbImage::from_raw(w, h, data).ok_or_else(|| VisionError::OpenCv("unexpected pixel layout".into()))
+    RgbImage::from_raw(w, h, data)
+        .ok_or_else(|| VisionError::OpenCv("unexpected pixel layout".into()))
 }
 
 fn rgb_to_bgr_mat(img: &RgbImage) -> Result<Mat, VisionError> {
-    let view = Mat::new_rows_cols_with_bytes::<Vec3b>(img.height as i32, img.width as i32, &img.data)?;
+    let view =
+        Mat::new_rows_cols_with_bytes::<Vec3b>(img.height as i32, img.width as i32, &img.data)?;
     let mut bgr = Mat::default();
     imgproc::cvt_color_def(&view, &mut bgr, imgproc::COLOR_RGB2BGR)?;
     Ok(bgr)
@@ -56,7 +62,8 @@ fn rgb_to_bgr_mat(img: &RgbImage) -> Result<Mat, VisionError> {
 /// Writes an image (format from the extension, e.g. `.png`).
 pub fn save_image(path: &Path, img: &RgbImage) -> Result<(), VisionError> {
     let bgr = rgb_to_bgr_mat(img)?;
-    let ok = imgcodecs::imwrite_def(path.to_string_lossy().as_ref(), &bgr).map_err(|e| io_err(path, e))?;
+    let ok = imgcodecs::imwrite_def(path.to_string_lossy().as_ref(), &bgr)
+        .map_err(|e| io_err(path, e))?;
     if !ok {
         return Err(io_err(path, "could not write the image"));
     }
@@ -115,7 +122,11 @@ fn poly(q: &Quad) -> Vector<Point> {
 /// stickers (green where a region supported them, orange where placed from the grid, blue
 /// from a rig), the sampled regions filled with their measured colour, and a label per
 /// sticker (`labels[i]`, image order; e.g. the resolved face letter).
-pub fn annotate(img: &RgbImage, reading: &FaceReading, labels: Option<&[String]>) -> Result<RgbImage, VisionError> {
+pub fn annotate(
+    img: &RgbImage,
+    reading: &FaceReading,
+    labels: Option<&[String]>,
+) -> Result<RgbImage, VisionError> {
     let mut m = rgb_to_bgr_mat(img)?;
     let scale = (img.width.max(img.height) as f64 / 640.0).max(0.5);
     let thick = (2.0 * scale).round().max(1.0) as i32;
@@ -138,18 +149,47 @@ pub fn annotate(img: &RgbImage, reading: &FaceReading, labels: Option<&[String]>
         } else {
             Scalar::new(0.0, 140.0, 255.0, 0.0)
         };
-        imgproc::polylines(&mut m, &poly(&s.quad), true, outline, thick, imgproc::LINE_AA, 0)?;
+        imgproc::polylines(
+            &mut m,
+            &poly(&s.quad),
+            true,
+            outline,
+            thick,
+            imgproc::LINE_AA,
+            0,
+        )?;
         let fill = Scalar::new(s.rgb[2], s.rgb[1], s.rgb[0], 0.0);
         let mut pts: Vector<Vector<Point>> = Vector::new();
         pts.push(poly(&s.sampled));
         imgproc::fill_poly_def(&mut m, &pts, fill)?;
-        imgproc::polylines(&mut m, &poly(&s.sampled), true, Scalar::new(0.0, 0.0, 0.0, 0.0), 1, imgproc::LINE_AA, 0)?;
+        imgproc::polylines(
+            &mut m,
+            &poly(&s.sampled),
+            true,
+            Scalar::new(0.0, 0.0, 0.0, 0.0),
+            1,
+            imgproc::LINE_AA,
+            0,
+        )?;
         if let Some(label) = labels.and_then(|l| l.get(i)) {
             let c = super::geom::quad_centre(&s.quad);
             let fs = 0.6 * scale;
             let org = Point::new((c[0] - 9.0 * fs) as i32, (c[1] + 9.0 * fs) as i32);
-            for (col, t) in [(Scalar::new(0.0, 0.0, 0.0, 0.0), thick + 2), (Scalar::new(255.0, 255.0, 255.0, 0.0), thick)] {
-                imgproc::put_text(&mut m, label, org, imgproc::FONT_HERSHEY_SIMPLEX, fs, col, t, imgproc::LINE_AA, false)?;
+            for (col, t) in [
+                (Scalar::new(0.0, 0.0, 0.0, 0.0), thick + 2),
+                (Scalar::new(255.0, 255.0, 255.0, 0.0), thick),
+            ] {
+                imgproc::put_text(
+                    &mut m,
+                    label,
+                    org,
+                    imgproc::FONT_HERSHEY_SIMPLEX,
+                    fs,
+                    col,
+                    t,
+                    imgproc::LINE_AA,
+                    false,
+                )?;
             }
         }
     }

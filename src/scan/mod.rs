@@ -62,7 +62,9 @@ pub enum VisionError {
         best: usize,
         needed: usize,
     },
-    #[error("the {n}x{n} grid found reaches outside the {width}x{height} frame (sticker {sticker})")]
+    #[error(
+        "the {n}x{n} grid found reaches outside the {width}x{height} frame (sticker {sticker})"
+    )]
     OutOfFrame {
         width: usize,
         height: usize,

@@ -88,7 +88,12 @@ struct Beam {
 }
 
 /// Renders and returns the ground truth too. Missing colours are drawn mid-grey.
-pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, seed: u64) -> RenderedFace {
+pub fn render_face_truth(
+    colors: &[[u8; 3]],
+    n: usize,
+    opts: &RenderOptions,
+    seed: u64,
+) -> RenderedFace {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (w, h) = (opts.width.max(8), opts.height.max(8));
     let n = n.max(1);
@@ -99,7 +104,8 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
     let cx = w as f64 / 2.0 + rng.gen_range(-0.08..0.08) * w as f64;
     let cy = h as f64 / 2.0 + rng.gen_range(-0.08..0.08) * h as f64;
     let rot = if opts.max_rotation > 0.0 {
-        rng.gen_range(-opts.max_rotation..opts.max_rotation).to_radians()
+        rng.gen_range(-opts.max_rotation..opts.max_rotation)
+            .to_radians()
     } else {
         0.0
     };
@@ -122,7 +128,11 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
         .map(|&(a, b)| [-border + a * body, -border + b * body])
         .collect();
     let grid = Homography::fit(&grid_corners, &img_corners).unwrap_or_else(|| {
-        Homography::affine([cx - side / 2.0, cy - side / 2.0], [side / body, 0.0], [0.0, side / body])
+        Homography::affine(
+            [cx - side / 2.0, cy - side / 2.0],
+            [side / body, 0.0],
+            [0.0, side / body],
+        )
     });
     let inv = grid.inverse().unwrap_or_else(Homography::identity);
 
@@ -134,7 +144,12 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
     ];
     let mut beams = Vec::new();
     if opts.clutter {
-        let palette = [[175.0, 175.0, 180.0], [225.0, 190.0, 40.0], [35.0, 35.0, 38.0], [120.0, 120.0, 125.0]];
+        let palette = [
+            [175.0, 175.0, 180.0],
+            [225.0, 190.0, 40.0],
+            [35.0, 35.0, 38.0],
+            [120.0, 120.0, 125.0],
+        ];
         for _ in 0..rng.gen_range(3..8) {
             let a: f64 = rng.gen_range(0.0..std::f64::consts::PI);
             beams.push(Beam {
@@ -189,7 +204,11 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
                 return color;
             }
         }
-        if g[0] >= -border && g[1] >= -border && g[0] < n as f64 + border && g[1] < n as f64 + border {
+        if g[0] >= -border
+            && g[1] >= -border
+            && g[0] < n as f64 + border
+            && g[1] < n as f64 + border
+        {
             let (c, r) = (g[0].floor(), g[1].floor());
             if c >= 0.0 && r >= 0.0 && (c as usize) < n && (r as usize) < n {
                 let (fx, fy) = ((g[0] - c - 0.5).abs(), (g[1] - r - 0.5).abs());
@@ -224,7 +243,11 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
             }
         }
         let t = y / h as f64;
-        [wall[0] * (0.8 + 0.3 * t), wall[1] * (0.8 + 0.3 * t), wall[2] * (0.8 + 0.3 * t)]
+        [
+            wall[0] * (0.8 + 0.3 * t),
+            wall[1] * (0.8 + 0.3 * t),
+            wall[2] * (0.8 + 0.3 * t),
+        ]
     };
 
     let mut buf = vec![0f32; w * h * 3];
@@ -260,13 +283,15 @@ pub fn render_face_truth(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, see
     let mut data = Vec::with_capacity(w * h * 3);
     let mut fast = FastRng(rng.gen::<u64>() | 1);
     for v in buf {
-        let e = if noise > 0.0 { fast.gauss() * noise } else { 0.0 };
+        let e = if noise > 0.0 {
+            fast.gauss() * noise
+        } else {
+            0.0
+        };
         data.push((v as f64 + e).round().clamp(0.0, 255.0) as u8);
     }
     let stickers = (0..n * n)
-        .map(|i| {
-            map_quad(&grid, &cell_quad(i / n, i % n, fill)).unwrap_or([[0.0; 2]; 4])
-        })
+        .map(|i| map_quad(&grid, &cell_quad(i / n, i % n, fill)).unwrap_or([[0.0; 2]; 4]))
         .collect();
     RenderedFace {
         image: RgbImage {
@@ -341,8 +366,14 @@ mod tests {
     fn renders_are_seeded() {
         let colors = [[200, 30, 30]; 9];
         let o = RenderOptions::default();
-        assert_eq!(render_face(&colors, 3, &o, 1), render_face(&colors, 3, &o, 1));
-        assert_ne!(render_face(&colors, 3, &o, 1), render_face(&colors, 3, &o, 2));
+        assert_eq!(
+            render_face(&colors, 3, &o, 1),
+            render_face(&colors, 3, &o, 1)
+        );
+        assert_ne!(
+            render_face(&colors, 3, &o, 1),
+            render_face(&colors, 3, &o, 2)
+        );
     }
 
     #[test]
