@@ -147,6 +147,7 @@ fn normaliser(pts: &[Pt]) -> Option<(Homography, Vec<Pt>)> {
     Some((t, out))
 }
 
+#[allow(clippy::needless_range_loop)] // index arithmetic mirrors the maths
 fn solve8(mut a: [[f64; 8]; 8], mut b: [f64; 8]) -> Option<[f64; 8]> {
     for col in 0..8 {
         let piv = (col..8).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;

@@ -409,6 +409,7 @@ fn fit_affine(src: &[Pt], dst: &[Pt]) -> Option<Homography> {
     h.inverse().map(|_| h)
 }
 
+#[allow(clippy::needless_range_loop)] // index arithmetic mirrors the maths
 fn inv3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
         - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
