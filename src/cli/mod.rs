@@ -17,6 +17,7 @@ pub mod output;
 pub mod robot;
 pub mod run;
 pub mod scan;
+pub mod scan_images;
 pub mod solve;
 
 pub use output::Out;

@@ -17,8 +17,30 @@ pub struct ScanArgs {
     /// Serial port of the robot.
     #[arg(long, value_name = "PATH")]
     pub port: Option<std::path::PathBuf>,
+    /// Camera rig calibration (from `cubot calibrate-camera`): face orientation and fixed
+    /// sticker regions.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<std::path::PathBuf>,
+    /// Detect the stickers even where the calibration stores their regions.
+    #[arg(long)]
+    pub detect: bool,
+    /// Cube size: 3 (3x3x3) or 2 (2x2x2); default from the calibration, else 3.
+    #[arg(long, value_name = "N")]
+    pub size: Option<usize>,
+    /// Write the raw readings (URFDLB, 8-bit RGB) as JSON in the shape of a case file.
+    #[arg(long, value_name = "FILE")]
+    pub raw_out: Option<std::path::PathBuf>,
+    /// Write each face image with the detected grid, sampled regions and colours drawn.
+    #[arg(long, value_name = "DIR")]
+    pub annotate: Option<std::path::PathBuf>,
+    /// Print the most likely cube even when the resolver is not sure.
+    #[arg(long)]
+    pub best_effort: bool,
 }
 
-pub fn scan(_a: ScanArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("scanning is not part of this build yet")
+pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
+    if a.images.is_some() || a.camera.is_some() {
+        return super::scan_images::scan(a, g);
+    }
+    anyhow::bail!("scanning with the robot is not part of this build yet (use --images DIR or --camera INDEX)")
 }

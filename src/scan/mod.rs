@@ -1,6 +1,109 @@
-//! Scan sources: image files and cameras (sticker detection with OpenCV), producing
-//! [`RawScan`]s for the colour resolver.
+//! Scan sources: face images and cameras, producing [`RawScan`]s for the colour resolver.
 //!
-//! Level: depends on `color` and `cube`. No printing.
+//! Level: depends on `color` and `cube`. No printing; progress goes through callbacks and
+//! failures through [`VisionError`].
+//!
+//! Pipeline for one face image ([`detect::read_face`], feature `vision`):
+//!
+//! 1. **Candidates** ([`detect`]): the image is downscaled to at most
+//!    [`detect::WORK_SIZE`] pixels on its long side; on the per-pixel channel maximum
+//!    (dark blue and green stickers stay bright against black plastic) Canny edges are
+//!    dilated, and the regions they enclose whose shape is a filled, convex,
+//!    roughly square quadrilateral of plausible size become candidate stickers.
+//! 2. **Grid** ([`grid`]): candidates of similar size are put on a lattice (axes from their
+//!    edge directions, pitch from neighbour distances), refined to a homography, and the
+//!    n x n window with the most candidates is the face. Stickers without a candidate
+//!    (hidden by a robot arm, glare) are recovered from the fitted grid; a frame where no
+//!    lattice holds enough candidates is refused ([`VisionError::NoCube`]).
+//! 3. **Sampling** ([`sample`]), at full resolution: the centred part of each sticker
+//!    (`sample_fill` of its side), dropping the darkest and brightest pixels (border,
+//!    specular highlights) and colour outliers; the mean of the rest.
+//! 4. **Orientation** ([`rig`]): each face's image grid is turned into facelet order as
+//!    the rig says (default: the rubiks-cube-tracker convention, photos upright as in the
+//!    net), giving a [`RawScan`] (`Scale::Rgb8`) via [`detect::scan_faces`].
+//!
+//! Fixed-rig mode: a [`rig::Rig`] with stored sticker regions is sampled there directly.
+//!
+//! Pure-Rust parts, available without OpenCV: [`image::RgbImage`], [`render`] (seeded
+//! synthetic camera views of a face: `render_face(colors, n, &RenderOptions, seed)`),
+//! [`rig`], [`sample`], [`grid`], [`geom`]. Cameras ([`camera`], feature `camera`) use
+//! nokhwa.
+
+pub mod geom;
+pub mod grid;
+pub mod image;
+pub mod render;
+pub mod rig;
+pub mod sample;
+
+#[cfg(feature = "camera")]
+pub mod camera;
+#[cfg(feature = "vision")]
+pub mod detect;
+#[cfg(feature = "vision")]
+pub mod io;
 
 pub use crate::color::raw::{RawScan, RawScanError, Scale};
+pub use image::RgbImage;
+pub use rig::{Orientation, Rig, RigFace};
+
+/// Why a scan from images or a camera failed.
+#[derive(Debug, thiserror::Error)]
+pub enum VisionError {
+    #[error(
+        "no cube found in a {width}x{height} frame: {candidates} sticker-like regions, at most \
+         {best} on one {n}x{n} grid (need {needed})"
+    )]
+    NoCube {
+        width: usize,
+        height: usize,
+        n: usize,
+        candidates: usize,
+        best: usize,
+        needed: usize,
+    },
+    #[error(
+        "the {n}x{n} grid found reaches outside the {width}x{height} frame (sticker {sticker})"
+    )]
+    OutOfFrame {
+        width: usize,
+        height: usize,
+        n: usize,
+        sticker: usize,
+    },
+    #[error("face {face}: {source}")]
+    Face {
+        face: char,
+        #[source]
+        source: Box<VisionError>,
+    },
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+    #[error("no image for face {face} in {dir} (tried {tried})")]
+    MissingFace {
+        face: char,
+        dir: String,
+        tried: String,
+    },
+    #[error("rig calibration: {0}")]
+    Rig(String),
+    #[error("rig calibration has {rig} stickers per face side but the scan asks for {asked}")]
+    SizeMismatch { rig: usize, asked: usize },
+    #[error("opencv: {0}")]
+    OpenCv(String),
+    #[error("camera {index}: {reason}; cameras found: {found}")]
+    Camera {
+        index: u32,
+        reason: String,
+        found: String,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+#[cfg(feature = "vision")]
+impl From<opencv::Error> for VisionError {
+    fn from(e: opencv::Error) -> Self {
+        VisionError::OpenCv(e.to_string())
+    }
+}

@@ -1,1 +1,328 @@
-//! Integration tests: scan.
+//! Integration tests: scan (sticker detection on real photos and seeded renders, fixed-rig
+//! calibration, the camera path on a machine without cameras).
+
+use std::path::PathBuf;
+
+use crate::support::{cubot, root, shared_realdata, stderr, stdout};
+
+/// `images/<rel>` from the shared real data if present, else the repo's `samples/`.
+fn images(rel: &str) -> PathBuf {
+    if let Some(s) = shared_realdata() {
+        let p = s.join("images").join(rel);
+        if p.is_dir() {
+            return p;
+        }
+    }
+    root().join("samples/images").join(rel)
+}
+
+fn case(id: &str) -> serde_json::Value {
+    let rel = format!("cases/{id}.json");
+    let p = shared_realdata()
+        .map(|s| s.join(&rel))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| root().join("samples").join(&rel));
+    serde_json::from_str(&std::fs::read_to_string(&p).expect("read case")).expect("case json")
+}
+
+fn facelets(v: &serde_json::Value) -> Vec<[f64; 3]> {
+    v["facelets"]
+        .as_array()
+        .expect("facelets")
+        .iter()
+        .map(|c| {
+            let a = c.as_array().expect("rgb");
+            [
+                a[0].as_f64().unwrap(),
+                a[1].as_f64().unwrap(),
+                a[2].as_f64().unwrap(),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn webcam_sets_match_the_tracker_and_resolve_to_legal_cubes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut close = 0;
+    let mut total = 0;
+    for i in 1..=10 {
+        let id = format!("3x3x3-random-{i:02}");
+        let raw = tmp.path().join(format!("{id}.json"));
+        let out = cubot(&[
+            "scan",
+            "--images",
+            images(&format!("lego-webcam-320x240/{id}"))
+                .to_str()
+                .unwrap(),
+            "--raw-out",
+            raw.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{id}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        let state = stdout(&out)
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        assert_eq!(state.len(), 54, "{id}: {state}");
+        let v = cubot(&["validate", &state]);
+        assert_eq!(v.status.code(), Some(0), "{id}: {state} is not legal");
+        let ours =
+            facelets(&serde_json::from_str(&std::fs::read_to_string(&raw).unwrap()).unwrap());
+        let theirs = facelets(&case(&format!("trk-lego320-{id}")));
+        assert_eq!(ours.len(), 54);
+        let k = ours
+            .iter()
+            .zip(&theirs)
+            .filter(|(a, b)| (0..3).all(|c| (a[c] - b[c]).abs() <= 15.0))
+            .count();
+        assert!(
+            k >= 51,
+            "{id}: only {k}/54 stickers within 15 of the tracker"
+        );
+        close += k;
+        total += 54;
+    }
+    assert!(close * 100 >= total * 95, "{close}/{total}");
+}
+
+#[test]
+fn the_1080p_set_gives_its_expected_state_and_pictures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let expected = case("rcr-3x3x3-random-08a")["expected"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = images("camera-1920x1080/3x3x3-random-01");
+    let ann = tmp.path().join("annotated");
+    let raw = tmp.path().join("raw.json");
+    let out = cubot(&[
+        "scan",
+        "--images",
+        dir.to_str().unwrap(),
+        "--best-effort",
+        "--annotate",
+        ann.to_str().unwrap(),
+        "--raw-out",
+        raw.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).split_whitespace().next(),
+        Some(expected.as_str())
+    );
+    for f in ["U", "R", "F", "D", "L", "B"] {
+        assert!(ann.join(format!("{f}.png")).is_file(), "annotated {f}");
+    }
+    let ours = facelets(&serde_json::from_str(&std::fs::read_to_string(&raw).unwrap()).unwrap());
+    let theirs = facelets(&case("trk-1080-3x3x3-random-01"));
+    let k = ours
+        .iter()
+        .zip(&theirs)
+        .filter(|(a, b)| (0..3).all(|c| (a[c] - b[c]).abs() <= 15.0))
+        .count();
+    assert!(k >= 52, "{k}/54 within 15 of the tracker");
+}
+
+#[test]
+fn fixed_rig_calibration_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = images("lego-webcam-320x240/3x3x3-random-03");
+    let rig = tmp.path().join("rig.toml");
+    let out = cubot(&[
+        "calibrate-camera",
+        dir.to_str().unwrap(),
+        "-o",
+        rig.to_str().unwrap(),
+        "--name",
+        "test-rig",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&rig).unwrap();
+    assert!(
+        text.contains("version = 1") && text.contains("[faces.U]"),
+        "{text}"
+    );
+    let detect = cubot(&["scan", "--images", dir.to_str().unwrap()]);
+    let fixed = cubot(&[
+        "scan",
+        "--images",
+        dir.to_str().unwrap(),
+        "--calibration",
+        rig.to_str().unwrap(),
+    ]);
+    let forced = cubot(&[
+        "scan",
+        "--images",
+        dir.to_str().unwrap(),
+        "--calibration",
+        rig.to_str().unwrap(),
+        "--detect",
+    ]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert_eq!(stdout(&detect), stdout(&fixed));
+    assert_eq!(stdout(&detect), stdout(&forced));
+    // A rig of another version is refused with a message.
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, text.replace("version = 1", "version = 9")).unwrap();
+    let out = cubot(&[
+        "scan",
+        "--images",
+        dir.to_str().unwrap(),
+        "--calibration",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("version 9"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_rig_orientation_turns_the_face() {
+    // The same photos with U turned a quarter clockwise and told so give the same cube.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = images("lego-webcam-320x240/3x3x3-random-02");
+    let turned = tmp.path().join("faces");
+    std::fs::create_dir_all(&turned).unwrap();
+    for f in ["U", "R", "F", "D", "L", "B"] {
+        let img = cubot::scan::io::load_image(&dir.join(format!("rubiks-side-{f}.png"))).unwrap();
+        // Photo turned counter-clockwise: the rig turns it back clockwise.
+        let img = if f == "U" { img.rotated(3) } else { img };
+        cubot::scan::io::save_image(&turned.join(format!("{f}.png")), &img).unwrap();
+    }
+    let rig = tmp.path().join("rig.toml");
+    std::fs::write(&rig, "version = 1\nsize = 3\n[faces.U]\nrotate = 90\n").unwrap();
+    let a = cubot(&["scan", "--images", dir.to_str().unwrap()]);
+    let b = cubot(&[
+        "scan",
+        "--images",
+        turned.to_str().unwrap(),
+        "--calibration",
+        rig.to_str().unwrap(),
+    ]);
+    assert_eq!(a.status.code(), Some(0));
+    assert_eq!(stdout(&a), stdout(&b), "{}", stderr(&b));
+}
+
+#[test]
+fn frames_without_a_cube_and_missing_faces_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = cubot::scan::RgbImage::new(320, 240, [120, 110, 100]);
+    for f in ["U", "R", "F", "D", "L"] {
+        cubot::scan::io::save_image(&tmp.path().join(format!("{f}.png")), &img).unwrap();
+    }
+    let out = cubot(&["scan", "--images", tmp.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no image for face B"),
+        "{}",
+        stderr(&out)
+    );
+    cubot::scan::io::save_image(&tmp.path().join("B.png"), &img).unwrap();
+    let out = cubot(&["scan", "--images", tmp.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("face U: no cube found"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn no_camera_is_a_clear_error() {
+    let list = cubot(&["camera", "list"]);
+    assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
+    // This test machine has no camera at index 97.
+    let out = cubot(&["scan", "--camera", "97", "-q"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(
+        e.contains("camera 97") && e.contains("cameras found"),
+        "{e}"
+    );
+}
+
+#[test]
+fn seeded_renders_scan_and_resolve_to_the_rendered_cube() {
+    use cubot::cube::{random_state, Face, Size};
+    use cubot::scan::detect::scan_faces;
+    use cubot::scan::render::{render_face, RenderOptions};
+    use rand::SeedableRng;
+    let palette: [[u8; 3]; 6] = [
+        [235, 235, 230],
+        [190, 20, 35],
+        [25, 150, 70],
+        [235, 205, 25],
+        [240, 110, 25],
+        [25, 65, 185],
+    ];
+    for (seed, size) in [(3u64, Size::Three), (4, Size::Two)] {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let cube = random_state(size, &mut rng);
+        let n = size.n();
+        let opts = RenderOptions {
+            occlusion: 0.0,
+            ..RenderOptions::default()
+        };
+        let faces: Vec<cubot::scan::RgbImage> = Face::ALL
+            .iter()
+            .map(|f| {
+                let colors: Vec<[u8; 3]> = cube.colors()
+                    [f.index() * n * n..(f.index() + 1) * n * n]
+                    .iter()
+                    .map(|c| palette[c.index()])
+                    .collect();
+                render_face(&colors, n, &opts, seed * 10 + f.index() as u64)
+            })
+            .collect();
+        let raw = scan_faces(&faces.try_into().unwrap(), n, None).expect("scan renders");
+        let res =
+            cubot::color::resolve(&raw, &cubot::color::ResolveOptions::default()).expect("resolve");
+        assert_eq!(res.cube.colors(), cube.colors(), "seed {seed}");
+    }
+}
+
+#[test]
+fn seeded_renders_with_occlusion_put_every_sticker_in_place() {
+    use cubot::scan::detect::read_face;
+    use cubot::scan::geom::{dist, quad_centre};
+    use cubot::scan::render::{render_face_truth, RenderOptions};
+    let opts = RenderOptions {
+        occlusion: 0.5,
+        ..RenderOptions::default()
+    };
+    let colors: Vec<[u8; 3]> = (0..9)
+        .map(|i| {
+            [
+                [230, 230, 230],
+                [200, 30, 30],
+                [30, 160, 60],
+                [240, 200, 30],
+                [240, 120, 30],
+                [30, 60, 190],
+            ][i % 6]
+        })
+        .collect();
+    let mut ok = 0;
+    let runs = 60;
+    for seed in 0..runs {
+        let r = render_face_truth(&colors, 3, &opts, 1000 + seed);
+        if let Ok(found) = read_face(&r.image, 3, None) {
+            let pitch = dist(r.stickers[0][0], r.stickers[0][1]) / opts.sticker_fill;
+            if found
+                .stickers
+                .iter()
+                .zip(&r.stickers)
+                .all(|(s, q)| dist(quad_centre(&s.quad), quad_centre(q)) < 0.25 * pitch)
+            {
+                ok += 1;
+            }
+        }
+    }
+    assert!(ok * 100 >= runs * 90, "{ok}/{runs}");
+}

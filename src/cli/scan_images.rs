@@ -1,0 +1,256 @@
+//! `scan --images DIR` and `scan --camera INDEX`: six face images → sticker detection and
+//! sampling → `RawScan` → resolved cube (the vision work; routed from `cli/scan.rs`).
+
+use super::scan::ScanArgs;
+use super::{CmdResult, Global};
+
+#[cfg(not(feature = "vision"))]
+pub fn scan(_a: ScanArgs, _g: &Global) -> CmdResult {
+    anyhow::bail!("scanning images needs OpenCV: rebuilt without feature vision (build with --features vision)")
+}
+
+#[cfg(feature = "vision")]
+pub use imp::*;
+
+#[cfg(feature = "vision")]
+mod imp {
+    use std::path::Path;
+
+    use anyhow::{bail, Context};
+
+    use super::*;
+    use crate::cli::Exit;
+    use crate::cube::Face;
+    use crate::scan::detect::{scan_faces_with, FaceReading, ReadOptions};
+    use crate::scan::io;
+    use crate::scan::{RawScan, RgbImage, Rig};
+
+    pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
+        let rig = match &a.calibration {
+            Some(p) => Some(Rig::load(p)?),
+            None => None,
+        };
+        let n = match (a.size, &rig) {
+            (Some(n), Some(r)) if n != r.size => bail!(
+                "--size {n} but the calibration {} is for {}x{}",
+                a.calibration
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                r.size,
+                r.size
+            ),
+            (Some(n), _) => n,
+            (None, Some(r)) => r.size,
+            (None, None) => 3,
+        };
+        if n != 2 && n != 3 {
+            bail!("--size {n}: only 2 and 3 are supported");
+        }
+        let (faces, names) = if let Some(dir) = &a.images {
+            load_dir(dir)?
+        } else if let Some(index) = a.camera {
+            capture(index, g)?
+        } else {
+            bail!("give --images DIR or --camera INDEX");
+        };
+        let opts = ReadOptions {
+            force_detect: a.detect,
+            ..ReadOptions::default()
+        };
+        let (mut raw, readings) = scan_faces_with(&faces, n, rig.as_ref(), &opts)?;
+        raw.provenance = Some(serde_json::json!({
+            "source": if a.images.is_some() { "images" } else { "camera" },
+            "images": names,
+            "calibration": a.calibration.as_ref().map(|p| p.display().to_string()),
+            "detected": readings.iter().map(|r| r.stickers.iter().filter(|s| s.detected).count()).collect::<Vec<_>>(),
+        }));
+        if let Some(path) = &a.raw_out {
+            write_raw(path, &raw)?;
+        }
+        let outcome = resolve_scan(&raw, a.best_effort, g)?;
+        if let Some(dir) = &a.annotate {
+            let rig_face = |f: Face| rig.as_ref().map(|r| r.face(f)).unwrap_or_default();
+            std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+            for face in Face::ALL {
+                let reading: &FaceReading = &readings[face.index()];
+                let labels: Option<Vec<String>> = outcome.letters.as_ref().map(|letters| {
+                    // Facelet labels back to image order.
+                    let o = rig_face(face).orientation;
+                    let mut v = vec![String::new(); n * n];
+                    for r in 0..n {
+                        for c in 0..n {
+                            let f = o.facelet_of(n, r, c);
+                            v[r * n + c] = letters[face.index() * n * n + f].to_string();
+                        }
+                    }
+                    v
+                });
+                let img = io::annotate(&faces[face.index()], reading, labels.as_deref())?;
+                let path = dir.join(format!("{}.png", face.letter()));
+                io::save_image(&path, &img)?;
+            }
+        }
+        Ok(outcome.exit)
+    }
+
+    fn write_raw(path: &Path, raw: &RawScan) -> anyhow::Result<()> {
+        let facelets: Vec<[u8; 3]> = raw
+            .facelets
+            .iter()
+            .map(|c| c.map(|v| v.round().clamp(0.0, 255.0) as u8))
+            .collect();
+        let mut text = String::from("{\n  \"size\": ");
+        text.push_str(&raw.size.to_string());
+        text.push_str(",\n  \"scale\": \"rgb8\",\n  \"value_scale\": \"8-bit RGB 0..255 (cubot scan: trimmed mean of each sticker's centre)\",\n");
+        text.push_str("  \"facelet_order\": \"kociemba facelet order U1..U9 R1..R9 F1..F9 D1..D9 L1..L9 B1..B9\",\n");
+        if let Some(p) = &raw.provenance {
+            text.push_str(&format!("  \"provenance\": {p},\n"));
+        }
+        text.push_str("  \"facelets\": [\n");
+        for (i, f) in facelets.iter().enumerate() {
+            let sep = if i + 1 < facelets.len() { "," } else { "" };
+            text.push_str(&format!("    [{}, {}, {}]{sep}\n", f[0], f[1], f[2]));
+        }
+        text.push_str("  ]\n}\n");
+        std::fs::write(path, text).with_context(|| format!("write {}", path.display()))
+    }
+
+    fn load_dir(dir: &Path) -> anyhow::Result<([RgbImage; 6], Vec<String>)> {
+        let paths = io::find_face_images(dir)?;
+        let mut imgs = Vec::with_capacity(6);
+        for p in &paths {
+            imgs.push(io::load_image(p)?);
+        }
+        let names = paths.iter().map(|p| p.display().to_string()).collect();
+        Ok((
+            imgs.try_into().map_err(|_| anyhow::anyhow!("six images"))?,
+            names,
+        ))
+    }
+
+    #[cfg(feature = "camera")]
+    fn capture(index: u32, g: &Global) -> anyhow::Result<([RgbImage; 6], Vec<String>)> {
+        use std::io::BufRead;
+        let mut cam = crate::scan::camera::Capture::open(index)?;
+        let mut imgs = Vec::with_capacity(6);
+        let stdin = std::io::stdin();
+        for face in Face::ALL {
+            if !g.quiet {
+                eprintln!(
+                    "show face {} to camera {index} (upright as in the net, or as the calibration says), then press Enter",
+                    face.letter()
+                );
+            }
+            let mut line = String::new();
+            stdin.lock().read_line(&mut line).context("read stdin")?;
+            imgs.push(cam.frame(3)?);
+        }
+        let names = Face::ALL
+            .iter()
+            .map(|f| format!("camera {index} face {}", f.letter()))
+            .collect();
+        Ok((
+            imgs.try_into().map_err(|_| anyhow::anyhow!("six frames"))?,
+            names,
+        ))
+    }
+
+    #[cfg(not(feature = "camera"))]
+    fn capture(_index: u32, _g: &Global) -> anyhow::Result<([RgbImage; 6], Vec<String>)> {
+        bail!("cameras need nokhwa: rebuilt without feature camera")
+    }
+
+    /// What the resolver concluded.
+    pub struct Outcome {
+        pub exit: Exit,
+        /// Resolved face letter per facelet (URFDLB), when there is an answer to draw.
+        pub letters: Option<Vec<char>>,
+    }
+
+    /// Resolves the scan and prints the result: the state as the first word (exit 0), or
+    /// `doubt: ...` / `invalid: ...` (exit 1), as `cubot resolve` does.
+    fn resolve_scan(raw: &RawScan, best_effort: bool, g: &Global) -> anyhow::Result<Outcome> {
+        use crate::cli::output::json_line;
+        use crate::color::resolve::facelet_names;
+        use crate::color::{resolve, ResolveError, ResolveOptions};
+        use serde_json::json;
+        let opts = ResolveOptions {
+            best_effort,
+            ..ResolveOptions::default()
+        };
+        let size = raw.cube_size();
+        match resolve(raw, &opts) {
+            Ok(res) => {
+                let letters = res.cube.to_letters();
+                if g.json {
+                    json_line(&json!({
+                        "type": "resolution",
+                        "cube": letters,
+                        "confident": res.confident,
+                        "cube_margin": res.cube_margin,
+                        "doubtful": facelet_names(&res.doubtful, size).split_whitespace().collect::<Vec<_>>(),
+                    }));
+                } else {
+                    println!("{letters}");
+                    if g.verbose > 0 {
+                        eprintln!(
+                            "margin to the best rival legal cube: {:.1} nats{}",
+                            res.cube_margin,
+                            if res.confident {
+                                ""
+                            } else {
+                                " (best effort: not confident)"
+                            }
+                        );
+                    }
+                }
+                Ok(Outcome {
+                    exit: Exit::Ok,
+                    letters: Some(letters.chars().collect()),
+                })
+            }
+            Err(ResolveError::Ambiguous {
+                doubtful,
+                margin,
+                best,
+            }) => {
+                let names = facelet_names(&doubtful, size);
+                let letters = best.cube.to_letters();
+                if g.json {
+                    json_line(&json!({
+                        "type": "doubt",
+                        "doubtful": names.split_whitespace().collect::<Vec<_>>(),
+                        "doubtful_indices": doubtful,
+                        "cube_margin": margin,
+                        "best": letters,
+                    }));
+                } else {
+                    println!(
+                        "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}; re-scan them or use --best-effort)"
+                    );
+                }
+                Ok(Outcome {
+                    exit: Exit::No,
+                    letters: Some(letters.chars().collect()),
+                })
+            }
+            Err(ResolveError::NoLegalCube { expanded }) => {
+                if g.json {
+                    json_line(
+                        &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
+                    );
+                } else {
+                    println!(
+                        "invalid: no legal cube fits the readings (searched {expanded} nodes)"
+                    );
+                }
+                Ok(Outcome {
+                    exit: Exit::No,
+                    letters: None,
+                })
+            }
+            Err(e) => Err(anyhow::Error::from(e).context("cannot resolve the scanned colours")),
+        }
+    }
+}

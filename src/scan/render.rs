@@ -1,0 +1,396 @@
+//! Seeded synthetic camera views of one cube face, for tests, benchmarks and the robot
+//! simulator's camera: perspective, rounded stickers on black plastic, a cluttered
+//! background of LEGO-like beams, a light gradient, a specular highlight, blur, sensor noise
+//! and optionally a bar (a robot arm) over part of the face.
+//!
+//! ```
+//! use cubot::scan::render::{render_face, RenderOptions};
+//! let colors = [[200, 30, 30]; 9];
+//! let img = render_face(&colors, 3, &RenderOptions::default(), 7);
+//! assert_eq!((img.width, img.height), (480, 360));
+//! ```
+//!
+//! Level: `scan` (pure Rust).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::geom::{cell_quad, map_quad, Homography, Pt, Quad};
+use super::image::RgbImage;
+
+/// What a render may contain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderOptions {
+    pub width: usize,
+    pub height: usize,
+    /// Face side as a share of the frame's short side: drawn from this range.
+    pub face_scale: (f64, f64),
+    /// Largest in-plane rotation, degrees.
+    pub max_rotation: f64,
+    /// Largest perspective distortion: each corner moves up to this share of the side.
+    pub perspective: f64,
+    /// Probability of a bar (robot arm) over part of an edge row.
+    pub occlusion: f64,
+    /// Background clutter (beams).
+    pub clutter: bool,
+    /// Specular highlight strength, 0..1 (drawn up to this).
+    pub highlight: f64,
+    /// Gaussian blur sigma in pixels: drawn from this range.
+    pub blur: (f64, f64),
+    /// Sensor noise sigma (8-bit units): drawn up to this.
+    pub noise: f64,
+    /// Sticker side as a share of the cell.
+    pub sticker_fill: f64,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            width: 480,
+            height: 360,
+            face_scale: (0.45, 0.75),
+            max_rotation: 12.0,
+            perspective: 0.08,
+            occlusion: 0.3,
+            clutter: true,
+            highlight: 0.6,
+            blur: (0.4, 1.2),
+            noise: 4.0,
+            sticker_fill: 0.88,
+        }
+    }
+}
+
+/// A render with its ground truth.
+#[derive(Clone, Debug)]
+pub struct RenderedFace {
+    pub image: RgbImage,
+    /// Each sticker's true outline, image row-major.
+    pub stickers: Vec<Quad>,
+    /// Grid coordinates (`[0, n]^2`) to image pixels.
+    pub grid: Homography,
+    /// Whether a bar was drawn over the face.
+    pub occluded: bool,
+}
+
+/// Renders face colours `colors` (`n*n`, image row-major) as a camera would see them.
+pub fn render_face(colors: &[[u8; 3]], n: usize, opts: &RenderOptions, seed: u64) -> RgbImage {
+    render_face_truth(colors, n, opts, seed).image
+}
+
+struct Beam {
+    c: Pt,
+    d: Pt,
+    half_len: f64,
+    half_w: f64,
+    color: [f64; 3],
+    holes: bool,
+}
+
+/// Renders and returns the ground truth too. Missing colours are drawn mid-grey.
+pub fn render_face_truth(
+    colors: &[[u8; 3]],
+    n: usize,
+    opts: &RenderOptions,
+    seed: u64,
+) -> RenderedFace {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (w, h) = (opts.width.max(8), opts.height.max(8));
+    let n = n.max(1);
+    let short = w.min(h) as f64;
+    let lo = opts.face_scale.0.min(opts.face_scale.1);
+    let hi = opts.face_scale.0.max(opts.face_scale.1);
+    let side = short * if hi > lo { rng.gen_range(lo..hi) } else { lo };
+    let cx = w as f64 / 2.0 + rng.gen_range(-0.08..0.08) * w as f64;
+    let cy = h as f64 / 2.0 + rng.gen_range(-0.08..0.08) * h as f64;
+    let rot = if opts.max_rotation > 0.0 {
+        rng.gen_range(-opts.max_rotation..opts.max_rotation)
+            .to_radians()
+    } else {
+        0.0
+    };
+    let (cs, sn) = (rot.cos(), rot.sin());
+    let border = 0.06;
+    let body = n as f64 + 2.0 * border;
+    let mut img_corners: Vec<Pt> = Vec::new();
+    for (gx, gy) in [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)] {
+        let (x, y) = (gx * side, gy * side);
+        let j = opts.perspective * side;
+        let (jx, jy) = if j > 0.0 {
+            (rng.gen_range(-j..j), rng.gen_range(-j..j))
+        } else {
+            (0.0, 0.0)
+        };
+        img_corners.push([cx + x * cs - y * sn + jx, cy + x * sn + y * cs + jy]);
+    }
+    let grid_corners: Vec<Pt> = [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]
+        .iter()
+        .map(|&(a, b)| [-border + a * body, -border + b * body])
+        .collect();
+    let grid = Homography::fit(&grid_corners, &img_corners).unwrap_or_else(|| {
+        Homography::affine(
+            [cx - side / 2.0, cy - side / 2.0],
+            [side / body, 0.0],
+            [0.0, side / body],
+        )
+    });
+    let inv = grid.inverse().unwrap_or_else(Homography::identity);
+
+    // Background: a warm wall with a gradient, LEGO-like beams.
+    let wall = [
+        rng.gen_range(150.0..220.0),
+        rng.gen_range(130.0..200.0),
+        rng.gen_range(110.0..190.0),
+    ];
+    let mut beams = Vec::new();
+    if opts.clutter {
+        let palette = [
+            [175.0, 175.0, 180.0],
+            [225.0, 190.0, 40.0],
+            [35.0, 35.0, 38.0],
+            [120.0, 120.0, 125.0],
+        ];
+        for _ in 0..rng.gen_range(3..8) {
+            let a: f64 = rng.gen_range(0.0..std::f64::consts::PI);
+            beams.push(Beam {
+                c: [rng.gen_range(0.0..w as f64), rng.gen_range(0.0..h as f64)],
+                d: [a.cos(), a.sin()],
+                half_len: rng.gen_range(0.3..1.0) * short,
+                half_w: rng.gen_range(0.03..0.07) * short,
+                color: palette[rng.gen_range(0..palette.len())],
+                holes: rng.gen_bool(0.6),
+            });
+        }
+    }
+    // Occluding bar in grid coordinates: beyond a line near one edge of the face.
+    let bar = (rng.gen::<f64>() < opts.occlusion).then(|| {
+        let edge = rng.gen_range(0..4u8);
+        let depth = rng.gen_range(0.15..0.7);
+        let slope = rng.gen_range(-0.08..0.08);
+        let color = if rng.gen_bool(0.5) {
+            [60.0, 60.0, 64.0]
+        } else {
+            [170.0, 170.0, 175.0]
+        };
+        (edge, depth, slope, color)
+    });
+    let light_dir: f64 = rng.gen_range(0.0..std::f64::consts::TAU);
+    let light_amp = rng.gen_range(0.05..0.25);
+    let hl = [
+        cx + rng.gen_range(-0.3..0.3) * side,
+        cy + rng.gen_range(-0.3..0.3) * side,
+    ];
+    let hl_r = rng.gen_range(0.05..0.2) * side;
+    let hl_k = rng.gen_range(0.0..opts.highlight.max(1e-9));
+    let fill = opts.sticker_fill.clamp(0.3, 0.99);
+    let radius = 0.12;
+    let plastic = [18.0, 18.0, 21.0];
+
+    let shade = |x: f64, y: f64| -> f64 {
+        let t = ((x - cx) * light_dir.cos() + (y - cy) * light_dir.sin()) / short;
+        (1.0 + light_amp * t * 2.0).clamp(0.5, 1.4)
+    };
+    let sample = |x: f64, y: f64| -> [f64; 3] {
+        let g = inv.apply([x, y]).unwrap_or([-1e9, -1e9]);
+        if let Some((edge, depth, slope, color)) = bar {
+            let nf = n as f64;
+            let (along, across) = match edge {
+                0 => (g[0], g[1]),
+                1 => (g[1], nf - g[0]),
+                2 => (g[0], nf - g[1]),
+                _ => (g[1], g[0]),
+            };
+            if across < depth + slope * (along - nf / 2.0) {
+                return color;
+            }
+        }
+        if g[0] >= -border
+            && g[1] >= -border
+            && g[0] < n as f64 + border
+            && g[1] < n as f64 + border
+        {
+            let (c, r) = (g[0].floor(), g[1].floor());
+            if c >= 0.0 && r >= 0.0 && (c as usize) < n && (r as usize) < n {
+                let (fx, fy) = ((g[0] - c - 0.5).abs(), (g[1] - r - 0.5).abs());
+                let hs = fill / 2.0;
+                let inside = if fx > hs || fy > hs {
+                    false
+                } else {
+                    let (dx, dy) = (fx - (hs - radius), fy - (hs - radius));
+                    dx <= 0.0 || dy <= 0.0 || dx * dx + dy * dy <= radius * radius
+                };
+                if inside {
+                    let i = r as usize * n + c as usize;
+                    let col = colors.get(i).copied().unwrap_or([128, 128, 128]);
+                    return [col[0] as f64, col[1] as f64, col[2] as f64];
+                }
+            }
+            return plastic;
+        }
+        for b in &beams {
+            let (px, py) = (x - b.c[0], y - b.c[1]);
+            let a = px * b.d[0] + py * b.d[1];
+            let q = -px * b.d[1] + py * b.d[0];
+            if a.abs() <= b.half_len && q.abs() <= b.half_w {
+                if b.holes {
+                    let pitch = 2.0 * b.half_w;
+                    let k = (a / pitch).round() * pitch;
+                    if ((a - k).powi(2) + q * q).sqrt() < 0.5 * b.half_w {
+                        return [b.color[0] * 0.35, b.color[1] * 0.35, b.color[2] * 0.35];
+                    }
+                }
+                return b.color;
+            }
+        }
+        let t = y / h as f64;
+        [
+            wall[0] * (0.8 + 0.3 * t),
+            wall[1] * (0.8 + 0.3 * t),
+            wall[2] * (0.8 + 0.3 * t),
+        ]
+    };
+
+    let mut buf = vec![0f32; w * h * 3];
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = [0.0; 3];
+            for (ox, oy) in [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)] {
+                let p = sample(x as f64 + ox, y as f64 + oy);
+                for c in 0..3 {
+                    acc[c] += p[c] / 4.0;
+                }
+            }
+            let (fx, fy) = (x as f64 + 0.5, y as f64 + 0.5);
+            let s = shade(fx, fy);
+            let d2 = ((fx - hl[0]).powi(2) + (fy - hl[1]).powi(2)) / (hl_r * hl_r);
+            let glare = hl_k * 255.0 * (-d2).exp();
+            let i = 3 * (y * w + x);
+            for c in 0..3 {
+                buf[i + c] = (acc[c] * s + glare) as f32;
+            }
+        }
+    }
+    let (b0, b1) = (opts.blur.0.min(opts.blur.1), opts.blur.0.max(opts.blur.1));
+    let sigma = if b1 > b0 { rng.gen_range(b0..b1) } else { b0 };
+    if sigma > 0.05 {
+        gaussian_blur(&mut buf, w, h, sigma);
+    }
+    let noise = if opts.noise > 0.0 {
+        rng.gen_range(0.0..opts.noise)
+    } else {
+        0.0
+    };
+    let mut data = Vec::with_capacity(w * h * 3);
+    let mut fast = FastRng(rng.gen::<u64>() | 1);
+    for v in buf {
+        let e = if noise > 0.0 {
+            fast.gauss() * noise
+        } else {
+            0.0
+        };
+        data.push((v as f64 + e).round().clamp(0.0, 255.0) as u8);
+    }
+    let stickers = (0..n * n)
+        .map(|i| map_quad(&grid, &cell_quad(i / n, i % n, fill)).unwrap_or([[0.0; 2]; 4]))
+        .collect();
+    RenderedFace {
+        image: RgbImage {
+            width: w,
+            height: h,
+            data,
+        },
+        stickers,
+        grid,
+        occluded: bar.is_some(),
+    }
+}
+
+/// Per-pixel noise needs many draws: a small xorshift generator seeded from the render's
+/// ChaCha stream keeps that cheap (and still fully determined by the seed).
+struct FastRng(u64);
+
+impl FastRng {
+    fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Approximately standard normal (Irwin-Hall, sum of four uniforms, scaled).
+    fn gauss(&mut self) -> f64 {
+        let s: f64 = (0..4).map(|_| self.next_f64()).sum();
+        (s - 2.0) * (3.0f64).sqrt()
+    }
+}
+
+fn gaussian_blur(buf: &mut [f32], w: usize, h: usize, sigma: f64) {
+    let r = (3.0 * sigma).ceil() as isize;
+    let k: Vec<f32> = (-r..=r)
+        .map(|i| (-(i * i) as f64 / (2.0 * sigma * sigma)).exp() as f32)
+        .collect();
+    let sum: f32 = k.iter().sum();
+    let k: Vec<f32> = k.iter().map(|v| v / sum).collect();
+    let mut tmp = vec![0f32; buf.len()];
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..3 {
+                let mut a = 0.0;
+                for (j, kv) in k.iter().enumerate() {
+                    let xx = (x as isize + j as isize - r).clamp(0, w as isize - 1) as usize;
+                    a += kv * buf[3 * (y * w + xx) + c];
+                }
+                tmp[3 * (y * w + x) + c] = a;
+            }
+        }
+    }
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..3 {
+                let mut a = 0.0;
+                for (j, kv) in k.iter().enumerate() {
+                    let yy = (y as isize + j as isize - r).clamp(0, h as isize - 1) as usize;
+                    a += kv * tmp[3 * (yy * w + x) + c];
+                }
+                buf[3 * (y * w + x) + c] = a;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_are_seeded() {
+        let colors = [[200, 30, 30]; 9];
+        let o = RenderOptions::default();
+        assert_eq!(
+            render_face(&colors, 3, &o, 1),
+            render_face(&colors, 3, &o, 1)
+        );
+        assert_ne!(
+            render_face(&colors, 3, &o, 1),
+            render_face(&colors, 3, &o, 2)
+        );
+    }
+
+    #[test]
+    fn sticker_centres_show_their_colour() {
+        let colors: Vec<[u8; 3]> = (0..4).map(|i| [60 * i as u8 + 40, 200, 30]).collect();
+        let o = RenderOptions {
+            occlusion: 0.0,
+            highlight: 0.0,
+            noise: 0.0,
+            perspective: 0.0,
+            ..RenderOptions::default()
+        };
+        let r = render_face_truth(&colors, 2, &o, 3);
+        for (i, q) in r.stickers.iter().enumerate() {
+            let c = crate::scan::geom::quad_centre(q);
+            let p = r.image.get(c[0] as usize, c[1] as usize);
+            assert!((p[1] as i32 - 200).abs() < 70, "sticker {i}: {p:?}");
+        }
+    }
+}
