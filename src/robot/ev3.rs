@@ -410,7 +410,9 @@ impl Ev3 {
         let now = self.count(motor.port)?;
         motor.target = target;
         let d = target - now;
-        if d == 0 {
+        // Within the deadband: already there (and never push a motor into its end stop
+        // over a rounding degree).
+        if d.abs() <= 2 {
             return Ok(0);
         }
         let dist = d.unsigned_abs();
