@@ -556,7 +556,7 @@ impl Brick {
         if self.faults.stall_at == Some(n) {
             self.stall_armed = true;
             self.note(format!(
-                "fault injected: the next motor started from command {n} on stalls"
+                "fault injected: the next positioning move from command {n} on stalls"
             ));
         }
         let drop = self.faults.drop_at == Some(n);
@@ -711,7 +711,9 @@ impl Brick {
         } else {
             0.0
         };
-        if self.stall_armed {
+        // A run without a target (homing) is meant to end against a stop: the injected
+        // stall hits the next positioning job.
+        if self.stall_armed && !matches!(job, Job::Run { .. }) {
             self.stall_armed = false;
             self.motors[m].blocked = true;
             let port = (b'A' + m as u8) as char;
