@@ -1038,3 +1038,115 @@ fn sticker_sources_3(cc: &crate::cube::CubieCube) -> Vec<usize> {
     }
     ids
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::robot::protocol::{decode_reply, DirectCommand, OutputPort};
+
+    fn h(s: &str) -> Vec<u8> {
+        s.split_whitespace()
+            .filter(|t| *t != "|")
+            .map(|t| u8::from_str_radix(t, 16).unwrap())
+            .collect()
+    }
+
+    fn brick() -> Brick {
+        let cfg = SimConfig::default();
+        Brick::new(&cfg, FaceletCube::solved(Size::Three))
+    }
+
+    #[test]
+    fn answers_the_doc_examples_byte_for_byte() {
+        let mut b = brick();
+        // E1 ping.
+        assert_eq!(
+            b.handle(&h("06 00 2A 00 00 00 00 01")).unwrap(),
+            h("03 00 2A 00 02")
+        );
+        // E2 LED, no reply.
+        assert!(b.handle(&h("08 00 2B 00 80 00 00 82 1B 05")).is_none());
+        // E10 reset + clear count.
+        assert_eq!(
+            b.handle(&h("0B 00 08 00 00 00 00 A2 00 02 B2 00 02")).unwrap(),
+            h("03 00 08 00 02")
+        );
+        // E8 count of C after clearing it: 0.
+        b.handle(&h("0B 00 08 00 00 00 00 A2 00 04 B2 00 04"));
+        assert_eq!(
+            b.handle(&h("09 00 05 00 00 04 00 B3 00 02 60")).unwrap(),
+            h("07 00 05 00 02 00 00 00 00")
+        );
+        // E5 busy? nothing running.
+        assert_eq!(
+            b.handle(&h("09 00 04 00 00 01 00 A9 00 03 60")).unwrap(),
+            h("04 00 04 00 02 00")
+        );
+        // E6 RGB-RAW: 12 bytes of global memory.
+        let r = b.handle(&h("0F 00 03 00 00 0C 00 99 1C 00 01 1D 04 03 60 64 68")).unwrap();
+        assert_eq!(&r[..5], &h("0F 00 03 00 02")[..]);
+        // E12 IR proximity on port 4 (index 3): type 33 as LC1.
+        let r = b.handle(&h("0E 00 0B 00 00 04 00 99 1D 00 03 81 21 00 01 60")).unwrap();
+        assert_eq!(r, h("07 00 0B 00 02 00 00 D0 41"));
+        // E15: unknown opcode → error reply with the same global size.
+        assert_eq!(
+            b.handle(&h("06 00 77 00 00 04 00 FE")).unwrap(),
+            h("07 00 77 00 04 00 00 00 00")
+        );
+        // E13 layout: 13 bytes of globals.
+        let r = b
+            .handle(&h("21 00 0C 00 00 0D 00 99 1D 00 10 07 00 01 60 99 1D 00 11 07 00 01 64 99 1D 00 12 08 00 01 68 A9 00 07 6C"))
+            .unwrap();
+        assert_eq!(&r[..5], &h("10 00 0C 00 02")[..]);
+        assert_eq!(r.len(), 5 + 13);
+    }
+
+    #[test]
+    fn the_driver_encoding_is_what_the_simulator_decodes() {
+        // Every parameter form: GET_COUNT of C with LC1/LC2/LC4 port numbers and GV1/GV2
+        // outputs gives the same answer as the shortest form.
+        let mut b = brick();
+        let mut c = DirectCommand::new();
+        let s = c.output_get_count(OutputPort::C);
+        let short = decode_reply(&b.handle(&c.encode(1)).unwrap()).unwrap();
+        let want = short.i32(s).unwrap();
+        for ops in [
+            "B3 81 00 81 02 E1 00",
+            "B3 82 00 00 82 02 00 E2 00 00",
+            "B3 83 00 00 00 00 83 02 00 00 00 60",
+        ] {
+            let mut frame = h("00 00 09 00 00 04 00");
+            frame.extend(h(ops));
+            let len = (frame.len() - 2) as u16;
+            frame[..2].copy_from_slice(&len.to_le_bytes());
+            let r = decode_reply(&b.handle(&frame).unwrap()).unwrap();
+            assert!(r.ok, "{ops}");
+            assert_eq!(r.i32(s).unwrap(), want, "{ops}");
+        }
+        // An output parameter given as a constant is malformed → error reply.
+        let r = decode_reply(&b.handle(&h("09 00 02 00 00 04 00 B3 00 02 00")).unwrap()).unwrap();
+        assert!(!r.ok);
+    }
+
+    #[test]
+    fn one_command_at_a_time() {
+        let mut b = brick();
+        // E3: a blocking move of B; its reply comes when the move is done.
+        assert!(b
+            .handle(&h("13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"))
+            .is_none());
+        // A reply command meanwhile is refused, a no-reply one ignored.
+        assert_eq!(b.handle(&h("06 00 09 00 00 00 00 01")).unwrap(), h("03 00 09 00 04"));
+        assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
+        b.advance(0.3);
+        assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
+        b.advance(1.0);
+        assert_eq!(b.poll_suspended().unwrap(), h("03 00 01 00 02"));
+        // 270° of the turntable at the table = one spin with the arm away.
+        let mut expect = FaceletCube::solved(Size::Three);
+        expect
+            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1).as_move().unwrap()]))
+            .unwrap();
+        assert_eq!(b.cube(), expect);
+    }
+}
