@@ -1213,12 +1213,29 @@ mod tests {
             .map(|(_, _, i)| Face::ALL[i / 9].letter())
             .collect();
         assert_eq!(centres, vec!['U', 'F', 'D', 'L', 'B', 'R']);
-        // F face (doc, resolver numbering 19..27 = F1..F9): 23, 27, 24, 21, 20, 19, 22, 25, 26.
-        let f: Vec<usize> = map
-            .iter()
-            .filter(|(st, _, _)| *st == 1)
-            .map(|(_, _, i)| i - 18 + 1)
-            .collect();
-        assert_eq!(f, vec![5, 9, 6, 3, 2, 1, 4, 7, 8]);
+        // The demo's scan_order table (doc §6.2, rubiks-color-resolver numbering: faces
+        // U L F R B D, 1..54), derived here from the model's permutations alone.
+        let doc: [[usize; 9]; 6] = [
+            [5, 9, 6, 3, 2, 1, 4, 7, 8],
+            [23, 27, 24, 21, 20, 19, 22, 25, 26],
+            [50, 54, 51, 48, 47, 46, 49, 52, 53],
+            [14, 10, 13, 16, 17, 18, 15, 12, 11],
+            [41, 43, 44, 45, 42, 39, 38, 37, 40],
+            [32, 34, 35, 36, 33, 30, 29, 28, 31],
+        ];
+        // Resolver face order U L F R B D → our URFDLB face index.
+        let ours = [0usize, 4, 2, 1, 5, 3];
+        for (step, row) in doc.iter().enumerate() {
+            let want: Vec<usize> = row
+                .iter()
+                .map(|&n| ours[(n - 1) / 9] * 9 + (n - 1) % 9)
+                .collect();
+            let got: Vec<usize> = map
+                .iter()
+                .filter(|(st, _, _)| *st == step)
+                .map(|(_, _, i)| *i)
+                .collect();
+            assert_eq!(got, want, "face step {step}");
+        }
     }
 }
