@@ -713,6 +713,33 @@ impl MindCub3r {
         Ok(())
     }
 
+    fn arm_away_and_sensor_to(&mut self, sensor_target: i32) -> Result<(), RobotError> {
+        if self.arm_state == ArmState::Away || self.sensor_at == Some(sensor_target) {
+            self.arm_to(ArmState::Away)?;
+            return self.sensor_to(sensor_target, "sensor arm in");
+        }
+        let a = self.config.arm.clone();
+        let s = self.config.sensor_arm.clone();
+        let (mut arm, mut sensor) = (self.arm, self.sensor);
+        let da = self
+            .ev3
+            .start_move_to(&mut arm, a.away, a.speed, (a.ramp_up, a.ramp_down), true)?;
+        let ds = self
+            .ev3
+            .start_move_to(&mut sensor, sensor_target, s.speed, (s.ramp, s.ramp), true)?;
+        self.arm = arm;
+        self.sensor = sensor;
+        let secs = arm
+            .nominal_secs(da as f64, a.speed, (a.ramp_up, a.ramp_down))
+            .max(sensor.nominal_secs(ds as f64, s.speed, (s.ramp, s.ramp)));
+        let budget = Duration::from_secs_f64(2.0 * secs) + self.ev3.timeouts.move_extra;
+        self.ev3
+            .wait("arm away + sensor arm in", &[arm, sensor], budget)?;
+        self.arm_state = ArmState::Away;
+        self.sensor_at = Some(sensor_target);
+        Ok(())
+    }
+
     fn sensor_clear(&mut self) -> Result<(), RobotError> {
         let clear = self.config.sensor_arm.clear;
         // Anything further out than "clear" is clear too.
@@ -898,7 +925,13 @@ impl MindCub3r {
     /// missed on the fly are read at rest afterwards.
     fn scan_face(&mut self, size: Size, samples: &[(Sample, usize)]) -> Result<Vec<[f64; 3]>, RobotError> {
         let mut out: Vec<Option<[f64; 3]>> = vec![None; samples.len()];
-        self.arm_to(ArmState::Away)?;
+        // Arm away and sensor arm in at the same time (the sensor may reach over the cube
+        // while the tilt arm swings between hold and away, never while it tilts).
+        let first = samples
+            .first()
+            .map(|(s, _)| self.sample_target(size, s))
+            .unwrap_or(self.config.sensor_arm.clear);
+        self.arm_away_and_sensor_to(first)?;
         let base = self.table_deg;
         let mut ring = Vec::new();
         for (i, (s, _)) in samples.iter().enumerate() {

@@ -257,6 +257,8 @@ pub(crate) struct Brick {
     upper: f64,
     bottom: f64,
     tilting: bool,
+    /// The arm has come to rest at hold since it last was away (a tilt must start there).
+    seated: bool,
     arm_region: Region,
     appearance: Appearance,
     rng: ChaCha8Rng,
@@ -334,6 +336,7 @@ impl Brick {
             upper: 0.0,
             bottom: 0.0,
             tilting: false,
+            seated: false,
             arm_region,
             appearance,
             rng,
@@ -430,6 +433,16 @@ impl Brick {
                 );
             }
             self.arm_region = self.region(self.motors[0].phys);
+        }
+        match self.arm_region {
+            Region::Hold if self.motors[0].job == Job::Idle => self.seated = true,
+            Region::Away | Region::Between => self.seated = false,
+            _ => {}
+        }
+        if self.arm_region == Region::Tilting && !self.seated && !self.tilting && da > 0.0 {
+            // Swinging up from away without seating at hold: the arm strikes the cube.
+            self.motors[0].phys = a_before;
+            self.block(0, "tilt with the arm coming from away (not seated at hold first)".into());
         }
         let a = self.motors[0].phys;
         if a >= self.physics.arm_apex && !self.tilting && da > 0.0 {
@@ -1148,5 +1161,72 @@ mod tests {
             .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1).as_move().unwrap()]))
             .unwrap();
         assert_eq!(b.cube(), expect);
+    }
+}
+
+#[cfg(test)]
+mod mechanics {
+    use super::*;
+
+    fn run(b: &mut Brick, ops: &str) {
+        let bytes: Vec<u8> = ops
+            .split_whitespace()
+            .map(|t| u8::from_str_radix(t, 16).unwrap())
+            .collect();
+        let mut frame = vec![0, 0, 1, 0, 0, 0, 0];
+        frame.extend(bytes);
+        let len = (frame.len() - 2) as u16;
+        frame[..2].copy_from_slice(&len.to_le_bytes());
+        b.handle(&frame);
+        for _ in 0..400 {
+            b.advance(0.01);
+            if b.poll_suspended().is_some() || !b.is_waiting() {
+                break;
+            }
+        }
+    }
+
+    fn brick() -> Brick {
+        let mut b = Brick::new(&SimConfig::default(), FaceletCube::solved(Size::Three));
+        // Arm to its stop (physical 0), sensor arm parked.
+        b.motors[0].phys = 0.0;
+        b.motors[2].phys = 0.0;
+        b
+    }
+
+    #[test]
+    fn a_tilt_straight_from_away_is_a_fault() {
+        let mut b = brick();
+        // Arm A +200° in one move (no stop at hold), wait.
+        run(&mut b, "AE 00 01 81 28 00 82 C8 00 00 01 AA 00 01");
+        assert!(b.log.iter().any(|l| l.contains("coming from away")), "{:?}", b.log);
+        assert!(b.cube().is_solved());
+    }
+
+    #[test]
+    fn a_turn_needs_the_arm_at_hold_and_a_tilt_needs_the_sensor_clear() {
+        let mut b = brick();
+        // Arm to hold (100°), then the table +270 (one quarter): bottom layer turned (D').
+        run(&mut b, "AE 00 01 81 28 00 81 64 00 01 AA 00 01");
+        run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 AA 00 02");
+        let mut expect = FaceletCube::solved(Size::Three);
+        expect
+            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Turn(1).as_move().unwrap()]))
+            .unwrap();
+        assert_eq!(b.cube(), expect);
+        // Sensor arm over the centre, then tilt: the arms collide.
+        run(&mut b, "AE 00 04 81 C4 00 82 EE 02 00 01 AA 00 04");
+        run(&mut b, "AE 00 01 81 28 00 81 5A 00 01 AA 00 01");
+        assert!(b.log.iter().any(|l| l.contains("hit the colour-sensor arm")), "{:?}", b.log);
+        assert_eq!(b.cube(), expect, "no tilt happened");
+    }
+
+    #[test]
+    fn the_table_moving_with_the_arm_half_down_jams() {
+        let mut b = brick();
+        run(&mut b, "AE 00 01 81 28 00 81 37 00 01 AA 00 01"); // arm to 55°: neither
+        run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 A6 00 02");
+        b.advance(1.0);
+        assert!(b.log.iter().any(|l| l.contains("neither clear nor holding")), "{:?}", b.log);
     }
 }
