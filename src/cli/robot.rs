@@ -2,8 +2,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use serde_json::json;
@@ -210,7 +208,11 @@ fn load_config(path: Option<&Path>) -> anyhow::Result<Config> {
 }
 
 /// Opens the port and connects (device check), with Ctrl-C wired to a stop flag.
-fn connect(port: Option<&Path>, calibration: Option<&Path>, g: &Global) -> anyhow::Result<MindCub3r> {
+fn connect(
+    port: Option<&Path>,
+    calibration: Option<&Path>,
+    g: &Global,
+) -> anyhow::Result<MindCub3r> {
     let Some(port) = port else {
         bail!("say which serial port with --port PATH (see `cubot ports`)");
     };
@@ -223,7 +225,8 @@ fn connect(port: Option<&Path>, calibration: Option<&Path>, g: &Global) -> anyho
         if g.verbose >= 2 {
             robot.ev3().set_log(|l| eprintln!("ev3: {l}"));
         }
-        let flag = Arc::new(AtomicBool::new(false));
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let flag = std::sync::Arc::new(AtomicBool::new(false));
         let f = flag.clone();
         // A second handler cannot be installed in the same process; ignore that case.
         let _ = ctrlc::set_handler(move || f.store(true, Ordering::SeqCst));
@@ -357,7 +360,10 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
             Err(ResolveError::Ambiguous { doubtful, .. }) if round < a.rescans => {
                 round += 1;
                 if g.verbose > 0 {
-                    eprintln!("re-reading {} doubtful stickers: {doubtful:?}", doubtful.len());
+                    eprintln!(
+                        "re-reading {} doubtful stickers: {doubtful:?}",
+                        doubtful.len()
+                    );
                 }
                 let fresh = r.rescan(&doubtful)?;
                 for (&i, rgb) in doubtful.iter().zip(fresh) {
@@ -369,13 +375,16 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         }
     };
     if let Some(p) = &a.raw_out {
-        std::fs::write(p, scan.to_json()).with_context(|| format!("cannot write {}", p.display()))?;
+        std::fs::write(p, scan.to_json())
+            .with_context(|| format!("cannot write {}", p.display()))?;
     }
     r.finish(true)?;
     match outcome {
         Ok(res) => {
             if g.json {
-                json_line(&json!({"type": "scan", "cube": res.cube.to_letters(), "confident": res.confident, "rescans": round}));
+                json_line(
+                    &json!({"type": "scan", "cube": res.cube.to_letters(), "confident": res.confident, "rescans": round}),
+                );
             } else {
                 println!("{}", res.cube.to_letters());
             }
@@ -384,7 +393,9 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         Err(ResolveError::Ambiguous { doubtful, best, .. }) => {
             let names = crate::color::resolve::facelet_names(&doubtful, size);
             if g.json {
-                json_line(&json!({"type": "doubt", "doubtful": names.split_whitespace().collect::<Vec<_>>(), "best": best.cube.to_letters()}));
+                json_line(
+                    &json!({"type": "doubt", "doubtful": names.split_whitespace().collect::<Vec<_>>(), "best": best.cube.to_letters()}),
+                );
             } else {
                 println!(
                     "doubt: stickers {names} still doubtful after {round} re-reads (best guess {})",
@@ -395,7 +406,9 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         }
         Err(ResolveError::NoLegalCube { expanded }) => {
             if g.json {
-                json_line(&json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}));
+                json_line(
+                    &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
+                );
             } else {
                 println!("invalid: no legal cube fits the readings (searched {expanded} nodes)");
             }

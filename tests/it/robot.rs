@@ -98,7 +98,11 @@ fn scan_of_scrambled_cubes_gives_the_cube_as_it_sat_before_the_scan() {
             ..SimConfig::default()
         });
         let cube = scan_and_resolve(&h, Size::Three);
-        assert_eq!(cube.to_letters(), h.initial_cube().to_letters(), "seed {seed}");
+        assert_eq!(
+            cube.to_letters(),
+            h.initial_cube().to_letters(),
+            "seed {seed}"
+        );
         // The scan leaves the cube in the orientation of the mechanics doc §6.1.
         assert_ne!(h.cube().to_letters(), h.initial_cube().to_letters());
     }
@@ -186,7 +190,10 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
         ("drop@25", "did not answer"),
         ("silent@40", "did not answer"),
         ("stall@60", "stalled"),
-        ("wrong-device", "port 2 (colour sensor): expected colour sensor, found infrared sensor"),
+        (
+            "wrong-device",
+            "port 2 (colour sensor): expected colour sensor, found infrared sensor",
+        ),
     ] {
         let (mut child, path, _) =
             sim_process(&["--seed", "8", "--speed", "40", "--faults", fault]);
@@ -199,7 +206,13 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
         assert!(!err.contains("panicked"), "{fault}: {err}");
         if fault != "wrong-device" {
             // The message names the command that failed and says the motors stopped.
-            assert!(err.contains("OUTPUT_") || err.contains("INPUT_") || err.contains("scan sample") || err.contains(": motor"), "{fault}: {err}");
+            assert!(
+                err.contains("OUTPUT_")
+                    || err.contains("INPUT_")
+                    || err.contains("scan sample")
+                    || err.contains(": motor"),
+                "{fault}: {err}"
+            );
             assert!(err.contains("motors stopped"), "{fault}: {err}");
         }
     }
@@ -232,6 +245,9 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
     child.wait().ok();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("interrupted after") && err.contains("motors stopped"), "{err}");
+    assert!(
+        err.contains("interrupted after") && err.contains("motors stopped"),
+        "{err}"
+    );
     assert!(err.contains("Top,Right,Front,Bottom,Left,Back"), "{err}");
 }

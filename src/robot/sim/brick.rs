@@ -37,7 +37,9 @@ enum Job {
         elapsed: f64,
     },
     /// OUTPUT_SPEED/POWER + START: runs until stopped.
-    Run { v: f64 },
+    Run {
+        v: f64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -162,7 +164,9 @@ impl SimMotor {
     }
 
     fn speed_pct(&self) -> i8 {
-        (self.v / self.full_speed * 100.0).round().clamp(-100.0, 100.0) as i8
+        (self.v / self.full_speed * 100.0)
+            .round()
+            .clamp(-100.0, 100.0) as i8
     }
 }
 
@@ -418,7 +422,10 @@ impl Brick {
         // The arm swinging over the top collides with a sensor arm over the cube.
         if new_region == Region::Tilting && sensor_over_cube && da > 0.0 {
             self.motors[0].phys = a_before;
-            self.block(0, "tilt arm hit the colour-sensor arm (sensor not at clear)".into());
+            self.block(
+                0,
+                "tilt arm hit the colour-sensor arm (sensor not at clear)".into(),
+            );
         }
         if new_region != self.arm_region {
             if matches!(self.arm_region, Region::Away | Region::Between)
@@ -442,7 +449,10 @@ impl Brick {
         if self.arm_region == Region::Tilting && !self.seated && !self.tilting && da > 0.0 {
             // Swinging up from away without seating at hold: the arm strikes the cube.
             self.motors[0].phys = a_before;
-            self.block(0, "tilt with the arm coming from away (not seated at hold first)".into());
+            self.block(
+                0,
+                "tilt with the arm coming from away (not seated at hold first)".into(),
+            );
         }
         let a = self.motors[0].phys;
         if a >= self.physics.arm_apex && !self.tilting && da > 0.0 {
@@ -688,7 +698,9 @@ impl Brick {
         match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
             Param::Global(o) => Ok((true, o)),
             Param::Local(o) => Ok((false, o)),
-            other => Err(format!("output parameter must be a variable, got {other:?}")),
+            other => Err(format!(
+                "output parameter must be a variable, got {other:?}"
+            )),
         }
     }
 
@@ -857,23 +869,25 @@ impl Brick {
                         }
                         self.int(ops, s)?;
                         for &m in &ms {
-                            let vmax = speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
+                            let vmax =
+                                speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
                             let dir = speed.signum() as f64;
-                            let job = if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
-                                Job::Step {
-                                    dir,
-                                    vmax,
-                                    r: p,
-                                    done: 0.0,
-                                }
-                            } else {
-                                Job::Time {
-                                    dir,
-                                    vmax,
-                                    t: p.map(|ms| ms / 1000.0),
-                                    elapsed: 0.0,
-                                }
-                            };
+                            let job =
+                                if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
+                                    Job::Step {
+                                        dir,
+                                        vmax,
+                                        r: p,
+                                        done: 0.0,
+                                    }
+                                } else {
+                                    Job::Time {
+                                        dir,
+                                        vmax,
+                                        t: p.map(|ms| ms / 1000.0),
+                                        elapsed: 0.0,
+                                    }
+                                };
                             if speed != 0 {
                                 self.start_job(m, job);
                             }
@@ -985,7 +999,11 @@ impl Brick {
                     self.write(s, d, &bytes)?;
                 }
             }
-            other => return Err(format!("INPUT_DEVICE sub-command 0x{other:02X} not simulated")),
+            other => {
+                return Err(format!(
+                    "INPUT_DEVICE sub-command 0x{other:02X} not simulated"
+                ))
+            }
         }
         Ok(true)
     }
@@ -1081,7 +1099,8 @@ mod tests {
         assert!(b.handle(&h("08 00 2B 00 80 00 00 82 1B 05")).is_none());
         // E10 reset + clear count.
         assert_eq!(
-            b.handle(&h("0B 00 08 00 00 00 00 A2 00 02 B2 00 02")).unwrap(),
+            b.handle(&h("0B 00 08 00 00 00 00 A2 00 02 B2 00 02"))
+                .unwrap(),
             h("03 00 08 00 02")
         );
         // E8 count of C after clearing it: 0.
@@ -1096,10 +1115,14 @@ mod tests {
             h("04 00 04 00 02 00")
         );
         // E6 RGB-RAW: 12 bytes of global memory.
-        let r = b.handle(&h("0F 00 03 00 00 0C 00 99 1C 00 01 1D 04 03 60 64 68")).unwrap();
+        let r = b
+            .handle(&h("0F 00 03 00 00 0C 00 99 1C 00 01 1D 04 03 60 64 68"))
+            .unwrap();
         assert_eq!(&r[..5], &h("0F 00 03 00 02")[..]);
         // E12 IR proximity on port 4 (index 3): type 33 as LC1.
-        let r = b.handle(&h("0E 00 0B 00 00 04 00 99 1D 00 03 81 21 00 01 60")).unwrap();
+        let r = b
+            .handle(&h("0E 00 0B 00 00 04 00 99 1D 00 03 81 21 00 01 60"))
+            .unwrap();
         assert_eq!(r, h("07 00 0B 00 02 00 00 D0 41"));
         // E15: unknown opcode → error reply with the same global size.
         assert_eq!(
@@ -1146,10 +1169,15 @@ mod tests {
         let mut b = brick();
         // E3: a blocking move of B; its reply comes when the move is done.
         assert!(b
-            .handle(&h("13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"))
+            .handle(&h(
+                "13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
+            ))
             .is_none());
         // A reply command meanwhile is refused, a no-reply one ignored.
-        assert_eq!(b.handle(&h("06 00 09 00 00 00 00 01")).unwrap(), h("03 00 09 00 04"));
+        assert_eq!(
+            b.handle(&h("06 00 09 00 00 00 00 01")).unwrap(),
+            h("03 00 09 00 04")
+        );
         assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
         b.advance(0.3);
         assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
@@ -1158,7 +1186,9 @@ mod tests {
         // 270° of the turntable at the table = one spin with the arm away.
         let mut expect = FaceletCube::solved(Size::Three);
         expect
-            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1).as_move().unwrap()]))
+            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1)
+                .as_move()
+                .unwrap()]))
             .unwrap();
         assert_eq!(b.cube(), expect);
     }
@@ -1199,7 +1229,11 @@ mod mechanics {
         let mut b = brick();
         // Arm A +200° in one move (no stop at hold), wait.
         run(&mut b, "AE 00 01 81 28 00 82 C8 00 00 01 AA 00 01");
-        assert!(b.log.iter().any(|l| l.contains("coming from away")), "{:?}", b.log);
+        assert!(
+            b.log.iter().any(|l| l.contains("coming from away")),
+            "{:?}",
+            b.log
+        );
         assert!(b.cube().is_solved());
     }
 
@@ -1211,13 +1245,21 @@ mod mechanics {
         run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 AA 00 02");
         let mut expect = FaceletCube::solved(Size::Three);
         expect
-            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Turn(1).as_move().unwrap()]))
+            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Turn(1)
+                .as_move()
+                .unwrap()]))
             .unwrap();
         assert_eq!(b.cube(), expect);
         // Sensor arm over the centre, then tilt: the arms collide.
         run(&mut b, "AE 00 04 81 C4 00 82 EE 02 00 01 AA 00 04");
         run(&mut b, "AE 00 01 81 28 00 81 5A 00 01 AA 00 01");
-        assert!(b.log.iter().any(|l| l.contains("hit the colour-sensor arm")), "{:?}", b.log);
+        assert!(
+            b.log
+                .iter()
+                .any(|l| l.contains("hit the colour-sensor arm")),
+            "{:?}",
+            b.log
+        );
         assert_eq!(b.cube(), expect, "no tilt happened");
     }
 
@@ -1227,6 +1269,12 @@ mod mechanics {
         run(&mut b, "AE 00 01 81 28 00 81 37 00 01 AA 00 01"); // arm to 55°: neither
         run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 A6 00 02");
         b.advance(1.0);
-        assert!(b.log.iter().any(|l| l.contains("neither clear nor holding")), "{:?}", b.log);
+        assert!(
+            b.log
+                .iter()
+                .any(|l| l.contains("neither clear nor holding")),
+            "{:?}",
+            b.log
+        );
     }
 }
