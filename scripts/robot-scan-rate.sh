@@ -10,10 +10,11 @@ one() {
   exec 3< <("$CUBOT" sim --pty --seed "$seed" --speed "$speed" --palette "$palette" 2>/dev/null)
   simpid=$!
   read -r path <&3; read -r cube <&3
-  got=$("$CUBOT" scan --robot --port "$path" 2>/dev/null | head -1 | cut -d' ' -f1)
-  code=$?
+  err=$(mktemp)
+  got=$("$CUBOT" scan --robot --port "$path" 2>"$err" | head -1 | cut -d' ' -f1)
   kill "$simpid" 2>/dev/null
-  if [ "$got" = "$cube" ]; then echo "ok $seed"; else echo "FAIL $seed got=$got want=$cube"; fi
+  if [ "$got" = "$cube" ]; then echo "ok $seed"; else echo "FAIL $seed got=$got want=$cube $(head -c 300 "$err")"; fi
+  rm -f "$err"
 }
 export -f one; export CUBOT palette speed
 seq "$first" $((first + count - 1)) | xargs -P "$jobs" -I{} bash -c 'one {}' |
