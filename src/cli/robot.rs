@@ -41,6 +41,9 @@ pub struct SimArgs {
     /// Start from this cube (facelet string in the robot frame) instead of a random one.
     #[arg(long, value_name = "STATE")]
     pub start: Option<String>,
+    /// Transport latency added to every reply, in simulated ms (USB ≈ 10, Bluetooth ≈ 60).
+    #[arg(long, default_value_t = 0.0)]
+    pub latency: f64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -166,6 +169,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         faults,
         start,
         size,
+        latency_ms: a.latency,
         ..SimConfig::default()
     })?;
     {

@@ -251,3 +251,22 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
     );
     assert!(err.contains("Top,Right,Front,Bottom,Left,Back"), "{err}");
 }
+
+#[test]
+#[ignore = "measurement: prints the simulated scan time with Bluetooth latency"]
+fn measure_scan_time_with_bluetooth_latency() {
+    let h = sim_with(SimConfig {
+        seed: 41,
+        speed: 4.0,
+        latency_ms: 60.0,
+        ..SimConfig::default()
+    });
+    let mut r = connect(&h);
+    r.home().unwrap();
+    let t0 = h.clock();
+    r.scan(Size::Three, &mut |_| {}).unwrap();
+    eprintln!(
+        "colour-sensor scan with 60 ms latency: {:.1} simulated seconds",
+        h.clock() - t0
+    );
+}
