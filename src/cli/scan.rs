@@ -39,8 +39,11 @@ pub struct ScanArgs {
 }
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
+    if a.robot {
+        return super::robot::scan_robot(a.port.as_deref(), g);
+    }
     if a.images.is_some() || a.camera.is_some() {
         return super::scan_images::scan(a, g);
     }
-    anyhow::bail!("scanning with the robot is not part of this build yet (use --images DIR or --camera INDEX)")
+    anyhow::bail!("say what to scan: --images DIR, --camera INDEX, or --robot --port PATH")
 }

@@ -5,4 +5,9 @@
 //! Level: depends on `cube`, `solver` (N-best selection) and `color` (the simulator's
 //! sensor model). No printing.
 
+pub mod ev3;
+pub mod mindcub3r;
 pub mod model;
+pub mod protocol;
+pub mod sim;
+pub mod transport;
