@@ -6,3 +6,4 @@
 //! sensor model). No printing.
 
 pub mod model;
+pub mod planner;
