@@ -556,7 +556,11 @@ impl Planner {
 
     /// Plans every candidate and returns the index and plan of the cheapest (ties: the
     /// fewer face turns, then the earlier candidate).
-    pub fn choose(&self, candidates: &[Alg], start: RobotState) -> Result<(usize, Plan), PlanError> {
+    pub fn choose(
+        &self,
+        candidates: &[Alg],
+        start: RobotState,
+    ) -> Result<(usize, Plan), PlanError> {
         let mut best: Option<(usize, Plan)> = None;
         for (i, alg) in candidates.iter().enumerate() {
             let plan = self.plan(alg, start)?;
@@ -657,7 +661,11 @@ impl Symmetry {
                 // Symbols follow the colours: new label g shows the symbol of the face that
                 // maps to g.
                 std::array::from_fn(|g| {
-                    let f = self.to_new.iter().position(|&n| n.index() == g).expect("perm");
+                    let f = self
+                        .to_new
+                        .iter()
+                        .position(|&n| n.index() == g)
+                        .expect("perm");
                     cube.symbols()[f]
                 }),
             )
@@ -675,7 +683,14 @@ impl Symmetry {
                             .iter()
                             .position(|&n| n == g)
                             .expect("permutation")];
-                        Move::face(f, if self.mirror { m.turn.inverse() } else { m.turn })
+                        Move::face(
+                            f,
+                            if self.mirror {
+                                m.turn.inverse()
+                            } else {
+                                m.turn
+                            },
+                        )
                     }
                     _ => *m,
                 })
@@ -815,7 +830,12 @@ mod tests {
         let cube = random_state(Size::Three, &mut rng);
         let mut o = Orientation::IDENTITY;
         let mut robot = cube.clone();
-        for p in [Primitive::Tilt, Primitive::Spin(1), Primitive::Tilt, Primitive::Spin(2)] {
+        for p in [
+            Primitive::Tilt,
+            Primitive::Spin(1),
+            Primitive::Tilt,
+            Primitive::Spin(2),
+        ] {
             o = o.after(p);
             apply_primitives(&mut robot, &[p]);
             assert_eq!(view(&cube, &o).colors(), robot.colors());
@@ -845,7 +865,12 @@ mod tests {
             let b = CubieCube::default().apply_alg(&p.alg).unwrap();
             assert_eq!(a, b);
             check_plan(&cube, &p.alg, start, &p);
-            assert!(p.seconds <= g.seconds + 1e-9, "{} > {}", p.seconds, g.seconds);
+            assert!(
+                p.seconds <= g.seconds + 1e-9,
+                "{} > {}",
+                p.seconds,
+                g.seconds
+            );
         }
     }
 
@@ -915,9 +940,14 @@ mod tests {
                 let t2 = s.apply(&target);
                 let mut alg2 = Vec::new();
                 for m in alg.moves() {
-                    let MoveKind::Face(f) = m.kind else { unreachable!() };
+                    let MoveKind::Face(f) = m.kind else {
+                        unreachable!()
+                    };
                     let g = s.to_new[f.index()];
-                    alg2.push(Move::face(g, if s.mirror { m.turn.inverse() } else { m.turn }));
+                    alg2.push(Move::face(
+                        g,
+                        if s.mirror { m.turn.inverse() } else { m.turn },
+                    ));
                 }
                 let alg2 = Alg::from_moves(alg2);
                 let mut reached = c2.clone();
@@ -940,7 +970,10 @@ mod tests {
     fn non_face_moves_are_rejected() {
         let planner = Planner::new(CostModel::default());
         let e = planner
-            .plan(&Alg::parse("R x U").unwrap(), RobotState::new(Orientation::IDENTITY))
+            .plan(
+                &Alg::parse("R x U").unwrap(),
+                RobotState::new(Orientation::IDENTITY),
+            )
             .unwrap_err();
         assert!(matches!(e, PlanError::NotFaceTurn { index: 1, .. }));
         assert_eq!(
