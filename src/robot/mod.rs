@@ -5,6 +5,7 @@
 //! Level: depends on `cube`, `solver` (N-best selection) and `color` (the simulator's
 //! sensor model). No printing.
 
+pub mod frames;
 pub mod journal;
 pub mod line;
 pub mod line_sim;

@@ -749,28 +749,7 @@ pub fn apply_primitives(cube: &mut FaceletCube, prims: &[Primitive]) {
 /// The cube turned whole so that it is seen from `orientation` (robot frame): the sticker at
 /// each robot position. `orientation.at(p)` is the cube face at robot position `p`.
 pub fn view(cube: &FaceletCube, orientation: &Orientation) -> FaceletCube {
-    let size = cube.size();
-    let pf = size.per_face();
-    // The rotation that takes the identity to `orientation`.
-    let sym = Symmetry::all(false)
-        .into_iter()
-        .find(|s| {
-            let mut o = Orientation::IDENTITY;
-            for m in s.rotation.moves() {
-                let p = if m.kind == MoveKind::Rotation(Axis::X) {
-                    Primitive::Tilt
-                } else {
-                    Primitive::Spin(1)
-                };
-                o = o.after(p);
-            }
-            o == *orientation
-        })
-        .expect("one of the 24 orientations");
-    let mut c = cube.clone();
-    c.apply(&sym.rotation).expect("rotation");
-    debug_assert_eq!(c.colors().len(), 6 * pf);
-    c
+    super::frames::to_robot(cube, orientation)
 }
 
 /// Whether `cube` shows the colouring `target` in some whole-cube orientation.
