@@ -4,5 +4,7 @@
 //! Level: depends on `cube` only. No printing.
 
 pub mod raw;
+pub mod synth;
 
 pub use raw::{RawScan, RawScanError, Scale};
+pub use synth::{synth_scan, Appearance, Conditions, Palette};
