@@ -26,12 +26,13 @@
 //!
 //! | verb | arguments | reply |
 //! |------|-----------|-------|
-//! | `CAPS` | — | `OK proto=1 name=<id> faces=<which of URFDLB have a motor> parallel=0\|1 quarter_ms=<ms> half_ms=<ms> speed=<pct> state=0\|1` |
+//! | `CAPS` | — | `OK proto=1 name=<id> faces=<which of URFDLB have a motor> parallel=0\|1 quarter_ms=<ms> half_ms=<ms> speed=<pct> state=0\|1 scan=0\|1 size=3\|2 [scale=...]` |
 //! | `HOME` | — | `OK` once every face is square (needed once before `MOVE`) |
 //! | `SPEED` | `<pct>` 1..=100 | `OK speed=<pct>`; turn times scale with 100/pct |
 //! | `MOVE` | tokens | `OK moves=<n>` after all; each token is a face turn in Singmaster (`R`, `U'`, `F2`) or, when `parallel=1`, two turns of opposite faces joined by `+` (`U+D'`) made at the same time |
 //! | `STOP` | — | `OK`; a `MOVE` in progress stops after its current token and answers `ERR STOPPED` |
 //! | `STATE` | — | `OK state=<facelets>` (only when `state=1`: simulators, or robots that track their cube) |
+//! | `SCAN` | [sticker indices] | `OK scan=r,g,b;r,g,b;...` (only when `scan=1`: robots with colour sensors or cameras): one reading per sticker in URFDLB facelet order (or of the stickers named, in that order), on the scale given by `CAPS` `scale=rgb8\|ev3-raw\|unit` |
 //!
 //! Error codes: `SYNTAX` (unreadable line or token), `VERB` (unknown verb), `FACE` (no motor
 //! for that face), `PARALLEL` (a `+` token on a robot without `parallel=1`, or not opposite
@@ -117,6 +118,10 @@ pub struct LineCaps {
     pub speed: u32,
     /// Whether `STATE` answers.
     pub state: bool,
+    /// Whether `SCAN` answers, and on which scale.
+    pub scan: Option<crate::color::raw::Scale>,
+    /// Cube size the robot is built for (3 or 2).
+    pub size: u32,
 }
 
 impl LineCaps {
@@ -131,7 +136,11 @@ impl LineCaps {
             half_ms: 0,
             speed: 100,
             state: false,
+            scan: None,
+            size: 3,
         };
+        let mut scan = false;
+        let mut scale = crate::color::raw::Scale::Rgb8;
         let num = |k: &str, v: &str| -> Result<u32, String> {
             v.parse::<u32>()
                 .map_err(|_| format!("{k}={v:?} is not a number"))
@@ -156,8 +165,18 @@ impl LineCaps {
                 "half_ms" => caps.half_ms = num(k, v)?,
                 "speed" => caps.speed = num(k, v)?.clamp(1, 100),
                 "state" => caps.state = v == "1",
+                "scan" => scan = v == "1",
+                "scale" => {
+                    scale = serde_json::from_value(serde_json::Value::String(v.to_string()))
+                        .map_err(|_| format!("scale={v:?} (rgb8, ev3-raw, unit)"))?
+                }
+                "size" => caps.size = num(k, v)?,
                 _ => {} // unknown keys are for newer hosts
             }
+        }
+        caps.scan = scan.then_some(scale);
+        if caps.size != 2 && caps.size != 3 {
+            return Err(format!("size={} (2 or 3)", caps.size));
         }
         if caps.proto != 1 {
             return Err(format!(
@@ -180,7 +199,7 @@ impl LineCaps {
     /// The `CAPS` reply words.
     pub fn to_words(&self) -> String {
         format!(
-            "proto={} name={} faces={} parallel={} quarter_ms={} half_ms={} speed={} state={}",
+            "proto={} name={} faces={} parallel={} quarter_ms={} half_ms={} speed={} state={} size={} scan={}{}",
             self.proto,
             self.name,
             self.faces.iter().map(|f| f.letter()).collect::<String>(),
@@ -188,7 +207,19 @@ impl LineCaps {
             self.quarter_ms,
             self.half_ms,
             self.speed,
-            u8::from(self.state)
+            u8::from(self.state),
+            self.size,
+            u8::from(self.scan.is_some()),
+            match self.scan {
+                Some(sc) => format!(
+                    " scale={}",
+                    serde_json::to_value(sc)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                ),
+                None => String::new(),
+            }
         )
     }
 
@@ -494,6 +525,8 @@ impl LineRobot {
                 half_ms: 1,
                 speed: 100,
                 state: false,
+                scan: None,
+                size: 3,
             },
             timeouts,
             time_scale: 1.0,
@@ -539,6 +572,48 @@ impl LineRobot {
                 line: words.clone(),
                 reason: "no state=".into(),
             })
+    }
+
+    /// Reads stickers (all in URFDLB order when `stickers` is empty).
+    pub fn scan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, LineError> {
+        let mut cmd = String::from("SCAN");
+        for s in stickers {
+            cmd.push_str(&format!(" {s}"));
+        }
+        let words = self.command(&cmd, Duration::from_secs(10), &mut |_, _| {})?;
+        let bad = |reason: String| LineError::Protocol {
+            command: "SCAN".into(),
+            line: words.clone(),
+            reason,
+        };
+        let list = words
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("scan="))
+            .ok_or_else(|| bad("no scan=".into()))?;
+        let mut out = Vec::new();
+        for triple in list.split(';').filter(|t| !t.is_empty()) {
+            let v: Vec<f64> = triple
+                .split(',')
+                .map(|x| x.parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad(format!("{triple:?} is not r,g,b")))?;
+            let [r, g, b] = v[..] else {
+                return Err(bad(format!("{triple:?} is not r,g,b")));
+            };
+            if !(r.is_finite() && g.is_finite() && b.is_finite()) || r < 0.0 || g < 0.0 || b < 0.0 {
+                return Err(bad(format!("{triple:?} is not a reading")));
+            }
+            out.push([r, g, b]);
+        }
+        let want = if stickers.is_empty() {
+            6 * (self.caps.size as usize).pow(2)
+        } else {
+            stickers.len()
+        };
+        if out.len() != want {
+            return Err(bad(format!("{} readings, expected {want}", out.len())));
+        }
+        Ok(out)
     }
 
     /// Executes steps in one `MOVE` line; `done(i, step)` is called as each finishes.

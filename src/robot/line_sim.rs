@@ -30,6 +30,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::line::{parse_token, LineCaps};
+use crate::color::raw::Scale;
+use crate::color::synth::{Appearance, Conditions, Palette};
 use crate::cube::{random_state, Alg, Face, FaceletCube, Move, Size};
 
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +99,8 @@ pub struct LineSimConfig {
     /// The cube it holds; a seeded random one of `size` when `None`.
     pub start: Option<FaceletCube>,
     pub size: Size,
+    /// The cube's stickers as its colour sensors see them.
+    pub palette: Palette,
 }
 
 impl Default for LineSimConfig {
@@ -113,16 +117,21 @@ impl Default for LineSimConfig {
                 half_ms: 300,
                 speed: 100,
                 state: true,
+                scan: Some(Scale::Rgb8),
+                size: 3,
             },
             faults: Vec::new(),
             start: None,
             size: Size::Three,
+            palette: Palette::Standard,
         }
     }
 }
 
 struct Shared {
     cube: FaceletCube,
+    /// Which physical sticker is at each facelet (for stable wear across re-reads).
+    ids: Vec<usize>,
     clock: f64,
 }
 
@@ -191,10 +200,14 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
         .start
         .clone()
         .unwrap_or_else(|| random_state(cfg.size, &mut rng));
+    let mut cfg = cfg;
+    cfg.caps.size = initial.size().n() as u32;
     let shared = Arc::new(Mutex::new(Shared {
         cube: initial.clone(),
+        ids: (0..initial.size().stickers()).collect(),
         clock: 0.0,
     }));
+    let appearance = Appearance::new(cfg.palette, Conditions::for_palette(cfg.palette), cfg.seed);
     let stop = Arc::new(AtomicBool::new(false));
     let mut sim = Sim {
         master: pty.master,
@@ -209,6 +222,8 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
         silent: false,
         last: None,
         speed_pct: 0,
+        appearance,
+        rng: ChaCha8Rng::seed_from_u64(cfg_seed_noise(&shared)),
     };
     sim.speed_pct = sim.cfg.caps.speed;
     let thread = std::thread::Builder::new()
@@ -239,6 +254,20 @@ struct Sim {
     /// Last seq and every reply line it got (replayed on a resend).
     last: Option<(u16, Vec<String>)>,
     speed_pct: u32,
+    appearance: Appearance,
+    rng: ChaCha8Rng,
+}
+
+fn cfg_seed_noise(shared: &Arc<Mutex<Shared>>) -> u64 {
+    // Per-read noise differs from the appearance's seed but stays reproducible.
+    shared
+        .lock()
+        .map(|s| {
+            s.cube.colors().iter().fold(0x9e37_79b9_u64, |h, f| {
+                h.wrapping_mul(31).wrapping_add(f.index() as u64)
+            })
+        })
+        .unwrap_or(0)
 }
 
 impl Sim {
@@ -368,8 +397,51 @@ impl Sim {
                 self.reply(seq, &format!("OK state={s}"), dropped)
             }
             "MOVE" => self.moves(seq, &args, dropped),
+            "SCAN" => self.scan(seq, &args, dropped),
             other => self.reply(seq, &format!("ERR VERB unknown verb {other:?}"), dropped),
         }
+    }
+
+    fn scan(&mut self, seq: u16, args: &[String], dropped: bool) {
+        let Some(scale) = self.cfg.caps.scan else {
+            return self.reply(seq, "ERR UNSUPPORTED no colour sensors", dropped);
+        };
+        let got = self
+            .shared
+            .lock()
+            .map(|s| (s.cube.clone(), s.ids.clone()))
+            .ok();
+        let Some((cube, ids)) = got else {
+            return self.reply(seq, "ERR UNSUPPORTED simulator state lost", dropped);
+        };
+        let n = cube.size().stickers();
+        let mut which = Vec::new();
+        for a in args {
+            match a.parse::<usize>() {
+                Ok(i) if i < n => which.push(i),
+                _ => return self.reply(seq, &format!("ERR RANGE sticker {a:?} (0..{n})"), dropped),
+            }
+        }
+        if which.is_empty() {
+            which = (0..n).collect();
+        }
+        let three = |i: usize| match cube.size() {
+            Size::Three => i,
+            Size::Two => (i / 4) * 9 + [0, 2, 6, 8][i % 4],
+        };
+        let mut parts = Vec::new();
+        for &i in &which {
+            let v = self.appearance.reading(
+                cube.colors()[i],
+                three(ids[i]),
+                three(i),
+                scale,
+                &mut self.rng,
+            );
+            parts.push(format!("{},{},{}", v[0], v[1], v[2]));
+        }
+        std::thread::sleep(Duration::from_secs_f64(0.5 / self.cfg.speed.max(1e-6)));
+        self.reply(seq, &format!("OK scan={}", parts.join(";")), dropped)
     }
 
     fn moves(&mut self, seq: u16, args: &[String], dropped: bool) {
@@ -434,7 +506,12 @@ impl Sim {
             let secs = caps.step_seconds(step);
             std::thread::sleep(Duration::from_secs_f64(secs / self.cfg.speed.max(1e-6)));
             if let Ok(mut s) = self.shared.lock() {
-                let _ = s.cube.apply(&Alg::from_moves(step.clone()));
+                let alg = Alg::from_moves(step.clone());
+                let _ = s.cube.apply(&alg);
+                let size = s.cube.size();
+                for m in &step.clone() {
+                    s.ids = m.permutation(size).apply(&s.ids);
+                }
                 s.clock += secs;
             }
             self.reply(
@@ -579,5 +656,39 @@ mod tests {
         r.set_speed(50).unwrap();
         assert!(parse_faults("melt@2").is_err());
         assert!(parse_faults("stall@x").is_err());
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+    use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
+
+    #[test]
+    fn scan_reads_every_sticker_and_rereads_stably() {
+        let h = spawn_pty(LineSimConfig {
+            speed: 1000.0,
+            seed: 3,
+            ..Default::default()
+        })
+        .unwrap();
+        let link = TtyLink::open(h.path(), None).unwrap();
+        let mut r = LineRobot::connect(Box::new(link), LineTimeouts::default()).unwrap();
+        assert_eq!(r.caps().scan, Some(Scale::Rgb8));
+        let all = r.scan(&[]).unwrap();
+        assert_eq!(all.len(), 54);
+        let again = r.scan(&[4, 13]).unwrap();
+        assert_eq!(again.len(), 2);
+        for (k, &i) in [4usize, 13].iter().enumerate() {
+            for c in 0..3 {
+                assert!(
+                    (again[k][c] - all[i][c]).abs() < 40.0,
+                    "{:?} vs {:?}",
+                    again[k],
+                    all[i]
+                );
+            }
+        }
+        assert!(r.scan(&[54]).is_err());
     }
 }
