@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::model::Primitive;
+use super::model::{Orientation, Primitive};
 use crate::cube::{Face, FaceletCube, Size};
 
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +65,8 @@ pub struct JournalStart {
     pub target: String,
     /// The robot-frame cube when execution began.
     pub state: String,
+    /// Its orientation relative to the first scan's frame.
+    pub orientation: Orientation,
     /// The face-turn solution being executed.
     pub solution: String,
     pub planned_seconds: f64,
@@ -81,6 +83,9 @@ enum Line {
         action: Action,
         state: String,
         seconds: f64,
+        /// The cube's orientation in the robot relative to the first scan's frame.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        orientation: Option<Orientation>,
     },
     End {
         reached_target: bool,
@@ -165,6 +170,7 @@ impl Journal {
         &mut self,
         action: Action,
         state: &FaceletCube,
+        orientation: Option<Orientation>,
         seconds: f64,
     ) -> Result<(), JournalError> {
         self.steps += 1;
@@ -174,6 +180,7 @@ impl Journal {
             action,
             state,
             seconds,
+            orientation,
         })
     }
 
@@ -198,6 +205,8 @@ pub struct JournalRecord {
     /// Robot-frame cube after the last confirmed step (first-scan naming).
     pub state: FaceletCube,
     pub seconds: f64,
+    /// Orientation relative to the first scan's frame after the last confirmed step.
+    pub orientation: Orientation,
     /// `Some(reached)` if the run ended normally.
     pub ended: Option<bool>,
     pub interrupted: Option<String>,
@@ -232,7 +241,9 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                     .ok_or_else(|| fmt(1, format!("bad symbols {:?}", start.symbols)))?;
                 let state = decode(&start.state, &symbols)
                     .ok_or_else(|| fmt(1, format!("bad state {:?}", start.state)))?;
+                let orientation = start.orientation;
                 rec = Some(JournalRecord {
+                    orientation,
                     start,
                     symbols,
                     steps: 0,
@@ -246,10 +257,17 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
             (_, None) => return Err(fmt(i + 1, "no start line before it".into())),
             (
                 Line::Step {
-                    n, state, seconds, ..
+                    n,
+                    state,
+                    seconds,
+                    orientation,
+                    ..
                 },
                 Some(r),
             ) => {
+                if let Some(o) = orientation {
+                    r.orientation = o;
+                }
                 r.state = decode(&state, &r.symbols)
                     .ok_or_else(|| fmt(i + 1, format!("bad state {state:?}")))?;
                 r.steps = n;
@@ -292,6 +310,7 @@ mod tests {
             first_scan: first.to_string(),
             target: first.to_string(),
             state: encode(&robot, &symbols),
+            orientation: Orientation::IDENTITY,
             solution: "R".into(),
             planned_seconds: 1.0,
             plan: vec![Action::Primitive(Primitive::Tilt)],
@@ -299,8 +318,13 @@ mod tests {
         let mut j = Journal::create(&path, &start).unwrap();
         let mut after = robot.clone();
         after.apply(&Alg::parse("x").unwrap()).unwrap();
-        j.step(Action::Primitive(Primitive::Tilt), &after, 0.7)
-            .unwrap();
+        j.step(
+            Action::Primitive(Primitive::Tilt),
+            &after,
+            Some(Orientation::IDENTITY.after(Primitive::Tilt)),
+            0.7,
+        )
+        .unwrap();
         drop(j);
         // A half-written line at the end is ignored.
         std::fs::OpenOptions::new()
@@ -314,6 +338,10 @@ mod tests {
         assert_eq!(rec.state.colors(), after.colors());
         assert_eq!(encode(&rec.state, &rec.symbols), encode(&after, &symbols));
         assert_eq!(rec.start, start);
+        assert_eq!(
+            rec.orientation,
+            Orientation::IDENTITY.after(Primitive::Tilt)
+        );
         assert!(rec.ended.is_none());
     }
 

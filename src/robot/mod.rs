@@ -10,4 +10,5 @@ pub mod journal;
 pub mod line;
 pub mod line_sim;
 pub mod model;
+pub mod pipeline;
 pub mod planner;
