@@ -1,35 +1,472 @@
-//! `resolve`, `calibrate`, `synth-scan` (filled in by the colour work).
+//! `resolve`, `calibrate`, `synth-scan` and `bench resolve`.
 
-use super::{CmdResult, Global};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde_json::json;
+
+use super::output::json_line;
+use super::{CmdResult, Exit, Global};
+use crate::color::calibrate::{calibrate as learn, CalibrateError};
+use crate::color::resolve::facelet_names;
+use crate::color::svg::resolution_svg;
+use crate::color::synth::{synth_scan as synthesize, Appearance, Conditions, Palette};
+use crate::color::{
+    resolve as resolve_scan, Profile, RawScan, ResolveError, ResolveOptions, Scale,
+};
+use crate::cube::{random_state, FaceletCube, Size};
 
 #[derive(clap::Args, Debug)]
 pub struct ResolveArgs {
-    pub scan: std::path::PathBuf,
+    /// A scan file (JSON: size, facelets [[r,g,b] x 54|24], optional scale). The shared
+    /// real-data case files work as they are.
+    pub scan: PathBuf,
+    /// A colour profile learned by `cubot calibrate` (a prior, not a requirement).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Print the best legal cube even when a rival is too close to call (exit 0).
+    #[arg(long)]
+    pub best_effort: bool,
+    /// Draw the measured net, the resolved net and the a*b* clusters to this SVG file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// k-means seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Doubt threshold in nats (a rival legal cube closer than this is "too close").
+    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS)]
+    pub doubt: f64,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
-    pub scan: std::path::PathBuf,
+    /// A scan of a solved cube.
+    pub scan: PathBuf,
+    /// Where to write the profile (TOML).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// A name stored in the profile.
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
-pub struct SynthScanArgs {}
-
-pub fn resolve(_a: ResolveArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("the colour resolver is not part of this build yet")
+pub struct SynthScanArgs {
+    /// standard, no-white, fluorescent or faded.
+    #[arg(long, default_value = "standard")]
+    pub palette: Palette,
+    /// Seed (cube state, appearance and noise).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output scale: rgb8 (camera sRGB), ev3-raw (EV3 RGB-RAW counts) or unit.
+    #[arg(long, default_value = "rgb8", value_parser = parse_scale)]
+    pub scale: Scale,
+    /// How many scans (one JSON object a line when more than one).
+    #[arg(long, default_value_t = 1)]
+    pub count: usize,
+    /// Cube size.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub size: u8,
+    /// A state to scan (facelet string or `solved`); random when left out.
+    #[arg(long)]
+    pub state: Option<String>,
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
 }
 
-pub fn calibrate(_a: CalibrateArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("the colour resolver is not part of this build yet")
+/// Overrides of the palette's preset conditions.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ConditionArgs {
+    /// σ of per-sticker log brightness.
+    #[arg(long)]
+    pub brightness_spread: Option<f64>,
+    /// Mean wear toward grey (0..1).
+    #[arg(long)]
+    pub fade: Option<f64>,
+    /// σ of the light's per-channel log cast (EV3: gain spread).
+    #[arg(long)]
+    pub cast: Option<f64>,
+    /// Light fall-off toward face corners (EV3: per-position level spread).
+    #[arg(long)]
+    pub vignette: Option<f64>,
+    /// Per-read noise (fraction of the signal).
+    #[arg(long)]
+    pub noise: Option<f64>,
+    /// Exposure (1 = white near full scale).
+    #[arg(long)]
+    pub exposure: Option<f64>,
 }
 
-pub fn synth_scan(_a: SynthScanArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("the colour resolver is not part of this build yet")
+impl ConditionArgs {
+    fn apply(&self, mut c: Conditions) -> Conditions {
+        let set = |v: &mut f64, o: Option<f64>| {
+            if let Some(x) = o {
+                *v = x;
+            }
+        };
+        set(&mut c.brightness_spread, self.brightness_spread);
+        set(&mut c.fade, self.fade);
+        set(&mut c.cast, self.cast);
+        set(&mut c.vignette, self.vignette);
+        set(&mut c.noise, self.noise);
+        set(&mut c.exposure, self.exposure);
+        c
+    }
+}
+
+fn parse_scale(s: &str) -> Result<Scale, String> {
+    match s {
+        "rgb8" => Ok(Scale::Rgb8),
+        "ev3-raw" | "ev3" => Ok(Scale::Ev3Raw),
+        "unit" => Ok(Scale::Unit),
+        _ => Err(format!(
+            "unknown scale {s:?}: expected rgb8, ev3-raw or unit"
+        )),
+    }
+}
+
+fn scale_name(s: Scale) -> &'static str {
+    match s {
+        Scale::Rgb8 => "rgb8",
+        Scale::Ev3Raw => "ev3-raw",
+        Scale::Unit => "unit",
+    }
+}
+
+/// Reads a scan file; every problem is an operational error (exit 2) naming the file.
+pub fn read_scan(path: &Path) -> anyhow::Result<RawScan> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))
+}
+
+fn load_profile(p: &Option<PathBuf>) -> anyhow::Result<Option<Profile>> {
+    p.as_ref()
+        .map(|p| Profile::load(p).map_err(anyhow::Error::from))
+        .transpose()
+}
+
+fn verdict_lines(res: &crate::color::Resolution) {
+    let size = res.cube.size();
+    for (i, s) in res.stickers.iter().enumerate() {
+        json_line(&json!({
+            "type": "sticker",
+            "index": i,
+            "facelet": crate::color::resolve::facelet_name(i, size),
+            "lab": s.lab.map(|v| (v * 100.0).round() / 100.0),
+            "face": s.face.letter().to_string(),
+            "margin": (s.margin * 100.0).round() / 100.0,
+            "runner_up": s.runner_up.map(|f| f.letter().to_string()),
+            "doubtful": res.doubtful.contains(&i),
+        }));
+    }
+}
+
+pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
+    let scan = read_scan(&a.scan)?;
+    let opts = ResolveOptions {
+        profile: load_profile(&a.calibration)?,
+        best_effort: a.best_effort,
+        seed: a.seed,
+        doubt_threshold: a.doubt,
+        ..ResolveOptions::default()
+    };
+    let size = scan.cube_size();
+    match resolve_scan(&scan, &opts) {
+        Ok(res) => {
+            if let Some(p) = &a.svg {
+                std::fs::write(p, resolution_svg(&res))
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+            }
+            if g.json {
+                json_line(&json!({
+                    "type": "resolution",
+                    "cube": res.cube.to_letters(),
+                    "confident": res.confident,
+                    "cube_margin": res.cube_margin,
+                    "doubtful": facelet_names(&res.doubtful, size).split_whitespace().collect::<Vec<_>>(),
+                }));
+                verdict_lines(&res);
+            } else {
+                println!("{}", res.cube.to_letters());
+                if g.verbose > 0 {
+                    eprintln!(
+                        "margin to the best rival legal cube: {}{:.1} nats{}",
+                        if res.rival_exact { "" } else { "≥ " },
+                        res.cube_margin,
+                        if res.confident {
+                            ""
+                        } else {
+                            " (best effort: not confident)"
+                        }
+                    );
+                }
+            }
+            Ok(Exit::Ok)
+        }
+        Err(ResolveError::Ambiguous {
+            doubtful,
+            margin,
+            best,
+        }) => {
+            if let Some(p) = &a.svg {
+                std::fs::write(p, resolution_svg(&best))
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+            }
+            let names = facelet_names(&doubtful, size);
+            if g.json {
+                json_line(&json!({
+                    "type": "doubt",
+                    "doubtful": names.split_whitespace().collect::<Vec<_>>(),
+                    "doubtful_indices": doubtful,
+                    "cube_margin": margin,
+                    "best": best.cube.to_letters(),
+                }));
+                verdict_lines(&best);
+            } else {
+                println!(
+                    "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {}; re-scan them or use --best-effort)",
+                    best.cube.to_letters()
+                );
+            }
+            Ok(Exit::No)
+        }
+        Err(ResolveError::NoLegalCube { expanded }) => {
+            if g.json {
+                json_line(
+                    &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
+                );
+            } else {
+                println!("invalid: no legal cube fits the readings (searched {expanded} nodes)");
+            }
+            Ok(Exit::No)
+        }
+        Err(e) => {
+            Err(anyhow::Error::from(e).context(format!("cannot resolve {}", a.scan.display())))
+        }
+    }
+}
+
+pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
+    let scan = read_scan(&a.scan)?;
+    match learn(&scan, a.name.clone(), 1) {
+        Ok(profile) => {
+            profile.save(&a.output)?;
+            if g.json {
+                json_line(
+                    &json!({"type": "profile", "path": a.output.display().to_string(), "gains": profile.gains, "colors": profile.colors.iter().map(|c| json!({"face": c.face.to_string(), "lab": c.lab, "spread": c.spread})).collect::<Vec<_>>()}),
+                );
+            } else {
+                println!("wrote {}", a.output.display());
+            }
+            Ok(Exit::Ok)
+        }
+        Err(CalibrateError::NotSolved { cube, off }) => {
+            if g.json {
+                json_line(&json!({"type": "not-solved", "cube": cube, "off": off}));
+            } else {
+                println!("not solved: the scan resolves to {cube}; stickers off their face: {off}");
+            }
+            Ok(Exit::No)
+        }
+        Err(CalibrateError::Resolve(ResolveError::Ambiguous { doubtful, .. })) => {
+            println!(
+                "doubt: stickers {} (calibrate needs a clear scan of a solved cube)",
+                facelet_names(&doubtful, scan.cube_size())
+            );
+            Ok(Exit::No)
+        }
+        Err(CalibrateError::Resolve(ResolveError::NoLegalCube { .. })) => {
+            println!("invalid: no legal cube fits the readings");
+            Ok(Exit::No)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn one_synthetic(
+    palette: Palette,
+    cond: Conditions,
+    scale: Scale,
+    size: Size,
+    seed: u64,
+    state: Option<&FaceletCube>,
+) -> (FaceletCube, RawScan) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let cube = match state {
+        Some(c) => c.clone(),
+        None => random_state(size, &mut rng),
+    };
+    let app = Appearance::new(palette, cond, seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let scan = synthesize(&cube, &app, scale, &mut rng);
+    (cube, scan)
+}
+
+pub fn synth_scan_cmd(a: SynthScanArgs, _g: &Global) -> CmdResult {
+    let size = Size::from_n(a.size as usize).expect("clap range");
+    let state = match &a.state {
+        Some(s) => {
+            Some(super::cube::parse_state(s, size).with_context(|| format!("bad --state {s:?}"))?)
+        }
+        None => None,
+    };
+    if let Some(s) = &state {
+        if s.size() != size {
+            bail!("--state is a {} but --size is {}", s.size(), size);
+        }
+    }
+    let cond = a.conditions.apply(Conditions::for_palette(a.palette));
+    for k in 0..a.count {
+        let seed = a.seed.wrapping_add(k as u64);
+        let (cube, mut scan) = one_synthetic(a.palette, cond, a.scale, size, seed, state.as_ref());
+        if let Some(serde_json::Value::Object(m)) = &mut scan.provenance {
+            m.insert("expected".into(), json!(cube.to_letters()));
+            m.insert("seed".into(), json!(seed));
+        }
+        if a.count == 1 {
+            println!("{}", scan.to_json());
+        } else {
+            println!("{}", serde_json::to_string(&scan)?);
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+pub fn synth_scan(a: SynthScanArgs, g: &Global) -> CmdResult {
+    synth_scan_cmd(a, g)
 }
 
 #[derive(clap::Args, Debug)]
-pub struct BenchResolveArgs {}
+pub struct BenchResolveArgs {
+    /// Scans per condition.
+    #[arg(long, default_value_t = 10_000)]
+    pub count: usize,
+    /// Palettes (comma-separated); all four when left out.
+    #[arg(long, value_delimiter = ',')]
+    pub palette: Vec<Palette>,
+    /// Scales (comma-separated): rgb8, ev3-raw, unit.
+    #[arg(long, value_delimiter = ',', value_parser = parse_scale, default_value = "rgb8,ev3-raw")]
+    pub scale: Vec<Scale>,
+    /// Cube size.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub size: u8,
+    /// First seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (timings are per scan on one thread each).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
+}
 
-pub fn bench(_a: BenchResolveArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("this benchmark is not part of this build yet")
+#[derive(Clone, Copy, PartialEq)]
+enum Outcome {
+    Exact,
+    Doubt,
+    Wrong,
+    Invalid,
+}
+
+pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
+    let size = Size::from_n(a.size as usize).expect("clap range");
+    let palettes = if a.palette.is_empty() {
+        Palette::ALL.to_vec()
+    } else {
+        a.palette.clone()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.max(1))
+        .build()?;
+    if !g.json {
+        println!(
+            "{:<12} {:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>10} {:>10}",
+            "palette",
+            "scale",
+            "scans",
+            "exact%",
+            "doubt%",
+            "WRONG",
+            "invalid",
+            "median ms",
+            "p99 ms"
+        );
+    }
+    let mut any_wrong = false;
+    for &palette in &palettes {
+        for &scale in &a.scale {
+            let cond = a.conditions.apply(Conditions::for_palette(palette));
+            let results: Vec<(Outcome, f64)> = pool.install(|| {
+                (0..a.count)
+                    .into_par_iter()
+                    .map(|k| {
+                        let seed = a.seed.wrapping_add(k as u64);
+                        let (cube, scan) = one_synthetic(palette, cond, scale, size, seed, None);
+                        let t = Instant::now();
+                        let r = resolve_scan(&scan, &ResolveOptions::default());
+                        let ms = t.elapsed().as_secs_f64() * 1e3;
+                        let o = match r {
+                            Ok(res) => {
+                                let same = match size {
+                                    Size::Three => res.cube.colors() == cube.colors(),
+                                    Size::Two => {
+                                        FaceletCube::parse(&cube.to_letters())
+                                            .map(|c| c.colors().to_vec())
+                                            .ok()
+                                            .as_deref()
+                                            == Some(res.cube.colors())
+                                    }
+                                };
+                                if same {
+                                    Outcome::Exact
+                                } else {
+                                    Outcome::Wrong
+                                }
+                            }
+                            Err(ResolveError::Ambiguous { .. }) => Outcome::Doubt,
+                            Err(_) => Outcome::Invalid,
+                        };
+                        (o, ms)
+                    })
+                    .collect()
+            });
+            let n = results.len().max(1) as f64;
+            let count = |o: Outcome| results.iter().filter(|r| r.0 == o).count();
+            let mut times: Vec<f64> = results.iter().map(|r| r.1).collect();
+            times.sort_by(f64::total_cmp);
+            let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+            let p99 = times.get((times.len() * 99) / 100).copied().unwrap_or(0.0);
+            let (ex, dz, wr, inv) = (
+                count(Outcome::Exact),
+                count(Outcome::Doubt),
+                count(Outcome::Wrong),
+                count(Outcome::Invalid),
+            );
+            any_wrong |= wr > 0;
+            if g.json {
+                json_line(
+                    &json!({"type": "bench-resolve", "palette": palette.name(), "scale": scale_name(scale), "size": a.size, "scans": results.len(), "exact": ex, "doubt": dz, "wrong": wr, "invalid": inv, "median_ms": median, "p99_ms": p99}),
+                );
+            } else {
+                println!(
+                    "{:<12} {:<8} {:>7} {:>9.2} {:>8.2} {:>7} {:>7} {:>10.3} {:>10.3}",
+                    palette.name(),
+                    scale_name(scale),
+                    results.len(),
+                    100.0 * ex as f64 / n,
+                    100.0 * dz as f64 / n,
+                    wr,
+                    inv,
+                    median,
+                    p99
+                );
+            }
+        }
+    }
+    let _ = any_wrong;
+    Ok(Exit::Ok)
 }

@@ -8,3 +8,11 @@ pub mod synth;
 
 pub use raw::{RawScan, RawScanError, Scale};
 pub use synth::{synth_scan, Appearance, Conditions, Palette};
+pub mod profile;
+pub mod resolve;
+pub mod search;
+
+pub use profile::Profile;
+pub use resolve::{resolve, Resolution, ResolveError, ResolveOptions, StickerVerdict};
+pub mod calibrate;
+pub mod svg;

@@ -1,0 +1,157 @@
+//! Colour calibration profiles (`calibration/*.toml`): six colour centroids in CIELAB and,
+//! for the EV3 sensor, the per-channel gains, learned from a scan of a solved cube.
+//!
+//! Level: part of `color`; depends on `cube` and `color::raw`. No printing.
+//!
+//! ```toml
+//! version = 1
+//! name = "standard"
+//! scale = "rgb8"                 # or "ev3-raw" / "unit": the scale it was learned on
+//! gains = [303.5, 498.8, 294.1]  # EV3 only: counts per unit reflectance, R G B
+//!
+//! [[colors]]
+//! face = "U"                     # the face whose centre had this colour when calibrated
+//! lab = [93.1, -0.4, 2.2]        # mean CIELAB (D65) after white balance
+//! spread = [3.0, 1.2, 1.9]       # standard deviation per Lab channel
+//! ```
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::raw::Scale;
+use crate::cube::Face;
+
+/// The current profile format version.
+pub const PROFILE_VERSION: u32 = 1;
+
+/// One learned colour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileColor {
+    /// Face letter (U R F D L B) the colour belonged to on the calibration cube.
+    pub face: char,
+    pub lab: [f64; 3],
+    pub spread: [f64; 3],
+}
+
+/// A colour profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<Scale>,
+    /// EV3: counts per unit reflectance for R, G, B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gains: Option<[f64; 3]>,
+    pub colors: Vec<ProfileColor>,
+}
+
+/// Why a profile cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot read profile {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("profile {path} is not valid TOML for a profile: {message}")]
+    Toml { path: String, message: String },
+    #[error("profile version {found} is not supported (this build reads version {expected})")]
+    Version { found: u32, expected: u32 },
+    #[error("profile has {found} colours: expected 6, one per face")]
+    Colors { found: usize },
+    #[error("profile colour {index}: face {face:?} is not one of U R F D L B, or repeats")]
+    Face { index: usize, face: char },
+    #[error("profile value {what} = {value} is not usable")]
+    Value { what: String, value: f64 },
+}
+
+impl Profile {
+    /// Checks the version, the six faces and the numbers.
+    pub fn check(&self) -> Result<(), ProfileError> {
+        if self.version != PROFILE_VERSION {
+            return Err(ProfileError::Version {
+                found: self.version,
+                expected: PROFILE_VERSION,
+            });
+        }
+        if self.colors.len() != 6 {
+            return Err(ProfileError::Colors {
+                found: self.colors.len(),
+            });
+        }
+        let mut seen = [false; 6];
+        for (index, c) in self.colors.iter().enumerate() {
+            let f = Face::from_letter(c.face).ok_or(ProfileError::Face {
+                index,
+                face: c.face,
+            })?;
+            if std::mem::replace(&mut seen[f.index()], true) {
+                return Err(ProfileError::Face {
+                    index,
+                    face: c.face,
+                });
+            }
+            for (k, &v) in c.lab.iter().chain(c.spread.iter()).enumerate() {
+                if !v.is_finite() || (k >= 3 && v <= 0.0) {
+                    return Err(ProfileError::Value {
+                        what: format!("colors[{index}]"),
+                        value: v,
+                    });
+                }
+            }
+        }
+        if let Some(g) = self.gains {
+            for v in g {
+                if !v.is_finite() || v <= 0.0 {
+                    return Err(ProfileError::Value {
+                        what: "gains".into(),
+                        value: v,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn from_toml(text: &str, path: &str) -> Result<Profile, ProfileError> {
+        let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Toml {
+            path: path.to_string(),
+            message: e.to_string(),
+        })?;
+        p.check()?;
+        Ok(p)
+    }
+
+    pub fn load(path: &Path) -> Result<Profile, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Profile::from_toml(&text, &path.display().to_string())
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a profile serialises")
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), ProfileError> {
+        std::fs::write(path, self.to_toml()).map_err(|source| ProfileError::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// The centroids in face order U R F D L B.
+    pub fn centroids(&self) -> [[f64; 3]; 6] {
+        let mut out = [[0.0; 3]; 6];
+        for c in &self.colors {
+            if let Some(f) = Face::from_letter(c.face) {
+                out[f.index()] = c.lab;
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,768 @@
+//! The resolver: raw readings → white balance → CIELAB → six colour classes (k-means first,
+//! then class models re-fitted to the legal cube) → the most likely *legal* cube by k-best
+//! search over piece assignments, with per-sticker margins and a cube-level doubt test.
+//!
+//! Level: part of `color`; depends on `cube`. No printing.
+//!
+//! Likelihood model: each colour class is a Gaussian in Lab with a diagonal covariance,
+//! fitted to the stickers assigned to it (shrunk toward the pooled within-class spread, and
+//! toward a calibration profile's centroid when one is given). A sticker's cost for a class
+//! is its negative log-likelihood; a cube's cost is the sum over stickers. 3x3x3: the six
+//! centres define the classes and so the faces; the k-best search fills the 8 corner and
+//! 12 edge slots with distinct real pieces under the twist, flip and parity rules. 2x2x2:
+//! the classes come from k-means, and every colour scheme (which classes are opposite, and
+//! the handedness: 30 up to rotation) is searched.
+
+use palette::{FromColor, Lab, LinSrgb, Srgb};
+
+use super::profile::Profile;
+use super::raw::{RawScan, RawScanError, Scale};
+use super::search::{Assignment, KBest};
+use super::synth::EV3_WHITE_COUNTS;
+use crate::cube::{
+    CornerSlot, CubieCube, EdgeSlot, Face, FaceletCube, PocketCube, Size, CORNER_FACELETS,
+    EDGE_FACELETS,
+};
+
+/// Options of [`resolve`].
+#[derive(Clone, Debug)]
+pub struct ResolveOptions {
+    /// Calibration prior (centroids, EV3 gains).
+    pub profile: Option<Profile>,
+    /// Return the best legal cube even when a close second exists.
+    pub best_effort: bool,
+    /// Seed for k-means.
+    pub seed: u64,
+    /// A second legal cube within this many nats (log-likelihood) of the best puts the
+    /// stickers where they differ in doubt.
+    pub doubt_threshold: f64,
+    /// Search budget: node expansions per k-best search.
+    pub node_budget: usize,
+}
+
+impl Default for ResolveOptions {
+    fn default() -> ResolveOptions {
+        ResolveOptions {
+            profile: None,
+            best_effort: false,
+            seed: 1,
+            doubt_threshold: DEFAULT_DOUBT_NATS,
+            node_budget: 200_000,
+        }
+    }
+}
+
+/// Default doubt threshold in nats: a rival legal cube less than e^8 ≈ 3000 times less
+/// likely than the best is "too close to call".
+pub const DEFAULT_DOUBT_NATS: f64 = 8.0;
+
+/// The verdict on one sticker.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct StickerVerdict {
+    /// Measured colour (CIELAB, D65, after white balance).
+    pub lab: [f64; 3],
+    /// The face whose colour the sticker shows in the resolved cube.
+    pub face: Face,
+    /// Cost of the runner-up colour minus the chosen one's (nats; negative when the legal
+    /// cube overrode this sticker's own nearest colour).
+    pub margin: f64,
+    pub runner_up: Option<Face>,
+}
+
+/// One colour class as resolved.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ClassSummary {
+    pub face: Face,
+    pub mean: [f64; 3],
+    pub spread: [f64; 3],
+}
+
+/// A resolved scan.
+#[derive(Clone, Debug)]
+pub struct Resolution {
+    pub cube: FaceletCube,
+    pub stickers: Vec<StickerVerdict>,
+    /// Facelet indices in doubt (where a close rival legal cube differs).
+    pub doubtful: Vec<usize>,
+    pub confident: bool,
+    /// Cost of the best rival legal cube minus the best's (nats); a lower bound when the
+    /// rival was not reached within the search (then `rival_exact` is false).
+    pub cube_margin: f64,
+    pub rival_exact: bool,
+    /// The six classes (face order of `cube`).
+    pub classes: Vec<ClassSummary>,
+    /// The k-means first estimate: cluster per sticker and cluster centroids (Lab).
+    pub clusters: Vec<usize>,
+    pub cluster_centroids: Vec<[f64; 3]>,
+    /// White balance applied (divisor per channel before Lab; 1 for camera sRGB).
+    pub white_balance: [f64; 3],
+    /// Node expansions spent in the k-best searches.
+    pub expanded: usize,
+}
+
+/// Why no cube is returned.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error(transparent)]
+    Scan(#[from] RawScanError),
+    #[error("ambiguous scan: a second legal cube is within {margin:.1} nats of the best; stickers in doubt: {}", facelet_names(.doubtful, .best.cube.size()))]
+    Ambiguous {
+        doubtful: Vec<usize>,
+        margin: f64,
+        best: Box<Resolution>,
+    },
+    #[error(
+        "no legal cube found within {expanded} search nodes: the readings do not fit any real cube"
+    )]
+    NoLegalCube { expanded: usize },
+    #[error("the profile was learned on scale {profile:?} but the scan is {scan:?}")]
+    ProfileScale { profile: Scale, scan: Scale },
+}
+
+/// `U1 R5 ...` names of facelet indices.
+pub fn facelet_names(idx: &[usize], size: Size) -> String {
+    idx.iter()
+        .map(|&i| facelet_name(i, size))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn facelet_name(i: usize, size: Size) -> String {
+    let per = size.per_face();
+    format!("{}{}", Face::ALL[(i / per) % 6].letter(), i % per + 1)
+}
+
+/// The balanced linear RGB of every reading and the divisor used.
+pub fn linear_readings(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 3]>, [f64; 3]) {
+    let scale = scan.effective_scale();
+    // EV3: the sensor's own LED lights the sticker, so its channel gains are a property of
+    // the sensor. A profile measures them; otherwise the nominal gains of the EV3 colour
+    // sensor (white ≈ [258, 424, 250] counts) are the physical prior. The k-means and the
+    // class models adapt to the scan itself, so a unit whose gains differ somewhat from
+    // nominal only distorts the metric a little.
+    let gains = match scale {
+        Scale::Rgb8 => [1.0; 3],
+        Scale::Ev3Raw | Scale::Unit => profile
+            .and_then(|p| p.gains)
+            .unwrap_or(EV3_WHITE_COUNTS.map(|w| w / 0.85)),
+    };
+    let mut lin: Vec<[f64; 3]> = scan
+        .facelets
+        .iter()
+        .map(|v| match scale {
+            Scale::Rgb8 => {
+                let s: Srgb<f64> = Srgb::new(v[0] / 255.0, v[1] / 255.0, v[2] / 255.0);
+                let l: LinSrgb<f64> = s.into_linear();
+                [l.red, l.green, l.blue]
+            }
+            Scale::Ev3Raw => std::array::from_fn(|k| v[k] / gains[k]),
+            Scale::Unit => std::array::from_fn(|k| v[k] / gains[k]),
+        })
+        .collect();
+    // Exposure: one global factor so that the bright stickers sit near 0.8 (a dark scan is
+    // otherwise squeezed into a few Lab units). Camera values may be clipped at 255, so
+    // they are only ever brightened.
+    let mut peaks: Vec<f64> = lin
+        .iter()
+        .map(|c| c.iter().cloned().fold(0.0, f64::max))
+        .collect();
+    peaks.sort_by(f64::total_cmp);
+    let q = peaks[(peaks.len() * 9) / 10].max(1e-6);
+    let mut factor = (0.8 / q).min(32.0);
+    if scale == Scale::Rgb8 {
+        factor = factor.max(1.0);
+    }
+    for c in &mut lin {
+        for v in c.iter_mut() {
+            *v *= factor;
+        }
+    }
+    (lin, gains.map(|g| g / factor))
+}
+
+/// CIELAB (D65) of linear RGB.
+pub fn lab_of_linear(c: [f64; 3]) -> [f64; 3] {
+    let lab: Lab<palette::white_point::D65, f64> = Lab::from_color(LinSrgb::new(c[0], c[1], c[2]));
+    [lab.l, lab.a, lab.b]
+}
+
+/// Lab of every reading (white-balanced) and the balance used.
+pub fn scan_lab(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 3]>, [f64; 3]) {
+    let (lin, wb) = linear_readings(scan, profile);
+    (lin.into_iter().map(lab_of_linear).collect(), wb)
+}
+
+fn d2(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    (0..3).map(|k| (a[k] - b[k]).powi(2)).sum()
+}
+
+/// k-means (seeded, a few restarts, best inertia) into six clusters.
+fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
+    use kmeans_colors::get_kmeans;
+    type LabF = Lab<palette::white_point::D65, f32>;
+    let buf: Vec<LabF> = labs
+        .iter()
+        .map(|l| LabF::new(l[0] as f32, l[1] as f32, l[2] as f32))
+        .collect();
+    let mut best: Option<(f64, Vec<usize>, Vec<[f64; 3]>)> = None;
+    for r in 0..4u64 {
+        let km = get_kmeans(6, 30, 0.01, false, &buf, seed.wrapping_add(r * 7919));
+        let labels: Vec<usize> = km.indices.iter().map(|&i| i as usize).collect();
+        let cents: Vec<[f64; 3]> = km
+            .centroids
+            .iter()
+            .map(|c| [c.l as f64, c.a as f64, c.b as f64])
+            .collect();
+        let inertia: f64 = labs
+            .iter()
+            .zip(&labels)
+            .map(|(x, &l)| d2(x, &cents[l.min(cents.len() - 1)]))
+            .sum();
+        if best.as_ref().is_none_or(|b| inertia < b.0) {
+            best = Some((inertia, labels, cents));
+        }
+    }
+    let (_, labels, mut cents) = best.expect("four runs");
+    cents.resize(6, [50.0, 0.0, 0.0]);
+    (labels, cents)
+}
+
+/// Gaussian class model (diagonal).
+#[derive(Clone, Copy, Debug)]
+struct Class {
+    mean: [f64; 3],
+    var: [f64; 3],
+}
+
+impl Class {
+    fn cost(&self, x: &[f64; 3]) -> f64 {
+        (0..3)
+            .map(|k| 0.5 * (x[k] - self.mean[k]).powi(2) / self.var[k] + 0.5 * self.var[k].ln())
+            .sum()
+    }
+}
+
+/// Minimum per-channel standard deviation in Lab units (sensor/quantisation floor).
+const MIN_SIGMA: f64 = 1.5;
+/// Pseudo-count of the pooled spread in each class's variance.
+const KAPPA_VAR: f64 = 4.0;
+/// Pseudo-count of a profile centroid in a class mean.
+const KAPPA_MEAN: f64 = 2.0;
+
+fn fit(labs: &[[f64; 3]], labels: &[usize], prior: Option<&[[f64; 3]; 6]>) -> [Class; 6] {
+    let mut sum = [[0.0; 3]; 6];
+    let mut n = [0.0f64; 6];
+    for (x, &l) in labs.iter().zip(labels) {
+        n[l] += 1.0;
+        for k in 0..3 {
+            sum[l][k] += x[k];
+        }
+    }
+    let mut means = [[0.0; 3]; 6];
+    for j in 0..6 {
+        for k in 0..3 {
+            means[j][k] = match prior {
+                Some(p) => (sum[j][k] + KAPPA_MEAN * p[j][k]) / (n[j] + KAPPA_MEAN),
+                None if n[j] > 0.0 => sum[j][k] / n[j],
+                None => 50.0,
+            };
+        }
+    }
+    let mut ss = [[0.0; 3]; 6];
+    for (x, &l) in labs.iter().zip(labels) {
+        for k in 0..3 {
+            ss[l][k] += (x[k] - means[l][k]).powi(2);
+        }
+    }
+    let total = labs.len() as f64;
+    let pooled: [f64; 3] = std::array::from_fn(|k| {
+        (ss.iter().map(|s| s[k]).sum::<f64>() / total).max(MIN_SIGMA.powi(2))
+    });
+    std::array::from_fn(|j| Class {
+        mean: means[j],
+        var: std::array::from_fn(|k| {
+            ((ss[j][k] + KAPPA_VAR * pooled[k]) / (n[j] + KAPPA_VAR)).max(MIN_SIGMA.powi(2))
+        }),
+    })
+}
+
+/// A legal colouring found by the search.
+#[derive(Clone, Debug)]
+struct Candidate {
+    cost: f64,
+    /// Class per sticker.
+    labels: Vec<usize>,
+}
+
+/// Result of one constrained search.
+struct SearchOutcome {
+    /// Legal colourings in increasing cost, all within the doubt window of the best, plus
+    /// possibly the first one beyond it.
+    candidates: Vec<Candidate>,
+    /// Every legal colouring not in `candidates` costs at least this.
+    unseen_bound: f64,
+    expanded: usize,
+}
+
+/// 3x3x3: classes are faces (class j = the colour of centre j).
+fn search3(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
+    let corner_cost: Vec<f64> = (0..8)
+        .flat_map(|s| {
+            (0..8).flat_map(move |p| {
+                (0..3).map(move |o| {
+                    let faces = CornerSlot::ALL[p].faces();
+                    (0..3)
+                        .map(|k| cost[CORNER_FACELETS[s][(k + o) % 3]][faces[k].index()])
+                        .sum::<f64>()
+                })
+            })
+        })
+        .collect();
+    let edge_cost: Vec<f64> = (0..12)
+        .flat_map(|s| {
+            (0..12).flat_map(move |p| {
+                (0..2).map(move |o| {
+                    let faces = EdgeSlot::ALL[p].faces();
+                    (0..2)
+                        .map(|k| cost[EDGE_FACELETS[s][(k + o) % 2]][faces[k].index()])
+                        .sum::<f64>()
+                })
+            })
+        })
+        .collect();
+    let centre_cost: f64 = (0..6).map(|f| cost[f * 9 + 4][f]).sum();
+    let mut kc = KBest::new(8, 3, corner_cost);
+    let mut ke = KBest::new(12, 2, edge_cost);
+    let mut cs: Vec<Assignment> = Vec::new();
+    let mut es: Vec<Assignment> = Vec::new();
+    let lb = |kb: &KBest| {
+        if kb.is_exhausted() {
+            f64::INFINITY
+        } else {
+            kb.frontier
+        }
+    };
+    // Pull the first of each.
+    if let Some(a) = kc.next_solution(budget) {
+        cs.push(a);
+    }
+    if let Some(a) = ke.next_solution(budget) {
+        es.push(a);
+    }
+    loop {
+        let cmin = cs.first().map_or(lb(&kc), |a| a.cost);
+        let emin = es.first().map_or(lb(&ke), |a| a.cost);
+        let unseen = (lb(&kc) + emin).min(cmin + lb(&ke));
+        // Seen legal pairs.
+        let mut totals: Vec<(f64, usize, usize)> = Vec::new();
+        for (i, c) in cs.iter().enumerate() {
+            for (j, e) in es.iter().enumerate() {
+                if c.parity == e.parity {
+                    totals.push((c.cost + e.cost, i, j));
+                }
+            }
+        }
+        totals.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let done = match totals.first() {
+            // Best certified, and the window after it fully seen (or the rival beyond it).
+            Some(&(t1, _, _)) => {
+                t1 <= unseen
+                    && (t1 + window <= unseen
+                        || totals
+                            .get(1)
+                            .is_some_and(|t| t.0 > t1 + window && t.0 <= unseen))
+            }
+            None => false,
+        };
+        let stuck = kc.expanded >= budget && ke.expanded >= budget
+            || (kc.is_exhausted() && ke.is_exhausted());
+        if done
+            || stuck
+            || !unseen.is_finite() && totals.is_empty() && kc.is_exhausted() && ke.is_exhausted()
+        {
+            let t1 = totals.first().map_or(f64::INFINITY, |t| t.0);
+            let mut candidates = Vec::new();
+            for &(t, i, j) in &totals {
+                if t > t1 + window && candidates.len() >= 2 {
+                    break;
+                }
+                if t > unseen {
+                    break;
+                }
+                let mut labels: Vec<usize> = (0..54).map(|x| x / 9).collect();
+                for (s, &(p, o)) in cs[i].pieces.iter().enumerate() {
+                    let faces = CornerSlot::ALL[p as usize].faces();
+                    for k in 0..3 {
+                        labels[CORNER_FACELETS[s][(k + o as usize) % 3]] = faces[k].index();
+                    }
+                }
+                for (s, &(p, o)) in es[j].pieces.iter().enumerate() {
+                    let faces = EdgeSlot::ALL[p as usize].faces();
+                    for k in 0..2 {
+                        labels[EDGE_FACELETS[s][(k + o as usize) % 2]] = faces[k].index();
+                    }
+                }
+                candidates.push(Candidate {
+                    cost: t + centre_cost,
+                    labels,
+                });
+            }
+            return SearchOutcome {
+                candidates,
+                unseen_bound: unseen + centre_cost,
+                expanded: kc.expanded + ke.expanded,
+            };
+        }
+        // Extend the side whose next solution could matter soonest.
+        let grow_corners = if kc.is_exhausted() || kc.expanded >= budget {
+            false
+        } else if ke.is_exhausted() || ke.expanded >= budget {
+            true
+        } else {
+            lb(&kc) + emin <= cmin + lb(&ke)
+        };
+        if grow_corners {
+            if let Some(a) = kc.next_solution(budget) {
+                cs.push(a);
+            }
+        } else if let Some(a) = ke.next_solution(budget) {
+            es.push(a);
+        }
+    }
+}
+
+/// The 30 colour schemes of a 2x2x2 up to rotation: `scheme[class] = face`.
+fn schemes() -> Vec<[usize; 6]> {
+    let mut out = Vec::new();
+    // Class 0 on U; its opposite on D; the lowest remaining class on F; its opposite on B;
+    // the last two on R and L in either order (the handedness).
+    for opp0 in 1..6 {
+        let rest: Vec<usize> = (1..6).filter(|&c| c != opp0).collect();
+        let f = rest[0];
+        for &oppf in &rest[1..] {
+            let lr: Vec<usize> = rest[1..].iter().cloned().filter(|&c| c != oppf).collect();
+            for (r, l) in [(lr[0], lr[1]), (lr[1], lr[0])] {
+                let mut s = [0usize; 6];
+                s[0] = Face::U.index();
+                s[opp0] = Face::D.index();
+                s[f] = Face::F.index();
+                s[oppf] = Face::B.index();
+                s[r] = Face::R.index();
+                s[l] = Face::L.index();
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// 2x2x2: classes are k-means clusters; every scheme is searched.
+fn search2(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
+    let schemes = schemes();
+    let mut searches: Vec<(KBest, [usize; 6])> = schemes
+        .iter()
+        .map(|sch| {
+            // class_of_face[f] = class shown by face f's colour.
+            let mut class_of_face = [0usize; 6];
+            for (class, &face) in sch.iter().enumerate() {
+                class_of_face[face] = class;
+            }
+            let c: Vec<f64> = (0..8)
+                .flat_map(|s| {
+                    (0..8).flat_map(move |p| {
+                        (0..3).map(move |o| {
+                            let faces = CornerSlot::ALL[p].faces();
+                            (0..3)
+                                .map(|k| {
+                                    cost[corner_sticker_index(Size::Two, s, (k + o) % 3)]
+                                        [class_of_face[faces[k].index()]]
+                                })
+                                .sum::<f64>()
+                        })
+                    })
+                })
+                .collect();
+            (KBest::new(8, 3, c), class_of_face)
+        })
+        .collect();
+    let mut found: Vec<Candidate> = Vec::new();
+    let per_budget = budget / 4;
+    loop {
+        let lb = |kb: &KBest| {
+            if kb.is_exhausted() || kb.expanded >= per_budget {
+                f64::INFINITY
+            } else {
+                kb.frontier
+            }
+        };
+        let (idx, bound) = searches
+            .iter()
+            .enumerate()
+            .map(|(i, (kb, _))| (i, lb(kb)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("30 schemes");
+        let t1 = found.first().map_or(f64::INFINITY, |c| c.cost);
+        let enough = found.len() >= 2 && found.last().is_some_and(|c| c.cost > t1 + window);
+        if bound.is_infinite() || (t1 + window <= bound) || enough {
+            let expanded = searches.iter().map(|s| s.0.expanded).sum();
+            return SearchOutcome {
+                candidates: found,
+                unseen_bound: bound,
+                expanded,
+            };
+        }
+        let (kb, class_of_face) = &mut searches[idx];
+        if let Some(a) = kb.next_solution(per_budget) {
+            let mut labels = vec![0usize; 24];
+            for (s, &(p, o)) in a.pieces.iter().enumerate() {
+                let faces = CornerSlot::ALL[p as usize].faces();
+                for k in 0..3 {
+                    labels[corner_sticker_index(Size::Two, s, (k + o as usize) % 3)] =
+                        class_of_face[faces[k].index()];
+                }
+            }
+            found.push(Candidate {
+                cost: a.cost,
+                labels,
+            });
+        }
+    }
+}
+
+/// The 2x2x2 sticker index of corner slot `slot`'s k-th sticker (3x3x3 corner stickers
+/// sit at local indices 0, 2, 6, 8 of a face; a 2x2x2 face has them as 0, 1, 2, 3).
+fn corner_sticker_index(_size: Size, slot: usize, k: usize) -> usize {
+    let i3 = CORNER_FACELETS[slot][k];
+    let local = match i3 % 9 {
+        0 => 0,
+        2 => 1,
+        6 => 2,
+        _ => 3,
+    };
+    (i3 / 9) * 4 + local
+}
+
+/// Resolves a scan to the most likely legal cube.
+pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, ResolveError> {
+    scan.check()?;
+    let size = scan.cube_size();
+    let scale = scan.effective_scale();
+    if let Some(p) = &opts.profile {
+        if let Some(ps) = p.scale {
+            let compatible = ps == scale
+                || matches!(
+                    (ps, scale),
+                    (Scale::Ev3Raw, Scale::Unit) | (Scale::Unit, Scale::Ev3Raw)
+                );
+            if !compatible {
+                return Err(ResolveError::ProfileScale {
+                    profile: ps,
+                    scan: scale,
+                });
+            }
+        }
+    }
+    let (labs, wb) = scan_lab(scan, opts.profile.as_ref());
+    let (clusters, centroids) = kmeans6(&labs, opts.seed);
+
+    // Initial labels: 3x3x3 maps clusters to the centres' faces by the cheapest matching.
+    let mut labels: Vec<usize> = match size {
+        Size::Three => {
+            let centres: Vec<[f64; 3]> = (0..6).map(|f| labs[f * 9 + 4]).collect();
+            let perm = best_matching(&centres, &centroids);
+            // perm[face] = cluster.
+            let mut cluster_face = [0usize; 6];
+            for (face, &cl) in perm.iter().enumerate() {
+                cluster_face[cl] = face;
+            }
+            let mut l: Vec<usize> = clusters.iter().map(|&c| cluster_face[c.min(5)]).collect();
+            for f in 0..6 {
+                l[f * 9 + 4] = f;
+            }
+            l
+        }
+        Size::Two => clusters.iter().map(|&c| c.min(5)).collect(),
+    };
+    // Profile prior, matched to the classes.
+    let prior: Option<[[f64; 3]; 6]> = opts.profile.as_ref().map(|p| {
+        let pc = p.centroids();
+        let anchors: Vec<[f64; 3]> = match size {
+            Size::Three => (0..6).map(|f| labs[f * 9 + 4]).collect(),
+            Size::Two => centroids.clone(),
+        };
+        let perm = best_matching(&anchors, &pc);
+        std::array::from_fn(|j| pc[perm[j]])
+    });
+
+    let window = opts.doubt_threshold;
+    let mut outcome;
+    let mut classes;
+    let mut rounds = 0;
+    let mut expanded = 0;
+    loop {
+        classes = fit(&labs, &labels, prior.as_ref());
+        let cost: Vec<[f64; 6]> = labs
+            .iter()
+            .map(|x| std::array::from_fn(|j| classes[j].cost(x)))
+            .collect();
+        outcome = match size {
+            Size::Three => search3(&cost, window, opts.node_budget),
+            Size::Two => search2(&cost, window, opts.node_budget),
+        };
+        expanded += outcome.expanded;
+        let Some(best) = outcome.candidates.first() else {
+            return Err(ResolveError::NoLegalCube { expanded });
+        };
+        rounds += 1;
+        let converged = best.labels == labels || rounds >= 6;
+        labels = best.labels.clone();
+        if converged {
+            break;
+        }
+    }
+    // Final class models from the final labels (already fitted when converged).
+    let cost: Vec<[f64; 6]> = labs
+        .iter()
+        .map(|x| std::array::from_fn(|j| classes[j].cost(x)))
+        .collect();
+    let best = outcome.candidates[0].clone();
+
+    // The cube.
+    let (cube, face_of_class): (FaceletCube, [Face; 6]) = match size {
+        Size::Three => {
+            let colors: Vec<Face> = best.labels.iter().map(|&c| Face::ALL[c]).collect();
+            let cube = FaceletCube::from_colors(size, colors).expect("54 stickers");
+            (cube, Face::ALL)
+        }
+        Size::Two => {
+            let s: String = best
+                .labels
+                .iter()
+                .map(|&c| char::from(b'a' + c as u8))
+                .collect();
+            let cube =
+                FaceletCube::parse(&s).map_err(|_| ResolveError::NoLegalCube { expanded })?;
+            let mut map = [Face::U; 6];
+            for (i, &c) in best.labels.iter().enumerate() {
+                map[c] = cube.colors()[i];
+            }
+            (cube, map)
+        }
+    };
+    let legal = match size {
+        Size::Three => CubieCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
+        Size::Two => PocketCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
+    };
+    if !legal {
+        return Err(ResolveError::NoLegalCube { expanded });
+    }
+
+    let stickers: Vec<StickerVerdict> = labs
+        .iter()
+        .enumerate()
+        .map(|(i, lab)| {
+            let chosen = best.labels[i];
+            let runner = (0..6)
+                .filter(|&j| j != chosen)
+                .min_by(|&a, &b| cost[i][a].total_cmp(&cost[i][b]));
+            StickerVerdict {
+                lab: *lab,
+                face: face_of_class[chosen],
+                margin: runner.map_or(f64::INFINITY, |r| cost[i][r] - cost[i][chosen]),
+                runner_up: runner.map(|r| face_of_class[r]),
+            }
+        })
+        .collect();
+    let rival = outcome.candidates.get(1);
+    let (cube_margin, rival_exact) = match rival {
+        Some(r) if r.cost <= outcome.unseen_bound => (r.cost - best.cost, true),
+        _ => ((outcome.unseen_bound - best.cost).max(0.0), false),
+    };
+    let mut doubtful: Vec<usize> = Vec::new();
+    for c in outcome.candidates.iter().skip(1) {
+        if c.cost - best.cost < window {
+            for i in 0..labs.len() {
+                if c.labels[i] != best.labels[i] && !doubtful.contains(&i) {
+                    doubtful.push(i);
+                }
+            }
+        }
+    }
+    doubtful.sort_unstable();
+    let confident = cube_margin >= window;
+    let class_summaries = (0..6)
+        .map(|j| ClassSummary {
+            face: face_of_class[j],
+            mean: classes[j].mean,
+            spread: classes[j].var.map(f64::sqrt),
+        })
+        .collect();
+    let resolution = Resolution {
+        cube,
+        stickers,
+        doubtful: doubtful.clone(),
+        confident,
+        cube_margin,
+        rival_exact,
+        classes: class_summaries,
+        clusters,
+        cluster_centroids: centroids,
+        white_balance: wb,
+        expanded,
+    };
+    if !confident && !opts.best_effort {
+        return Err(ResolveError::Ambiguous {
+            doubtful,
+            margin: cube_margin,
+            best: Box::new(resolution),
+        });
+    }
+    Ok(resolution)
+}
+
+/// `perm[i]` = index into `b` matched to `a[i]`, minimising the total squared distance
+/// (exhaustive over the 720 permutations).
+fn best_matching(a: &[[f64; 3]], b: &[[f64; 3]]) -> [usize; 6] {
+    let mut best = (f64::INFINITY, [0, 1, 2, 3, 4, 5]);
+    let mut perm = [0usize, 1, 2, 3, 4, 5];
+    permute(&mut perm, 0, &mut |p| {
+        let c: f64 = (0..6).map(|i| d2(&a[i], &b[p[i]])).sum();
+        if c < best.0 {
+            best = (c, *p);
+        }
+    });
+    best.1
+}
+
+fn permute(p: &mut [usize; 6], k: usize, f: &mut dyn FnMut(&[usize; 6])) {
+    if k == 6 {
+        f(p);
+        return;
+    }
+    for i in k..6 {
+        p.swap(k, i);
+        permute(p, k + 1, f);
+        p.swap(k, i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thirty_schemes_all_distinct() {
+        let s = schemes();
+        assert_eq!(s.len(), 30);
+        for (i, a) in s.iter().enumerate() {
+            for b in &s[i + 1..] {
+                assert_ne!(a, b);
+            }
+            let mut seen = [false; 6];
+            for &f in a {
+                seen[f] = true;
+            }
+            assert!(seen.iter().all(|&x| x));
+        }
+    }
+}
