@@ -969,3 +969,24 @@ mod tests {
         assert_eq!(majority_labels(&b, &b), Some(Face::ALL));
     }
 }
+
+/// The colour resolver as a pipeline service.
+pub fn resolve_with(
+    opts: crate::color::resolve::ResolveOptions,
+) -> impl Fn(&RawScan) -> Result<Resolved, ResolveFailure> + Sync {
+    use crate::color::resolve::{resolve, ResolveError, Resolution};
+    let conv = |r: &Resolution| Resolved {
+        cube: r.cube.clone(),
+        doubtful: r.doubtful.clone(),
+        confident: r.confident,
+        labs: r.stickers.iter().map(|s| s.lab).collect(),
+    };
+    move |scan: &RawScan| match resolve(scan, &opts) {
+        Ok(r) => Ok(conv(&r)),
+        Err(ResolveError::Ambiguous { doubtful, best, .. }) => Err(ResolveFailure::Ambiguous {
+            doubtful,
+            best: Box::new(conv(&best)),
+        }),
+        Err(e) => Err(ResolveFailure::Failed(e.to_string())),
+    }
+}
