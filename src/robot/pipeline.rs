@@ -572,7 +572,14 @@ pub fn finish(
             plan: plan.actions.clone(),
         },
     )?;
-    let believed_start = tracked.clone();
+    // What the host believes a simulator's initial cube is: the first scan (a fresh run
+    // scans from the simulator's start) or this execution's start (a resumed simulator
+    // starts from the journal's cube).
+    let believed_initial = if resumed {
+        tracked.clone()
+    } else {
+        pos.first_scan.clone()
+    };
     let total = plan.actions.len();
     let mut done = 0usize;
     let mut seconds = 0.0;
@@ -614,7 +621,7 @@ pub fn finish(
         by: "simulator read-back".into(),
     });
     let (final_robot, verified_by) = match robot.read_back() {
-        Some((initial, now)) => match majority_labels(&initial, &believed_start) {
+        Some((initial, now)) => match majority_labels(&initial, &believed_initial) {
             Some(map) => (relabel(&now, &map, symbols), "simulator read-back"),
             None => {
                 return Err(RunError::Robot(
@@ -988,5 +995,114 @@ pub fn resolve_with(
             best: Box::new(conv(&best)),
         }),
         Err(e) => Err(ResolveFailure::Failed(e.to_string())),
+    }
+}
+
+// ----- the MindCub3r -----
+
+/// A MindCub3r driven by the pipeline (plus its simulated brick, if any).
+pub struct Mc3Run {
+    pub robot: super::mindcub3r::MindCub3r,
+    pub sim: Option<super::sim::SimHandle>,
+    pub planner: Planner,
+    /// The robot's orientation (start-up frame) when the last scan began.
+    scan_start: Orientation,
+    /// Robot seconds of motion executed so far (by the plan's cost model).
+    seconds: f64,
+}
+
+impl Mc3Run {
+    pub fn new(
+        robot: super::mindcub3r::MindCub3r,
+        sim: Option<super::sim::SimHandle>,
+        planner: Planner,
+    ) -> Mc3Run {
+        Mc3Run {
+            scan_start: robot.orientation,
+            robot,
+            sim,
+            planner,
+            seconds: 0.0,
+        }
+    }
+
+    /// The cube's orientation relative to the frame the last scan began in.
+    pub fn relative_orientation(&self) -> Orientation {
+        relative(&self.scan_start, &self.robot.orientation)
+    }
+}
+
+/// `now` expressed in the frame whose orientation was `base` (both in one common frame).
+fn relative(base: &Orientation, now: &Orientation) -> Orientation {
+    Orientation(std::array::from_fn(|pos| {
+        base.position_of(now.0[pos])
+    }))
+}
+
+fn robot_err(e: super::mindcub3r::RobotError) -> RunError {
+    RunError::Robot(e.to_string())
+}
+
+impl RunRobot for Mc3Run {
+    fn kind(&self) -> &'static str {
+        "mindcub3r"
+    }
+
+    fn scan(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(RawScan, Orientation), RunError> {
+        self.scan_start = self.robot.orientation;
+        let raw = self
+            .robot
+            .scan(size, &mut |p| progress(p.done, p.total))
+            .map_err(robot_err)?;
+        Ok((raw, self.relative_orientation()))
+    }
+
+    fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
+        self.robot.rescan(stickers).map_err(robot_err)
+    }
+
+    fn plan(&self, cands: &[Alg], _start: &RobotState) -> Result<RobotPlan, RunError> {
+        // Re-reads may have turned the cube since the scan: plan from where it is now.
+        let start = RobotState {
+            orientation: self.relative_orientation(),
+            arm: Arm::Away,
+            turntable: 0,
+        };
+        mindcub3r_plan(&self.planner, cands, &start)
+    }
+
+    fn execute(
+        &mut self,
+        plan: &RobotPlan,
+        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        let costs = CostModel::plain(self.planner.costs().timings.clone());
+        let mut state = RobotState {
+            orientation: self.relative_orientation(),
+            arm: Arm::Away,
+            turntable: 0,
+        };
+        for a in &plan.actions {
+            let Action::Primitive(p) = a else {
+                return Err(RunError::Robot(format!("{a:?} is not a MindCub3r primitive")));
+            };
+            self.robot.execute(*p).map_err(robot_err)?;
+            self.seconds += costs.cost(&state, *p);
+            state = state.after(*p);
+            done(a, self.seconds)?;
+        }
+        self.robot.finish(true).map_err(robot_err)
+    }
+
+    fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {
+        self.sim.as_ref().map(|s| (s.initial_cube().clone(), s.cube()))
+    }
+
+    fn reorients(&self) -> bool {
+        true
     }
 }
