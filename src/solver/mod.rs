@@ -1,3 +1,462 @@
-//! Solvers: two-phase 3x3x3, optimal 2x2x2, from any state to any target.
+//! Solvers: Kociemba's two-phase algorithm for the 3x3x3 (symmetry-reduced coordinates,
+//! flat move tables, packed pruning tables, six interleaved searches over the three axes
+//! and the inverse, optimal answers for positions within [`search::SHORT_OPTIMAL`] moves),
+//! an optimal 2x2x2 solver over a full distance table, and solving from any state to any
+//! target (`target⁻¹ · start` solved at the cubie level).
 //!
-//! Level: depends on `cube` only. No printing; progress is reported through callbacks.
+//! Level: depends on `cube` only. No printing: table progress goes through
+//! [`TableOptions::progress`], warnings about cached tables come back as [`Solver::notes`].
+
+pub mod cache;
+pub mod coord;
+pub(crate) mod cubie;
+pub(crate) mod pocket;
+pub(crate) mod search;
+pub(crate) mod tables;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cube::{
+    validate, Alg, Axis, CubieCube, Face, FaceletCube, InvalidCube, Move, MoveKind, PocketCube,
+    Size, Turn,
+};
+
+use cubie::Cc;
+use pocket::PocketTables;
+use search::{Ended, Found, Limits, Tables3};
+use tables::{build_prun, PrunKind, Small};
+
+/// Progress callback: (label, done, total).
+pub type ProgressFn = Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
+
+/// Where tables are cached and how building them is reported.
+#[derive(Clone, Default)]
+pub struct TableOptions {
+    /// Cache directory; `None`: `$CUBOT_CACHE_DIR`, else the platform cache dir + `cubot`.
+    pub cache_dir: Option<PathBuf>,
+    /// Called while a table is built: (label, entries done, entries total).
+    pub progress: Option<ProgressFn>,
+    /// Rebuild the tables even when a valid cached copy exists.
+    pub rebuild: bool,
+}
+
+impl std::fmt::Debug for TableOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableOptions")
+            .field("cache_dir", &self.cache_dir)
+            .field("progress", &self.progress.is_some())
+            .field("rebuild", &self.rebuild)
+            .finish()
+    }
+}
+
+/// How solution length is counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Half-turn metric: every face turn counts 1.
+    #[default]
+    Htm,
+    /// Quarter-turn metric: a half turn counts 2.
+    Qtm,
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Metric::Htm => "htm",
+            Metric::Qtm => "qtm",
+        })
+    }
+}
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Metric, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "htm" | "half" => Ok(Metric::Htm),
+            "qtm" | "quarter" => Ok(Metric::Qtm),
+            _ => Err(format!("unknown metric {s:?} (htm or qtm)")),
+        }
+    }
+}
+
+/// What a solve asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolveOptions {
+    /// Longest solution accepted, in `metric` (default 20).
+    pub max_length: u32,
+    /// Give up (or, with `keep_searching`, stop improving) after this long.
+    pub timeout: Option<Duration>,
+    /// How many distinct solutions (default 1).
+    pub solutions: usize,
+    pub metric: Metric,
+    /// Keep looking for shorter solutions until `timeout` (or until none can exist).
+    pub keep_searching: bool,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            max_length: 20,
+            timeout: None,
+            solutions: 1,
+            metric: Metric::Htm,
+            keep_searching: false,
+        }
+    }
+}
+
+/// Why a solve or a table load failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SolverError {
+    /// The start state is not a real cube (every problem listed).
+    #[error("the start is {0}")]
+    Invalid(InvalidCube),
+    /// The target state is not a real cube (every problem listed).
+    #[error("the target is {0}")]
+    InvalidTarget(InvalidCube),
+    /// Nothing within the limits; `limit` names the one that bound.
+    #[error("no solution within {limit}")]
+    NoSolution { limit: String },
+    #[error("the start uses the colours {start} but the target uses {target}; both must use the same six colour symbols")]
+    DifferentColours { start: String, target: String },
+    #[error("the start is a {start} and the target a {target}")]
+    DifferentSizes { start: Size, target: Size },
+    #[error("the target's centres ({target}, URFDLB) differ from the start's ({start}); face turns never move centres, so turn the whole target to match")]
+    DifferentCentres { start: String, target: String },
+    #[error("table {}: {reason}", path.display())]
+    Table { path: PathBuf, reason: String },
+    #[error("no cache directory: set --cache-dir or CUBOT_CACHE_DIR")]
+    NoCacheDir,
+    #[error("internal error: the solution {moves} does not reach the target")]
+    Internal { moves: String },
+}
+
+/// The state of one cached table file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableState {
+    Ok,
+    Missing,
+    Bad(String),
+}
+
+/// One cached table: name, file, state.
+#[derive(Clone, Debug)]
+pub struct TableStatus {
+    pub name: &'static str,
+    pub path: PathBuf,
+    pub entries: usize,
+    pub state: TableState,
+}
+
+/// The solver: 3x3x3 and 2x2x2 tables in memory. Cheap to share between threads.
+pub struct Solver {
+    three: Tables3,
+    pocket: PocketTables,
+    notes: Vec<String>,
+}
+
+const KINDS: [PrunKind; 2] = [PrunKind::Phase1, PrunKind::Phase2];
+
+/// The cached table files and whether each is usable (header and checksum checked).
+pub fn table_status(cache_dir: Option<&std::path::Path>) -> Result<Vec<TableStatus>, SolverError> {
+    let dir = cache::cache_dir(cache_dir).ok_or(SolverError::NoCacheDir)?;
+    Ok(KINDS
+        .iter()
+        .map(|&k| {
+            let path = cache::table_path(&dir, k.name());
+            let state = match cache::load(&path, k.name(), k.entries()) {
+                Ok(_) => TableState::Ok,
+                Err(cache::LoadFailure::Missing) => TableState::Missing,
+                Err(cache::LoadFailure::Bad(r)) => TableState::Bad(r),
+            };
+            TableStatus {
+                name: k.name(),
+                path,
+                entries: k.entries(),
+                state,
+            }
+        })
+        .collect())
+}
+
+impl Solver {
+    /// Loads the tables from the cache, or builds (and caches) the ones missing, old or
+    /// corrupt; each rebuilt-because-unusable table leaves a note.
+    pub fn new(opts: &TableOptions) -> Result<Solver, SolverError> {
+        let (small, pocket) = rayon::join(Small::build, PocketTables::build);
+        let mut notes = Vec::new();
+        let dir = cache::cache_dir(opts.cache_dir.as_deref());
+        if dir.is_none() {
+            notes.push("no cache directory (set --cache-dir or CUBOT_CACHE_DIR): tables are built in memory and not kept".to_string());
+        }
+        let quiet = |_: &str, _: u64, _: u64| {};
+        let mut prun = Vec::new();
+        for kind in KINDS {
+            let path = dir.as_ref().map(|d| cache::table_path(d, kind.name()));
+            let loaded = match (&path, opts.rebuild) {
+                (Some(p), false) => match cache::load(p, kind.name(), kind.entries()) {
+                    Ok(t) => Some(t),
+                    Err(cache::LoadFailure::Missing) => None,
+                    Err(cache::LoadFailure::Bad(reason)) => {
+                        notes.push(format!(
+                            "the cached {} at {} is unusable ({reason}); rebuilding it",
+                            kind.label(),
+                            p.display()
+                        ));
+                        None
+                    }
+                },
+                _ => None,
+            };
+            let table = match loaded {
+                Some(t) => t,
+                None => {
+                    let t = match &opts.progress {
+                        Some(p) => build_prun(&small, kind, &|l: &str, d, n| p(l, d, n)),
+                        None => build_prun(&small, kind, &quiet),
+                    };
+                    if let Some(p) = &path {
+                        if let Err(e) = cache::save(p, kind.name(), &t) {
+                            notes.push(format!("cannot cache the {}: {e}", kind.label()));
+                        }
+                    }
+                    t
+                }
+            };
+            prun.push(table);
+        }
+        let p2 = prun.pop().expect("two tables");
+        let p1 = prun.pop().expect("two tables");
+        Ok(Solver {
+            three: Tables3 { small, p1, p2 },
+            pocket,
+            notes,
+        })
+    }
+
+    /// Warnings from loading the tables (a cached file rebuilt, a cache not written).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Bytes of all tables in memory.
+    pub fn table_bytes(&self) -> usize {
+        self.three.bytes() + self.pocket.bytes()
+    }
+
+    /// Per-depth entry counts of each pruning table (index = distance, 15 = "15 or more"),
+    /// and of the 2x2x2 distance tables.
+    pub fn histograms(&self) -> Vec<(&'static str, Vec<u64>)> {
+        let trim = |h: [u64; 16]| {
+            let mut v = h.to_vec();
+            while v.last() == Some(&0) {
+                v.pop();
+            }
+            v
+        };
+        let dist = |t: &[u8]| {
+            let mut h = vec![0u64; 1 + *t.iter().max().unwrap_or(&0) as usize];
+            for &d in t {
+                h[d as usize] += 1;
+            }
+            h
+        };
+        vec![
+            (PrunKind::Phase1.name(), trim(self.three.p1.histogram())),
+            (PrunKind::Phase2.name(), trim(self.three.p2.histogram())),
+            ("pocket-htm", dist(&self.pocket.htm)),
+            ("pocket-qtm", dist(&self.pocket.qtm)),
+        ]
+    }
+
+    /// Solves `start` to `target`: up to `opts.solutions` distinct solutions, shortest
+    /// first. 3x3x3: applying a solution to `start` gives exactly `target`; 2x2x2: `target`
+    /// up to a whole-cube rotation.
+    pub fn solve(
+        &self,
+        start: &FaceletCube,
+        target: &FaceletCube,
+        opts: &SolveOptions,
+    ) -> Result<Vec<Alg>, SolverError> {
+        if start.size() != target.size() {
+            return Err(SolverError::DifferentSizes {
+                start: start.size(),
+                target: target.size(),
+            });
+        }
+        let sorted = |c: &FaceletCube| {
+            let mut s = c.symbols();
+            s.sort_unstable();
+            s
+        };
+        if sorted(start) != sorted(target) {
+            return Err(SolverError::DifferentColours {
+                start: sorted(start).iter().collect(),
+                target: sorted(target).iter().collect(),
+            });
+        }
+        let lim = Limits {
+            max_cost: opts.max_length,
+            deadline: opts.timeout.map(|t| Instant::now() + t),
+            solutions: opts.solutions.max(1),
+            keep_searching: opts.keep_searching,
+            qtm: opts.metric == Metric::Qtm,
+        };
+        let (found, check): (Result<Vec<Found>, Ended>, Box<dyn Fn(&[u8]) -> bool + '_>) =
+            match start.size() {
+                Size::Three => {
+                    let s = cubie_of(start).map_err(SolverError::Invalid)?;
+                    let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
+                    if start.symbols() != target.symbols() {
+                        return Err(SolverError::DifferentCentres {
+                            start: start.symbols().iter().collect(),
+                            target: target.symbols().iter().collect(),
+                        });
+                    }
+                    let y = Cc::from_cubie(&t.inverse().multiply(&s));
+                    (
+                        search::solve(&self.three, &y, &lim),
+                        Box::new(move |moves: &[u8]| {
+                            moves.iter().fold(s, |c, &m| {
+                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                            }) == t
+                        }),
+                    )
+                }
+                Size::Two => {
+                    let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
+                    let t =
+                        pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
+                    let y = t.inverse().multiply(&s);
+                    (
+                        self.pocket.solve(&y, &lim),
+                        Box::new(move |moves: &[u8]| {
+                            moves.iter().fold(s, |c, &m| {
+                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                            }) == t
+                        }),
+                    )
+                }
+            };
+        let found = found.map_err(|e| SolverError::NoSolution {
+            limit: match e {
+                Ended::Exhausted => format!("{} moves ({})", opts.max_length, opts.metric),
+                Ended::TimedOut => format!(
+                    "the time limit of {} ms",
+                    opts.timeout.map(|t| t.as_millis()).unwrap_or(0)
+                ),
+            },
+        })?;
+        let mut algs = Vec::with_capacity(found.len());
+        for f in &found {
+            let alg = to_alg(&f.moves);
+            if !check(&f.moves) {
+                return Err(SolverError::Internal {
+                    moves: alg.to_string(),
+                });
+            }
+            algs.push(alg);
+        }
+        Ok(algs)
+    }
+}
+
+fn to_alg(moves: &[u8]) -> Alg {
+    Alg::from_moves(
+        moves
+            .iter()
+            .map(|&m| Move::face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3]))
+            .collect(),
+    )
+}
+
+/// Every problem of a cube that is not solvable.
+fn problems(c: &FaceletCube) -> InvalidCube {
+    match validate(&c.to_string()) {
+        Err(e) => e,
+        Ok(_) => InvalidCube {
+            problems: vec![crate::cube::CubeProblem::Unreadable {
+                message: "its stickers do not form a solvable cube".into(),
+            }],
+        },
+    }
+}
+
+fn cubie_of(c: &FaceletCube) -> Result<CubieCube, InvalidCube> {
+    match CubieCube::from_facelets(c) {
+        Some(x) if x.is_solvable() => Ok(x),
+        _ => Err(problems(c)),
+    }
+}
+
+/// The 24 whole-cube orientations as rotation sequences.
+fn orientations() -> Vec<Alg> {
+    let rot = |a: Axis, t: Turn| Move::new(MoveKind::Rotation(a), t);
+    let firsts: [Vec<Move>; 6] = [
+        vec![],
+        vec![rot(Axis::X, Turn::Cw)],
+        vec![rot(Axis::X, Turn::Half)],
+        vec![rot(Axis::X, Turn::Ccw)],
+        vec![rot(Axis::Z, Turn::Cw)],
+        vec![rot(Axis::Z, Turn::Ccw)],
+    ];
+    let mut out = Vec::with_capacity(24);
+    for f in &firsts {
+        for y in [None, Some(Turn::Cw), Some(Turn::Half), Some(Turn::Ccw)] {
+            let mut m = f.clone();
+            if let Some(t) = y {
+                m.push(rot(Axis::Y, t));
+            }
+            out.push(Alg::from_moves(m));
+        }
+    }
+    out
+}
+
+/// A 2x2x2 read with the colour naming `symbols` (face → symbol), turned as a whole so
+/// that the DBL corner is home.
+fn pocket_of(c: &FaceletCube, symbols: [char; 6]) -> Result<PocketCube, InvalidCube> {
+    let chars: Vec<char> = c.to_string().chars().collect();
+    let named = FaceletCube::with_mapping(Size::Two, &chars, symbols);
+    for rot in orientations() {
+        let mut r = named.clone();
+        if r.apply(&rot).is_err() {
+            continue;
+        }
+        if let Some(p) = PocketCube::from_facelets(&r) {
+            if p.cp[6] == 6 && p.co[6] == 0 {
+                return if p.is_solvable() {
+                    Ok(p)
+                } else {
+                    Err(problems(c))
+                };
+            }
+        }
+    }
+    Err(problems(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn there_are_24_distinct_orientations() {
+        let mut seen = std::collections::HashSet::new();
+        for r in orientations() {
+            let mut c = FaceletCube::solved(Size::Three);
+            c.apply(&r).expect("rotations fit");
+            seen.insert(c.to_letters());
+        }
+        assert_eq!(seen.len(), 24);
+    }
+
+    #[test]
+    fn metric_parses() {
+        assert_eq!("QTM".parse::<Metric>(), Ok(Metric::Qtm));
+        assert!("x".parse::<Metric>().is_err());
+    }
+}

@@ -1,0 +1,579 @@
+//! The 3x3x3 searches: Kociemba's two-phase algorithm (the three axes × the inverse as
+//! six interleaved searches; phase-1 solutions extended only while they can still beat
+//! the best length found) and a short optimal IDA* (heuristic: the largest phase-1
+//! distance over the three axes) that answers positions near the target optimally.
+//!
+//! Level: solver (depends on `cube` only).
+
+use std::time::Instant;
+
+use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
+use super::cubie::{sym_table, Cc};
+use super::tables::{Nibbles, Small, N_MOVES, P2_MOVES};
+
+/// Positions this close to the target get the optimal search first.
+pub(crate) const SHORT_OPTIMAL: u32 = 7;
+
+/// The loaded 3x3x3 tables.
+pub(crate) struct Tables3 {
+    pub small: Small,
+    pub p1: Nibbles,
+    pub p2: Nibbles,
+}
+
+impl Tables3 {
+    #[inline(always)]
+    fn h1(&self, tw: u16, fl: u16, sl: u16) -> u32 {
+        self.p1.get(self.small.p1_index(tw, fl, sl)) as u32
+    }
+
+    #[inline(always)]
+    fn h2(&self, cp: u16, ud: u16, sp: u16) -> u32 {
+        let a = self.small.cornslice[cp as usize * 24 + sp as usize] as u32;
+        let b = self.p2.get(self.small.p2_index(cp, ud)) as u32;
+        a.max(b)
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.small.bytes() + self.p1.bytes() + self.p2.bytes()
+    }
+}
+
+/// What the caller asked for, in search terms.
+pub(crate) struct Limits {
+    /// Largest solution cost accepted (in the chosen metric).
+    pub max_cost: u32,
+    pub deadline: Option<Instant>,
+    pub solutions: usize,
+    pub keep_searching: bool,
+    pub qtm: bool,
+}
+
+/// A solution: face-turn indices 0..18 and its cost in the chosen metric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub moves: Vec<u8>,
+    pub cost: u32,
+}
+
+/// Why a search ended with no solution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Every sequence up to the maximum cost was ruled out (two-phase: every phase-1
+    /// depth was searched).
+    Exhausted,
+    TimedOut,
+}
+
+const NONE: u8 = 255;
+
+/// `ALLOWED[last_face + 1]`: bit m set when move m may follow a move of `last_face`
+/// (never the same face, and opposite faces only in U-before-D order).
+const fn allowed_masks() -> [u32; 7] {
+    let mut a = [0u32; 7];
+    let mut lf = 0;
+    while lf < 7 {
+        let mut m = 0;
+        while m < 18 {
+            let f = m / 3;
+            let ok = if lf == 0 {
+                true
+            } else {
+                let l = lf - 1;
+                f != l && !(f % 3 == l % 3 && f < l)
+            };
+            if ok {
+                a[lf] |= 1 << m;
+            }
+            m += 1;
+        }
+        lf += 1;
+    }
+    a
+}
+const ALLOWED: [u32; 7] = allowed_masks();
+
+#[inline(always)]
+fn allowed(last: u8, m: u8) -> bool {
+    let lf = if last == NONE {
+        0
+    } else {
+        last as usize / 3 + 1
+    };
+    ALLOWED[lf] >> m & 1 == 1
+}
+
+fn move_costs(qtm: bool) -> [u8; 18] {
+    std::array::from_fn(|m| if qtm && m % 3 == 1 { 2 } else { 1 })
+}
+
+const fn is_p2_move(m: u8) -> bool {
+    let f = m / 3;
+    f == 0 || f == 3 || m % 3 == 1
+}
+
+/// The inverse of face turn `m`.
+pub(crate) fn inverse_move(m: u8) -> u8 {
+    m / 3 * 3 + (2 - m % 3)
+}
+
+struct Variant {
+    /// Symmetry conjugating the cube into this variant (0, 16 or 32: URF3^k).
+    sym: usize,
+    inverse: bool,
+    tw: u16,
+    fl: u16,
+    sl: u16,
+    cp: u16,
+    ue: u16,
+    de: u16,
+    h: u32,
+}
+
+impl Variant {
+    fn new(t: &Tables3, c: &Cc, sym: usize, inverse: bool) -> Variant {
+        let x = if inverse { c.inv() } else { *c };
+        let x = x.conj(sym);
+        let (tw, fl, sl) = (Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0);
+        Variant {
+            sym,
+            inverse,
+            tw,
+            fl,
+            sl,
+            cp: CornerPerm::get(&x).0,
+            ue: UEdges::get(&x).0,
+            de: DEdges::get(&x).0,
+            h: t.h1(tw, fl, sl),
+        }
+    }
+
+    fn key(&self) -> (u16, u16, u16, u16, u16, u16) {
+        (self.tw, self.fl, self.sl, self.cp, self.ue, self.de)
+    }
+}
+
+/// Keeps the best `n` distinct solutions.
+struct Keeper {
+    n: usize,
+    found: Vec<Found>,
+}
+
+impl Keeper {
+    /// Largest cost a new solution may have to be worth keeping.
+    fn limit(&self, max_cost: u32, keep_searching: bool) -> i64 {
+        if self.found.len() < self.n {
+            max_cost as i64
+        } else if keep_searching || self.n > 1 {
+            self.found.iter().map(|f| f.cost).max().unwrap_or(0) as i64 - 1
+        } else {
+            -1
+        }
+    }
+
+    fn offer(&mut self, f: Found) -> bool {
+        if self.found.iter().any(|g| g.moves == f.moves) {
+            return false;
+        }
+        self.found.push(f);
+        self.found.sort_by_key(|g| g.cost);
+        self.found.truncate(self.n);
+        true
+    }
+}
+
+struct TwoPhase<'a> {
+    t: &'a Tables3,
+    lim: &'a Limits,
+    cost: [u8; 18],
+    keep: Keeper,
+    sym_back: usize,
+    inverse: bool,
+    path: [u8; 64],
+    cp: [u16; 65],
+    ue: [u16; 65],
+    de: [u16; 65],
+    valid: usize,
+    d1: u32,
+    nodes: u64,
+    stop: bool,
+    timed_out: bool,
+}
+
+impl TwoPhase<'_> {
+    fn limit(&self) -> i64 {
+        self.keep.limit(self.lim.max_cost, self.lim.keep_searching)
+    }
+
+    #[inline]
+    fn tick(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes & 1023 == 0 {
+            if let Some(d) = self.lim.deadline {
+                if Instant::now() >= d {
+                    self.stop = true;
+                    self.timed_out = true;
+                }
+            }
+        }
+        self.stop
+    }
+
+    fn phase1(&mut self, tw: u16, fl: u16, sl: u16, n: usize, togo: u32, last: u8) {
+        let s = &self.t.small;
+        for m in 0..N_MOVES as u8 {
+            if !allowed(last, m) {
+                continue;
+            }
+            let c = self.cost[m as usize] as u32;
+            if c > togo {
+                continue;
+            }
+            let mi = m as usize;
+            let tw2 = s.twist_move[tw as usize * N_MOVES + mi];
+            let fl2 = s.flip_move[fl as usize * N_MOVES + mi];
+            let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
+            let rest = togo - c;
+            let h = self.t.h1(tw2, fl2, sl2);
+            if h > rest {
+                continue;
+            }
+            self.path[n] = m;
+            if self.valid > n {
+                self.valid = n;
+            }
+            if rest == 0 {
+                if is_p2_move(m) {
+                    continue;
+                }
+                self.phase2_start(n + 1, sl2);
+            } else {
+                if h == 0 && rest < 5 {
+                    continue;
+                }
+                self.phase1(tw2, fl2, sl2, n + 1, rest, m);
+            }
+            if self.tick() {
+                return;
+            }
+        }
+    }
+
+    fn phase2_start(&mut self, n1: usize, sl: u16) {
+        let budget = self.limit() - self.d1 as i64;
+        if budget < 0 {
+            return;
+        }
+        let s = &self.t.small;
+        for i in self.valid..n1 {
+            let m = self.path[i] as usize;
+            self.cp[i + 1] = s.corner_move[self.cp[i] as usize * N_MOVES + m];
+            self.ue[i + 1] = s.uedge_move[self.ue[i] as usize * N_MOVES + m];
+            self.de[i + 1] = s.dedge_move[self.de[i] as usize * N_MOVES + m];
+        }
+        self.valid = n1;
+        let cp = self.cp[n1];
+        let ud = s.ud_from_ud[self.ue[n1] as usize * 24 + self.de[n1] as usize % 24];
+        debug_assert!(ud != u16::MAX, "phase 1 ended outside the subgroup");
+        let h = self.t.h2(cp, ud, sl);
+        if h as i64 > budget {
+            return;
+        }
+        let last = if n1 == 0 { NONE } else { self.path[n1 - 1] };
+        for d2 in h..=budget as u32 {
+            if self.phase2(cp, ud, sl, n1, d2, last) || self.stop {
+                return;
+            }
+        }
+    }
+
+    /// Depth-first phase 2 with exactly `togo` cost left; true when a solution was kept.
+    fn phase2(&mut self, cp: u16, ud: u16, sp: u16, n: usize, togo: u32, last: u8) -> bool {
+        if togo == 0 {
+            return cp == 0 && ud == 0 && sp == 0 && self.record(n);
+        }
+        if self.tick() {
+            return false;
+        }
+        let s = &self.t.small;
+        let mut any = false;
+        for (i, &m) in P2_MOVES.iter().enumerate() {
+            if !allowed(last, m) {
+                continue;
+            }
+            let c = self.cost[m as usize] as u32;
+            if c > togo {
+                continue;
+            }
+            let rest = togo - c;
+            let mi = m as usize;
+            let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
+            let sp2 = s.slice_move[sp as usize * N_MOVES + mi];
+            if s.cornslice[cp2 as usize * 24 + sp2 as usize] as u32 > rest {
+                continue;
+            }
+            let ud2 = s.ud_move[ud as usize * P2_MOVES.len() + i];
+            if self.t.p2.get(s.p2_index(cp2, ud2)) as u32 > rest {
+                continue;
+            }
+            self.path[n] = m;
+            if self.valid > n {
+                self.valid = n;
+            }
+            if self.phase2(cp2, ud2, sp2, n + 1, rest, m) {
+                any = true;
+                if self.stop || self.lim.solutions == 1 {
+                    return true;
+                }
+            }
+            if self.stop {
+                break;
+            }
+        }
+        any
+    }
+
+    fn record(&mut self, n: usize) -> bool {
+        let mconj = &sym_table().mconj[self.sym_back];
+        let mut moves: Vec<u8> = self.path[..n].iter().map(|&m| mconj[m as usize]).collect();
+        if self.inverse {
+            moves.reverse();
+            for m in moves.iter_mut() {
+                *m = inverse_move(*m);
+            }
+        }
+        let cost = moves.iter().map(|&m| self.cost[m as usize] as u32).sum();
+        let kept = self.keep.offer(Found { moves, cost });
+        if self.keep.found.len() >= self.lim.solutions && !self.lim.keep_searching {
+            self.stop = true;
+        }
+        kept
+    }
+}
+
+/// Short optimal search: IDA* over all 18 moves, heuristic = largest phase-1 distance
+/// over the three axes. Returns the solutions of the smallest cost ≤ `max_cost` (up to
+/// `keep.n`, then the next costs if more are wanted), or nothing when none exists.
+struct Short<'a> {
+    t: &'a Tables3,
+    cost: [u8; 18],
+    axis_moves: [[u8; 18]; 3],
+    path: Vec<u8>,
+    found: Vec<Found>,
+    want: usize,
+    nodes: u64,
+    deadline: Option<Instant>,
+    timed_out: bool,
+    solved_ue: u16,
+    solved_de: u16,
+}
+
+#[derive(Clone, Copy)]
+struct ShortNode {
+    ax: [(u16, u16, u16); 3],
+    cp: u16,
+    ue: u16,
+    de: u16,
+}
+
+impl Short<'_> {
+    fn h(&self, n: &ShortNode) -> u32 {
+        n.ax.iter()
+            .map(|&(tw, fl, sl)| self.t.h1(tw, fl, sl))
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn is_solved(&self, n: &ShortNode) -> bool {
+        n.ax[0] == (0, 0, 0) && n.cp == 0 && n.ue == self.solved_ue && n.de == self.solved_de
+    }
+
+    fn step(&self, n: &ShortNode, m: usize) -> ShortNode {
+        let s = &self.t.small;
+        let mut ax = n.ax;
+        for (k, a) in ax.iter_mut().enumerate() {
+            let mk = self.axis_moves[k][m] as usize;
+            *a = (
+                s.twist_move[a.0 as usize * N_MOVES + mk],
+                s.flip_move[a.1 as usize * N_MOVES + mk],
+                s.slice_move[a.2 as usize * N_MOVES + mk],
+            );
+        }
+        ShortNode {
+            ax,
+            cp: s.corner_move[n.cp as usize * N_MOVES + m],
+            ue: s.uedge_move[n.ue as usize * N_MOVES + m],
+            de: s.dedge_move[n.de as usize * N_MOVES + m],
+        }
+    }
+
+    fn dfs(&mut self, node: &ShortNode, togo: u32, last: u8) -> bool {
+        if togo == 0 {
+            if self.is_solved(node) {
+                let cost = self
+                    .path
+                    .iter()
+                    .map(|&m| self.cost[m as usize] as u32)
+                    .sum();
+                self.found.push(Found {
+                    moves: self.path.clone(),
+                    cost,
+                });
+                return self.found.len() >= self.want;
+            }
+            return false;
+        }
+        self.nodes += 1;
+        if self.nodes & 1023 == 0 {
+            if let Some(d) = self.deadline {
+                if Instant::now() >= d {
+                    self.timed_out = true;
+                    return true;
+                }
+            }
+        }
+        for m in 0..N_MOVES as u8 {
+            if !allowed(last, m) {
+                continue;
+            }
+            let c = self.cost[m as usize] as u32;
+            if c > togo {
+                continue;
+            }
+            let next = self.step(node, m as usize);
+            if self.h(&next) > togo - c {
+                continue;
+            }
+            self.path.push(m);
+            let done = self.dfs(&next, togo - c, m);
+            self.path.pop();
+            if done {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Solves `c` (at the cubie level, to solved).
+pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, Ended> {
+    if *c == Cc::ID {
+        return Ok(vec![Found {
+            moves: Vec::new(),
+            cost: 0,
+        }]);
+    }
+    let cost = move_costs(lim.qtm);
+    let syms = sym_table();
+    let mut variants: Vec<Variant> = Vec::with_capacity(6);
+    for inverse in [false, true] {
+        for k in 0..3 {
+            let v = Variant::new(t, c, 16 * k, inverse);
+            if !variants.iter().any(|w| w.key() == v.key()) {
+                variants.push(v);
+            }
+        }
+    }
+    let lower = variants.iter().map(|v| v.h).max().unwrap_or(0);
+    let mut keep = Keeper {
+        n: lim.solutions.max(1),
+        found: Vec::new(),
+    };
+
+    let short_max = SHORT_OPTIMAL.min(lim.max_cost);
+    if lower <= short_max {
+        let root = ShortNode {
+            ax: std::array::from_fn(|k| {
+                let x = c.conj(16 * k);
+                (Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0)
+            }),
+            cp: CornerPerm::get(c).0,
+            ue: UEdges::get(c).0,
+            de: DEdges::get(c).0,
+        };
+        let mut short = Short {
+            t,
+            cost,
+            axis_moves: std::array::from_fn(|k| syms.mconj[16 * k]),
+            path: Vec::new(),
+            found: Vec::new(),
+            want: keep.n,
+            nodes: 0,
+            deadline: lim.deadline,
+            timed_out: false,
+            solved_ue: UEdges::get(&Cc::ID).0,
+            solved_de: DEdges::get(&Cc::ID).0,
+        };
+        for bound in lower..=short_max {
+            if short.dfs(&root, bound, NONE) {
+                break;
+            }
+        }
+        for f in short.found.drain(..) {
+            keep.offer(f);
+        }
+        if short.timed_out {
+            return if keep.found.is_empty() {
+                Err(Ended::TimedOut)
+            } else {
+                Ok(keep.found)
+            };
+        }
+        // Optimal solutions: nothing shorter exists, so keep-searching has nothing to do.
+        if keep.found.len() >= keep.n {
+            return Ok(keep.found);
+        }
+    }
+
+    let mut tp = TwoPhase {
+        t,
+        lim,
+        cost,
+        keep,
+        sym_back: 0,
+        inverse: false,
+        path: [0; 64],
+        cp: [0; 65],
+        ue: [0; 65],
+        de: [0; 65],
+        valid: 0,
+        d1: 0,
+        nodes: 0,
+        stop: false,
+        timed_out: false,
+    };
+    'outer: for d1 in 0..=lim.max_cost {
+        if d1 as i64 > tp.limit() {
+            break;
+        }
+        tp.d1 = d1;
+        for v in &variants {
+            if v.h > d1 {
+                continue;
+            }
+            tp.sym_back = syms.inv[v.sym] as usize;
+            tp.inverse = v.inverse;
+            tp.cp[0] = v.cp;
+            tp.ue[0] = v.ue;
+            tp.de[0] = v.de;
+            tp.valid = 0;
+            if d1 == 0 {
+                tp.phase2_start(0, v.sl);
+            } else {
+                tp.phase1(v.tw, v.fl, v.sl, 0, d1, NONE);
+            }
+            if tp.stop {
+                break 'outer;
+            }
+        }
+    }
+    if tp.keep.found.is_empty() {
+        Err(if tp.timed_out {
+            Ended::TimedOut
+        } else {
+            Ended::Exhausted
+        })
+    } else {
+        Ok(tp.keep.found)
+    }
+}

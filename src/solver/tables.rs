@@ -1,0 +1,503 @@
+//! The 3x3x3 tables: flat move tables, symmetry-class tables, and the two large packed
+//! pruning tables (FlipSlice-class × Twist for phase 1, CornerPerm-class × UdEdges for
+//! phase 2, 4 bits per entry, exact distances up to 14, 15 = "15 or more").
+//!
+//! The small tables are computed at start-up (well under a second); the pruning tables are
+//! built with rayon by breadth-first search (forward while the frontier is small, backward
+//! once most entries are reached) and cached on disk (see [`super::cache`]).
+//!
+//! Level: solver (depends on `cube` only).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::coord::*;
+use super::cubie::{move_cube, sym_table, Cc};
+
+pub(crate) const N_MOVES: usize = 18;
+/// The ten phase-2 moves (U, D turns and half turns of the others), as face-turn indices.
+pub(crate) const P2_MOVES: [u8; 10] = [0, 1, 2, 4, 7, 9, 10, 11, 13, 16];
+pub(crate) const N_FLIPSLICE_CLASSES: usize = 64430;
+pub(crate) const N_CORNER_CLASSES: usize = 2768;
+/// The value of a pruning entry not (yet) reached, and the cap of stored distances.
+pub(crate) const UNSEEN: u8 = 15;
+
+/// Progress callback: (label, done, total).
+pub(crate) type Progress<'a> = &'a (dyn Fn(&str, u64, u64) + Sync);
+
+/// A packed table of 4-bit entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Nibbles {
+    pub words: Vec<u64>,
+    pub len: usize,
+}
+
+impl Nibbles {
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> u8 {
+        // SAFETY-free fast path: indices are produced by the coordinate tables and are
+        // always < len; a bad index panics (bounds check) rather than reading garbage.
+        ((self.words[i >> 4] >> ((i & 15) * 4)) & 15) as u8
+    }
+
+    pub fn histogram(&self) -> [u64; 16] {
+        let mut h = [0u64; 16];
+        for i in 0..self.len {
+            h[self.get(i) as usize] += 1;
+        }
+        h
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+}
+
+/// The small tables: moves on coordinates, symmetry classes and conjugation.
+pub(crate) struct Small {
+    pub twist_move: Vec<u16>,
+    pub flip_move: Vec<u16>,
+    pub slice_move: Vec<u16>,
+    pub uedge_move: Vec<u16>,
+    pub dedge_move: Vec<u16>,
+    pub corner_move: Vec<u16>,
+    /// Phase-2 moves (index into [`P2_MOVES`]) on [`UdEdges`].
+    pub ud_move: Vec<u16>,
+    /// `twist_conj[t·16 + s]` = twist of `S_s · T · S_s⁻¹`.
+    pub twist_conj: Vec<u16>,
+    pub ud_conj: Vec<u16>,
+    /// `fs_sym[flipslice]` = class << 4 | sym.
+    pub fs_sym: Vec<u32>,
+    pub fs_rep: Vec<u32>,
+    /// Bit `s` set when `S_s` maps the class representative to itself.
+    pub fs_stab: Vec<u16>,
+    pub c_sym: Vec<u32>,
+    pub c_rep: Vec<u16>,
+    pub c_stab: Vec<u16>,
+    /// Exact phase-2 distance of (corner permutation, slice permutation): `cp·24 + sp`.
+    pub cornslice: Vec<u8>,
+    /// `ud_from_ud[u·24 + d % 24]`: [`UdEdges`] of a phase-2 cube from its U- and
+    /// D-edge coordinates (`u16::MAX` where `u` has a U edge outside the U/D layers).
+    pub ud_from_ud: Vec<u16>,
+}
+
+fn move_table<T: Copy + Send + Sync>(
+    count: usize,
+    moves: &[u8],
+    set: impl Fn(usize, &mut Cc) + Sync,
+    get: impl Fn(&Cc) -> usize + Sync,
+) -> Vec<u16> {
+    let cubes: Vec<Cc> = moves.iter().map(|&m| move_cube(m as usize)).collect();
+    (0..count)
+        .into_par_iter()
+        .flat_map_iter(|v| {
+            let mut c = Cc::ID;
+            set(v, &mut c);
+            cubes
+                .iter()
+                .map(|m| get(&c.mul(m)) as u16)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn conj_table(
+    count: usize,
+    set: impl Fn(usize, &mut Cc) + Sync,
+    get: impl Fn(&Cc) -> usize + Sync,
+) -> Vec<u16> {
+    (0..count)
+        .into_par_iter()
+        .flat_map_iter(|v| {
+            let mut c = Cc::ID;
+            set(v, &mut c);
+            (0..16).map(|s| get(&c.conj(s)) as u16).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Classes of a coordinate under the 16 U–D symmetries: (class<<4|sym per value,
+/// representatives, stabiliser masks).
+fn sym_classes(
+    count: usize,
+    set: impl Fn(usize, &mut Cc),
+    get: impl Fn(&Cc) -> usize,
+) -> (Vec<u32>, Vec<u32>, Vec<u16>) {
+    let inv = sym_table().inv;
+    let mut sym = vec![u32::MAX; count];
+    let mut reps = Vec::new();
+    let mut stabs = Vec::new();
+    for v in 0..count {
+        if sym[v] != u32::MAX {
+            continue;
+        }
+        let class = reps.len() as u32;
+        let mut c = Cc::ID;
+        set(v, &mut c);
+        let mut stab = 0u16;
+        for s in 0..16 {
+            let w = get(&c.conj(s));
+            if w == v {
+                stab |= 1 << s;
+            }
+            if sym[w] == u32::MAX {
+                sym[w] = class << 4 | inv[s] as u32;
+            }
+        }
+        reps.push(v as u32);
+        stabs.push(stab);
+    }
+    (sym, reps, stabs)
+}
+
+impl Small {
+    pub fn build() -> Small {
+        let all: Vec<u8> = (0..N_MOVES as u8).collect();
+        let twist_move = move_table::<u16>(
+            Twist::COUNT,
+            &all,
+            |v, c| Twist(v as u16).set(c),
+            |c| Twist::get(c).0 as usize,
+        );
+        let flip_move = move_table::<u16>(
+            Flip::COUNT,
+            &all,
+            |v, c| Flip(v as u16).set(c),
+            |c| Flip::get(c).0 as usize,
+        );
+        let slice_move = move_table::<u16>(
+            SliceSorted::COUNT,
+            &all,
+            |v, c| SliceSorted(v as u16).set(c),
+            |c| SliceSorted::get(c).0 as usize,
+        );
+        let uedge_move = move_table::<u16>(
+            UEdges::COUNT,
+            &all,
+            |v, c| UEdges(v as u16).set(c),
+            |c| UEdges::get(c).0 as usize,
+        );
+        let dedge_move = move_table::<u16>(
+            DEdges::COUNT,
+            &all,
+            |v, c| DEdges(v as u16).set(c),
+            |c| DEdges::get(c).0 as usize,
+        );
+        let corner_move = move_table::<u16>(
+            CornerPerm::COUNT,
+            &all,
+            |v, c| CornerPerm(v as u16).set(c),
+            |c| CornerPerm::get(c).0 as usize,
+        );
+        let ud_move = move_table::<u16>(
+            UdEdges::COUNT,
+            &P2_MOVES,
+            |v, c| UdEdges(v as u16).set(c),
+            |c| UdEdges::get(c).0 as usize,
+        );
+        let twist_conj = conj_table(
+            Twist::COUNT,
+            |v, c| Twist(v as u16).set(c),
+            |c| Twist::get(c).0 as usize,
+        );
+        let ud_conj = conj_table(
+            UdEdges::COUNT,
+            |v, c| UdEdges(v as u16).set(c),
+            |c| UdEdges::get(c).0 as usize,
+        );
+        let ((fs_sym, fs_rep, fs_stab), (c_sym, c_rep32, c_stab)) = rayon::join(
+            || {
+                sym_classes(
+                    FlipSlice::COUNT,
+                    |v, c| FlipSlice(v as u32).set(c),
+                    |c| FlipSlice::get(c).0 as usize,
+                )
+            },
+            || {
+                sym_classes(
+                    CornerPerm::COUNT,
+                    |v, c| CornerPerm(v as u16).set(c),
+                    |c| CornerPerm::get(c).0 as usize,
+                )
+            },
+        );
+        let c_rep = c_rep32.iter().map(|&x| x as u16).collect();
+        let cornslice = cornslice_table(&corner_move, &slice_move);
+        let mut ud_from_ud = vec![u16::MAX; UEdges::COUNT * 24];
+        for ud in 0..UdEdges::COUNT {
+            let mut c = Cc::ID;
+            UdEdges(ud as u16).set(&mut c);
+            let (u, d) = (UEdges::get(&c).0 as usize, DEdges::get(&c).0 as usize);
+            ud_from_ud[u * 24 + d % 24] = ud as u16;
+        }
+        Small {
+            twist_move,
+            flip_move,
+            slice_move,
+            uedge_move,
+            dedge_move,
+            corner_move,
+            ud_move,
+            twist_conj,
+            ud_conj,
+            fs_sym,
+            fs_rep,
+            fs_stab,
+            c_sym,
+            c_rep,
+            c_stab,
+            cornslice,
+            ud_from_ud,
+        }
+    }
+
+    pub fn bytes(&self) -> usize {
+        2 * (self.twist_move.len()
+            + self.flip_move.len()
+            + self.slice_move.len()
+            + self.uedge_move.len()
+            + self.dedge_move.len()
+            + self.corner_move.len()
+            + self.ud_move.len()
+            + self.twist_conj.len()
+            + self.ud_conj.len()
+            + self.c_rep.len()
+            + self.c_stab.len()
+            + self.fs_stab.len())
+            + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.c_sym.len())
+            + self.cornslice.len()
+            + 2 * self.ud_from_ud.len()
+    }
+
+    /// Index of a phase-1 state in the phase-1 pruning table.
+    #[inline(always)]
+    pub fn p1_index(&self, twist: u16, flip: u16, slice: u16) -> usize {
+        let fs = (slice as usize / 24) * 2048 + flip as usize;
+        let y = self.fs_sym[fs];
+        (y >> 4) as usize * Twist::COUNT
+            + self.twist_conj[twist as usize * 16 + (y & 15) as usize] as usize
+    }
+
+    /// Index of a phase-2 state in the phase-2 pruning table.
+    #[inline(always)]
+    pub fn p2_index(&self, corner: u16, ud: u16) -> usize {
+        let y = self.c_sym[corner as usize];
+        (y >> 4) as usize * UdEdges::COUNT
+            + self.ud_conj[ud as usize * 16 + (y & 15) as usize] as usize
+    }
+}
+
+/// Exact phase-2 distances over (corner permutation, slice permutation), by BFS.
+fn cornslice_table(corner_move: &[u16], slice_move: &[u16]) -> Vec<u8> {
+    let n = CornerPerm::COUNT * 24;
+    let mut dist = vec![u8::MAX; n];
+    dist[0] = 0;
+    let mut frontier = vec![0u32];
+    let mut d = 0u8;
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &x in &frontier {
+            let (cp, sp) = (x as usize / 24, x as usize % 24);
+            for &m in &P2_MOVES {
+                let cp2 = corner_move[cp * N_MOVES + m as usize] as usize;
+                let sp2 = slice_move[sp * N_MOVES + m as usize] as usize;
+                let y = cp2 * 24 + sp2;
+                if dist[y] == u8::MAX {
+                    dist[y] = d + 1;
+                    next.push(y as u32);
+                }
+            }
+        }
+        frontier = next;
+        d += 1;
+    }
+    dist
+}
+
+/// Which of the two symmetry-reduced pruning tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PrunKind {
+    Phase1,
+    Phase2,
+}
+
+impl PrunKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            PrunKind::Phase1 => "phase1-flipslice-twist",
+            PrunKind::Phase2 => "phase2-corner-udedges",
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            PrunKind::Phase1 => "phase-1 pruning table",
+            PrunKind::Phase2 => "phase-2 pruning table",
+        }
+    }
+    pub fn entries(self) -> usize {
+        match self {
+            PrunKind::Phase1 => N_FLIPSLICE_CLASSES * Twist::COUNT,
+            PrunKind::Phase2 => N_CORNER_CLASSES * UdEdges::COUNT,
+        }
+    }
+}
+
+struct Atomic4 {
+    words: Vec<AtomicU64>,
+}
+
+impl Atomic4 {
+    #[inline(always)]
+    fn get(&self, i: usize) -> u8 {
+        ((self.words[i >> 4].load(Ordering::Relaxed) >> ((i & 15) * 4)) & 15) as u8
+    }
+    /// Lowers an unseen (15) entry to `v`.
+    #[inline(always)]
+    fn set(&self, i: usize, v: u8) {
+        let mask = !(((UNSEEN ^ v) as u64) << ((i & 15) * 4));
+        self.words[i >> 4].fetch_and(mask, Ordering::Relaxed);
+    }
+}
+
+/// Builds a pruning table by breadth-first search over symmetry classes.
+pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> Nibbles {
+    let (raw, stab, conj, nmoves) = match kind {
+        PrunKind::Phase1 => (Twist::COUNT, &small.fs_stab, &small.twist_conj, N_MOVES),
+        PrunKind::Phase2 => (
+            UdEdges::COUNT,
+            &small.c_stab,
+            &small.ud_conj,
+            P2_MOVES.len(),
+        ),
+    };
+    let len = kind.entries();
+    let table = Atomic4 {
+        words: (0..len.div_ceil(16))
+            .map(|_| AtomicU64::new(u64::MAX))
+            .collect(),
+    };
+    // Neighbour of entry (class, r) by move index m.
+    let neighbour = |class: usize, r: usize, m: usize| -> (usize, usize) {
+        match kind {
+            PrunKind::Phase1 => {
+                let fs = small.fs_rep[class] as usize;
+                let (slice, flip) = (fs / 2048, fs % 2048);
+                let s2 = small.slice_move[slice * 24 * N_MOVES + m] as usize / 24;
+                let f2 = small.flip_move[flip * N_MOVES + m] as usize;
+                let y = small.fs_sym[s2 * 2048 + f2];
+                let t2 = small.twist_move[r * N_MOVES + m] as usize;
+                (
+                    (y >> 4) as usize,
+                    small.twist_conj[t2 * 16 + (y & 15) as usize] as usize,
+                )
+            }
+            PrunKind::Phase2 => {
+                let cp = small.c_rep[class] as usize;
+                let cp2 = small.corner_move[cp * N_MOVES + P2_MOVES[m] as usize] as usize;
+                let y = small.c_sym[cp2];
+                let u2 = small.ud_move[r * P2_MOVES.len() + m] as usize;
+                (
+                    (y >> 4) as usize,
+                    small.ud_conj[u2 * 16 + (y & 15) as usize] as usize,
+                )
+            }
+        }
+    };
+    // Sets an entry and its symmetric twins.
+    let set_all = |class: usize, r: usize, v: u8| {
+        table.set(class * raw + r, v);
+        let mut mask = stab[class] & !1;
+        while mask != 0 {
+            let s = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let r2 = conj[r * 16 + s] as usize;
+            if table.get(class * raw + r2) == UNSEEN {
+                table.set(class * raw + r2, v);
+            }
+        }
+    };
+    set_all(0, 0, 0);
+    let mut seen: u64 = (0..len).filter(|&i| table.get(i) == 0).count() as u64;
+    let mut counts = vec![seen];
+    let total = len as u64;
+    progress(kind.label(), seen, total);
+    let mut depth = 0u8;
+    while depth + 1 < UNSEEN && seen < total {
+        let frontier = counts[depth as usize];
+        let unseen = total - seen;
+        let backward = frontier > unseen / 4;
+        (0..table.words.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .for_each(|w| {
+                let word = table.words[w].load(Ordering::Relaxed);
+                for k in 0..16 {
+                    let i = w * 16 + k;
+                    if i >= len {
+                        break;
+                    }
+                    let v = ((word >> (k * 4)) & 15) as u8;
+                    let (class, r) = (i / raw, i % raw);
+                    if backward {
+                        if v != UNSEEN {
+                            continue;
+                        }
+                        for m in 0..nmoves {
+                            let (c2, r2) = neighbour(class, r, m);
+                            if table.get(c2 * raw + r2) == depth {
+                                set_all(class, r, depth + 1);
+                                break;
+                            }
+                        }
+                    } else {
+                        if v != depth {
+                            continue;
+                        }
+                        for m in 0..nmoves {
+                            let (c2, r2) = neighbour(class, r, m);
+                            if table.get(c2 * raw + r2) == UNSEEN {
+                                set_all(c2, r2, depth + 1);
+                            }
+                        }
+                    }
+                }
+            });
+        depth += 1;
+        let count = (0..table.words.len())
+            .into_par_iter()
+            .map(|w| {
+                let word = table.words[w].load(Ordering::Relaxed);
+                (0..16)
+                    .filter(|&k| w * 16 + k < len && ((word >> (k * 4)) & 15) as u8 == depth)
+                    .count() as u64
+            })
+            .sum::<u64>();
+        if count == 0 {
+            break;
+        }
+        counts.push(count);
+        seen += count;
+        progress(kind.label(), seen, total);
+    }
+    progress(kind.label(), total, total);
+    Nibbles {
+        words: table.words.into_iter().map(|a| a.into_inner()).collect(),
+        len,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_counts_are_the_known_ones() {
+        let (_, reps, _) = sym_classes(
+            CornerPerm::COUNT,
+            |v, c| CornerPerm(v as u16).set(c),
+            |c| CornerPerm::get(c).0 as usize,
+        );
+        assert_eq!(reps.len(), N_CORNER_CLASSES);
+    }
+}
