@@ -72,6 +72,9 @@ pub struct JournalStart {
     pub planned_seconds: f64,
     /// The actions planned, in order.
     pub plan: Vec<Action>,
+    /// Mean Lab per symbol of the first scan (to match a later re-scan's colours).
+    #[serde(default)]
+    pub colors: Vec<(char, [f64; 3])>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -314,6 +317,7 @@ mod tests {
             solution: "R".into(),
             planned_seconds: 1.0,
             plan: vec![Action::Primitive(Primitive::Tilt)],
+            colors: vec![('U', [90.0, 0.0, 1.0])],
         };
         let mut j = Journal::create(&path, &start).unwrap();
         let mut after = robot.clone();

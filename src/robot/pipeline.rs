@@ -497,7 +497,8 @@ pub fn finish(
     services: &Services,
     pos: &Position,
     opts: &RunOptions,
-    first: Option<&Resolved>,
+    first_colors: &[(char, [f64; 3])],
+    scan_confident: bool,
     rescans: usize,
     resumed: bool,
     events: &mut dyn FnMut(RunEvent),
@@ -570,6 +571,7 @@ pub fn finish(
             solution: plan.alg.to_string(),
             planned_seconds: plan.seconds,
             plan: plan.actions.clone(),
+            colors: first_colors.to_vec(),
         },
     )?;
     // What the host believes a simulator's initial cube is: the first scan (a fresh run
@@ -629,12 +631,12 @@ pub fn finish(
                 ))
             }
         },
-        None => match first {
+        None => match first_colors.len() == 6 {
             // A real robot: scan again and match the colours to the first scan's.
-            Some(first) => {
+            true => {
                 let (again, _, _) =
                     scan_and_resolve(robot, services, size, opts.max_rescans, events)?;
-                let map = match_colors(&color_centroids(&again), &color_centroids(first))
+                let map = match_colors(&color_centroids(&again), first_colors)
                     .ok_or_else(|| {
                         RunError::Scan("cannot match the colours of the re-scan".into())
                     })?;
@@ -651,7 +653,7 @@ pub fn finish(
                 orientation = Orientation::IDENTITY;
                 (c, "re-scan")
             }
-            None => (tracked.clone(), "tracking (no read-back)"),
+            false => (tracked.clone(), "tracking (no read-back)"),
         },
     };
     let final_cube = if verified_by == "re-scan" {
@@ -687,7 +689,7 @@ pub fn finish(
         solution: plan.alg.to_string(),
         actions: plan.actions.len(),
         candidates: cands.len(),
-        scan_confident: first.map(|f| f.confident).unwrap_or(true),
+        scan_confident,
         rescans,
         verified_by: verified_by.into(),
         journal: opts.journal.clone(),
@@ -723,7 +725,8 @@ pub fn run(
         services,
         &pos,
         opts,
-        Some(&first),
+        &color_centroids(&first),
+        first.confident,
         rescans,
         false,
         events,
