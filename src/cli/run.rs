@@ -1,30 +1,694 @@
-//! `run`, `save`, `restore` (filled in by the pipeline work).
+//! `run`, `save`, `restore`, `bench robot`: thin layers over `robot::pipeline`.
 
-use super::{CmdResult, Global};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::{CmdResult, Exit, Global};
+use crate::color::resolve::ResolveOptions;
+use crate::color::synth::Palette;
+use crate::cube::{Alg, FaceletCube, Size};
+use crate::robot::journal;
+use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
+use crate::robot::line_sim::{self, LineSimConfig};
+use crate::robot::pipeline::{
+    self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot,
+    Services, TargetSpec,
+};
+use crate::robot::planner::{CostModel, Planner};
+use crate::solver::{SolveOptions, Solver, TableOptions};
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RobotKind {
+    /// LEGO EV3 MindCub3r (EV3 direct commands).
+    Mindcub3r,
+    /// A line-protocol robot (one motor per face, or five).
+    Line,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScannerKind {
+    /// The robot's own colour sensor(s).
+    Sensor,
+    /// A fixed camera looking at the top face (the simulator renders frames).
+    Camera,
+}
+
+/// How to reach the robot, shared by `run`, `save` and `restore`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RobotOpts {
+    /// Start the simulated robot in this process, on a pseudo-terminal.
+    #[arg(long, conflicts_with = "port")]
+    pub sim: bool,
+    /// The robot's serial port (EV3 Bluetooth rfcomm tty, Arduino USB serial).
+    #[arg(long, value_name = "PATH")]
+    pub port: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "mindcub3r")]
+    pub robot: RobotKind,
+    #[arg(long, value_enum, default_value = "sensor")]
+    pub scanner: ScannerKind,
+    /// Cube colour profile (TOML from `cubot calibrate`), used as the resolver's prior.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// MindCub3r calibration (default: calibration/mindcub3r.toml if present).
+    #[arg(long, value_name = "FILE")]
+    pub robot_config: Option<PathBuf>,
+    /// Simulator fault injection: comma list of KIND[@N] (see `cubot sim --help`).
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
+    /// Seed of the simulated cube, its colours and the resolver.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Simulated seconds per wall second.
+    #[arg(long, default_value_t = 20.0)]
+    pub speed: f64,
+    /// Sticker palette of the simulated cube (standard, no-white, fluorescent, faded).
+    #[arg(long, default_value = "standard")]
+    pub palette: String,
+    /// Cube size: 3 or 2.
+    #[arg(long, default_value_t = 3)]
+    pub size: u8,
+    /// Re-scans of doubtful stickers before giving up.
+    #[arg(long, default_value_t = 3)]
+    pub max_rescans: usize,
+}
 
 #[derive(clap::Args, Debug)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    #[command(flatten)]
+    pub robot: RobotOpts,
+    /// Target state (facelet string in the first scan's symbols, or @FILE); solved when absent.
+    #[arg(long, conflicts_with = "target_file")]
+    pub target: Option<String>,
+    /// Target from a file: a state saved by `cubot save`, or a facelet string.
+    #[arg(long, value_name = "FILE")]
+    pub target_file: Option<PathBuf>,
+    /// Finish the run a journal records (no re-scan).
+    #[arg(long, value_name = "JOURNAL")]
+    pub resume: Option<PathBuf>,
+    /// Where to write the journal (default: the cache dir's journals/).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Solutions asked of the solver per symmetric variant of the problem.
+    #[arg(long, default_value_t = 3)]
+    pub solutions: usize,
+}
 
 #[derive(clap::Args, Debug)]
 pub struct SaveArgs {
-    pub file: std::path::PathBuf,
+    /// Where to store the state (JSON).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub robot: RobotOpts,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct RestoreArgs {
-    pub file: std::path::PathBuf,
+    /// A state stored by `cubot save`.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub robot: RobotOpts,
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    #[arg(long, default_value_t = 3)]
+    pub solutions: usize,
 }
 
-pub fn run(_a: RunArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("the pipeline is not part of this build yet")
+fn size_of(n: u8) -> Result<Size> {
+    Size::from_n(n as usize).ok_or_else(|| anyhow!("--size is 3 or 2, not {n}"))
 }
 
-pub fn save(_a: SaveArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("the pipeline is not part of this build yet")
+fn cache_dir(g: &Global) -> Option<PathBuf> {
+    g.cache_dir
+        .clone()
+        .or_else(|| std::env::var_os("CUBOT_CACHE_DIR").map(PathBuf::from))
+        .or_else(|| dirs::cache_dir().map(|d| d.join("cubot")))
 }
 
-pub fn restore(_a: RestoreArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("the pipeline is not part of this build yet")
+fn default_journal(g: &Global) -> PathBuf {
+    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    cache_dir(g)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("journals")
+        .join(format!("run-{stamp}-{}.jsonl", std::process::id()))
+}
+
+fn load_solver(g: &Global) -> Result<Solver> {
+    let bar = progress_bar(g, "tables");
+    let progress: Option<crate::solver::ProgressFn> = bar.clone().map(|b| {
+        let f: crate::solver::ProgressFn = Arc::new(move |label: &str, done: u64, total: u64| {
+            b.set_length(total);
+            b.set_position(done);
+            b.set_message(label.to_string());
+        });
+        f
+    });
+    let solver = Solver::new(&TableOptions {
+        cache_dir: g.cache_dir.clone(),
+        progress,
+        rebuild: false,
+    })
+    .context("solver tables")?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if !g.quiet {
+        for n in solver.notes() {
+            eprintln!("note: {n}");
+        }
+    }
+    Ok(solver)
+}
+
+fn progress_bar(g: &Global, what: &str) -> Option<indicatif::ProgressBar> {
+    if !super::output::progress_allowed(g) {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(1);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    b.set_prefix(what.to_string());
+    Some(b)
+}
+
+fn resolve_options(o: &RobotOpts) -> Result<ResolveOptions> {
+    let mut opts = ResolveOptions {
+        seed: o.seed,
+        ..Default::default()
+    };
+    if let Some(p) = &o.calibration {
+        opts.profile = Some(
+            crate::color::profile::Profile::load(p)
+                .map_err(|e| anyhow!("{e}"))
+                .with_context(|| format!("colour profile {}", p.display()))?,
+        );
+    }
+    Ok(opts)
+}
+
+/// The robot, connected (and its simulator started when `--sim`).
+fn connect(
+    o: &RobotOpts,
+    start: Option<FaceletCube>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Box<dyn RunRobot>> {
+    let size = size_of(o.size)?;
+    let palette: Palette = o
+        .palette
+        .parse()
+        .map_err(|e| anyhow!("--palette: {e}"))?;
+    if !o.sim && o.port.is_none() {
+        bail!("give --sim (the built-in simulator) or --port PATH (the robot's serial port)");
+    }
+    if o.scanner == ScannerKind::Camera {
+        bail!("--scanner camera needs the vision work, which is not part of this build yet");
+    }
+    match o.robot {
+        RobotKind::Line => {
+            let mut sim = None;
+            let path = if o.sim {
+                let faults = match &o.faults {
+                    Some(f) => line_sim::parse_faults(f)?,
+                    None => Vec::new(),
+                };
+                let h = line_sim::spawn_pty(LineSimConfig {
+                    seed: o.seed,
+                    speed: o.speed,
+                    faults,
+                    start,
+                    size,
+                    palette,
+                    ..Default::default()
+                })?;
+                let p = h.path().to_path_buf();
+                sim = Some(h);
+                p
+            } else {
+                o.port.clone().expect("checked")
+            };
+            let link = TtyLink::open(&path, if o.sim { None } else { Some(115_200) })?;
+            let mut robot = LineRobot::connect(Box::new(link), LineTimeouts::default())?;
+            if o.sim {
+                robot.time_scale = o.speed.max(1e-3);
+            }
+            Ok(Box::new(LineRun {
+                robot,
+                sim,
+                chunk: 4,
+            }))
+        }
+        RobotKind::Mindcub3r => connect_mindcub3r(o, size, palette, start, stop),
+    }
+}
+
+#[cfg(feature = "serial")]
+fn connect_mindcub3r(
+    o: &RobotOpts,
+    size: Size,
+    palette: Palette,
+    start: Option<FaceletCube>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Box<dyn RunRobot>> {
+    use crate::robot::mindcub3r::{Config, MindCub3r};
+    use crate::robot::sim::{self, SimConfig};
+    use crate::robot::transport::SerialTransport;
+    let config = match &o.robot_config {
+        Some(p) => Config::load(p)?,
+        None => {
+            let p = Path::new("calibration/mindcub3r.toml");
+            if p.is_file() {
+                Config::load(p)?
+            } else {
+                Config::default()
+            }
+        }
+    };
+    let mut handle = None;
+    let path = if o.sim {
+        let faults: sim::Faults = match &o.faults {
+            Some(f) => f.parse()?,
+            None => Default::default(),
+        };
+        let h = sim::spawn_pty(SimConfig {
+            seed: o.seed,
+            speed: o.speed,
+            palette,
+            faults,
+            start,
+            size,
+            ..Default::default()
+        })?;
+        let p = h.path().to_path_buf();
+        handle = Some(h);
+        p
+    } else {
+        o.port.clone().expect("checked")
+    };
+    let transport = SerialTransport::open(&path.to_string_lossy())?;
+    let timings = config.timings.clone();
+    let mut robot = MindCub3r::connect(Box::new(transport), config)?;
+    robot.set_interrupt(stop.clone());
+    robot.home()?;
+    let planner = Planner::new(CostModel::new(timings));
+    Ok(Box::new(pipeline::Mc3Run::new(robot, handle, planner)))
+}
+
+#[cfg(not(feature = "serial"))]
+fn connect_mindcub3r(
+    _o: &RobotOpts,
+    _size: Size,
+    _palette: Palette,
+    _start: Option<FaceletCube>,
+    _stop: &Arc<AtomicBool>,
+) -> Result<Box<dyn RunRobot>> {
+    bail!("the MindCub3r needs serial ports: cubot was rebuilt without feature `serial` (the line robot works without it)")
+}
+
+/// Shared state for event printing.
+struct Reporter {
+    json: bool,
+    quiet: bool,
+    scan_bar: Option<indicatif::ProgressBar>,
+    exec_bar: Option<indicatif::ProgressBar>,
+}
+
+impl Reporter {
+    fn new(g: &Global) -> Reporter {
+        Reporter {
+            json: g.json,
+            quiet: g.quiet,
+            scan_bar: progress_bar(g, "scan"),
+            exec_bar: progress_bar(g, "execute"),
+        }
+    }
+
+    fn event(&mut self, e: RunEvent) {
+        match &e {
+            RunEvent::ScanProgress { done, total } => {
+                if let Some(b) = &self.scan_bar {
+                    b.set_length(*total as u64);
+                    b.set_position(*done as u64);
+                }
+                return;
+            }
+            RunEvent::Executing {
+                done,
+                total,
+                robot_seconds,
+            } => {
+                if let Some(b) = &self.exec_bar {
+                    b.set_length(*total as u64);
+                    b.set_position(*done as u64);
+                    b.set_message(format!("{robot_seconds:.1} s"));
+                }
+                return;
+            }
+            RunEvent::Scanned { .. } => {
+                if let Some(b) = &self.scan_bar {
+                    b.finish_and_clear();
+                }
+            }
+            RunEvent::Verifying { .. } => {
+                if let Some(b) = &self.exec_bar {
+                    b.finish_and_clear();
+                }
+            }
+            _ => {}
+        }
+        if self.json {
+            if let Ok(v) = serde_json::to_value(&e) {
+                super::output::json_line(&v);
+            }
+        } else if !self.quiet {
+            match e {
+                RunEvent::Scanned {
+                    confident,
+                    doubtful,
+                    rescans,
+                    state,
+                } => eprintln!(
+                    "scanned: {state} ({}{})",
+                    if confident { "confident" } else { "not confident" },
+                    if doubtful.is_empty() && rescans == 0 {
+                        String::new()
+                    } else {
+                        format!(", {rescans} re-scans, still doubtful: {doubtful:?}")
+                    }
+                ),
+                RunEvent::Solved {
+                    candidates,
+                    shortest,
+                } => eprintln!("solved: {candidates} candidate solutions, shortest {shortest} moves"),
+                RunEvent::Planned {
+                    solution,
+                    face_turns,
+                    actions,
+                    robot_seconds,
+                    baseline_seconds,
+                } => eprintln!(
+                    "plan: {solution} ({face_turns} face turns, {actions} robot actions, {robot_seconds:.1} s{})",
+                    baseline_seconds
+                        .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
+                        .unwrap_or_default()
+                ),
+                RunEvent::Verifying { by } => eprintln!("verifying by {by}"),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn install_ctrlc(stop: &Arc<AtomicBool>) {
+    let s = stop.clone();
+    // A second handler cannot be installed; ignore (the first one sets the same flag).
+    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
+}
+
+fn report(g: &Global, r: &RunReport) -> Exit {
+    if g.json {
+        let mut v = serde_json::to_value(r).unwrap_or_default();
+        if let Some(m) = v.as_object_mut() {
+            m.insert("type".into(), "summary".into());
+        }
+        super::output::json_line(&v);
+    } else {
+        println!(
+            "{}",
+            if r.reached_target {
+                "reached the target"
+            } else {
+                "NOT at the target"
+            }
+        );
+        println!("final state  {}", r.final_state);
+        println!("target       {}", r.target);
+        println!("solution     {} ({} face turns)", r.solution, r.face_turns);
+        println!(
+            "robot time   {:.1} s planned{}",
+            r.robot_seconds,
+            r.baseline_seconds
+                .map(|b| format!(" (per-move table on the first solution: {b:.1} s)"))
+                .unwrap_or_default()
+        );
+        println!("actions      {}", r.actions);
+        println!(
+            "scan         {}{}",
+            if r.scan_confident { "confident" } else { "not confident" },
+            if r.rescans > 0 {
+                format!(", {} re-scans", r.rescans)
+            } else {
+                String::new()
+            }
+        );
+        println!("verified by  {}", r.verified_by);
+        println!("journal      {}", r.journal.display());
+    }
+    if r.reached_target {
+        Exit::Ok
+    } else {
+        Exit::No
+    }
+}
+
+/// Prints where the cube is and exits 2 (the last JSON line must be the interruption).
+fn interrupted(g: &Global, e: &RunError) -> ! {
+    if let RunError::Interrupted {
+        reason,
+        journal,
+        state,
+        robot_state,
+        steps,
+        seconds,
+    } = e
+    {
+        if g.json {
+            super::output::json_line(&serde_json::json!({
+                "type": "interrupted",
+                "journal": journal,
+                "state": state,
+                "robot_state": robot_state,
+                "steps": steps,
+                "robot_seconds": seconds,
+                "reason": reason,
+            }));
+        }
+        eprintln!("error: {e}");
+    }
+    let _ = std::io::stdout().flush();
+    std::process::exit(2)
+}
+
+fn outcome(g: &Global, r: Result<RunReport, RunError>) -> CmdResult {
+    match r {
+        Ok(r) => Ok(report(g, &r)),
+        Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e),
+        Err(e) if e.is_no() => {
+            if g.json {
+                super::output::json_line(&serde_json::json!({"type": "no", "message": e.to_string()}));
+            }
+            eprintln!("{e}");
+            Ok(Exit::No)
+        }
+        Err(e) => Err(anyhow!(e)),
+    }
+}
+
+/// Runs `f` with the pipeline's services built from the options.
+fn with_services<T>(
+    g: &Global,
+    o: &RobotOpts,
+    solutions: usize,
+    f: impl FnOnce(&Services) -> T,
+) -> Result<T> {
+    let solver = load_solver(g)?;
+    let ropts = resolve_options(o)?;
+    let resolve = pipeline::resolve_with(ropts);
+    let solve = move |s: &FaceletCube, t: &FaceletCube, n: usize| -> Result<Vec<Alg>, String> {
+        solver
+            .solve(
+                s,
+                t,
+                &SolveOptions {
+                    solutions: n.max(solutions.min(n)),
+                    timeout: Some(Duration::from_secs(5)),
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| e.to_string())
+    };
+    let services = Services {
+        resolve: &resolve,
+        solve: &solve,
+    };
+    Ok(f(&services))
+}
+
+fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
+    if let Some(t) = &a.target {
+        return Ok(Some(TargetSpec::State(super::input::single_state(t)?)));
+    }
+    if let Some(p) = &a.target_file {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        if text.trim_start().starts_with('{') {
+            return Ok(Some(TargetSpec::Saved(pipeline::read_saved(p)?)));
+        }
+        let first = text.lines().next().unwrap_or("").trim().to_string();
+        return Ok(Some(TargetSpec::State(first)));
+    }
+    Ok(None)
+}
+
+pub fn run(a: RunArgs, g: &Global) -> CmdResult {
+    let stop = Arc::new(AtomicBool::new(false));
+    install_ctrlc(&stop);
+    let journal_path = a.journal.clone().unwrap_or_else(|| default_journal(g));
+    if let Some(jpath) = &a.resume {
+        return resume(&a, g, jpath, journal_path, stop);
+    }
+    let size = size_of(a.robot.size)?;
+    let target = target_spec(&a)?;
+    let opts = RunOptions {
+        size,
+        target,
+        solutions: a.solutions,
+        mirror: true,
+        inverse: true,
+        max_rescans: a.robot.max_rescans,
+        journal: journal_path,
+        stop: stop.clone(),
+    };
+    let mut robot = connect(&a.robot, None, &stop)?;
+    let rep = Mutex::new(Reporter::new(g));
+    let r = with_services(g, &a.robot, a.solutions, |s| {
+        pipeline::run(robot.as_mut(), s, &opts, &mut |e| {
+            if let Ok(mut r) = rep.lock() {
+                r.event(e)
+            }
+        })
+    })?;
+    outcome(g, r)
+}
+
+fn resume(
+    a: &RunArgs,
+    g: &Global,
+    jpath: &Path,
+    journal_path: PathBuf,
+    stop: Arc<AtomicBool>,
+) -> CmdResult {
+    let rec = journal::read(jpath)?;
+    if rec.ended == Some(true) {
+        eprintln!("note: the journal's run already reached its target; checking again");
+    }
+    let pos = pipeline::resume_position(&rec).map_err(|e| anyhow!(e))?;
+    let size = pos.cube.size();
+    let mut ropts = a.robot.clone();
+    ropts.size = size.n() as u8;
+    ropts.robot = match rec.start.robot.as_str() {
+        "line" => RobotKind::Line,
+        _ => RobotKind::Mindcub3r,
+    };
+    // The simulator starts from the cube the journal left.
+    let start = ropts.sim.then(|| rec.state.clone());
+    let opts = RunOptions {
+        size,
+        target: None,
+        solutions: a.solutions,
+        mirror: true,
+        inverse: true,
+        max_rescans: a.robot.max_rescans,
+        journal: if a.journal.is_some() {
+            journal_path
+        } else {
+            jpath.to_path_buf()
+        },
+        stop: stop.clone(),
+    };
+    let mut robot = connect(&ropts, start, &stop)?;
+    let rep = Mutex::new(Reporter::new(g));
+    let colors = rec.start.colors.clone();
+    let r = with_services(g, &ropts, a.solutions, |s| {
+        pipeline::finish(
+            robot.as_mut(),
+            s,
+            &pos,
+            &opts,
+            &colors,
+            true,
+            0,
+            true,
+            &mut |e| {
+                if let Ok(mut r) = rep.lock() {
+                    r.event(e)
+                }
+            },
+        )
+    })?;
+    outcome(g, r)
+}
+
+pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
+    let stop = Arc::new(AtomicBool::new(false));
+    install_ctrlc(&stop);
+    let size = size_of(a.robot.size)?;
+    let mut robot = connect(&a.robot, None, &stop)?;
+    let rep = Mutex::new(Reporter::new(g));
+    let calibration = serde_json::json!({
+        "robot": robot.kind(),
+        "scanner": format!("{:?}", a.robot.scanner).to_lowercase(),
+        "profile": a.robot.calibration,
+        "robot_config": a.robot.robot_config,
+    });
+    let r = with_services(g, &a.robot, 1, |s| {
+        pipeline::save(robot.as_mut(), s, size, a.robot.max_rescans, calibration, &mut |e| {
+            if let Ok(mut r) = rep.lock() {
+                r.event(e)
+            }
+        })
+    })?;
+    match r {
+        Ok(saved) => {
+            let text = serde_json::to_string_pretty(&saved)?;
+            std::fs::write(&a.file, text + "\n")
+                .with_context(|| format!("cannot write {}", a.file.display()))?;
+            if g.json {
+                super::output::json_line(&serde_json::json!({
+                    "type": "saved", "file": a.file, "state": saved.state, "saved": saved.saved,
+                }));
+            } else {
+                println!("{}", saved.state);
+                if !g.quiet {
+                    eprintln!("saved to {}", a.file.display());
+                }
+            }
+            Ok(Exit::Ok)
+        }
+        Err(e) if e.is_no() => {
+            eprintln!("{e}");
+            Ok(Exit::No)
+        }
+        Err(e) => Err(anyhow!(e)),
+    }
+}
+
+pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
+    let args = RunArgs {
+        robot: a.robot,
+        target: None,
+        target_file: Some(a.file),
+        resume: None,
+        journal: a.journal,
+        solutions: a.solutions,
+    };
+    run(args, g)
 }
 
 #[derive(clap::Args, Debug)]

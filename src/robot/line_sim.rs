@@ -1,0 +1,694 @@
+//! A simulated line-protocol robot (one motor per face, or five) on a pseudo-terminal: it
+//! speaks [`super::line`]'s protocol on the pty master in a thread of this process, turns a
+//! virtual cube, keeps a simulated clock, and can inject faults.
+//!
+//! Level: robot (depends on `cube`; no printing).
+//!
+//! Simulated time runs `speed` times faster than wall time; robot time is reported in
+//! simulated seconds ([`LineSimHandle::clock`]).
+//!
+//! Faults (`--faults` for `--robot line`): a comma list of `KIND[@N]`:
+//! * `drop@N` — the replies to the N-th command are lost (the command is executed; a host
+//!   that resends the same sequence number gets them replayed);
+//! * `stall@N` — the N-th face-turn step does not happen and its `MOVE` answers
+//!   `ERR STALL` (once);
+//! * `silent@N` — from the N-th face-turn step on the robot answers nothing (a dead
+//!   battery: the step is not made).
+//!
+//! Without `@N`, N = 1.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::line::{parse_token, LineCaps};
+use crate::color::raw::Scale;
+use crate::color::synth::{Appearance, Conditions, Palette};
+use crate::cube::{random_state, Alg, Face, FaceletCube, Move, Size};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LineSimError {
+    #[error("cannot open a pseudo-terminal: {0}")]
+    Pty(String),
+    #[error("bad fault {spec:?}: {reason}")]
+    Fault { spec: String, reason: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineFaultKind {
+    Drop,
+    Stall,
+    Silent,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineFault {
+    pub kind: LineFaultKind,
+    pub at: u32,
+}
+
+/// Parses a fault list (`drop@2,stall@5`).
+pub fn parse_faults(spec: &str) -> Result<Vec<LineFault>, LineSimError> {
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (kind, at) = match part.split_once('@') {
+            Some((k, n)) => (
+                k,
+                n.parse::<u32>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(LineSimError::Fault {
+                        spec: part.into(),
+                        reason: format!("{n:?} is not a positive count"),
+                    })?,
+            ),
+            None => (part, 1),
+        };
+        let kind = match kind {
+            "drop" => LineFaultKind::Drop,
+            "stall" => LineFaultKind::Stall,
+            "silent" => LineFaultKind::Silent,
+            other => {
+                return Err(LineSimError::Fault {
+                    spec: part.into(),
+                    reason: format!("unknown kind {other:?} (drop, stall, silent)"),
+                })
+            }
+        };
+        out.push(LineFault { kind, at });
+    }
+    Ok(out)
+}
+
+/// How the simulated robot is built and behaves.
+#[derive(Clone, Debug)]
+pub struct LineSimConfig {
+    pub seed: u64,
+    /// Simulated seconds per wall second.
+    pub speed: f64,
+    pub caps: LineCaps,
+    pub faults: Vec<LineFault>,
+    /// The cube it holds; a seeded random one of `size` when `None`.
+    pub start: Option<FaceletCube>,
+    pub size: Size,
+    /// The cube's stickers as its colour sensors see them.
+    pub palette: Palette,
+}
+
+impl Default for LineSimConfig {
+    fn default() -> Self {
+        LineSimConfig {
+            seed: 1,
+            speed: 1.0,
+            caps: LineCaps {
+                proto: 1,
+                name: "cubot-line-sim".into(),
+                faces: Face::ALL.to_vec(),
+                parallel: true,
+                quarter_ms: 180,
+                half_ms: 300,
+                speed: 100,
+                state: true,
+                scan: Some(Scale::Rgb8),
+                size: 3,
+            },
+            faults: Vec::new(),
+            start: None,
+            size: Size::Three,
+            palette: Palette::Standard,
+        }
+    }
+}
+
+struct Shared {
+    cube: FaceletCube,
+    /// Which physical sticker is at each facelet (for stable wear across re-reads).
+    ids: Vec<usize>,
+    clock: f64,
+}
+
+/// A running simulated line robot; stops when dropped.
+pub struct LineSimHandle {
+    path: PathBuf,
+    initial: FaceletCube,
+    shared: Arc<Mutex<Shared>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    _slave: OwnedFd,
+}
+
+impl LineSimHandle {
+    /// The pty slave path a host opens.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The cube as it was handed to the robot.
+    pub fn initial_cube(&self) -> FaceletCube {
+        self.initial.clone()
+    }
+
+    /// The cube now.
+    pub fn cube(&self) -> FaceletCube {
+        self.shared
+            .lock()
+            .map(|s| s.cube.clone())
+            .unwrap_or_else(|p| p.into_inner().cube.clone())
+    }
+
+    /// Simulated seconds spent turning.
+    pub fn clock(&self) -> f64 {
+        self.shared
+            .lock()
+            .map(|s| s.clock)
+            .unwrap_or_else(|p| p.into_inner().clock)
+    }
+}
+
+impl Drop for LineSimHandle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Opens a pty and serves the line protocol on it in a thread.
+pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
+    use nix::sys::termios;
+    let pty = nix::pty::openpty(None, None).map_err(|e| LineSimError::Pty(e.desc().into()))?;
+    for fd in [pty.master.as_fd(), pty.slave.as_fd()] {
+        let mut t = termios::tcgetattr(fd).map_err(|e| LineSimError::Pty(e.desc().into()))?;
+        termios::cfmakeraw(&mut t);
+        termios::tcsetattr(fd, termios::SetArg::TCSANOW, &t)
+            .map_err(|e| LineSimError::Pty(e.desc().into()))?;
+    }
+    let path = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd()))
+        .or_else(|_| nix::unistd::ttyname(pty.slave.as_fd()).map_err(std::io::Error::from))
+        .map_err(|e| LineSimError::Pty(format!("no slave path: {e}")))?;
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+    let initial = cfg
+        .start
+        .clone()
+        .unwrap_or_else(|| random_state(cfg.size, &mut rng));
+    let mut cfg = cfg;
+    cfg.caps.size = initial.size().n() as u32;
+    let shared = Arc::new(Mutex::new(Shared {
+        cube: initial.clone(),
+        ids: (0..initial.size().stickers()).collect(),
+        clock: 0.0,
+    }));
+    let appearance = Appearance::new(cfg.palette, Conditions::for_palette(cfg.palette), cfg.seed);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut sim = Sim {
+        master: pty.master,
+        inbuf: Vec::new(),
+        pending: VecDeque::new(),
+        cfg,
+        shared: shared.clone(),
+        stop: stop.clone(),
+        homed: false,
+        commands: 0,
+        steps: 0,
+        silent: false,
+        last: None,
+        speed_pct: 0,
+        appearance,
+        rng: ChaCha8Rng::seed_from_u64(cfg_seed_noise(&shared)),
+    };
+    sim.speed_pct = sim.cfg.caps.speed;
+    let thread = std::thread::Builder::new()
+        .name("line-sim".into())
+        .spawn(move || sim.serve())
+        .map_err(|e| LineSimError::Pty(format!("cannot start the simulator thread: {e}")))?;
+    Ok(LineSimHandle {
+        path,
+        initial,
+        shared,
+        stop,
+        thread: Some(thread),
+        _slave: pty.slave,
+    })
+}
+
+struct Sim {
+    master: OwnedFd,
+    inbuf: Vec<u8>,
+    pending: VecDeque<String>,
+    cfg: LineSimConfig,
+    shared: Arc<Mutex<Shared>>,
+    stop: Arc<AtomicBool>,
+    homed: bool,
+    commands: u32,
+    steps: u32,
+    silent: bool,
+    /// Last seq and every reply line it got (replayed on a resend).
+    last: Option<(u16, Vec<String>)>,
+    speed_pct: u32,
+    appearance: Appearance,
+    rng: ChaCha8Rng,
+}
+
+fn cfg_seed_noise(shared: &Arc<Mutex<Shared>>) -> u64 {
+    // Per-read noise differs from the appearance's seed but stays reproducible.
+    shared
+        .lock()
+        .map(|s| {
+            s.cube.colors().iter().fold(0x9e37_79b9_u64, |h, f| {
+                h.wrapping_mul(31).wrapping_add(f.index() as u64)
+            })
+        })
+        .unwrap_or(0)
+}
+
+impl Sim {
+    fn serve(mut self) {
+        while !self.stop.load(Ordering::SeqCst) {
+            let line = match self.pending.pop_front() {
+                Some(l) => l,
+                None => match self.read_line(Duration::from_millis(20)) {
+                    Some(l) => l,
+                    None => continue,
+                },
+            };
+            self.handle(&line);
+        }
+    }
+
+    /// Reads what is there (waiting up to `wait`) and returns one complete line.
+    fn read_line(&mut self, wait: Duration) -> Option<String> {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        if let Some(pos) = self.inbuf.iter().position(|&b| b == b'\n') {
+            let l: Vec<u8> = self.inbuf.drain(..=pos).collect();
+            return Some(
+                String::from_utf8_lossy(&l[..l.len() - 1])
+                    .trim()
+                    .to_string(),
+            );
+        }
+        let mut fds = [PollFd::new(self.master.as_fd(), PollFlags::POLLIN)];
+        let ms = PollTimeout::try_from(wait.as_millis() as u32).unwrap_or(PollTimeout::ZERO);
+        match poll(&mut fds, ms) {
+            Ok(n) if n > 0 => {}
+            _ => return None,
+        }
+        if !fds[0]
+            .revents()
+            .unwrap_or(nix::poll::PollFlags::empty())
+            .contains(PollFlags::POLLIN)
+        {
+            // The host side is closed (POLLHUP): wait for it to reopen.
+            std::thread::sleep(wait);
+            return None;
+        }
+        let mut chunk = [0u8; 512];
+        match nix::unistd::read(self.master.as_raw_fd(), &mut chunk) {
+            Ok(n) if n > 0 => self.inbuf.extend_from_slice(&chunk[..n]),
+            _ => std::thread::sleep(wait),
+        }
+        None
+    }
+
+    fn write(&mut self, line: &str) {
+        if self.silent {
+            return;
+        }
+        let Ok(fd) = self.master.try_clone() else {
+            return;
+        };
+        let mut f = std::fs::File::from(fd);
+        let _ = f.write_all(format!("{line}\n").as_bytes());
+    }
+
+    /// Sends a reply line for the current command (recorded for replays).
+    fn reply(&mut self, seq: u16, text: &str, dropped: bool) {
+        let line = format!("{seq} {text}");
+        if let Some((s, lines)) = &mut self.last {
+            if *s == seq {
+                lines.push(line.clone());
+            }
+        }
+        if !dropped {
+            self.write(&line);
+        }
+    }
+
+    fn handle(&mut self, line: &str) {
+        if self.silent || line.is_empty() {
+            return;
+        }
+        let mut words = line.split_whitespace();
+        let Some(seq) = words.next().and_then(|s| s.parse::<u16>().ok()) else {
+            self.write(&format!("0 ERR SYNTAX no sequence number in {line:?}"));
+            return;
+        };
+        let verb = words.next().unwrap_or("").to_ascii_uppercase();
+        let args: Vec<String> = words.map(str::to_string).collect();
+        // A resend of the last command: replay, do not execute again.
+        if let Some((s, lines)) = &self.last {
+            if *s == seq {
+                for l in lines.clone() {
+                    self.write(&l);
+                }
+                return;
+            }
+        }
+        self.commands += 1;
+        let dropped = self
+            .cfg
+            .faults
+            .iter()
+            .any(|f| f.kind == LineFaultKind::Drop && f.at == self.commands);
+        self.last = Some((seq, Vec::new()));
+        self.reply(seq, "ACK", dropped);
+        match verb.as_str() {
+            "CAPS" => {
+                let mut caps = self.cfg.caps.clone();
+                caps.speed = self.speed_pct;
+                self.reply(seq, &format!("OK {}", caps.to_words()), dropped)
+            }
+            "HOME" => {
+                self.homed = true;
+                self.reply(seq, "OK", dropped)
+            }
+            "SPEED" => match args.first().and_then(|a| a.parse::<u32>().ok()) {
+                Some(p) if (1..=100).contains(&p) => {
+                    self.speed_pct = p;
+                    self.reply(seq, &format!("OK speed={p}"), dropped)
+                }
+                _ => self.reply(seq, "ERR RANGE speed is 1..100 percent", dropped),
+            },
+            "STOP" => self.reply(seq, "OK", dropped),
+            "STATE" => {
+                let s = self
+                    .shared
+                    .lock()
+                    .map(|s| s.cube.to_string())
+                    .unwrap_or_default();
+                self.reply(seq, &format!("OK state={s}"), dropped)
+            }
+            "MOVE" => self.moves(seq, &args, dropped),
+            "SCAN" => self.scan(seq, &args, dropped),
+            other => self.reply(seq, &format!("ERR VERB unknown verb {other:?}"), dropped),
+        }
+    }
+
+    fn scan(&mut self, seq: u16, args: &[String], dropped: bool) {
+        let Some(scale) = self.cfg.caps.scan else {
+            return self.reply(seq, "ERR UNSUPPORTED no colour sensors", dropped);
+        };
+        let got = self
+            .shared
+            .lock()
+            .map(|s| (s.cube.clone(), s.ids.clone()))
+            .ok();
+        let Some((cube, ids)) = got else {
+            return self.reply(seq, "ERR UNSUPPORTED simulator state lost", dropped);
+        };
+        let n = cube.size().stickers();
+        let mut which = Vec::new();
+        for a in args {
+            match a.parse::<usize>() {
+                Ok(i) if i < n => which.push(i),
+                _ => return self.reply(seq, &format!("ERR RANGE sticker {a:?} (0..{n})"), dropped),
+            }
+        }
+        if which.is_empty() {
+            which = (0..n).collect();
+        }
+        let three = |i: usize| match cube.size() {
+            Size::Three => i,
+            Size::Two => (i / 4) * 9 + [0, 2, 6, 8][i % 4],
+        };
+        let mut parts = Vec::new();
+        for &i in &which {
+            let v = self.appearance.reading(
+                cube.colors()[i],
+                three(ids[i]),
+                three(i),
+                scale,
+                &mut self.rng,
+            );
+            parts.push(format!("{},{},{}", v[0], v[1], v[2]));
+        }
+        std::thread::sleep(Duration::from_secs_f64(0.5 / self.cfg.speed.max(1e-6)));
+        self.reply(seq, &format!("OK scan={}", parts.join(";")), dropped)
+    }
+
+    fn moves(&mut self, seq: u16, args: &[String], dropped: bool) {
+        if !self.homed {
+            return self.reply(seq, "ERR NOT_HOMED send HOME first", dropped);
+        }
+        // Check the whole line before turning anything.
+        let mut steps: Vec<Vec<Move>> = Vec::new();
+        for (i, tok) in args.iter().enumerate() {
+            let Some(step) = parse_token(tok) else {
+                return self.reply(seq, &format!("ERR SYNTAX token {i} {tok:?}"), dropped);
+            };
+            for m in &step {
+                if let crate::cube::MoveKind::Face(f) = m.kind {
+                    if !self.cfg.caps.faces.contains(&f) {
+                        return self.reply(seq, &format!("ERR FACE no motor for {f}"), dropped);
+                    }
+                }
+            }
+            if step.len() == 2 {
+                let opposite = matches!((step[0].kind, step[1].kind),
+                    (crate::cube::MoveKind::Face(a), crate::cube::MoveKind::Face(b)) if a.opposite() == b);
+                if !self.cfg.caps.parallel || !opposite {
+                    return self.reply(
+                        seq,
+                        &format!("ERR PARALLEL token {i} {tok:?} cannot turn together"),
+                        dropped,
+                    );
+                }
+            }
+            steps.push(step);
+        }
+        let mut caps = self.cfg.caps.clone();
+        caps.speed = self.speed_pct;
+        for (i, step) in steps.iter().enumerate() {
+            self.steps += 1;
+            let n = self.steps;
+            if self
+                .cfg
+                .faults
+                .iter()
+                .any(|f| f.kind == LineFaultKind::Silent && f.at == n)
+            {
+                self.silent = true;
+                return;
+            }
+            if self
+                .cfg
+                .faults
+                .iter()
+                .any(|f| f.kind == LineFaultKind::Stall && f.at == n)
+            {
+                return self.reply(
+                    seq,
+                    &format!(
+                        "ERR STALL motor {} did not reach its position at token {i}",
+                        super::line::token(step)
+                    ),
+                    dropped,
+                );
+            }
+            let secs = caps.step_seconds(step);
+            std::thread::sleep(Duration::from_secs_f64(secs / self.cfg.speed.max(1e-6)));
+            if let Ok(mut s) = self.shared.lock() {
+                let alg = Alg::from_moves(step.clone());
+                let _ = s.cube.apply(&alg);
+                let size = s.cube.size();
+                for m in &step.clone() {
+                    s.ids = m.permutation(size).apply(&s.ids);
+                }
+                s.clock += secs;
+            }
+            self.reply(
+                seq,
+                &format!("DONE {i} {}", super::line::token(step)),
+                dropped,
+            );
+            // A STOP that arrived meanwhile ends the line after this step.
+            if let Some(l) = self.read_line(Duration::ZERO) {
+                let is_stop = l
+                    .split_whitespace()
+                    .nth(1)
+                    .is_some_and(|v| v.eq_ignore_ascii_case("STOP"));
+                if is_stop {
+                    self.reply(seq, "ERR STOPPED after a STOP", dropped);
+                    self.handle(&l);
+                    return;
+                }
+                self.pending.push_back(l);
+            }
+            if self.stop.load(Ordering::SeqCst) {
+                return;
+            }
+        }
+        self.reply(seq, &format!("OK moves={}", steps.len()), dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::robot::line::{LineError, LineRobot, LineTimeouts, TtyLink};
+
+    fn robot(h: &LineSimHandle) -> LineRobot {
+        let link = TtyLink::open(h.path(), None).unwrap();
+        let t = LineTimeouts {
+            ack: Duration::from_millis(300),
+            retries: 2,
+            slack: Duration::from_secs(2),
+        };
+        let mut r = LineRobot::connect(Box::new(link), t).unwrap();
+        r.time_scale = 1000.0;
+        r
+    }
+
+    #[test]
+    fn solves_through_a_pty() {
+        let alg = Alg::parse("R U R' U' F2 D L' B2").unwrap();
+        let mut start = FaceletCube::solved(Size::Three);
+        start.apply(&alg.inverse()).unwrap();
+        let h = spawn_pty(LineSimConfig {
+            speed: 1000.0,
+            start: Some(start.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut r = robot(&h);
+        assert!(r.caps().parallel);
+        r.home().unwrap();
+        let steps = r.caps().steps(&alg).unwrap();
+        let mut done = Vec::new();
+        r.execute(&steps, &mut |i, _| done.push(i)).unwrap();
+        assert_eq!(done, (0..steps.len()).collect::<Vec<_>>());
+        assert!(h.cube().is_solved());
+        assert_eq!(FaceletCube::parse(&r.state().unwrap()).unwrap(), h.cube());
+        assert!((h.clock() - r.caps().seconds(&steps)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn dropped_reply_is_retried_without_repeating_the_move() {
+        let h = spawn_pty(LineSimConfig {
+            speed: 1000.0,
+            start: Some(FaceletCube::solved(Size::Three)),
+            faults: parse_faults("drop@3").unwrap(),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut r = robot(&h);
+        r.home().unwrap();
+        let steps = vec![vec![Move::face(Face::R, crate::cube::Turn::Cw)]];
+        r.execute(&steps, &mut |_, _| {}).unwrap();
+        let mut expect = FaceletCube::solved(Size::Three);
+        expect.apply(&Alg::parse("R").unwrap()).unwrap();
+        assert_eq!(h.cube(), expect);
+    }
+
+    #[test]
+    fn stall_and_silence_are_reported() {
+        let h = spawn_pty(LineSimConfig {
+            speed: 1000.0,
+            start: Some(FaceletCube::solved(Size::Three)),
+            faults: parse_faults("stall@2,silent@4").unwrap(),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut r = robot(&h);
+        r.home().unwrap();
+        let steps = Alg::parse("R U F D")
+            .unwrap()
+            .moves()
+            .iter()
+            .map(|&m| vec![m])
+            .collect::<Vec<_>>();
+        let mut done = Vec::new();
+        let e = r.execute(&steps, &mut |i, _| done.push(i)).unwrap_err();
+        assert!(
+            matches!(e, LineError::Robot { ref code, .. } if code == "STALL"),
+            "{e}"
+        );
+        assert_eq!(done, vec![0]);
+        let mut done = Vec::new();
+        let e = r
+            .execute(&steps[1..], &mut |i, _| done.push(i))
+            .unwrap_err();
+        assert!(matches!(e, LineError::Timeout { .. }), "{e}");
+        assert_eq!(done, vec![0]); // U made (step 3), F (step 4) never
+        let mut expect = FaceletCube::solved(Size::Three);
+        expect.apply(&Alg::parse("R U").unwrap()).unwrap();
+        assert_eq!(h.cube(), expect);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let h = spawn_pty(LineSimConfig {
+            speed: 1000.0,
+            caps: LineCaps {
+                parallel: false,
+                faces: vec![Face::U, Face::R, Face::F, Face::D, Face::L],
+                ..LineSimConfig::default().caps
+            },
+            ..Default::default()
+        })
+        .unwrap();
+        let mut r = robot(&h);
+        let b = vec![vec![Move::face(Face::B, crate::cube::Turn::Cw)]];
+        let e = r.execute(&b, &mut |_, _| {}).unwrap_err();
+        assert!(matches!(e, LineError::Robot { ref code, .. } if code == "NOT_HOMED"));
+        r.home().unwrap();
+        let e = r.execute(&b, &mut |_, _| {}).unwrap_err();
+        assert!(matches!(e, LineError::Robot { ref code, .. } if code == "FACE"));
+        assert!(r.set_speed(0).is_err());
+        r.set_speed(50).unwrap();
+        assert!(parse_faults("melt@2").is_err());
+        assert!(parse_faults("stall@x").is_err());
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+    use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
+
+    #[test]
+    fn scan_reads_every_sticker_and_rereads_stably() {
+        let h = spawn_pty(LineSimConfig {
+            speed: 1000.0,
+            seed: 3,
+            ..Default::default()
+        })
+        .unwrap();
+        let link = TtyLink::open(h.path(), None).unwrap();
+        let mut r = LineRobot::connect(Box::new(link), LineTimeouts::default()).unwrap();
+        assert_eq!(r.caps().scan, Some(Scale::Rgb8));
+        let all = r.scan(&[]).unwrap();
+        assert_eq!(all.len(), 54);
+        let again = r.scan(&[4, 13]).unwrap();
+        assert_eq!(again.len(), 2);
+        for (k, &i) in [4usize, 13].iter().enumerate() {
+            for c in 0..3 {
+                assert!(
+                    (again[k][c] - all[i][c]).abs() < 40.0,
+                    "{:?} vs {:?}",
+                    again[k],
+                    all[i]
+                );
+            }
+        }
+        assert!(r.scan(&[54]).is_err());
+    }
+}

@@ -1,0 +1,972 @@
+//! Motion planning for the MindCub3r: from a face-turn solution to robot primitives, with a
+//! time cost per primitive, choosing what is cheapest *for the robot*.
+//!
+//! Level: robot (depends on `cube` and [`super::model`] only; the solver-driven candidate
+//! generation lives in `robot::pipeline`).
+//!
+//! ## The model
+//! The robot can only turn the bottom layer and tilts one way, so every face turn needs the
+//! face brought to the bottom first (`mindcub3r-mechanics.md` §3). A robot state is the
+//! cube's [`Orientation`] (24) × the tilt arm ([`Arm::Away`] / [`Arm::Hold`]) × the last
+//! direction the turntable moved in (+, −, unknown: reversing the turntable takes up the
+//! gear backlash, [`CostModel::reversal`]). Between two face turns the robot walks this
+//! 144-node graph with whole-cube primitives (`ArmAway`, `ArmHold`, `Tilt`, `Spin(±1)`,
+//! `Spin(±2)`); the cheapest walk between any two nodes is precomputed (Dijkstra from every
+//! node), so planning a solution of n moves is a dynamic programme over n layers
+//! (mechanics doc §7.3) that also
+//! * picks the direction of every half turn (`Turn(2)` or `Turn(-2)`) and half spin,
+//! * merges arm transitions (a tilt ends holding, so a following turn needs no `ArmHold`),
+//! * looks ahead across moves: the orientation chosen for move *i* is the one that makes
+//!   moves *i+1…n* cheapest, not the one closest to move *i−1*,
+//! * tries both orders of two consecutive turns of opposite faces (they commute).
+//!
+//! [`greedy`] is the baseline the open MindCub3r ports use (doc §7.1): a fixed per-move
+//! lookup table from where the face currently is, no look-ahead.
+//!
+//! Choosing among solutions ([`Planner::choose`]) and among the whole-cube symmetric
+//! variants of the problem ([`Symmetry`], [`Symmetry::all`]: 24 rotations × mirror) is how
+//! the big savings come: the solver's N shortest solutions of each of the 48 conjugated
+//! problems are mapped back to the real cube and the cheapest plan wins.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Orientation, Primitive, Timings};
+use crate::cube::{Alg, Axis, Face, FaceletCube, Move, MoveKind, Size, Turn};
+
+/// Why a move sequence cannot be planned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("move {index} ({mv}) is not a face turn; the robot plans face turns only")]
+    NotFaceTurn { index: usize, mv: String },
+    #[error("no candidate solutions to plan")]
+    NoCandidates,
+    #[error("primitive {index} ({primitive:?}) needs the tilt arm {needs}, but it is {arm}")]
+    Precondition {
+        index: usize,
+        primitive: Primitive,
+        needs: Arm,
+        arm: Arm,
+    },
+}
+
+/// Where the tilt arm is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arm {
+    Away,
+    Hold,
+}
+
+impl fmt::Display for Arm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Arm::Away => "away",
+            Arm::Hold => "holding",
+        })
+    }
+}
+
+/// The robot's mechanical state as far as planning cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RobotState {
+    /// Which cube face is at each robot position.
+    pub orientation: Orientation,
+    pub arm: Arm,
+    /// Sign of the turntable's last motion (+1, −1), 0 when unknown.
+    pub turntable: i8,
+}
+
+impl RobotState {
+    /// A state with the arm away and the turntable direction unknown.
+    pub fn new(orientation: Orientation) -> RobotState {
+        RobotState {
+            orientation,
+            arm: Arm::Away,
+            turntable: 0,
+        }
+    }
+
+    /// The state after one primitive (no precondition check; see [`CostModel::run`]).
+    pub fn after(&self, p: Primitive) -> RobotState {
+        let mut s = *self;
+        s.orientation = self.orientation.after(p);
+        match p {
+            Primitive::ArmAway => s.arm = Arm::Away,
+            Primitive::ArmHold | Primitive::Tilt => s.arm = Arm::Hold,
+            Primitive::Spin(k) | Primitive::Turn(k) if k != 0 => s.turntable = k.signum(),
+            _ => {}
+        }
+        s
+    }
+}
+
+/// Seconds per primitive plus the planner's own refinements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostModel {
+    pub timings: Timings,
+    /// Extra seconds when the turntable reverses direction (gear backlash to take up before
+    /// the table moves). An estimate (a few motor degrees at turntable speed), not a
+    /// measurement; 0 disables it.
+    pub reversal: f64,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel::new(Timings::default())
+    }
+}
+
+impl CostModel {
+    pub fn new(timings: Timings) -> CostModel {
+        CostModel {
+            timings,
+            reversal: 0.03,
+        }
+    }
+
+    /// The same timings without the backlash refinement (what the simulator's clock counts).
+    pub fn plain(timings: Timings) -> CostModel {
+        CostModel {
+            timings,
+            reversal: 0.0,
+        }
+    }
+
+    /// Seconds one primitive takes from state `s` (arm moves that change nothing are free).
+    pub fn cost(&self, s: &RobotState, p: Primitive) -> f64 {
+        let t = &self.timings;
+        let reversal = |k: i8| {
+            if s.turntable != 0 && k.signum() != s.turntable {
+                self.reversal
+            } else {
+                0.0
+            }
+        };
+        match p {
+            Primitive::ArmAway => match s.arm {
+                Arm::Hold => t.arm_hold_to_away,
+                Arm::Away => 0.0,
+            },
+            Primitive::ArmHold => match s.arm {
+                Arm::Away => t.arm_away_to_hold,
+                Arm::Hold => 0.0,
+            },
+            Primitive::Tilt => t.tilt,
+            Primitive::Spin(k) => {
+                (if k.abs() == 2 {
+                    t.spin_half
+                } else {
+                    t.spin_quarter
+                }) + reversal(k)
+            }
+            Primitive::Turn(k) => {
+                (if k.abs() == 2 {
+                    t.turn_half
+                } else {
+                    t.turn_quarter
+                }) + reversal(k)
+            }
+            Primitive::Sensor(_) => t.sensor_move,
+            Primitive::Read => t.read,
+        }
+    }
+
+    /// Runs primitives from `start`, checking the arm preconditions (tilt and turn need the
+    /// arm holding, a spin needs it away); returns the end state and the seconds taken.
+    pub fn run(
+        &self,
+        start: RobotState,
+        prims: &[Primitive],
+    ) -> Result<(RobotState, f64), PlanError> {
+        let mut s = start;
+        let mut total = 0.0;
+        for (index, &p) in prims.iter().enumerate() {
+            let needs = match p {
+                Primitive::Tilt | Primitive::Turn(_) => Some(Arm::Hold),
+                Primitive::Spin(_) => Some(Arm::Away),
+                _ => None,
+            };
+            if let Some(needs) = needs {
+                if s.arm != needs {
+                    return Err(PlanError::Precondition {
+                        index,
+                        primitive: p,
+                        needs,
+                        arm: s.arm,
+                    });
+                }
+            }
+            total += self.cost(&s, p);
+            s = s.after(p);
+        }
+        Ok((s, total))
+    }
+}
+
+/// A planned execution.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    /// The face turns in the order executed (opposite-face pairs may be swapped).
+    #[serde(serialize_with = "ser_alg")]
+    pub alg: Alg,
+    pub primitives: Vec<Primitive>,
+    /// Robot seconds by the cost model used to plan.
+    pub seconds: f64,
+    pub end: RobotState,
+}
+
+fn ser_alg<S: serde::Serializer>(alg: &Alg, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&alg.to_string())
+}
+
+impl Plan {
+    pub fn face_turns(&self) -> usize {
+        self.alg.len()
+    }
+
+    pub fn count(&self, f: impl Fn(Primitive) -> bool) -> usize {
+        self.primitives.iter().filter(|&&p| f(p)).count()
+    }
+}
+
+fn face_turns(alg: &Alg) -> Result<Vec<(Face, Turn)>, PlanError> {
+    alg.moves()
+        .iter()
+        .enumerate()
+        .map(|(index, m)| match m.kind {
+            MoveKind::Face(f) => Ok((f, m.turn)),
+            _ => Err(PlanError::NotFaceTurn {
+                index,
+                mv: m.to_string(),
+            }),
+        })
+        .collect()
+}
+
+/// The turntable arguments that execute `turn` of the face at the bottom.
+fn turn_options(turn: Turn) -> &'static [i8] {
+    match turn {
+        // Clockwise seen from the face = D in the robot frame = Turn(-1).
+        Turn::Cw => &[-1],
+        Turn::Ccw => &[1],
+        Turn::Half => &[2, -2],
+    }
+}
+
+/// The baseline of the open MindCub3r ports (mechanics doc §7.1): bring each face to the
+/// bottom with a fixed table from where it is now, no look-ahead; `X` → `Turn(-1)`, `X'` →
+/// `Turn(+1)`, `X2` → `Turn(2)`; the arm is moved only when a primitive needs it.
+pub fn greedy(alg: &Alg, start: RobotState, costs: &CostModel) -> Result<Plan, PlanError> {
+    let moves = face_turns(alg)?;
+    let mut prims = Vec::new();
+    let mut s = start;
+    let push = |p: Primitive, s: &mut RobotState, prims: &mut Vec<Primitive>| {
+        let need = match p {
+            Primitive::Tilt | Primitive::Turn(_) => Some(Arm::Hold),
+            Primitive::Spin(_) => Some(Arm::Away),
+            _ => None,
+        };
+        match need {
+            Some(Arm::Hold) if s.arm == Arm::Away => {
+                prims.push(Primitive::ArmHold);
+                *s = s.after(Primitive::ArmHold);
+            }
+            Some(Arm::Away) if s.arm == Arm::Hold => {
+                prims.push(Primitive::ArmAway);
+                *s = s.after(Primitive::ArmAway);
+            }
+            _ => {}
+        }
+        prims.push(p);
+        *s = s.after(p);
+    };
+    for (face, turn) in moves {
+        let pos = s.orientation.position_of(face);
+        let pre: &[Primitive] = match pos {
+            Face::D => &[],
+            Face::B => &[Primitive::Tilt],
+            Face::U => &[Primitive::Tilt, Primitive::Tilt],
+            Face::F => &[Primitive::Spin(2), Primitive::Tilt],
+            Face::L => &[Primitive::Spin(1), Primitive::Tilt],
+            Face::R => &[Primitive::Spin(-1), Primitive::Tilt],
+        };
+        for &p in pre {
+            push(p, &mut s, &mut prims);
+        }
+        let k = match turn {
+            Turn::Cw => -1,
+            Turn::Ccw => 1,
+            Turn::Half => 2,
+        };
+        push(Primitive::Turn(k), &mut s, &mut prims);
+    }
+    let (end, seconds) = costs.run(start, &prims)?;
+    Ok(Plan {
+        alg: alg.clone(),
+        primitives: prims,
+        seconds,
+        end,
+    })
+}
+
+const ARMS: [Arm; 2] = [Arm::Away, Arm::Hold];
+const DIRS: [i8; 3] = [0, 1, -1];
+const NODES: usize = 24 * 2 * 3;
+const WHOLE_CUBE: [Primitive; 7] = [
+    Primitive::ArmAway,
+    Primitive::ArmHold,
+    Primitive::Tilt,
+    Primitive::Spin(1),
+    Primitive::Spin(-1),
+    Primitive::Spin(2),
+    Primitive::Spin(-2),
+];
+
+/// The optimal planner: all-pairs cheapest whole-cube walks, then a DP per solution.
+#[derive(Clone, Debug)]
+pub struct Planner {
+    costs: CostModel,
+    orientations: Vec<Orientation>,
+    /// `dist[a * NODES + b]`: cheapest seconds from node a to node b.
+    dist: Vec<f64>,
+    /// `pred[a * NODES + b]`: (previous node, primitive) on that walk.
+    pred: Vec<Option<(u16, Primitive)>>,
+}
+
+impl Planner {
+    pub fn new(costs: CostModel) -> Planner {
+        let orientations = Orientation::all();
+        let mut p = Planner {
+            costs,
+            orientations,
+            dist: vec![f64::INFINITY; NODES * NODES],
+            pred: vec![None; NODES * NODES],
+        };
+        for src in 0..NODES {
+            p.dijkstra(src);
+        }
+        p
+    }
+
+    pub fn costs(&self) -> &CostModel {
+        &self.costs
+    }
+
+    fn node(&self, s: &RobotState) -> usize {
+        let o = self
+            .orientations
+            .iter()
+            .position(|o| *o == s.orientation)
+            .expect("one of the 24 orientations");
+        let a = ARMS.iter().position(|&a| a == s.arm).expect("arm");
+        let d = DIRS
+            .iter()
+            .position(|&d| d == s.turntable.signum())
+            .expect("direction");
+        (o * 2 + a) * 3 + d
+    }
+
+    fn state(&self, n: usize) -> RobotState {
+        RobotState {
+            orientation: self.orientations[n / 6],
+            arm: ARMS[(n / 3) % 2],
+            turntable: DIRS[n % 3],
+        }
+    }
+
+    fn edges(&self, n: usize) -> impl Iterator<Item = (usize, Primitive, f64)> + '_ {
+        let s = self.state(n);
+        WHOLE_CUBE.iter().filter_map(move |&p| {
+            let ok = match p {
+                Primitive::ArmAway => s.arm == Arm::Hold,
+                Primitive::ArmHold => s.arm == Arm::Away,
+                Primitive::Tilt => s.arm == Arm::Hold,
+                Primitive::Spin(_) => s.arm == Arm::Away,
+                _ => false,
+            };
+            ok.then(|| (self.node(&s.after(p)), p, self.costs.cost(&s, p)))
+        })
+    }
+
+    fn dijkstra(&mut self, src: usize) {
+        let row = src * NODES;
+        self.dist[row + src] = 0.0;
+        let mut done = [false; NODES];
+        loop {
+            let mut best = None;
+            for v in 0..NODES {
+                if !done[v] && self.dist[row + v].is_finite() {
+                    match best {
+                        Some(b) if self.dist[row + b] <= self.dist[row + v] => {}
+                        _ => best = Some(v),
+                    }
+                }
+            }
+            let Some(u) = best else { break };
+            done[u] = true;
+            let du = self.dist[row + u];
+            let edges: Vec<_> = self.edges(u).collect();
+            for (v, p, c) in edges {
+                if du + c < self.dist[row + v] - 1e-12 {
+                    self.dist[row + v] = du + c;
+                    self.pred[row + v] = Some((u as u16, p));
+                }
+            }
+        }
+    }
+
+    /// The primitives of the cheapest whole-cube walk from node a to node b.
+    fn walk(&self, a: usize, b: usize) -> Vec<Primitive> {
+        let mut out = Vec::new();
+        let mut v = b;
+        while v != a {
+            let (u, p) = self.pred[a * NODES + v].expect("every node is reachable");
+            out.push(p);
+            v = u as usize;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Cheapest seconds of a whole-cube walk between two states.
+    pub fn distance(&self, a: &RobotState, b: &RobotState) -> f64 {
+        self.dist[self.node(a) * NODES + self.node(b)]
+    }
+
+    /// The cheapest execution of `alg` from `start` under this planner's cost model.
+    pub fn plan(&self, alg: &Alg, start: RobotState) -> Result<Plan, PlanError> {
+        let moves = face_turns(alg)?;
+        // Segments: one move, or two turns of opposite faces (which commute: both orders).
+        let mut segments: Vec<Vec<Vec<(Face, Turn)>>> = Vec::new();
+        let mut i = 0;
+        while i < moves.len() {
+            if i + 1 < moves.len() && moves[i + 1].0 == moves[i].0.opposite() {
+                let (a, b) = (moves[i], moves[i + 1]);
+                segments.push(vec![vec![a, b], vec![b, a]]);
+                i += 2;
+            } else {
+                segments.push(vec![vec![moves[i]]]);
+                i += 1;
+            }
+        }
+
+        // One DP step: a face turn from every reachable node.
+        type Back = Option<(u16, u16, i8)>; // (from node, pre-turn node, turn arg)
+        let step = |layer: &[f64], (face, turn): (Face, Turn)| -> (Vec<f64>, Vec<Back>) {
+            let mut next = vec![f64::INFINITY; NODES];
+            let mut back: Vec<Back> = vec![None; NODES];
+            // Pre-turn nodes: the face at the bottom, the arm holding.
+            let pres: Vec<usize> = (0..NODES)
+                .filter(|&n| {
+                    let s = self.state(n);
+                    s.arm == Arm::Hold && s.orientation.at(Face::D) == face
+                })
+                .collect();
+            for (from, &c0) in layer.iter().enumerate() {
+                if !c0.is_finite() {
+                    continue;
+                }
+                for &pre in &pres {
+                    let c1 = c0 + self.dist[from * NODES + pre];
+                    let s = self.state(pre);
+                    for &k in turn_options(turn) {
+                        let p = Primitive::Turn(k);
+                        let c = c1 + self.costs.cost(&s, p);
+                        let to = self.node(&s.after(p));
+                        if c < next[to] - 1e-12 {
+                            next[to] = c;
+                            back[to] = Some((from as u16, pre as u16, k));
+                        }
+                    }
+                }
+            }
+            (next, back)
+        };
+
+        let mut layer = vec![f64::INFINITY; NODES];
+        layer[self.node(&start)] = 0.0;
+        // Per segment, per end node: (alternative, [(from, pre, k)] per move).
+        let mut backs: Vec<Vec<Option<(usize, Vec<(u16, u16, i8)>)>>> = Vec::new();
+        for seg in &segments {
+            let mut best = vec![f64::INFINITY; NODES];
+            let mut seg_back = vec![None; NODES];
+            for (alt, seq) in seg.iter().enumerate() {
+                let mut l = layer.clone();
+                let mut inner: Vec<Vec<Back>> = Vec::new();
+                for &mv in seq {
+                    let (n, b) = step(&l, mv);
+                    l = n;
+                    inner.push(b);
+                }
+                for end in 0..NODES {
+                    if l[end] < best[end] - 1e-12 {
+                        best[end] = l[end];
+                        let mut chain = Vec::new();
+                        let mut v = end;
+                        for b in inner.iter().rev() {
+                            let (from, pre, k) = b[v].expect("finite cost has a back pointer");
+                            chain.push((from, pre, k));
+                            v = from as usize;
+                        }
+                        chain.reverse();
+                        seg_back[end] = Some((alt, chain));
+                    }
+                }
+            }
+            layer = best;
+            backs.push(seg_back);
+        }
+
+        // The cheapest end node, then back through the segments.
+        let mut end = self.node(&start);
+        if !segments.is_empty() {
+            end = (0..NODES)
+                .filter(|&n| layer[n].is_finite())
+                .min_by(|&a, &b| layer[a].total_cmp(&layer[b]))
+                .expect("every orientation is reachable");
+        }
+        let mut order: Vec<(Face, Turn)> = Vec::with_capacity(moves.len());
+        let mut steps: Vec<(u16, u16, i8)> = Vec::with_capacity(moves.len());
+        let mut v = end;
+        for (seg, back) in segments.iter().zip(&backs).rev() {
+            let (alt, chain) = back[v].clone().expect("reached node has a back pointer");
+            for (mv, st) in seg[alt].iter().zip(&chain).rev() {
+                order.push(*mv);
+                steps.push(*st);
+            }
+            v = chain[0].0 as usize;
+        }
+        order.reverse();
+        steps.reverse();
+        let mut prims = Vec::new();
+        for &(from, pre, k) in &steps {
+            prims.extend(self.walk(from as usize, pre as usize));
+            prims.push(Primitive::Turn(k));
+        }
+        let (end_state, seconds) = self.costs.run(start, &prims)?;
+        Ok(Plan {
+            alg: Alg::from_moves(order.iter().map(|&(f, t)| Move::face(f, t)).collect()),
+            primitives: prims,
+            seconds,
+            end: end_state,
+        })
+    }
+
+    /// Plans every candidate and returns the index and plan of the cheapest (ties: the
+    /// fewer face turns, then the earlier candidate).
+    pub fn choose(
+        &self,
+        candidates: &[Alg],
+        start: RobotState,
+    ) -> Result<(usize, Plan), PlanError> {
+        let mut best: Option<(usize, Plan)> = None;
+        for (i, alg) in candidates.iter().enumerate() {
+            let plan = self.plan(alg, start)?;
+            let better = match &best {
+                None => true,
+                Some((_, b)) => {
+                    plan.seconds < b.seconds - 1e-9
+                        || ((plan.seconds - b.seconds).abs() <= 1e-9
+                            && plan.face_turns() < b.face_turns())
+                }
+            };
+            if better {
+                best = Some((i, plan));
+            }
+        }
+        best.ok_or(PlanError::NoCandidates)
+    }
+}
+
+/// A whole-cube symmetry used to pose the same problem differently to the solver: a
+/// rotation (one of 24), optionally followed by the mirror through the plane between L
+/// and R. Conjugating start and target by it gives an equivalent problem whose solutions,
+/// mapped back with [`Symmetry::map_back`], solve the original one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symmetry {
+    /// The rotation, as `x`/`y` moves.
+    pub rotation: Alg,
+    pub mirror: bool,
+    /// `to_new[f]`: the face label that original face `f` gets in the conjugated problem.
+    to_new: [Face; 6],
+}
+
+impl Symmetry {
+    /// The identity.
+    pub fn identity() -> Symmetry {
+        Symmetry {
+            rotation: Alg::new(),
+            mirror: false,
+            to_new: Face::ALL,
+        }
+    }
+
+    /// The 24 rotations, and with `mirror` also their 24 mirror images (identity first).
+    pub fn all(mirror: bool) -> Vec<Symmetry> {
+        let x = Move::new(MoveKind::Rotation(Axis::X), Turn::Cw);
+        let y = Move::new(MoveKind::Rotation(Axis::Y), Turn::Cw);
+        // Breadth-first over x and y, keyed by where the six centres go.
+        let mut rots: Vec<(Alg, [Face; 6])> = vec![(Alg::new(), Face::ALL)];
+        let mut i = 0;
+        while i < rots.len() {
+            let (alg, _) = rots[i].clone();
+            for m in [x, y] {
+                let mut a = alg.clone();
+                a.push(m);
+                let map = centre_map(&a);
+                if !rots.iter().any(|(_, r)| *r == map) {
+                    rots.push((a, map));
+                }
+            }
+            i += 1;
+        }
+        let mut out: Vec<Symmetry> = rots
+            .iter()
+            .map(|(alg, map)| Symmetry {
+                rotation: alg.clone(),
+                mirror: false,
+                to_new: *map,
+            })
+            .collect();
+        if mirror {
+            let mirrored: Vec<Symmetry> = out
+                .iter()
+                .map(|s| Symmetry {
+                    rotation: s.rotation.clone(),
+                    mirror: true,
+                    to_new: s.to_new.map(mirror_face),
+                })
+                .collect();
+            out.extend(mirrored);
+        }
+        out
+    }
+
+    /// The conjugated cube: rotated (and mirrored), then relabelled so each sticker names
+    /// the face label its colour's centre now has.
+    pub fn apply(&self, cube: &FaceletCube) -> FaceletCube {
+        let size = cube.size();
+        let mut c = FaceletCube::from_colors(size, cube.colors().to_vec()).expect("same size");
+        c.apply(&self.rotation).expect("rotations fit every size");
+        let mut colors = c.colors().to_vec();
+        if self.mirror {
+            colors = mirror_facelets(size, &colors);
+        }
+        let relabelled = colors.iter().map(|&f| self.to_new[f.index()]).collect();
+        FaceletCube::from_colors(size, relabelled)
+            .expect("same size")
+            .with_symbols(
+                // Symbols follow the colours: new label g shows the symbol of the face that
+                // maps to g.
+                std::array::from_fn(|g| {
+                    let f = self
+                        .to_new
+                        .iter()
+                        .position(|&n| n.index() == g)
+                        .expect("perm");
+                    cube.symbols()[f]
+                }),
+            )
+    }
+
+    /// A solution of the conjugated problem, as a solution of the original one.
+    pub fn map_back(&self, alg: &Alg) -> Alg {
+        Alg::from_moves(
+            alg.moves()
+                .iter()
+                .map(|m| match m.kind {
+                    MoveKind::Face(g) => {
+                        let f = Face::ALL[self
+                            .to_new
+                            .iter()
+                            .position(|&n| n == g)
+                            .expect("permutation")];
+                        Move::face(
+                            f,
+                            if self.mirror {
+                                m.turn.inverse()
+                            } else {
+                                m.turn
+                            },
+                        )
+                    }
+                    _ => *m,
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Where each face's centre goes under a rotation: `out[f]` = the position of face f.
+fn centre_map(rotation: &Alg) -> [Face; 6] {
+    let mut c = FaceletCube::solved(Size::Three);
+    c.apply(rotation).expect("rotation");
+    let mut out = Face::ALL;
+    for pos in Face::ALL {
+        out[c.colors()[pos.index() * 9 + 4].index()] = pos;
+    }
+    out
+}
+
+fn mirror_face(f: Face) -> Face {
+    match f {
+        Face::L => Face::R,
+        Face::R => Face::L,
+        other => other,
+    }
+}
+
+/// The mirror image through the plane between L and R: every face's columns reverse, and
+/// the R and L faces swap.
+fn mirror_facelets(size: Size, colors: &[Face]) -> Vec<Face> {
+    let n = size.n();
+    let pf = size.per_face();
+    let mut out = colors.to_vec();
+    for f in Face::ALL {
+        let g = mirror_face(f);
+        for r in 0..n {
+            for c in 0..n {
+                out[g.index() * pf + r * n + (n - 1 - c)] = colors[f.index() * pf + r * n + c];
+            }
+        }
+    }
+    out
+}
+
+/// The robot-frame cube after primitives (the cube-frame check the tests and the executor
+/// use): applies each primitive's move.
+pub fn apply_primitives(cube: &mut FaceletCube, prims: &[Primitive]) {
+    for p in prims {
+        if let Some(m) = p.as_move() {
+            cube.apply(&Alg::from_moves(vec![m]))
+                .expect("robot moves fit every size");
+        }
+    }
+}
+
+/// The cube turned whole so that it is seen from `orientation` (robot frame): the sticker at
+/// each robot position. `orientation.at(p)` is the cube face at robot position `p`.
+pub fn view(cube: &FaceletCube, orientation: &Orientation) -> FaceletCube {
+    super::frames::to_robot(cube, orientation)
+}
+
+/// Whether `cube` shows the colouring `target` in some whole-cube orientation.
+pub fn same_up_to_rotation(cube: &FaceletCube, target: &FaceletCube) -> bool {
+    cube.size() == target.size()
+        && Symmetry::all(false).iter().any(|s| {
+            let mut c = cube.clone();
+            c.apply(&s.rotation).expect("rotation");
+            c.colors() == target.colors()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::{random_moves, random_state, CubieCube};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn after_scan() -> Orientation {
+        let mut o = Orientation::IDENTITY;
+        for p in [
+            Primitive::Tilt,
+            Primitive::Tilt,
+            Primitive::Spin(-1),
+            Primitive::Tilt,
+            Primitive::Spin(1),
+            Primitive::Tilt,
+            Primitive::Tilt,
+        ] {
+            o = o.after(p);
+        }
+        o
+    }
+
+    /// Executing the plan on the robot-frame cube reaches the solution's state, up to the
+    /// final orientation.
+    fn check_plan(cube: &FaceletCube, alg: &Alg, start: RobotState, plan: &Plan) {
+        let mut robot = view(cube, &start.orientation);
+        apply_primitives(&mut robot, &plan.primitives);
+        let mut expect = cube.clone();
+        expect.apply(alg).unwrap();
+        // Turn the robot's cube back to the cube frame by the plan's end orientation.
+        let back = view(&expect, &plan.end.orientation);
+        assert_eq!(robot.colors(), back.colors(), "plan {:?}", plan.primitives);
+        assert!(same_up_to_rotation(&robot, &expect));
+        let turns = plan.count(|p| matches!(p, Primitive::Turn(_)));
+        assert_eq!(turns, alg.len());
+        let (end, secs) = CostModel::default().run(start, &plan.primitives).unwrap();
+        assert_eq!(end, plan.end);
+        assert!((secs - plan.seconds).abs() < 1e-9);
+    }
+
+    #[test]
+    fn view_matches_primitives() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let cube = random_state(Size::Three, &mut rng);
+        let mut o = Orientation::IDENTITY;
+        let mut robot = cube.clone();
+        for p in [
+            Primitive::Tilt,
+            Primitive::Spin(1),
+            Primitive::Tilt,
+            Primitive::Spin(2),
+        ] {
+            o = o.after(p);
+            apply_primitives(&mut robot, &[p]);
+            assert_eq!(view(&cube, &o).colors(), robot.colors());
+        }
+    }
+
+    #[test]
+    fn greedy_and_optimal_plans_execute_the_solution() {
+        let costs = CostModel::default();
+        let planner = Planner::new(costs.clone());
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for i in 0..60 {
+            let size = if i % 5 == 4 { Size::Two } else { Size::Three };
+            let cube = random_state(size, &mut rng);
+            let alg = random_moves(Size::Three, 1 + i % 22, &mut rng);
+            let orientation = Orientation::all()[i % 24];
+            let start = RobotState {
+                orientation,
+                arm: if i % 2 == 0 { Arm::Away } else { Arm::Hold },
+                turntable: [0, 1, -1][i % 3],
+            };
+            let g = greedy(&alg, start, &costs).unwrap();
+            check_plan(&cube, &alg, start, &g);
+            let p = planner.plan(&alg, start).unwrap();
+            // The executed order may swap opposite faces; it is the same element.
+            let a = CubieCube::default().apply_alg(&alg).unwrap();
+            let b = CubieCube::default().apply_alg(&p.alg).unwrap();
+            assert_eq!(a, b);
+            check_plan(&cube, &p.alg, start, &p);
+            assert!(
+                p.seconds <= g.seconds + 1e-9,
+                "{} > {}",
+                p.seconds,
+                g.seconds
+            );
+        }
+    }
+
+    #[test]
+    fn known_costs() {
+        let costs = CostModel::plain(Timings::default());
+        let t = &costs.timings;
+        let planner = Planner::new(costs.clone());
+        let start = RobotState::new(Orientation::IDENTITY);
+        // D from D-down: hold + quarter turn.
+        let p = planner.plan(&Alg::parse("D").unwrap(), start).unwrap();
+        assert_eq!(p.primitives, vec![Primitive::ArmHold, Primitive::Turn(-1)]);
+        assert!((p.seconds - (t.arm_away_to_hold + t.turn_quarter)).abs() < 1e-9);
+        // B: one tilt.
+        let p = planner.plan(&Alg::parse("B'").unwrap(), start).unwrap();
+        assert_eq!(
+            p.primitives,
+            vec![Primitive::ArmHold, Primitive::Tilt, Primitive::Turn(1)]
+        );
+        // Empty solution: nothing to do.
+        let p = planner.plan(&Alg::new(), start).unwrap();
+        assert!(p.primitives.is_empty());
+        assert_eq!(p.seconds, 0.0);
+    }
+
+    #[test]
+    fn look_ahead_beats_greedy_on_average() {
+        let costs = CostModel::default();
+        let planner = Planner::new(costs.clone());
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (mut g, mut o) = (0.0, 0.0);
+        for _ in 0..100 {
+            let alg = random_moves(Size::Three, 20, &mut rng);
+            let start = RobotState::new(after_scan());
+            g += greedy(&alg, start, &costs).unwrap().seconds;
+            o += planner.plan(&alg, start).unwrap().seconds;
+        }
+        assert!(o < 0.97 * g, "optimal {o} vs greedy {g}");
+    }
+
+    #[test]
+    fn half_turn_direction_follows_the_turntable() {
+        let costs = CostModel::default();
+        let planner = Planner::new(costs);
+        let start = RobotState {
+            orientation: Orientation::IDENTITY,
+            arm: Arm::Hold,
+            turntable: -1,
+        };
+        let p = planner.plan(&Alg::parse("D2").unwrap(), start).unwrap();
+        assert_eq!(p.primitives, vec![Primitive::Turn(-2)]);
+    }
+
+    #[test]
+    fn symmetric_problems_map_back() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let syms = Symmetry::all(true);
+        assert_eq!(syms.len(), 48);
+        for size in [Size::Three, Size::Two] {
+            for s in &syms {
+                let cube = random_state(size, &mut rng);
+                let alg = random_moves(Size::Three, 12, &mut rng);
+                let mut target = cube.clone();
+                target.apply(&alg).unwrap();
+                // A solution of the conjugated problem...
+                let c2 = s.apply(&cube);
+                let t2 = s.apply(&target);
+                let mut alg2 = Vec::new();
+                for m in alg.moves() {
+                    let MoveKind::Face(f) = m.kind else {
+                        unreachable!()
+                    };
+                    let g = s.to_new[f.index()];
+                    alg2.push(Move::face(
+                        g,
+                        if s.mirror { m.turn.inverse() } else { m.turn },
+                    ));
+                }
+                let alg2 = Alg::from_moves(alg2);
+                let mut reached = c2.clone();
+                reached.apply(&alg2).unwrap();
+                assert_eq!(reached.colors(), t2.colors(), "{:?}", s);
+                // ...maps back to a solution of the original problem.
+                let back = s.map_back(&alg2);
+                assert_eq!(back, alg);
+                if size == Size::Three {
+                    // Conjugated cubes keep standard centres.
+                    for f in Face::ALL {
+                        assert_eq!(c2.colors()[f.index() * 9 + 4], f);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn non_face_moves_are_rejected() {
+        let planner = Planner::new(CostModel::default());
+        let e = planner
+            .plan(
+                &Alg::parse("R x U").unwrap(),
+                RobotState::new(Orientation::IDENTITY),
+            )
+            .unwrap_err();
+        assert!(matches!(e, PlanError::NotFaceTurn { index: 1, .. }));
+        assert_eq!(
+            planner.choose(&[], RobotState::new(Orientation::IDENTITY)),
+            Err(PlanError::NoCandidates)
+        );
+    }
+
+    #[test]
+    fn preconditions_are_checked() {
+        let costs = CostModel::default();
+        let e = costs
+            .run(RobotState::new(Orientation::IDENTITY), &[Primitive::Tilt])
+            .unwrap_err();
+        assert!(matches!(e, PlanError::Precondition { index: 0, .. }));
+    }
+}
