@@ -238,7 +238,9 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
         Err(ResolveError::NoLegalCube { expanded, suspects }) => {
             let names = facelet_names(&suspects, size);
             if g.json {
-                json_line(&json!({"type": "doubt", "message": "no legal cube found within the search budget", "expanded": expanded, "doubtful": names.split_whitespace().collect::<Vec<_>>(), "doubtful_indices": suspects}));
+                json_line(
+                    &json!({"type": "doubt", "message": "no legal cube found within the search budget", "expanded": expanded, "doubtful": names.split_whitespace().collect::<Vec<_>>(), "doubtful_indices": suspects}),
+                );
             } else {
                 println!("doubt: no legal cube found within the search budget ({expanded} nodes); least certain stickers: {names} (re-scan them)");
             }

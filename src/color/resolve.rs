@@ -112,7 +112,10 @@ pub enum ResolveError {
         best: Box<Resolution>,
     },
     #[error("no legal cube found within {expanded} search nodes; least certain stickers (indices): {suspects:?}")]
-    NoLegalCube { expanded: usize, suspects: Vec<usize> },
+    NoLegalCube {
+        expanded: usize,
+        suspects: Vec<usize>,
+    },
     #[error("the profile was learned on scale {profile:?} but the scan is {scan:?}")]
     ProfileScale { profile: Scale, scan: Scale },
 }
@@ -597,7 +600,11 @@ impl Illumination {
     fn estimate(&mut self, lin: &[[f64; 3]], labels: &[usize]) -> f64 {
         let ly: Vec<f64> = lin
             .iter()
-            .map(|c| (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]).max(1e-4).ln())
+            .map(|c| {
+                (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2])
+                    .max(1e-4)
+                    .ln()
+            })
             .collect();
         let old = (self.face, self.kind);
         for _ in 0..3 {
@@ -617,7 +624,9 @@ impl Illumination {
                 self.face[f] = median(r);
             }
             let mean = self.face.iter().sum::<f64>() / 6.0;
-            self.face.iter_mut().for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
+            self.face
+                .iter_mut()
+                .for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
             if self.size == Size::Three {
                 for k in 0..3 {
                     let r: Vec<f64> = (0..lin.len())
@@ -627,7 +636,9 @@ impl Illumination {
                     self.kind[k] = median(r);
                 }
                 let mean = (4.0 * self.kind[0] + 4.0 * self.kind[1] + self.kind[2]) / 9.0;
-                self.kind.iter_mut().for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
+                self.kind
+                    .iter_mut()
+                    .for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
             }
         }
         self.face
@@ -779,8 +790,10 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
                 .iter()
                 .map(|&c| char::from(b'a' + c as u8))
                 .collect();
-            let cube =
-                FaceletCube::parse(&s).map_err(|_| ResolveError::NoLegalCube { expanded, suspects: Vec::new() })?;
+            let cube = FaceletCube::parse(&s).map_err(|_| ResolveError::NoLegalCube {
+                expanded,
+                suspects: Vec::new(),
+            })?;
             let mut map = [Face::U; 6];
             for (i, &c) in best.labels.iter().enumerate() {
                 map[c] = cube.colors()[i];
@@ -793,7 +806,10 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         Size::Two => PocketCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
     };
     if !legal {
-        return Err(ResolveError::NoLegalCube { expanded, suspects: Vec::new() });
+        return Err(ResolveError::NoLegalCube {
+            expanded,
+            suspects: Vec::new(),
+        });
     }
 
     let stickers: Vec<StickerVerdict> = labs
