@@ -920,4 +920,64 @@ mod tests {
             assert!(seen.iter().all(|&x| x));
         }
     }
+
+    #[test]
+    fn illumination_recovers_face_and_kind_gains() {
+        use crate::cube::FaceletCube;
+        let cube = FaceletCube::solved(Size::Three);
+        let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
+        let face_gain = [0.2, -0.1, 0.0, 0.3, -0.2, -0.2];
+        let kind_gain = [-0.1, 0.05, 0.2];
+        let base = [0.5, 0.3, 0.2];
+        let mut il = Illumination::new(Size::Three);
+        let lin: Vec<[f64; 3]> = (0..54)
+            .map(|i| {
+                let g = (face_gain[il.face_of(i)] + kind_gain[il.kind_of(i)] as f64).exp();
+                // Every class has the same colour here, scaled by its index.
+                let k = 1.0 + labels[i] as f64 * 0.1;
+                base.map(|v| v * g * k)
+            })
+            .collect();
+        il.estimate(&lin, &labels);
+        // Solved cube: face and class coincide, so only the kind pattern is identifiable.
+        let mean = (4.0 * kind_gain[0] + 4.0 * kind_gain[1] + kind_gain[2]) / 9.0;
+        for k in 0..3 {
+            assert!((il.kind[k] - (kind_gain[k] - mean)).abs() < 1e-6, "{:?}", il.kind);
+        }
+    }
+
+    #[test]
+    fn resolves_a_synthetic_scan_and_reports_margins() {
+        use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+        use crate::cube::random_state;
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let cube = random_state(Size::Three, &mut rng);
+        let app = Appearance::new(Palette::Standard, Conditions::for_palette(Palette::Standard), 9);
+        let scan = synth_scan(&cube, &app, Scale::Rgb8, &mut rng);
+        let res = resolve(&scan, &ResolveOptions::default()).unwrap();
+        assert_eq!(res.cube.colors(), cube.colors());
+        assert!(res.confident && res.doubtful.is_empty());
+        assert!(res.cube_margin >= DEFAULT_DOUBT_NATS);
+        assert_eq!(res.stickers.len(), 54);
+        assert!(res.stickers.iter().filter(|s| s.margin > 0.0).count() > 45);
+        // Same seed, same answer.
+        let again = resolve(&scan, &ResolveOptions::default()).unwrap();
+        assert_eq!(again.cube.colors(), res.cube.colors());
+    }
+
+    #[test]
+    fn a_wrong_count_is_an_error_not_a_panic() {
+        let scan = RawScan::new(Size::Three, Scale::Rgb8, vec![[1.0, 2.0, 3.0]; 53]);
+        assert!(matches!(resolve(&scan, &ResolveOptions::default()), Err(ResolveError::Scan(_))));
+        // Every reading identical: no information at all; never a panic, never confident.
+        let flat = RawScan::new(Size::Three, Scale::Rgb8, vec![[100.0, 100.0, 100.0]; 54]);
+        match resolve(&flat, &ResolveOptions::default()) {
+            Ok(r) => assert!(r.cube.is_solved() || !r.confident),
+            Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+        let flat2 = RawScan::new(Size::Two, Scale::Ev3Raw, vec![[0.0, 0.0, 0.0]; 24]);
+        let _ = resolve(&flat2, &ResolveOptions::default());
+    }
 }
