@@ -370,7 +370,7 @@ pub struct BenchResolveArgs {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     #[command(flatten)]
-    pub conditions: ConditionArgs,
+    pub conditions: Box<ConditionArgs>,
 }
 
 /// CPU time of the calling thread (seconds): timings stay meaningful on a loaded machine.
@@ -398,11 +398,14 @@ enum Outcome {
 
 /// Same string up to a one-to-one relabelling of the symbols (2x2x2 answers).
 fn same_up_to_relabelling(a: &str, b: &str) -> bool {
-    let (mut fwd, mut back) = (std::collections::HashMap::new(), std::collections::HashMap::new());
+    let (mut fwd, mut back) = (
+        std::collections::HashMap::new(),
+        std::collections::HashMap::new(),
+    );
     a.len() == b.len()
-        && a.chars().zip(b.chars()).all(|(x, y)| {
-            *fwd.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x
-        })
+        && a.chars()
+            .zip(b.chars())
+            .all(|(x, y)| *fwd.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
 }
 
 fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
@@ -417,24 +420,44 @@ fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
     for path in &files {
         let text = std::fs::read_to_string(path)?;
         let case: serde_json::Value = serde_json::from_str(&text)?;
-        let scan = RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))?;
+        let scan = RawScan::from_json(&text)
+            .with_context(|| format!("{} is not a scan", path.display()))?;
         let id = case["id"].as_str().unwrap_or("?").to_string();
         let expected = case["expected"].as_str();
         let source = id.split('-').next().unwrap_or("?");
-        let group = format!("{source} {} {}", scan.cube_size(), if expected.is_some() { "labelled" } else { "unlabelled" });
-        let opts = ResolveOptions { doubt_threshold: a.doubt, ..ResolveOptions::default() };
+        let group = format!(
+            "{source} {} {}",
+            scan.cube_size(),
+            if expected.is_some() {
+                "labelled"
+            } else {
+                "unlabelled"
+            }
+        );
+        let opts = ResolveOptions {
+            doubt_threshold: a.doubt,
+            ..ResolveOptions::default()
+        };
         let (verdict, slot) = match resolve_scan(&scan, &opts) {
             Ok(res) => {
                 let got = res.cube.to_letters();
                 let legal = crate::cube::validate(&got).is_ok();
                 match expected {
                     _ if !legal => ("ILLEGAL", 4),
-                    Some(e) if got == e || (scan.cube_size() == Size::Two && same_up_to_relabelling(&got, e)) => ("exact", 0),
+                    Some(e)
+                        if got == e
+                            || (scan.cube_size() == Size::Two
+                                && same_up_to_relabelling(&got, e)) =>
+                    {
+                        ("exact", 0)
+                    }
                     Some(_) => ("WRONG", 2),
                     None => ("legal", 3),
                 }
             }
-            Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => ("doubt", 1),
+            Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => {
+                ("doubt", 1)
+            }
             Err(e) => return Err(anyhow::Error::from(e).context(id)),
         };
         groups.entry(group.clone()).or_default()[slot] += 1;
@@ -445,13 +468,21 @@ fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
         }
     }
     if !g.json {
-        println!("{:<28} {:>6} {:>6} {:>6} {:>6} {:>8}", "group", "exact", "doubt", "WRONG", "legal", "ILLEGAL");
+        println!(
+            "{:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
+            "group", "exact", "doubt", "WRONG", "legal", "ILLEGAL"
+        );
     }
     for (group, c) in &groups {
         if g.json {
-            json_line(&json!({"type": "group", "group": group, "exact": c[0], "doubt": c[1], "wrong": c[2], "legal": c[3], "illegal": c[4]}));
+            json_line(
+                &json!({"type": "group", "group": group, "exact": c[0], "doubt": c[1], "wrong": c[2], "legal": c[3], "illegal": c[4]}),
+            );
         } else {
-            println!("{group:<28} {:>6} {:>6} {:>6} {:>6} {:>8}", c[0], c[1], c[2], c[3], c[4]);
+            println!(
+                "{group:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
+                c[0], c[1], c[2], c[3], c[4]
+            );
         }
     }
     let bad = groups.values().any(|c| c[2] + c[4] > 0);

@@ -185,9 +185,18 @@ mod tests {
         assert_eq!(back, p);
         assert_eq!(back.centroids()[2], [50.0, 2.0, -1.0]);
         let v2 = p.to_toml().replace("version = 1", "version = 2");
-        assert!(matches!(Profile::from_toml(&v2, "x"), Err(ProfileError::Version { found: 2, .. })));
+        assert!(matches!(
+            Profile::from_toml(&v2, "x"),
+            Err(ProfileError::Version { found: 2, .. })
+        ));
         let dup = p.to_toml().replacen("face = \"R\"", "face = \"U\"", 1);
-        assert!(matches!(Profile::from_toml(&dup, "x"), Err(ProfileError::Face { .. })));
-        assert!(matches!(Profile::from_toml("nonsense", "x"), Err(ProfileError::Toml { .. })));
+        assert!(matches!(
+            Profile::from_toml(&dup, "x"),
+            Err(ProfileError::Face { .. })
+        ));
+        assert!(matches!(
+            Profile::from_toml("nonsense", "x"),
+            Err(ProfileError::Toml { .. })
+        ));
     }
 }

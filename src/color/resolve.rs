@@ -926,13 +926,13 @@ mod tests {
         use crate::cube::FaceletCube;
         let cube = FaceletCube::solved(Size::Three);
         let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
-        let face_gain = [0.2, -0.1, 0.0, 0.3, -0.2, -0.2];
+        let face_gain: [f64; 6] = [0.2, -0.1, 0.0, 0.3, -0.2, -0.2];
         let kind_gain = [-0.1, 0.05, 0.2];
         let base = [0.5, 0.3, 0.2];
         let mut il = Illumination::new(Size::Three);
         let lin: Vec<[f64; 3]> = (0..54)
             .map(|i| {
-                let g = (face_gain[il.face_of(i)] + kind_gain[il.kind_of(i)] as f64).exp();
+                let g = (face_gain[il.face_of(i)] + kind_gain[il.kind_of(i)]).exp();
                 // Every class has the same colour here, scaled by its index.
                 let k = 1.0 + labels[i] as f64 * 0.1;
                 base.map(|v| v * g * k)
@@ -941,8 +941,8 @@ mod tests {
         il.estimate(&lin, &labels);
         // Solved cube: face and class coincide, so only the kind pattern is identifiable.
         let mean = (4.0 * kind_gain[0] + 4.0 * kind_gain[1] + kind_gain[2]) / 9.0;
-        for k in 0..3 {
-            assert!((il.kind[k] - (kind_gain[k] - mean)).abs() < 1e-6, "{:?}", il.kind);
+        for (est, truth) in il.kind.iter().zip(kind_gain) {
+            assert!((est - (truth - mean)).abs() < 1e-6, "{:?}", il.kind);
         }
     }
 
@@ -953,7 +953,11 @@ mod tests {
         use rand::SeedableRng;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
         let cube = random_state(Size::Three, &mut rng);
-        let app = Appearance::new(Palette::Standard, Conditions::for_palette(Palette::Standard), 9);
+        let app = Appearance::new(
+            Palette::Standard,
+            Conditions::for_palette(Palette::Standard),
+            9,
+        );
         let scan = synth_scan(&cube, &app, Scale::Rgb8, &mut rng);
         let res = resolve(&scan, &ResolveOptions::default()).unwrap();
         assert_eq!(res.cube.colors(), cube.colors());
@@ -969,7 +973,10 @@ mod tests {
     #[test]
     fn a_wrong_count_is_an_error_not_a_panic() {
         let scan = RawScan::new(Size::Three, Scale::Rgb8, vec![[1.0, 2.0, 3.0]; 53]);
-        assert!(matches!(resolve(&scan, &ResolveOptions::default()), Err(ResolveError::Scan(_))));
+        assert!(matches!(
+            resolve(&scan, &ResolveOptions::default()),
+            Err(ResolveError::Scan(_))
+        ));
         // Every reading identical: no information at all; never a panic, never confident.
         let flat = RawScan::new(Size::Three, Scale::Rgb8, vec![[100.0, 100.0, 100.0]; 54]);
         match resolve(&flat, &ResolveOptions::default()) {
