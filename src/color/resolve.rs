@@ -197,7 +197,7 @@ fn d2(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     (0..3).map(|k| (a[k] - b[k]).powi(2)).sum()
 }
 
-/// k-means (seeded, two restarts, best inertia) into six clusters.
+/// k-means (seeded, four restarts, best inertia) into six clusters.
 fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
     use kmeans_colors::get_kmeans;
     type LabF = Lab<palette::white_point::D65, f32>;
@@ -206,7 +206,7 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
         .map(|l| LabF::new(l[0] as f32, l[1] as f32, l[2] as f32))
         .collect();
     let mut best: Option<(f64, Vec<usize>, Vec<[f64; 3]>)> = None;
-    for r in 0..2u64 {
+    for r in 0..4u64 {
         let km = get_kmeans(6, 30, 0.01, false, &buf, seed.wrapping_add(r * 7919));
         let labels: Vec<usize> = km.indices.iter().map(|&i| i as usize).collect();
         let cents: Vec<[f64; 3]> = km
@@ -223,7 +223,7 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
             best = Some((inertia, labels, cents));
         }
     }
-    let (_, labels, mut cents) = best.expect("two runs");
+    let (_, labels, mut cents) = best.expect("four runs");
     cents.resize(6, [50.0, 0.0, 0.0]);
     (labels, cents)
 }
