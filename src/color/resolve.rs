@@ -105,10 +105,10 @@ pub struct Resolution {
 pub enum ResolveError {
     #[error(transparent)]
     Scan(#[from] RawScanError),
-    #[error("ambiguous scan: a second legal cube is within {margin:.1} nats of the best; stickers in doubt: {}", facelet_names(.doubtful, .best.cube.size()))]
+    /// A rival legal cube is too close; `best.cube_margin` says how close.
+    #[error("ambiguous scan: a second legal cube is within {:.1} nats of the best; stickers in doubt: {}", .best.cube_margin, facelet_names(.doubtful, .best.cube.size()))]
     Ambiguous {
         doubtful: Vec<usize>,
-        margin: f64,
         best: Box<Resolution>,
     },
     #[error("no legal cube found within {expanded} search nodes; least certain stickers (indices): {suspects:?}")]
@@ -868,7 +868,6 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     if !confident && !opts.best_effort {
         return Err(ResolveError::Ambiguous {
             doubtful,
-            margin: cube_margin,
             best: Box::new(resolution),
         });
     }
