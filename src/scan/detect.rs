@@ -21,8 +21,9 @@ use super::VisionError;
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::{Face, Size};
 
-/// Detection runs on a copy scaled to at most this many pixels on the long side.
-pub const WORK_SIZE: usize = 640;
+/// Detection runs on a copy reduced by the smallest integer factor that brings the long
+/// side to at most this many pixels.
+pub const WORK_SIZE: usize = 480;
 
 /// Options for reading a face.
 #[derive(Clone, Debug)]
@@ -145,11 +146,9 @@ struct Work {
 
 fn working_copy(img: &RgbImage) -> Result<Work, VisionError> {
     let long = img.width.max(img.height);
-    let scale = if long > WORK_SIZE {
-        WORK_SIZE as f64 / long as f64
-    } else {
-        1.0
-    };
+    // An integer reduction (OpenCV's area resampling has a fast path for those).
+    let factor = long.div_ceil(WORK_SIZE).max(1);
+    let scale = 1.0 / factor as f64;
     let src =
         Mat::new_rows_cols_with_bytes::<Vec3b>(img.height as i32, img.width as i32, &img.data)?;
     if scale == 1.0 {
