@@ -95,17 +95,28 @@ pub fn fit_grid(
         .collect();
     order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut best: Option<Hyp> = None;
-    for &(k, seed) in order.iter().take(24) {
-        if k < min_support(n) {
+    // A candidate already on a tried lattice would only find that lattice again.
+    let mut tried = vec![false; cands.len()];
+    let mut attempts = 0;
+    for &(k, seed) in order.iter() {
+        if k < min_support(n) || attempts >= 64 {
             break;
         }
+        if tried[seed] {
+            continue;
+        }
         if let Some(best) = &best {
-            if best.score.0 >= k {
+            if best.score.0 >= k.min(n * n) {
                 // No seed with fewer similar neighbours can beat this.
                 break;
             }
         }
+        attempts += 1;
+        tried[seed] = true;
         if let Some(h) = hypothesis(cands, n, seed, cell_score) {
+            for i in h.fit.support.iter().flatten() {
+                tried[*i] = true;
+            }
             let better = match &best {
                 None => true,
                 Some(b) => {
