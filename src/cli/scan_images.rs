@@ -210,11 +210,8 @@ mod imp {
                     letters: Some(letters.chars().collect()),
                 })
             }
-            Err(ResolveError::Ambiguous {
-                doubtful,
-                margin,
-                best,
-            }) => {
+            Err(ResolveError::Ambiguous { doubtful, best }) => {
+                let margin = best.cube_margin;
                 let names = facelet_names(&doubtful, size);
                 let letters = best.cube.to_letters();
                 if g.json {
