@@ -210,11 +210,8 @@ mod imp {
                     letters: Some(letters.chars().collect()),
                 })
             }
-            Err(ResolveError::Ambiguous {
-                doubtful,
-                margin,
-                best,
-            }) => {
+            Err(ResolveError::Ambiguous { doubtful, best }) => {
+                let margin = best.cube_margin;
                 let names = facelet_names(&doubtful, size);
                 let letters = best.cube.to_letters();
                 if g.json {
@@ -235,14 +232,19 @@ mod imp {
                     letters: Some(letters.chars().collect()),
                 })
             }
-            Err(ResolveError::NoLegalCube { expanded }) => {
+            Err(ResolveError::NoLegalCube { expanded, suspects }) => {
+                let names = facelet_names(&suspects, size);
                 if g.json {
-                    json_line(
-                        &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
-                    );
+                    json_line(&json!({
+                        "type": "doubt",
+                        "message": "no legal cube found within the search budget",
+                        "expanded": expanded,
+                        "doubtful": names.split_whitespace().collect::<Vec<_>>(),
+                        "doubtful_indices": suspects,
+                    }));
                 } else {
                     println!(
-                        "invalid: no legal cube fits the readings (searched {expanded} nodes)"
+                        "doubt: no legal cube found within the search budget ({expanded} nodes); least certain stickers: {names} (re-scan them)"
                     );
                 }
                 Ok(Outcome {

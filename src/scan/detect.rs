@@ -21,8 +21,9 @@ use super::VisionError;
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::{Face, Size};
 
-/// Detection runs on a copy scaled to at most this many pixels on the long side.
-pub const WORK_SIZE: usize = 640;
+/// Detection runs on a copy reduced by the smallest integer factor that brings the long
+/// side to at most this many pixels.
+pub const WORK_SIZE: usize = 480;
 
 /// Options for reading a face.
 #[derive(Clone, Debug)]
@@ -145,11 +146,9 @@ struct Work {
 
 fn working_copy(img: &RgbImage) -> Result<Work, VisionError> {
     let long = img.width.max(img.height);
-    let scale = if long > WORK_SIZE {
-        WORK_SIZE as f64 / long as f64
-    } else {
-        1.0
-    };
+    // An integer reduction (OpenCV's area resampling has a fast path for those).
+    let factor = long.div_ceil(WORK_SIZE).max(1);
+    let scale = 1.0 / factor as f64;
     let src =
         Mat::new_rows_cols_with_bytes::<Vec3b>(img.height as i32, img.width as i32, &img.data)?;
     if scale == 1.0 {
@@ -187,8 +186,32 @@ fn channel_max(img: &RgbImage) -> Vec<u8> {
         .collect()
 }
 
+/// Sticker-like regions of a frame: whole stickers, and strips (a sticker partly hidden by
+/// something lying across it, e.g. a robot arm), both in working-image pixels.
+struct Regions {
+    stickers: Vec<Candidate>,
+    strips: Vec<Candidate>,
+}
+
+/// Candidate sticker regions of a frame, in its own pixels (the same step [`read_face`]
+/// starts with; for diagnostics and pictures).
+pub fn sticker_candidates(img: &RgbImage) -> Result<Vec<Candidate>, VisionError> {
+    let work = working_copy(img)?;
+    let k = 1.0 / work.scale;
+    Ok(candidates(&work.rgb)?
+        .stickers
+        .into_iter()
+        .map(|c| Candidate {
+            quad: c.quad.map(|p| [p[0] * k, p[1] * k]),
+            centre: [c.centre[0] * k, c.centre[1] * k],
+            side: c.side * k,
+            angle: c.angle,
+        })
+        .collect())
+}
+
 /// Candidate sticker regions in the working image.
-fn candidates(work: &RgbImage) -> Result<Vec<Candidate>, VisionError> {
+fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
     let v = channel_max(work);
     let vmat = Mat::new_rows_cols_with_bytes::<u8>(work.height as i32, work.width as i32, &v)?;
     let mut blur = Mat::default();
@@ -196,6 +219,7 @@ fn candidates(work: &RgbImage) -> Result<Vec<Candidate>, VisionError> {
     let frame_area = (work.width * work.height) as f64;
     let short = work.width.min(work.height) as f64;
     let mut out: Vec<Candidate> = Vec::new();
+    let mut strips: Vec<Candidate> = Vec::new();
     for (lo, hi) in [(20.0, 60.0), (40.0, 110.0)] {
         let mut edges = Mat::default();
         imgproc::canny_def(&blur, &mut edges, lo, hi)?;
@@ -229,7 +253,21 @@ fn candidates(work: &RgbImage) -> Result<Vec<Candidate>, VisionError> {
             }
             let aspect = rw.max(rh) / rw.min(rh);
             let extent = area / (rw * rh);
-            if aspect > 1.5 || extent < 0.72 {
+            if extent < 0.72 {
+                continue;
+            }
+            if aspect > 1.5 {
+                if aspect < 6.0 && rw.max(rh) > short / 30.0 && rw.max(rh) < short / 2.6 {
+                    let mut pts = [Point2f::default(); 4];
+                    rect.points(&mut pts)?;
+                    let quad = order_quad(pts.map(|p| [p.x as f64 + 0.5, p.y as f64 + 0.5]));
+                    strips.push(Candidate {
+                        quad,
+                        centre: [rect.center.x as f64 + 0.5, rect.center.y as f64 + 0.5],
+                        side: rw.max(rh) + 2.0,
+                        angle: fold_angle((rect.angle as f64).to_radians()),
+                    });
+                }
                 continue;
             }
             let mut hull: Vector<Point> = Vector::new();
@@ -264,7 +302,10 @@ fn candidates(work: &RgbImage) -> Result<Vec<Candidate>, VisionError> {
             }
         }
     }
-    Ok(out)
+    Ok(Regions {
+        stickers: out,
+        strips,
+    })
 }
 
 /// Orders four corners as top-left, top-right, bottom-right, bottom-left (image axes).
@@ -335,7 +376,14 @@ fn dark_threshold(work: &RgbImage, cands: &[Candidate]) -> f64 {
 
 /// How much an unsupported grid cell looks like a (possibly partly hidden) sticker: the
 /// share of its outline that is dark plastic times the share of its interior that is not.
-fn cell_score(work: &RgbImage, dark: f64, h: &Homography, r: usize, c: usize) -> f64 {
+fn cell_score(
+    work: &RgbImage,
+    strips: &[Candidate],
+    dark: f64,
+    h: &Homography,
+    r: usize,
+    c: usize,
+) -> f64 {
     let v = |g: Pt| -> Option<f64> {
         let p = h.apply(g)?;
         let (x, y) = (p[0].floor(), p[1].floor());
@@ -375,16 +423,35 @@ fn cell_score(work: &RgbImage, dark: f64, h: &Homography, r: usize, c: usize) ->
             }
         }
     }
-    (edge_dark as f64 / edge_n as f64) * (bright as f64 / inner_n as f64)
+    let mut score = (edge_dark as f64 / edge_n as f64) * (bright as f64 / inner_n as f64);
+    // A strip of sticker (the rest hidden) inside the cell, as long as a sticker is wide.
+    if let Some(inv) = h.inverse() {
+        let cell_side = super::geom::dist(
+            h.apply([x0, y0 + 0.5]).unwrap_or([0.0, 0.0]),
+            h.apply([x0 + 1.0, y0 + 0.5]).unwrap_or([0.0, 0.0]),
+        );
+        if strips.iter().any(|s| {
+            s.side > 0.55 * cell_side
+                && s.side < 1.1 * cell_side
+                && inv
+                    .apply(s.centre)
+                    .is_some_and(|g| g[0] > x0 && g[0] < x0 + 1.0 && g[1] > y0 && g[1] < y0 + 1.0)
+        }) {
+            score += 1.0;
+        }
+    }
+    score
 }
 
 fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReading, VisionError> {
     let work = working_copy(img)?;
-    let cands = candidates(&work.rgb)?;
+    let regions = candidates(&work.rgb)?;
+    let cands = regions.stickers;
     let fit: Option<GridFit> = {
         let w = &work.rgb;
         let dark = dark_threshold(w, &cands);
-        fit_grid(&cands, n, &|h, r, c| cell_score(w, dark, h, r, c))
+        let strips = &regions.strips;
+        fit_grid(&cands, n, &|h, r, c| cell_score(w, strips, dark, h, r, c))
     };
     let fit = match fit {
         Some(f) => f,

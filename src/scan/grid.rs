@@ -95,17 +95,28 @@ pub fn fit_grid(
         .collect();
     order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut best: Option<Hyp> = None;
-    for &(k, seed) in order.iter().take(24) {
-        if k < min_support(n) {
+    // A candidate already on a tried lattice would only find that lattice again.
+    let mut tried = vec![false; cands.len()];
+    let mut attempts = 0;
+    for &(k, seed) in order.iter() {
+        if k < min_support(n) || attempts >= 64 {
             break;
         }
+        if tried[seed] {
+            continue;
+        }
         if let Some(best) = &best {
-            if best.score.0 >= k {
+            if best.score.0 >= k.min(n * n) {
                 // No seed with fewer similar neighbours can beat this.
                 break;
             }
         }
+        attempts += 1;
+        tried[seed] = true;
         if let Some(h) = hypothesis(cands, n, seed, cell_score) {
+            for i in h.fit.support.iter().flatten() {
+                tried[*i] = true;
+            }
             let better = match &best {
                 None => true,
                 Some(b) => {
@@ -150,7 +161,7 @@ fn hypothesis(
                 .iter()
                 .filter(|&&j| j != i)
                 .map(|&j| dist(cands[i].centre, cands[j].centre))
-                .filter(|&d| d > 0.95 * cands[i].side && d < 2.2 * cands[i].side)
+                .filter(|&d| d > 0.7 * cands[i].side && d < 2.2 * cands[i].side)
                 .min_by(f64::total_cmp)
         })
         .collect();
@@ -202,7 +213,7 @@ fn hypothesis(
             .map(|c| [c.0 .0 as f64 + 0.5, c.0 .1 as f64 + 0.5])
             .collect();
         let dst: Vec<Pt> = cells.iter().map(|c| cands[c.1].centre).collect();
-        let refit = if pass >= 1 && spread_2d(&cells) {
+        let refit = if pass >= 1 && spread_2d(&cells, n) {
             Homography::fit(&src, &dst).filter(|h| sane(h, &src, &dst, pitch))
         } else {
             None
@@ -281,8 +292,8 @@ fn best_window(
     let (ymin, ymax) = (ys.clone().min()?, ys.max()?);
     let mut best: Option<((i64, i64), usize)> = None;
     let mut ties: Vec<(i64, i64)> = Vec::new();
-    for wx in (xmax - span)..=xmin.max(xmax - span) {
-        for wy in (ymax - span)..=ymin.max(ymax - span) {
+    for wx in (xmin - span)..=xmax {
+        for wy in (ymin - span)..=ymax {
             let k = cells.iter().filter(|c| in_window(c.0, (wx, wy), n)).count();
             match best {
                 Some((_, bk)) if bk > k => {}
@@ -320,7 +331,10 @@ fn best_window(
         .map(|x| x.0)
 }
 
-fn spread_2d(cells: &[((i64, i64), usize, f64)]) -> bool {
+/// Whether the supporting cells pin down a perspective map: at least five, covering every
+/// row and every column of the window (with fewer, extrapolating perspective to a hidden
+/// row amplifies noise, and the affine map is the safer model).
+fn spread_2d(cells: &[((i64, i64), usize, f64)], n: usize) -> bool {
     if cells.len() < 5 {
         return false;
     }
@@ -330,6 +344,7 @@ fn spread_2d(cells: &[((i64, i64), usize, f64)]) -> bool {
     xs.dedup();
     ys.sort();
     ys.dedup();
+    let _ = n;
     xs.len() >= 2 && ys.len() >= 2
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Pipeline for one face image ([`detect::read_face`], feature `vision`):
 //!
-//! 1. **Candidates** ([`detect`]): the image is downscaled to at most
+//! 1. **Candidates** ([`detect`]): the image is reduced by an integer factor to at most
 //!    [`detect::WORK_SIZE`] pixels on its long side; on the per-pixel channel maximum
 //!    (dark blue and green stickers stay bright against black plastic) Canny edges are
 //!    dilated, and the regions they enclose whose shape is a filled, convex,
