@@ -140,7 +140,7 @@ fn rescan_reads_the_same_physical_stickers_again() {
 fn a_scan_takes_no_more_simulated_time_than_the_stock_program() {
     // Mechanics doc §5: ≈ 30 s for the whole scan. A low speed factor keeps host polling
     // latency from inflating the simulated time.
-    let h = sim(41, 4.0);
+    let h = sim(41, 3.0);
     let mut r = connect(&h);
     r.home().unwrap();
     let t0 = h.clock();
