@@ -134,7 +134,11 @@ impl Profile {
     }
 
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("a profile serialises")
+        let body = toml::to_string(self).expect("a profile serialises");
+        format!(
+            "# cubot colour profile (see calibration/README.md). Lab = CIELAB D65 after white \
+             balance;\n# gains = EV3 counts per unit reflectance (R, G, B).\n{body}"
+        )
     }
 
     pub fn save(&self, path: &Path) -> Result<(), ProfileError> {
