@@ -360,8 +360,16 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
     };
     let mut round = 0;
     let outcome = loop {
-        match resolve_scan(&scan, &opts) {
-            Err(ResolveError::Ambiguous { doubtful, .. }) if round < a.rescans => {
+        let outcome = resolve_scan(&scan, &opts);
+        // Re-read what the resolver doubts (or, with no legal cube, suspects).
+        let reread = match &outcome {
+            Err(ResolveError::Ambiguous { doubtful, .. }) => doubtful.clone(),
+            Err(ResolveError::NoLegalCube { suspects, .. }) => suspects.clone(),
+            _ => Vec::new(),
+        };
+        match outcome {
+            Err(_) if round < a.rescans && !reread.is_empty() => {
+                let doubtful = reread;
                 round += 1;
                 if g.verbose > 0 {
                     eprintln!(
@@ -408,7 +416,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
             }
             Ok(Exit::No)
         }
-        Err(ResolveError::NoLegalCube { expanded }) => {
+        Err(ResolveError::NoLegalCube { expanded, .. }) => {
             if g.json {
                 json_line(
                     &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
