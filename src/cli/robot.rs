@@ -248,6 +248,11 @@ fn connect(
 }
 
 pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
+    if let RobotAction::Spin { n } | RobotAction::Turn { n } = &a.action {
+        if !matches!(n, 1 | -1 | 2 | -2) {
+            bail!("a spin or turn takes 1, -1, 2 or -2 quarter turns, not {n}");
+        }
+    }
     let mut r = connect(a.port.as_deref(), a.calibration.as_deref(), g)?;
     let result = run_action(&mut r, &a.action, g);
     stopped_on_error(&mut r, result)

@@ -270,3 +270,36 @@ fn measure_scan_time_with_bluetooth_latency() {
         h.clock() - t0
     );
 }
+
+#[test]
+fn step_by_step_commands_move_the_cube_on_the_simulator() {
+    let (mut child, path, cube) = sim_process(&["--seed", "12", "--speed", "40"]);
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cubot"))
+            .arg("robot")
+            .args(args)
+            .args(["--port", &path])
+            .output()
+            .unwrap()
+    };
+    for args in [&["home"][..], &["tilt"], &["spin", "-1"], &["turn", "2"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+    let bad = run(&["spin", "3"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not 3"));
+    let out = scan_process(&path);
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Tilt = x, spin -1 = y', turn 2 = D2 in the robot frame.
+    let mut expect = FaceletCube::parse(&cube).unwrap();
+    expect.apply(&Alg::parse("x y' D2").unwrap()).unwrap();
+    // The scan names colours by the centres where they now sit: relabel the same way.
+    let expect = FaceletCube::parse(&expect.to_letters()).unwrap();
+    assert_eq!(
+        stdout(&out).split_whitespace().next(),
+        Some(expect.to_letters().as_str())
+    );
+}
