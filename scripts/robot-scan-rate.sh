@@ -13,7 +13,8 @@ one() {
   err=$(mktemp)
   got=$("$CUBOT" scan --robot --port "$path" 2>"$err" | head -1 | cut -d' ' -f1)
   kill "$simpid" 2>/dev/null
-  if [ "$got" = "$cube" ]; then echo "ok $seed"; else echo "FAIL $seed got=$got want=$cube $(head -c 300 "$err")"; fi
+  if [ "$got" = "$cube" ]; then echo "ok $seed"; else
+    echo "FAIL $seed got=$got want=$cube: $(tr -s '[:space:]' ' ' < "$err" | head -c 300)"; fi
   rm -f "$err"
 }
 export -f one; export CUBOT palette speed

@@ -248,6 +248,11 @@ fn connect(
 }
 
 pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
+    if let RobotAction::Spin { n } | RobotAction::Turn { n } = &a.action {
+        if !matches!(n, 1 | -1 | 2 | -2) {
+            bail!("a spin or turn takes 1, -1, 2 or -2 quarter turns, not {n}");
+        }
+    }
     let mut r = connect(a.port.as_deref(), a.calibration.as_deref(), g)?;
     let result = run_action(&mut r, &a.action, g);
     stopped_on_error(&mut r, result)
@@ -360,8 +365,16 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
     };
     let mut round = 0;
     let outcome = loop {
-        match resolve_scan(&scan, &opts) {
-            Err(ResolveError::Ambiguous { doubtful, .. }) if round < a.rescans => {
+        let outcome = resolve_scan(&scan, &opts);
+        // Re-read what the resolver doubts (or, with no legal cube, suspects).
+        let reread = match &outcome {
+            Err(ResolveError::Ambiguous { doubtful, .. }) => doubtful.clone(),
+            Err(ResolveError::NoLegalCube { suspects, .. }) => suspects.clone(),
+            _ => Vec::new(),
+        };
+        match outcome {
+            Err(_) if round < a.rescans && !reread.is_empty() => {
+                let doubtful = reread;
                 round += 1;
                 if g.verbose > 0 {
                     eprintln!(
@@ -408,7 +421,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
             }
             Ok(Exit::No)
         }
-        Err(ResolveError::NoLegalCube { expanded }) => {
+        Err(ResolveError::NoLegalCube { expanded, .. }) => {
             if g.json {
                 json_line(
                     &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),

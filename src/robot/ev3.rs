@@ -143,7 +143,7 @@ pub struct DriverTimeouts {
 impl Default for DriverTimeouts {
     fn default() -> Self {
         DriverTimeouts {
-            reply: Duration::from_millis(1000),
+            reply: Duration::from_millis(2000),
             poll: Duration::from_millis(5),
             stall: Duration::from_millis(400),
             move_extra: Duration::from_millis(1500),

@@ -89,9 +89,9 @@ impl Default for Arm {
             away: 0,
             hold: 100,
             tilt_apex: 190,
-            speed: 40,
-            tilt_speed: 45,
-            back_speed: 50,
+            speed: 45,
+            tilt_speed: 50,
+            back_speed: 55,
             ramp_up: 15,
             ramp_down: 25,
             home_speed: -25,
@@ -130,7 +130,7 @@ impl Default for Turntable {
             turn_speed: 55,
             over_rotation: 18,
             over_rotation_speed: 15,
-            scan_speed: 45,
+            scan_speed: 50,
             ramp_up: 30,
             ramp_down: 45,
         }
@@ -159,7 +159,7 @@ pub struct SensorArm {
 impl Default for SensorArm {
     fn default() -> Self {
         SensorArm {
-            speed: 60,
+            speed: 75,
             home_speed: 30,
             parked: 0,
             clear: -400,
@@ -1079,8 +1079,12 @@ impl MindCub3r {
                 {
                     best = Some((err.abs(), reading));
                 }
-                if err > window || (!table_busy && k + 1 == ring.len() && err > -window) {
-                    // Past this sample: keep the best reading, set up the next one.
+                // Past this sample (or at it with a reading): keep the best reading and
+                // start moving the sensor arm for the next one at once.
+                if err > window
+                    || (best.is_some() && err >= 0.0)
+                    || (!table_busy && k + 1 == ring.len() && err > -window)
+                {
                     if let Some((_, rgb)) = best.take() {
                         out[ring[k]] = Some(rgb);
                     }

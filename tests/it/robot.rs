@@ -140,7 +140,7 @@ fn rescan_reads_the_same_physical_stickers_again() {
 fn a_scan_takes_no_more_simulated_time_than_the_stock_program() {
     // Mechanics doc §5: ≈ 30 s for the whole scan. A low speed factor keeps host polling
     // latency from inflating the simulated time.
-    let h = sim(41, 4.0);
+    let h = sim(41, 3.0);
     let mut r = connect(&h);
     r.home().unwrap();
     let t0 = h.clock();
@@ -234,7 +234,7 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::thread::sleep(std::time::Duration::from_millis(3000));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(scan.id() as i32),
         nix::sys::signal::Signal::SIGINT,
@@ -268,5 +268,38 @@ fn measure_scan_time_with_bluetooth_latency() {
     eprintln!(
         "colour-sensor scan with 60 ms latency: {:.1} simulated seconds",
         h.clock() - t0
+    );
+}
+
+#[test]
+fn step_by_step_commands_move_the_cube_on_the_simulator() {
+    let (mut child, path, cube) = sim_process(&["--seed", "12", "--speed", "40"]);
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cubot"))
+            .arg("robot")
+            .args(args)
+            .args(["--port", &path])
+            .output()
+            .unwrap()
+    };
+    for args in [&["home"][..], &["tilt"], &["spin", "-1"], &["turn", "2"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+    let bad = run(&["spin", "3"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not 3"));
+    let out = scan_process(&path);
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Tilt = x, spin -1 = y', turn 2 = D2 in the robot frame.
+    let mut expect = FaceletCube::parse(&cube).unwrap();
+    expect.apply(&Alg::parse("x y' D2").unwrap()).unwrap();
+    // The scan names colours by the centres where they now sit: relabel the same way.
+    let expect = FaceletCube::parse(&expect.to_letters()).unwrap();
+    assert_eq!(
+        stdout(&out).split_whitespace().next(),
+        Some(expect.to_letters().as_str())
     );
 }

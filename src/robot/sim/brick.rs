@@ -197,6 +197,12 @@ pub struct Physics {
     pub sensor_min: f64,
     /// Layers misaligned by more than this (table degrees) jam the arm.
     pub align_tolerance: f64,
+    /// A tilt needs the bottom layer square with the upper layers within this (table °).
+    pub tilt_tolerance: f64,
+    /// Play between the tray and a held bottom layer (table °): a layer turned exactly to
+    /// the quarter ends this much short, which is why turns over-rotate and come back
+    /// (mechanics doc §3.1).
+    pub layer_play: f64,
 }
 
 impl Default for Physics {
@@ -218,6 +224,8 @@ impl Default for Physics {
             ],
             sensor_min: -800.0,
             align_tolerance: 20.0,
+            tilt_tolerance: 4.0,
+            layer_play: 5.0,
         }
     }
 }
@@ -260,6 +268,8 @@ pub(crate) struct Brick {
     /// quantisation (+ = y).
     upper: f64,
     bottom: f64,
+    /// The tray's angle in the same frame (the bottom layer stays within the play of it).
+    tray: f64,
     tilting: bool,
     /// The arm has come to rest at hold since it last was away (a tilt must start there).
     seated: bool,
@@ -339,6 +349,7 @@ impl Brick {
             ids: (0..n).collect(),
             upper: 0.0,
             bottom: 0.0,
+            tray: 0.0,
             tilting: false,
             seated: false,
             arm_region,
@@ -389,8 +400,12 @@ impl Brick {
     }
 
     fn misalignment(&self) -> f64 {
-        let r = |x: f64| (x - 90.0 * (x / 90.0).round()).abs();
-        r(self.upper).max(r(self.bottom - self.upper))
+        r90(self.upper).max(self.layer_misalignment())
+    }
+
+    /// How far the bottom layer is from square with the upper layers.
+    fn layer_misalignment(&self) -> f64 {
+        r90(self.bottom - self.upper)
     }
 
     fn block(&mut self, m: usize, why: String) {
@@ -456,9 +471,16 @@ impl Brick {
         }
         let a = self.motors[0].phys;
         if a >= self.physics.arm_apex && !self.tilting && da > 0.0 {
-            if self.misalignment() > self.physics.align_tolerance {
-                let m = self.misalignment();
-                self.block(0, format!("tilt of a cube misaligned by {m:.0}°"));
+            if self.misalignment() > self.physics.align_tolerance
+                || self.layer_misalignment() > self.physics.tilt_tolerance
+            {
+                let (m, l) = (r90(self.upper), self.layer_misalignment());
+                self.block(
+                    0,
+                    format!(
+                        "tilt of a cube {m:.0}° out of square with the bottom layer {l:.1}° off (a layer turned without enough over-rotation?)"
+                    ),
+                );
             } else {
                 self.tilting = true;
                 self.quantise(true);
@@ -475,8 +497,14 @@ impl Brick {
                 Region::Away => {
                     self.upper += table;
                     self.bottom += table;
+                    self.tray += table;
                 }
-                Region::Hold => self.bottom += table,
+                Region::Hold => {
+                    // The held layer follows the tray once the play is taken up.
+                    self.tray += table;
+                    let p = self.physics.layer_play;
+                    self.bottom = self.bottom.clamp(self.tray - p, self.tray + p);
+                }
                 Region::Between | Region::Tilting => {
                     let a = self.motors[0].phys;
                     self.motors[1].phys -= db;
@@ -506,6 +534,7 @@ impl Brick {
             }
             self.upper -= 90.0 * k;
             self.bottom -= 90.0 * k;
+            self.tray -= 90.0 * k;
         }
         let rel = self.bottom - self.upper;
         let k = (rel / 90.0).round();
@@ -515,6 +544,7 @@ impl Brick {
                 self.apply(Primitive::Turn(1));
             }
             self.bottom -= 90.0 * k;
+            self.tray -= 90.0 * k;
         }
     }
 
@@ -1009,6 +1039,11 @@ impl Brick {
     }
 }
 
+/// Distance from the nearest multiple of 90°.
+fn r90(x: f64) -> f64 {
+    (x - 90.0 * (x / 90.0).round()).abs()
+}
+
 fn read_i32(mem: &[u8], o: usize) -> Result<i32, String> {
     mem.get(o..o + 4)
         .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -1261,6 +1296,28 @@ mod mechanics {
             b.log
         );
         assert_eq!(b.cube(), expect, "no tilt happened");
+    }
+
+    #[test]
+    fn a_layer_turn_must_over_rotate_to_end_square() {
+        for over in [false, true] {
+            let mut b = brick();
+            run(&mut b, "AE 00 01 81 28 00 81 64 00 01 AA 00 01"); // hold
+            if over {
+                // +288 then back 18 at low speed (the driver's turn).
+                run(&mut b, "AE 00 02 81 28 00 82 20 01 00 01 AA 00 02");
+                run(&mut b, "AE 00 02 81 F6 00 12 00 01 AA 00 02");
+            } else {
+                run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 AA 00 02");
+            }
+            run(&mut b, "AE 00 01 81 28 00 81 5A 00 01 AA 00 01"); // up to 190: tilt
+            let faulted = b
+                .log
+                .iter()
+                .any(|l| l.contains("without enough over-rotation"));
+            assert_eq!(faulted, !over, "over-rotation {over}: {:?}", b.log);
+            assert_eq!(b.tilts, over as u64);
+        }
     }
 
     #[test]
