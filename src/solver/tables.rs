@@ -335,11 +335,46 @@ impl PrunKind {
     }
 }
 
-struct Atomic4 {
-    words: Vec<AtomicU64>,
+/// A zeroed table of `words` u64, backed by transparent huge pages where the system
+/// offers them (the pruning tables are read at random: 4 KiB pages would make nearly
+/// every probe a TLB miss).
+pub(crate) fn huge_zeroed(words: usize) -> Vec<u64> {
+    let v = vec![0u64; words];
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let p = v.as_ptr() as usize;
+        let start = (p + HUGE - 1) & !(HUGE - 1);
+        let end = (p + words * 8) & !(HUGE - 1);
+        if end > start {
+            // SAFETY: the range lies inside the allocation of `v`; MADV_HUGEPAGE only
+            // changes how the kernel backs it, never its contents.
+            unsafe {
+                libc::madvise(
+                    start as *mut libc::c_void,
+                    end - start,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    v
 }
 
-impl Atomic4 {
+const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+
+struct Atomic4<'a> {
+    words: &'a [AtomicU64],
+}
+
+impl Atomic4<'_> {
+    fn new(words: &mut [u64]) -> Atomic4<'_> {
+        // SAFETY: AtomicU64 has the same size and (checked above) alignment as u64, and the
+        // exclusive borrow guarantees no other access while the atomic view lives.
+        let words = unsafe { &*(words as *mut [u64] as *const [AtomicU64]) };
+        Atomic4 { words }
+    }
+
     #[inline(always)]
     fn get(&self, i: usize) -> u8 {
         ((self.words[i >> 4].load(Ordering::Relaxed) >> ((i & 15) * 4)) & 15) as u8
@@ -364,11 +399,9 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
         ),
     };
     let len = kind.entries();
-    let table = Atomic4 {
-        words: (0..len.div_ceil(16))
-            .map(|_| AtomicU64::new(u64::MAX))
-            .collect(),
-    };
+    let mut words = huge_zeroed(len.div_ceil(16));
+    words.par_iter_mut().for_each(|w| *w = u64::MAX);
+    let table = Atomic4::new(&mut words);
     // Neighbour of entry (class, r) by move index m.
     let neighbour = |class: usize, r: usize, m: usize| -> (usize, usize) {
         match kind {
@@ -473,10 +506,7 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
         progress(kind.label(), seen, total);
     }
     progress(kind.label(), total, total);
-    Nibbles {
-        words: table.words.into_iter().map(|a| a.into_inner()).collect(),
-        len,
-    }
+    Nibbles { words, len }
 }
 
 #[cfg(test)]
