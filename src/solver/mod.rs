@@ -441,7 +441,12 @@ fn cubie_of(c: &FaceletCube) -> Result<CubieCube, InvalidCube> {
 }
 
 /// The 24 whole-cube orientations as rotation sequences.
-fn orientations() -> Vec<Alg> {
+fn orientations() -> &'static [Alg] {
+    static ALL: std::sync::OnceLock<Vec<Alg>> = std::sync::OnceLock::new();
+    ALL.get_or_init(build_orientations)
+}
+
+fn build_orientations() -> Vec<Alg> {
     let rot = |a: Axis, t: Turn| Move::new(MoveKind::Rotation(a), t);
     let firsts: [Vec<Move>; 6] = [
         vec![],
@@ -471,7 +476,7 @@ fn pocket_of(c: &FaceletCube, symbols: [char; 6]) -> Result<PocketCube, InvalidC
     let named = FaceletCube::with_mapping(Size::Two, &chars, symbols);
     for rot in orientations() {
         let mut r = named.clone();
-        if r.apply(&rot).is_err() {
+        if r.apply(rot).is_err() {
             continue;
         }
         if let Some(p) = PocketCube::from_facelets(&r) {
@@ -496,7 +501,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for r in orientations() {
             let mut c = FaceletCube::solved(Size::Three);
-            c.apply(&r).expect("rotations fit");
+            c.apply(r).expect("rotations fit");
             seen.insert(c.to_letters());
         }
         assert_eq!(seen.len(), 24);

@@ -350,11 +350,7 @@ pub(crate) fn huge_zeroed(words: usize) -> Vec<u64> {
             // SAFETY: the range lies inside the allocation of `v`; MADV_HUGEPAGE only
             // changes how the kernel backs it, never its contents.
             unsafe {
-                libc::madvise(
-                    start as *mut libc::c_void,
-                    end - start,
-                    libc::MADV_HUGEPAGE,
-                );
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
             }
         }
     }
