@@ -540,15 +540,20 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
     if let Some(peer) = &peer {
         peer.print(g);
         let r = |q: f64| peer.quantile(q).as_secs_f64() / ours.quantile(q).as_secs_f64().max(1e-12);
+        let rc = |q: f64| {
+            peer.cpu_quantile(q).as_secs_f64() / ours.cpu_quantile(q).as_secs_f64().max(1e-12)
+        };
         if g.json {
             json_line(&json!({"type": "bench-solve-ratio", "peer": peer.name,
-                "median": r(0.5), "p90": r(0.9)}));
+                "median": r(0.5), "p90": r(0.9), "cpu_median": rc(0.5), "cpu_p90": rc(0.9)}));
         } else {
             println!(
-                "ratio      {} / cubot: median {:.1}x, p90 {:.1}x (higher = cubot faster)",
+                "ratio      {} / cubot: median {:.1}x, p90 {:.1}x; cpu median {:.1}x, p90 {:.1}x (higher = cubot faster)",
                 peer.name,
                 r(0.5),
-                r(0.9)
+                r(0.9),
+                rc(0.5),
+                rc(0.9)
             );
         }
     }

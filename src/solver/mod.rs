@@ -353,42 +353,40 @@ impl Solver {
             keep_searching: opts.keep_searching,
             qtm: opts.metric == Metric::Qtm,
         };
-        let (found, check): (Result<Vec<Found>, Ended>, Box<dyn Fn(&[u8]) -> bool + '_>) =
-            match start.size() {
-                Size::Three => {
-                    let s = cubie_of(start).map_err(SolverError::Invalid)?;
-                    let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
-                    if start.symbols() != target.symbols() {
-                        return Err(SolverError::DifferentCentres {
-                            start: start.symbols().iter().collect(),
-                            target: target.symbols().iter().collect(),
-                        });
-                    }
-                    let y = Cc::from_cubie(&t.inverse().multiply(&s));
-                    (
-                        search::solve(&self.three, &y, &lim),
-                        Box::new(move |moves: &[u8]| {
-                            moves.iter().fold(s, |c, &m| {
-                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
-                            }) == t
-                        }),
-                    )
+        let (found, check): (Result<Vec<Found>, Ended>, Check) = match start.size() {
+            Size::Three => {
+                let s = cubie_of(start).map_err(SolverError::Invalid)?;
+                let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
+                if start.symbols() != target.symbols() {
+                    return Err(SolverError::DifferentCentres {
+                        start: start.symbols().iter().collect(),
+                        target: target.symbols().iter().collect(),
+                    });
                 }
-                Size::Two => {
-                    let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
-                    let t =
-                        pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
-                    let y = t.inverse().multiply(&s);
-                    (
-                        self.pocket.solve(&y, &lim),
-                        Box::new(move |moves: &[u8]| {
-                            moves.iter().fold(s, |c, &m| {
-                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
-                            }) == t
-                        }),
-                    )
-                }
-            };
+                let y = Cc::from_cubie(&t.inverse().multiply(&s));
+                (
+                    search::solve(&self.three, &y, &lim),
+                    Box::new(move |moves: &[u8]| {
+                        moves.iter().fold(s, |c, &m| {
+                            c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                        }) == t
+                    }),
+                )
+            }
+            Size::Two => {
+                let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
+                let t = pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
+                let y = t.inverse().multiply(&s);
+                (
+                    self.pocket.solve(&y, &lim),
+                    Box::new(move |moves: &[u8]| {
+                        moves.iter().fold(s, |c, &m| {
+                            c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                        }) == t
+                    }),
+                )
+            }
+        };
         let found = found.map_err(|e| SolverError::NoSolution {
             limit: match e {
                 Ended::Exhausted => format!("{} moves ({})", opts.max_length, opts.metric),
@@ -411,6 +409,9 @@ impl Solver {
         Ok(algs)
     }
 }
+
+/// Checks that a solution (face-turn indices) takes the start to the target.
+type Check = Box<dyn Fn(&[u8]) -> bool>;
 
 fn to_alg(moves: &[u8]) -> Alg {
     Alg::from_moves(

@@ -8,6 +8,9 @@
 //!
 //! Level: solver (depends on `cube` only).
 
+// Index loops over parallel arrays (slots, pieces, moves) read best as they are.
+#![allow(clippy::needless_range_loop)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
@@ -74,7 +77,7 @@ pub(crate) struct Small {
     pub ud_from_ud: Vec<u16>,
 }
 
-fn move_table<T: Copy + Send + Sync>(
+fn move_table(
     count: usize,
     moves: &[u8],
     set: impl Fn(usize, &mut Cc) + Sync,
@@ -146,43 +149,43 @@ fn sym_classes(
 impl Small {
     pub fn build() -> Small {
         let all: Vec<u8> = (0..N_MOVES as u8).collect();
-        let twist_move = move_table::<u16>(
+        let twist_move = move_table(
             Twist::COUNT,
             &all,
             |v, c| Twist(v as u16).set(c),
             |c| Twist::get(c).0 as usize,
         );
-        let flip_move = move_table::<u16>(
+        let flip_move = move_table(
             Flip::COUNT,
             &all,
             |v, c| Flip(v as u16).set(c),
             |c| Flip::get(c).0 as usize,
         );
-        let slice_move = move_table::<u16>(
+        let slice_move = move_table(
             SliceSorted::COUNT,
             &all,
             |v, c| SliceSorted(v as u16).set(c),
             |c| SliceSorted::get(c).0 as usize,
         );
-        let uedge_move = move_table::<u16>(
+        let uedge_move = move_table(
             UEdges::COUNT,
             &all,
             |v, c| UEdges(v as u16).set(c),
             |c| UEdges::get(c).0 as usize,
         );
-        let dedge_move = move_table::<u16>(
+        let dedge_move = move_table(
             DEdges::COUNT,
             &all,
             |v, c| DEdges(v as u16).set(c),
             |c| DEdges::get(c).0 as usize,
         );
-        let corner_move = move_table::<u16>(
+        let corner_move = move_table(
             CornerPerm::COUNT,
             &all,
             |v, c| CornerPerm(v as u16).set(c),
             |c| CornerPerm::get(c).0 as usize,
         );
-        let ud_move = move_table::<u16>(
+        let ud_move = move_table(
             UdEdges::COUNT,
             &P2_MOVES,
             |v, c| UdEdges(v as u16).set(c),
