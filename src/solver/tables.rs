@@ -511,6 +511,119 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
+
+    fn random_cc(rng: &mut rand_chacha::ChaCha8Rng) -> Cc {
+        let f = crate::cube::random_state(crate::cube::Size::Three, rng);
+        Cc::from_cubie(&crate::cube::CubieCube::from_facelets(&f).expect("a cube"))
+    }
+
+    /// A random cube in phase 2 (<U, D, R2, L2, F2, B2>).
+    fn random_phase2(rng: &mut rand_chacha::ChaCha8Rng) -> Cc {
+        use rand::Rng;
+        (0..30).fold(Cc::ID, |c, _| {
+            c.mul(&move_cube(
+                P2_MOVES[rng.gen_range(0..P2_MOVES.len())] as usize,
+            ))
+        })
+    }
+
+    #[test]
+    fn move_tables_agree_with_the_cubie_model() {
+        let s = Small::build();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for _ in 0..300 {
+            let c = random_cc(&mut rng);
+            for m in 0..N_MOVES {
+                let d = c.mul(&move_cube(m));
+                let step = |t: &[u16], v: u16| t[v as usize * N_MOVES + m];
+                assert_eq!(step(&s.twist_move, Twist::get(&c).0), Twist::get(&d).0);
+                assert_eq!(step(&s.flip_move, Flip::get(&c).0), Flip::get(&d).0);
+                assert_eq!(
+                    step(&s.slice_move, SliceSorted::get(&c).0),
+                    SliceSorted::get(&d).0
+                );
+                assert_eq!(step(&s.uedge_move, UEdges::get(&c).0), UEdges::get(&d).0);
+                assert_eq!(step(&s.dedge_move, DEdges::get(&c).0), DEdges::get(&d).0);
+                assert_eq!(
+                    step(&s.corner_move, CornerPerm::get(&c).0),
+                    CornerPerm::get(&d).0
+                );
+            }
+            let p = random_phase2(&mut rng);
+            for (i, &m) in P2_MOVES.iter().enumerate() {
+                let d = p.mul(&move_cube(m as usize));
+                assert_eq!(
+                    s.ud_move[UdEdges::get(&p).0 as usize * P2_MOVES.len() + i],
+                    UdEdges::get(&d).0
+                );
+            }
+        }
+        // Every coordinate value and every move: the table entry is the coordinate of
+        // (a cube with that value) · move.
+        for (count, table, set, get) in [
+            (
+                Twist::COUNT,
+                &s.twist_move,
+                (|v, c| Twist(v).set(c)) as fn(u16, &mut Cc),
+                (|c| Twist::get(c).0) as fn(&Cc) -> u16,
+            ),
+            (
+                Flip::COUNT,
+                &s.flip_move,
+                |v, c| Flip(v).set(c),
+                |c| Flip::get(c).0,
+            ),
+            (
+                SliceSorted::COUNT,
+                &s.slice_move,
+                |v, c| SliceSorted(v).set(c),
+                |c| SliceSorted::get(c).0,
+            ),
+            (
+                CornerPerm::COUNT,
+                &s.corner_move,
+                |v, c| CornerPerm(v).set(c),
+                |c| CornerPerm::get(c).0,
+            ),
+        ] {
+            for v in 0..count {
+                let mut c = Cc::ID;
+                set(v as u16, &mut c);
+                let cf = c;
+                for m in 0..N_MOVES {
+                    assert_eq!(table[v * N_MOVES + m], get(&cf.mul(&move_cube(m))));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn symmetric_positions_share_pruning_indices() {
+        let s = Small::build();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        for _ in 0..300 {
+            let c = random_cc(&mut rng);
+            let p = random_phase2(&mut rng);
+            let i1 = s.p1_index(Twist::get(&c).0, Flip::get(&c).0, SliceSorted::get(&c).0);
+            let i2 = s.p2_index(CornerPerm::get(&p).0, UdEdges::get(&p).0);
+            let (c1, c2) = (i1 / Twist::COUNT, i2 / UdEdges::COUNT);
+            for sym in 0..16 {
+                // The same class; the same entry unless the class representative is
+                // itself symmetric (then the twin entries are filled alike).
+                let x = c.conj(sym);
+                let j1 = s.p1_index(Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0);
+                assert_eq!(j1 / Twist::COUNT, c1);
+                assert!(j1 == i1 || s.fs_stab[c1] != 1);
+                let y = p.conj(sym);
+                let j2 = s.p2_index(CornerPerm::get(&y).0, UdEdges::get(&y).0);
+                assert_eq!(j2 / UdEdges::COUNT, c2);
+                assert!(j2 == i2 || s.c_stab[c2] != 1);
+            }
+        }
+        assert_eq!(s.fs_rep.len(), N_FLIPSLICE_CLASSES);
+        assert_eq!(s.c_rep.len(), N_CORNER_CLASSES);
+    }
 
     #[test]
     fn class_counts_are_the_known_ones() {
