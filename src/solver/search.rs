@@ -196,7 +196,10 @@ struct TwoPhase<'a> {
     cp: [u16; 65],
     ue: [u16; 65],
     de: [u16; 65],
+    /// `cp[..=valid]` match the current path.
     valid: usize,
+    /// `ue[..=valid_e]` and `de[..=valid_e]` match the current path.
+    valid_e: usize,
     d1: u32,
     nodes: u64,
     stop: bool,
@@ -246,9 +249,7 @@ impl TwoPhase<'_> {
                 // coordinates tell without a table probe.
                 if tw2 == 0 && fl2 == 0 && sl2 < 24 {
                     self.path[n] = m;
-                    if self.valid > n {
-                        self.valid = n;
-                    }
+                    self.touch(n);
                     self.phase2_start(n + 1, sl2);
                     if self.tick() {
                         return;
@@ -282,9 +283,7 @@ impl TwoPhase<'_> {
                 continue;
             }
             self.path[n] = m;
-            if self.valid > n {
-                self.valid = n;
-            }
+            self.touch(n);
             if h == 0 && rest < 5 {
                 continue;
             }
@@ -293,6 +292,13 @@ impl TwoPhase<'_> {
                 return;
             }
         }
+    }
+
+    /// The move at `n` changed: cached coordinates after it are stale.
+    #[inline(always)]
+    fn touch(&mut self, n: usize) {
+        self.valid = self.valid.min(n);
+        self.valid_e = self.valid_e.min(n);
     }
 
     fn phase2_start(&mut self, n1: usize, sl: u16) {
@@ -304,18 +310,23 @@ impl TwoPhase<'_> {
         for i in self.valid..n1 {
             let m = self.path[i] as usize;
             self.cp[i + 1] = s.corner_move[self.cp[i] as usize * N_MOVES + m];
+        }
+        self.valid = self.valid.max(n1);
+        let cp = self.cp[n1];
+        // The cheap corner × slice bound first; the edges only when it passes.
+        let cs = s.cornslice[cp as usize * 24 + sl as usize] as u32;
+        if cs as i64 > budget {
+            return;
+        }
+        for i in self.valid_e..n1 {
+            let m = self.path[i] as usize;
             self.ue[i + 1] = s.uedge_move[self.ue[i] as usize * N_MOVES + m];
             self.de[i + 1] = s.dedge_move[self.de[i] as usize * N_MOVES + m];
         }
-        self.valid = n1;
-        let cp = self.cp[n1];
+        self.valid_e = self.valid_e.max(n1);
         let ud = s.ud_from_ud[self.ue[n1] as usize * 24 + self.de[n1] as usize % 24];
         debug_assert!(ud != u16::MAX, "phase 1 ended outside the subgroup");
-        let cs = s.cornslice[cp as usize * 24 + sl as usize] as i64;
-        if cs > budget {
-            return;
-        }
-        let h = self.t.h2(cp, ud, sl);
+        let h = cs.max(self.t.p2.get(s.p2_index(cp, ud)) as u32);
         if h as i64 > budget {
             return;
         }
@@ -357,9 +368,7 @@ impl TwoPhase<'_> {
                 continue;
             }
             self.path[n] = m;
-            if self.valid > n {
-                self.valid = n;
-            }
+            self.touch(n);
             if self.phase2(cp2, ud2, sp2, n + 1, rest, m) {
                 any = true;
                 if self.stop || self.lim.solutions == 1 {
@@ -577,6 +586,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         ue: [0; 65],
         de: [0; 65],
         valid: 0,
+        valid_e: 0,
         d1: 0,
         nodes: 0,
         stop: false,
@@ -597,6 +607,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             tp.ue[0] = v.ue;
             tp.de[0] = v.de;
             tp.valid = 0;
+            tp.valid_e = 0;
             if d1 == 0 {
                 tp.phase2_start(0, v.sl);
             } else {
