@@ -225,12 +225,16 @@ impl TwoPhase<'_> {
         self.stop
     }
 
-    /// Phase-1 IDA* with exactly `togo` cost left. The children's table entries are
-    /// fetched in three passes (coordinates, then symmetry class, then pruning value) with
-    /// prefetches between them, so the memory latencies of the 18 children overlap.
-    fn phase1(&mut self, tw: u16, fl: u16, sl: u16, n: usize, togo: u32, last: u8) {
+    /// Phase-1 IDA* with exactly `togo` cost left. The edge coordinate travels as its
+    /// symmetry class and symmetry (`fs`: class << 4 | sym), moved through the class move
+    /// table, so each node reads one row of it; the children's pruning entries are
+    /// prefetched before any is read, so their memory latencies overlap.
+    fn phase1(&mut self, tw: u16, fs: u32, sl: u16, n: usize, togo: u32, last: u8) {
         let s = &self.t.small;
-        let mut kids = [(0u8, 0u16, 0u16, 0u16, 0u32); N_MOVES];
+        let (class, sym) = ((fs >> 4) as usize, (fs & 15) as usize);
+        let row = &s.fs_symmove[class * N_MOVES..class * N_MOVES + N_MOVES];
+        let mconj = &s.mconj[sym * N_MOVES..sym * N_MOVES + N_MOVES];
+        let mut kids = [(0u8, 0u16, 0u32, 0u16, 0usize); N_MOVES];
         let mut k = 0;
         for m in 0..N_MOVES as u8 {
             if !allowed(last, m) {
@@ -242,12 +246,13 @@ impl TwoPhase<'_> {
             }
             let mi = m as usize;
             let tw2 = s.twist_move[tw as usize * N_MOVES + mi];
-            let fl2 = s.flip_move[fl as usize * N_MOVES + mi];
             let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
+            let y = row[mconj[mi] as usize];
+            let class2 = y >> 4;
             if c == togo {
-                // The last phase-1 move: the child must be in the subgroup, which the
-                // coordinates tell without a table probe.
-                if tw2 == 0 && fl2 == 0 && sl2 < 24 {
+                // The last phase-1 move: the child must be in the subgroup (twist 0 and
+                // the class of flip 0, slice 0, which is the class 0 alone).
+                if tw2 == 0 && class2 == 0 {
                     self.path[n] = m;
                     self.touch(n);
                     self.phase2_start(n + 1, sl2);
@@ -257,26 +262,24 @@ impl TwoPhase<'_> {
                 }
                 continue;
             }
-            let fs = (sl2 as u32 / 24) * 2048 + fl2 as u32;
-            prefetch(s.fs_sym.as_ptr().wrapping_add(fs as usize));
-            kids[k] = (m, tw2, fl2, sl2, fs);
-            k += 1;
-        }
-        let mut idx = [0usize; N_MOVES];
-        for j in 0..k {
-            let (_, tw2, _, _, fs) = kids[j];
-            let y = s.fs_sym[fs as usize];
-            let i = (y >> 4) as usize * Twist::COUNT
-                + s.twist_conj[tw2 as usize * 16 + (y & 15) as usize] as usize;
+            let sym2 = s.symmult[(y & 15) as usize * 16 + sym] as u32;
+            let i = class2 as usize * Twist::COUNT
+                + s.twist_conj[tw2 as usize * 16 + sym2 as usize] as usize;
             prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
-            idx[j] = i;
+            prefetch(
+                s.fs_symmove
+                    .as_ptr()
+                    .wrapping_add(class2 as usize * N_MOVES),
+            );
+            kids[k] = (m, tw2, class2 << 4 | sym2, sl2, i);
+            k += 1;
         }
         let mut hs = [0u32; N_MOVES];
         for j in 0..k {
-            hs[j] = self.t.p1.get(idx[j]) as u32;
+            hs[j] = self.t.p1.get(kids[j].4) as u32;
         }
         for j in 0..k {
-            let (m, tw2, fl2, sl2, _) = kids[j];
+            let (m, tw2, fs2, sl2, _) = kids[j];
             let rest = togo - self.cost[m as usize] as u32;
             let h = hs[j];
             if h > rest {
@@ -287,7 +290,7 @@ impl TwoPhase<'_> {
             if h == 0 && rest < 5 {
                 continue;
             }
-            self.phase1(tw2, fl2, sl2, n + 1, rest, m);
+            self.phase1(tw2, fs2, sl2, n + 1, rest, m);
             if self.tick() {
                 return;
             }
@@ -611,7 +614,8 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             if d1 == 0 {
                 tp.phase2_start(0, v.sl);
             } else {
-                tp.phase1(v.tw, v.fl, v.sl, 0, d1, NONE);
+                let fs = (v.sl as usize / 24) * 2048 + v.fl as usize;
+                tp.phase1(v.tw, t.small.fs_sym[fs], v.sl, 0, d1, NONE);
             }
             if tp.stop {
                 break 'outer;

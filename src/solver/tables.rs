@@ -72,6 +72,12 @@ pub(crate) struct Small {
     pub c_stab: Vec<u16>,
     /// Exact phase-2 distance of (corner permutation, slice permutation): `cp·24 + sp`.
     pub cornslice: Vec<u8>,
+    /// `fs_symmove[class·18 + m]` = class << 4 | sym of (representative · move m).
+    pub fs_symmove: Vec<u32>,
+    /// `symmult[a·16 + b]`: the symmetry `S_a · S_b` (both keeping the U–D axis).
+    pub symmult: Vec<u8>,
+    /// `mconj[s·18 + m]`: the move `S_s · M_m · S_s⁻¹`.
+    pub mconj: Vec<u8>,
     /// `ud_from_ud[u·24 + d % 24]`: [`UdEdges`] of a phase-2 cube from its U- and
     /// D-edge coordinates (`u16::MAX` where `u` has a U edge outside the U/D layers).
     pub ud_from_ud: Vec<u16>,
@@ -226,7 +232,32 @@ impl Small {
             let (u, d) = (UEdges::get(&c).0 as usize, DEdges::get(&c).0 as usize);
             ud_from_ud[u * 24 + d % 24] = ud as u16;
         }
+        let fs_symmove = (0..N_FLIPSLICE_CLASSES * N_MOVES)
+            .map(|i| {
+                let (c, m) = (i / N_MOVES, i % N_MOVES);
+                let fs = fs_rep[c] as usize;
+                let (slice, flip) = (fs / 2048, fs % 2048);
+                let s2 = slice_move[slice * 24 * N_MOVES + m] as usize / 24;
+                let f2 = flip_move[flip * N_MOVES + m] as usize;
+                fs_sym[s2 * 2048 + f2]
+            })
+            .collect();
+        let st = sym_table();
+        let symmult = (0..256)
+            .map(|i| {
+                let p = st.cubes[i / 16].mul(&st.cubes[i % 16]);
+                (0..16)
+                    .find(|&k| st.cubes[k] == p)
+                    .expect("the U-D symmetries form a group") as u8
+            })
+            .collect();
+        let mconj = (0..16 * N_MOVES)
+            .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
+            .collect();
         Small {
+            fs_symmove,
+            symmult,
+            mconj,
             twist_move,
             flip_move,
             slice_move,
@@ -263,6 +294,9 @@ impl Small {
             + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.c_sym.len())
             + self.cornslice.len()
             + 2 * self.ud_from_ud.len()
+            + 4 * self.fs_symmove.len()
+            + self.symmult.len()
+            + self.mconj.len()
     }
 
     /// Index of a phase-1 state in the phase-1 pruning table.
