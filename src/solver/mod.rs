@@ -162,7 +162,8 @@ pub struct TableHistogram {
 /// The solver: 3x3x3 and 2x2x2 tables in memory. Cheap to share between threads.
 pub struct Solver {
     three: Tables3,
-    pocket: PocketTables,
+    /// Built on the first 2x2x2 solve (a fraction of a second).
+    pocket: std::sync::OnceLock<PocketTables>,
     notes: Vec<String>,
 }
 
@@ -194,7 +195,7 @@ impl Solver {
     /// Loads the tables from the cache, or builds (and caches) the ones missing, old or
     /// corrupt; each rebuilt-because-unusable table leaves a note.
     pub fn new(opts: &TableOptions) -> Result<Solver, SolverError> {
-        let (small, pocket) = rayon::join(Small::build, PocketTables::build);
+        let small = Small::build();
         let mut notes = Vec::new();
         let dir = cache::cache_dir(opts.cache_dir.as_deref());
         if dir.is_none() {
@@ -240,7 +241,7 @@ impl Solver {
         let p1 = prun.pop().expect("two tables");
         Ok(Solver {
             three: Tables3 { small, p1, p2 },
-            pocket,
+            pocket: std::sync::OnceLock::new(),
             notes,
         })
     }
@@ -250,9 +251,13 @@ impl Solver {
         &self.notes
     }
 
-    /// Bytes of all tables in memory.
+    fn pocket(&self) -> &PocketTables {
+        self.pocket.get_or_init(PocketTables::build)
+    }
+
+    /// Bytes of all tables in memory (the 2x2x2 tables once built).
     pub fn table_bytes(&self) -> usize {
-        self.three.bytes() + self.pocket.bytes()
+        self.three.bytes() + self.pocket.get().map(|p| p.bytes()).unwrap_or(0)
     }
 
     /// Per-depth counts of each table: the entries as stored, and the states of the full
@@ -288,7 +293,7 @@ impl Solver {
         let small = &self.three.small;
         let (s1, f1) = sym(&self.three.p1, coord::Twist::COUNT, &small.fs_stab);
         let (s2, f2) = sym(&self.three.p2, coord::UdEdges::COUNT, &small.c_stab);
-        let (ph, pq) = (dist(&self.pocket.htm), dist(&self.pocket.qtm));
+        let (ph, pq) = (dist(&self.pocket().htm), dist(&self.pocket().qtm));
         vec![
             TableHistogram {
                 name: PrunKind::Phase1.name(),
@@ -353,42 +358,40 @@ impl Solver {
             keep_searching: opts.keep_searching,
             qtm: opts.metric == Metric::Qtm,
         };
-        let (found, check): (Result<Vec<Found>, Ended>, Box<dyn Fn(&[u8]) -> bool + '_>) =
-            match start.size() {
-                Size::Three => {
-                    let s = cubie_of(start).map_err(SolverError::Invalid)?;
-                    let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
-                    if start.symbols() != target.symbols() {
-                        return Err(SolverError::DifferentCentres {
-                            start: start.symbols().iter().collect(),
-                            target: target.symbols().iter().collect(),
-                        });
-                    }
-                    let y = Cc::from_cubie(&t.inverse().multiply(&s));
-                    (
-                        search::solve(&self.three, &y, &lim),
-                        Box::new(move |moves: &[u8]| {
-                            moves.iter().fold(s, |c, &m| {
-                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
-                            }) == t
-                        }),
-                    )
+        let (found, check): (Result<Vec<Found>, Ended>, Check) = match start.size() {
+            Size::Three => {
+                let s = cubie_of(start).map_err(SolverError::Invalid)?;
+                let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
+                if start.symbols() != target.symbols() {
+                    return Err(SolverError::DifferentCentres {
+                        start: start.symbols().iter().collect(),
+                        target: target.symbols().iter().collect(),
+                    });
                 }
-                Size::Two => {
-                    let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
-                    let t =
-                        pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
-                    let y = t.inverse().multiply(&s);
-                    (
-                        self.pocket.solve(&y, &lim),
-                        Box::new(move |moves: &[u8]| {
-                            moves.iter().fold(s, |c, &m| {
-                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
-                            }) == t
-                        }),
-                    )
-                }
-            };
+                let y = Cc::from_cubie(&t.inverse().multiply(&s));
+                (
+                    search::solve(&self.three, &y, &lim),
+                    Box::new(move |moves: &[u8]| {
+                        moves.iter().fold(s, |c, &m| {
+                            c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                        }) == t
+                    }),
+                )
+            }
+            Size::Two => {
+                let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
+                let t = pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
+                let y = t.inverse().multiply(&s);
+                (
+                    self.pocket().solve(&y, &lim),
+                    Box::new(move |moves: &[u8]| {
+                        moves.iter().fold(s, |c, &m| {
+                            c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                        }) == t
+                    }),
+                )
+            }
+        };
         let found = found.map_err(|e| SolverError::NoSolution {
             limit: match e {
                 Ended::Exhausted => format!("{} moves ({})", opts.max_length, opts.metric),
@@ -411,6 +414,9 @@ impl Solver {
         Ok(algs)
     }
 }
+
+/// Checks that a solution (face-turn indices) takes the start to the target.
+type Check = Box<dyn Fn(&[u8]) -> bool>;
 
 fn to_alg(moves: &[u8]) -> Alg {
     Alg::from_moves(
@@ -441,7 +447,12 @@ fn cubie_of(c: &FaceletCube) -> Result<CubieCube, InvalidCube> {
 }
 
 /// The 24 whole-cube orientations as rotation sequences.
-fn orientations() -> Vec<Alg> {
+fn orientations() -> &'static [Alg] {
+    static ALL: std::sync::OnceLock<Vec<Alg>> = std::sync::OnceLock::new();
+    ALL.get_or_init(build_orientations)
+}
+
+fn build_orientations() -> Vec<Alg> {
     let rot = |a: Axis, t: Turn| Move::new(MoveKind::Rotation(a), t);
     let firsts: [Vec<Move>; 6] = [
         vec![],
@@ -471,7 +482,7 @@ fn pocket_of(c: &FaceletCube, symbols: [char; 6]) -> Result<PocketCube, InvalidC
     let named = FaceletCube::with_mapping(Size::Two, &chars, symbols);
     for rot in orientations() {
         let mut r = named.clone();
-        if r.apply(&rot).is_err() {
+        if r.apply(rot).is_err() {
             continue;
         }
         if let Some(p) = PocketCube::from_facelets(&r) {
@@ -496,7 +507,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for r in orientations() {
             let mut c = FaceletCube::solved(Size::Three);
-            c.apply(&r).expect("rotations fit");
+            c.apply(r).expect("rotations fit");
             seen.insert(c.to_letters());
         }
         assert_eq!(seen.len(), 24);
