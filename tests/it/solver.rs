@@ -617,10 +617,11 @@ fn cli_targets_json_and_errors() {
         "100",
     ]);
     assert_eq!(o.status.code(), Some(1));
+    // Which limit stops the search first depends on the machine: either is named.
+    let out = support::stdout(&o);
     assert!(
-        support::stdout(&o).contains("time limit"),
-        "{}",
-        support::stdout(&o)
+        out.contains("time limit") || out.contains("within 12 moves"),
+        "{out}"
     );
     // Usage error: exit 2.
     let o = support::cubot(&["solve", "x", "--metric", "furlongs"]);
