@@ -215,7 +215,9 @@ pub struct RunOptions {
     pub target: Option<TargetSpec>,
     /// Solutions asked of the solver per symmetric variant.
     pub solutions: usize,
-    /// Also the mirror images and the inverse problem.
+    /// Solve the 24 rotated variants of the problem too (and with `mirror` their mirror
+    /// images); otherwise only the problem as posed.
+    pub symmetries: bool,
     pub mirror: bool,
     pub inverse: bool,
     pub max_rescans: usize,
@@ -513,7 +515,10 @@ pub fn finish(
     let plain =
         |c: &FaceletCube| FaceletCube::from_colors(c.size(), c.colors().to_vec()).expect("size");
     // Even a robot with fixed motors gains: the solver answers each variant differently.
-    let syms = Symmetry::all(opts.mirror);
+    let mut syms = Symmetry::all(opts.mirror);
+    if !opts.symmetries {
+        syms.truncate(1);
+    }
     let cands = candidates(
         &plain(&pos.cube),
         &plain(&aligned),
