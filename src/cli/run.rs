@@ -16,8 +16,7 @@ use crate::robot::journal;
 use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
 use crate::robot::line_sim::{self, LineSimConfig};
 use crate::robot::pipeline::{
-    self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot,
-    Services, TargetSpec,
+    self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot, Services, TargetSpec,
 };
 use crate::robot::planner::{CostModel, Planner};
 use crate::solver::{SolveOptions, Solver, TableOptions};
@@ -209,10 +208,7 @@ fn connect(
     stop: &Arc<AtomicBool>,
 ) -> Result<Box<dyn RunRobot>> {
     let size = size_of(o.size)?;
-    let palette: Palette = o
-        .palette
-        .parse()
-        .map_err(|e| anyhow!("--palette: {e}"))?;
+    let palette: Palette = o.palette.parse().map_err(|e| anyhow!("--palette: {e}"))?;
     if !o.sim && o.port.is_none() {
         bail!("give --sim (the built-in simulator) or --port PATH (the robot's serial port)");
     }
@@ -449,7 +445,11 @@ fn report(g: &Global, r: &RunReport) -> Exit {
         println!("actions      {}", r.actions);
         println!(
             "scan         {}{}",
-            if r.scan_confident { "confident" } else { "not confident" },
+            if r.scan_confident {
+                "confident"
+            } else {
+                "not confident"
+            },
             if r.rescans > 0 {
                 format!(", {} re-scans", r.rescans)
             } else {
@@ -500,7 +500,9 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>) -> CmdResult {
         Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e),
         Err(e) if e.is_no() => {
             if g.json {
-                super::output::json_line(&serde_json::json!({"type": "no", "message": e.to_string()}));
+                super::output::json_line(
+                    &serde_json::json!({"type": "no", "message": e.to_string()}),
+                );
             }
             eprintln!("{e}");
             Ok(Exit::No)
@@ -669,11 +671,18 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
         "robot_config": a.robot.robot_config,
     });
     let r = with_services(g, &a.robot, 20, |s| {
-        pipeline::save(robot.as_mut(), s, size, a.robot.max_rescans, calibration, &mut |e| {
-            if let Ok(mut r) = rep.lock() {
-                r.event(e)
-            }
-        })
+        pipeline::save(
+            robot.as_mut(),
+            s,
+            size,
+            a.robot.max_rescans,
+            calibration,
+            &mut |e| {
+                if let Ok(mut r) = rep.lock() {
+                    r.event(e)
+                }
+            },
+        )
     })?;
     match r {
         Ok(saved) => {
@@ -777,7 +786,8 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed);
     let solved = FaceletCube::solved(Size::Three);
     let (mut base_s, mut ours_s, mut base_len, mut ours_len) = (0.0, 0.0, 0usize, 0usize);
-    let (mut base_tilts, mut ours_tilts, mut base_spins, mut ours_spins) = (0usize, 0usize, 0usize, 0usize);
+    let (mut base_tilts, mut ours_tilts, mut base_spins, mut ours_spins) =
+        (0usize, 0usize, 0usize, 0usize);
     let mut cand_total = 0usize;
     let bar = progress_bar(g, "plan");
     if let Some(b) = &bar {
@@ -790,7 +800,10 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
         let first = solver
             .solve(&cube, &solved, &SolveOptions::default())
             .map_err(|e| anyhow!("cube {i}: {e}"))?;
-        let first = first.into_iter().next().ok_or_else(|| anyhow!("cube {i}: no solution"))?;
+        let first = first
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("cube {i}: no solution"))?;
         let b = greedy(&first, start, &plain)?;
         let solve = |s: &FaceletCube, tg: &FaceletCube, n: usize| -> Result<Vec<Alg>, String> {
             solver
@@ -805,8 +818,15 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
                 )
                 .map_err(|e| e.to_string())
         };
-        let mut cands = crate::robot::frames::candidates(&cube, &solved, &syms[..a.symmetries.min(syms.len())], true, a.solutions, &solve)
-            .map_err(|e| anyhow!("cube {i}: {e}"))?;
+        let mut cands = crate::robot::frames::candidates(
+            &cube,
+            &solved,
+            &syms[..a.symmetries.min(syms.len())],
+            true,
+            a.solutions,
+            &solve,
+        )
+        .map_err(|e| anyhow!("cube {i}: {e}"))?;
         if !cands.contains(&first) {
             cands.push(first.clone());
         }
@@ -847,8 +867,20 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
         })
     };
     let rows = [
-        row("baseline: first <=20 two-phase solution + per-move table", base_s, base_len, base_tilts, base_spins),
-        row("cubot: N solutions + orientation DP", ours_s, ours_len, ours_tilts, ours_spins),
+        row(
+            "baseline: first <=20 two-phase solution + per-move table",
+            base_s,
+            base_len,
+            base_tilts,
+            base_spins,
+        ),
+        row(
+            "cubot: N solutions + orientation DP",
+            ours_s,
+            ours_len,
+            ours_tilts,
+            ours_spins,
+        ),
     ];
     let ratio = ours_s / base_s.max(1e-9);
     if g.json {
@@ -860,7 +892,10 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
             "mean_candidates": cand_total as f64 / n, "wall_seconds": t0.elapsed().as_secs_f64(),
         }));
     } else {
-        println!("{:<60} {:>9} {:>7} {:>6} {:>6}", "planner", "robot s", "turns", "tilts", "spins");
+        println!(
+            "{:<60} {:>9} {:>7} {:>6} {:>6}",
+            "planner", "robot s", "turns", "tilts", "spins"
+        );
         for r in &rows {
             println!(
                 "{:<60} {:>9.2} {:>7.2} {:>6.2} {:>6.2}",
@@ -887,7 +922,12 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
 
 fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
     let dir = tempfile_dir()?;
-    for palette in a.palettes.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for palette in a
+        .palettes
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         let (mut ok, mut not_reached, mut no, mut failed, mut false_success) = (0, 0, 0, 0, 0);
         for k in 0..a.runs {
             let o = RobotOpts {
@@ -917,7 +957,9 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
                 stop: stop.clone(),
             };
             let mut robot = connect(&o, None, &stop)?;
-            let r = with_solver(solver, &o, 21, |s| pipeline::run(robot.as_mut(), s, &opts, &mut |_| {}))?;
+            let r = with_solver(solver, &o, 21, |s| {
+                pipeline::run(robot.as_mut(), s, &opts, &mut |_| {})
+            })?;
             // The truth, independent of the pipeline: the simulator's cube itself.
             let truth = robot.read_back().map(|(_, now)| now.is_solved());
             match r {

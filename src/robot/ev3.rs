@@ -25,7 +25,9 @@ pub enum Ev3Error {
     Malformed { command: String, detail: String },
     #[error("wrong devices on the brick: {report}")]
     WrongDevice { report: String },
-    #[error("{command}: motor {port} stalled at {position}° (target {target}°): blocked for {ms} ms")]
+    #[error(
+        "{command}: motor {port} stalled at {position}° (target {target}°): blocked for {ms} ms"
+    )]
     Stalled {
         command: String,
         port: OutputPort,
@@ -33,7 +35,9 @@ pub enum Ev3Error {
         target: i32,
         ms: u64,
     },
-    #[error("{command}: motor {port} did not finish within {ms} ms (at {position}°, target {target}°)")]
+    #[error(
+        "{command}: motor {port} did not finish within {ms} ms (at {position}°, target {target}°)"
+    )]
     MoveTimeout {
         command: String,
         port: OutputPort,
@@ -52,10 +56,7 @@ pub enum Ev3Error {
 impl Ev3Error {
     /// Whether the link itself failed (no point sending STOP over it).
     pub fn link_failed(&self) -> bool {
-        matches!(
-            self,
-            Ev3Error::Transport { .. } | Ev3Error::Timeout { .. }
-        )
+        matches!(self, Ev3Error::Transport { .. } | Ev3Error::Timeout { .. })
     }
 }
 
@@ -431,7 +432,10 @@ impl Ev3 {
             .step_speed(nos, v, [r1, r2, r3], brake)
             .output_start(nos);
         self.call(
-            &format!("OUTPUT_STEP_SPEED motor {} to {target}° (by {d}°)", motor.port),
+            &format!(
+                "OUTPUT_STEP_SPEED motor {} to {target}° (by {d}°)",
+                motor.port
+            ),
             &c,
         )?;
         Ok(d)
@@ -504,7 +508,9 @@ impl Ev3 {
     pub fn home(&mut self, what: &str, motor: &mut Motor, speed: i8) -> Result<(), Ev3Error> {
         let nos = motor.port.bit();
         let mut c = DirectCommand::new();
-        c.output_reset(nos).output_speed(nos, speed).output_start(nos);
+        c.output_reset(nos)
+            .output_speed(nos, speed)
+            .output_start(nos);
         self.call(
             &format!("{what}: OUTPUT_SPEED {speed}% + START motor {}", motor.port),
             &c,
@@ -558,7 +564,11 @@ impl Ev3 {
     }
 
     /// Colour reading and one motor's count in one round trip (sampling on the fly).
-    pub fn read_rgb_at(&mut self, input: u8, port: OutputPort) -> Result<([f64; 3], i32), Ev3Error> {
+    pub fn read_rgb_at(
+        &mut self,
+        input: u8,
+        port: OutputPort,
+    ) -> Result<([f64; 3], i32), Ev3Error> {
         let mut c = DirectCommand::new();
         let count = c.output_get_count(port);
         let s = c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
@@ -666,7 +676,13 @@ mod tests {
             ])
             .unwrap_err();
         let s = e.to_string();
-        assert!(s.contains("port 2 (colour sensor): expected colour sensor, found infrared sensor"), "{s}");
-        assert!(s.contains("port A (tilt arm): expected large motor, found large motor"), "{s}");
+        assert!(
+            s.contains("port 2 (colour sensor): expected colour sensor, found infrared sensor"),
+            "{s}"
+        );
+        assert!(
+            s.contains("port A (tilt arm): expected large motor, found large motor"),
+            "{s}"
+        );
     }
 }

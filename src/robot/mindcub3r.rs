@@ -314,7 +314,10 @@ impl Config {
             ("turntable.speed", self.turntable.speed),
             ("turntable.turn_speed", self.turntable.turn_speed),
             ("turntable.scan_speed", self.turntable.scan_speed),
-            ("turntable.over_rotation_speed", self.turntable.over_rotation_speed),
+            (
+                "turntable.over_rotation_speed",
+                self.turntable.over_rotation_speed,
+            ),
             ("sensor_arm.speed", self.sensor_arm.speed),
         ] {
             if !(1..=100).contains(&v) {
@@ -556,7 +559,12 @@ impl MindCub3r {
             expected: t,
         };
         self.ev3.check_devices(&[
-            exp("tilt arm", p.arm.to_string(), p.arm.as_input(), device::LARGE_MOTOR),
+            exp(
+                "tilt arm",
+                p.arm.to_string(),
+                p.arm.as_input(),
+                device::LARGE_MOTOR,
+            ),
             exp(
                 "turntable",
                 p.turntable.to_string(),
@@ -610,7 +618,11 @@ impl MindCub3r {
     }
 
     fn check_interrupt(&mut self) -> Result<(), RobotError> {
-        if self.interrupt.as_ref().is_some_and(|f| f.load(Ordering::SeqCst)) {
+        if self
+            .interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::SeqCst))
+        {
             let _ = self.ev3.stop_all();
             return Err(RobotError::Interrupted {
                 after: self
@@ -629,7 +641,8 @@ impl MindCub3r {
         self.guard(|r| {
             let (hs, ss) = (r.config.arm.home_speed, r.config.sensor_arm.home_speed);
             let mut sensor = r.sensor;
-            r.ev3.home("homing the colour-sensor arm", &mut sensor, ss)?;
+            r.ev3
+                .home("homing the colour-sensor arm", &mut sensor, ss)?;
             r.sensor = sensor;
             r.sensor_at = Some(0);
             let mut arm = r.arm;
@@ -697,7 +710,13 @@ impl MindCub3r {
             ArmState::Away => (a.away, "arm away"),
             _ => (self.hold_angle(size), "arm to hold"),
         };
-        self.move_motor(self.arm.port, what, target, a.speed, (a.ramp_up, a.ramp_down))?;
+        self.move_motor(
+            self.arm.port,
+            what,
+            target,
+            a.speed,
+            (a.ramp_up, a.ramp_down),
+        )?;
         self.settle();
         self.arm_state = s;
         Ok(())
@@ -731,7 +750,13 @@ impl MindCub3r {
     fn table_to(&mut self, deg: f64, speed: i8, what: &str) -> Result<(), RobotError> {
         let t = self.config.turntable.clone();
         let target = self.table_target(deg);
-        self.move_motor(self.table.port, what, target, speed, (t.ramp_up, t.ramp_down))?;
+        self.move_motor(
+            self.table.port,
+            what,
+            target,
+            speed,
+            (t.ramp_up, t.ramp_down),
+        )?;
         self.table_deg = deg;
         Ok(())
     }
@@ -896,7 +921,11 @@ impl MindCub3r {
 
     /// Reads one face: centre at rest, then one revolution sampling on the fly; samples
     /// missed on the fly are read at rest afterwards.
-    fn scan_face(&mut self, size: Size, samples: &[(Sample, usize)]) -> Result<Vec<[f64; 3]>, RobotError> {
+    fn scan_face(
+        &mut self,
+        size: Size,
+        samples: &[(Sample, usize)],
+    ) -> Result<Vec<[f64; 3]>, RobotError> {
         let mut out: Vec<Option<[f64; 3]>> = vec![None; samples.len()];
         self.arm_to(ArmState::Away)?;
         let base = self.table_deg;
@@ -951,9 +980,13 @@ impl MindCub3r {
         let end = base + 360.0;
         let target = self.table_target(end);
         let mut table = self.table;
-        let d = self
-            .ev3
-            .start_move_to(&mut table, target, t.scan_speed, (t.ramp_up, t.ramp_down), true)?;
+        let d = self.ev3.start_move_to(
+            &mut table,
+            target,
+            t.scan_speed,
+            (t.ramp_up, t.ramp_down),
+            true,
+        )?;
         self.table = table;
         let budget = Duration::from_secs_f64(
             2.0 * self
@@ -981,7 +1014,11 @@ impl MindCub3r {
             };
             let tcount = get(tb)?;
             let scount = get(sc)?;
-            let reading = [get(rgb[0])? as f64, get(rgb[1])? as f64, get(rgb[2])? as f64];
+            let reading = [
+                get(rgb[0])? as f64,
+                get(rgb[1])? as f64,
+                get(rgb[2])? as f64,
+            ];
             let table_busy = r.i8(busy).unwrap_or(0) != 0;
             let angle = (tcount - self.table_zero) as f64 / (t.ratio * t.sign as f64) - base;
             let now = std::time::Instant::now();
@@ -1021,7 +1058,8 @@ impl MindCub3r {
                             let sp = self.config.sensor_arm.speed;
                             let ramp = self.config.sensor_arm.ramp;
                             let mut sensor = self.sensor;
-                            self.ev3.start_move_to(&mut sensor, next, sp, (ramp, ramp), true)?;
+                            self.ev3
+                                .start_move_to(&mut sensor, next, sp, (ramp, ramp), true)?;
                             self.sensor = sensor;
                             self.sensor_at = Some(next);
                         }
@@ -1057,9 +1095,7 @@ impl MindCub3r {
     /// not have had a layer turned since the scan.
     pub fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RobotError> {
         let (size, _) = self.frame.clone().ok_or_else(|| {
-            RobotError::Precondition(
-                "rescan needs a scan first, with no layer turned since".into(),
-            )
+            RobotError::Precondition("rescan needs a scan first, with no layer turned since".into())
         })?;
         let side = self.config.scan.sensor_side;
         let samples = face_samples(size, side);
@@ -1077,11 +1113,14 @@ impl MindCub3r {
             }
             self.check_interrupt()?;
             let (_, frame) = self.frame.clone().expect("frame kept by whole-cube moves");
-            let pos = frame.0.iter().position(|&o| o as usize == want).expect("a permutation");
-            let s = *samples
+            let pos = frame
+                .0
                 .iter()
-                .find(|s| s.position == pos)
-                .ok_or_else(|| RobotError::Precondition(format!("sticker {want} is not readable")))?;
+                .position(|&o| o as usize == want)
+                .expect("a permutation");
+            let s = *samples.iter().find(|s| s.position == pos).ok_or_else(|| {
+                RobotError::Precondition(format!("sticker {want} is not readable"))
+            })?;
             let rgb = self.guard(|r| {
                 r.arm_to(ArmState::Away)?;
                 let base = r.table_deg;
@@ -1183,7 +1222,9 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration/mindcub3r.toml");
         let c = Config::load(&path).unwrap();
         assert_eq!(c, Config::default());
-        assert!(Config::parse("version = 2").unwrap_err().contains("version 2"));
+        assert!(Config::parse("version = 2")
+            .unwrap_err()
+            .contains("version 2"));
         assert!(Config::parse("version = 1\n[arm]\nbogus = 3").is_err());
     }
 

@@ -147,6 +147,8 @@ pub struct RobotPlan {
     pub baseline_seconds: Option<f64>,
     /// Which candidate won.
     pub chosen: usize,
+    /// The robot state the plan starts from (its orientation relative to the cube frame).
+    pub start: RobotState,
 }
 
 fn ser_alg<S: serde::Serializer>(alg: &Alg, s: S) -> Result<S::Ok, S::Error> {
@@ -559,8 +561,8 @@ pub fn finish(
         baseline_seconds: plan.baseline_seconds,
     });
 
-    let mut tracked = to_robot(&pos.cube, &pos.robot.orientation);
-    let mut orientation = pos.robot.orientation;
+    let mut tracked = to_robot(&pos.cube, &plan.start.orientation);
+    let mut orientation = plan.start.orientation;
     let mut journal = Journal::create(
         &opts.journal,
         &JournalStart {
@@ -641,8 +643,8 @@ pub fn finish(
             true => {
                 let (again, _, _) =
                     scan_and_resolve(robot, services, size, opts.max_rescans, events)?;
-                let map = match_colors(&color_centroids(&again), first_colors)
-                    .ok_or_else(|| {
+                let map =
+                    match_colors(&color_centroids(&again), first_colors).ok_or_else(|| {
                         RunError::Scan("cannot match the colours of the re-scan".into())
                     })?;
                 let face_map: [Face; 6] = std::array::from_fn(|i| {
@@ -681,7 +683,8 @@ pub fn finish(
             .find(|t| t.colors() == final_state.colors())
             .unwrap_or_else(|| pos.target.clone())
     } else {
-        pos.target.clone()
+        // Turned whole to the first scan's orientation (3x3x3: its centres).
+        align_target(&pos.first_scan, &pos.target).unwrap_or_else(|| pos.target.clone())
     };
     Ok(RunReport {
         reached_target: reached,
@@ -851,6 +854,7 @@ impl RunRobot for LineRun {
             seconds,
             baseline_seconds: baseline,
             chosen,
+            start: *_start,
         })
     }
 
@@ -936,6 +940,7 @@ pub fn mindcub3r_plan(
         seconds,
         baseline_seconds: baseline,
         chosen,
+        start: *start,
     })
 }
 
@@ -989,7 +994,7 @@ mod tests {
 pub fn resolve_with(
     opts: crate::color::resolve::ResolveOptions,
 ) -> impl Fn(&RawScan) -> Result<Resolved, ResolveFailure> + Sync {
-    use crate::color::resolve::{resolve, ResolveError, Resolution};
+    use crate::color::resolve::{resolve, Resolution, ResolveError};
     let conv = |r: &Resolution| Resolved {
         cube: r.cube.clone(),
         doubtful: r.doubtful.clone(),
@@ -1017,6 +1022,7 @@ pub struct Mc3Run {
     scan_start: Orientation,
     /// Robot seconds of motion executed so far (by the plan's cost model).
     seconds: f64,
+    scanned: bool,
 }
 
 impl Mc3Run {
@@ -1031,6 +1037,7 @@ impl Mc3Run {
             sim,
             planner,
             seconds: 0.0,
+            scanned: false,
         }
     }
 
@@ -1042,9 +1049,7 @@ impl Mc3Run {
 
 /// `now` expressed in the frame whose orientation was `base` (both in one common frame).
 fn relative(base: &Orientation, now: &Orientation) -> Orientation {
-    Orientation(std::array::from_fn(|pos| {
-        base.position_of(now.0[pos])
-    }))
+    Orientation(std::array::from_fn(|pos| base.position_of(now.0[pos])))
 }
 
 fn robot_err(e: super::mindcub3r::RobotError) -> RunError {
@@ -1062,6 +1067,7 @@ impl RunRobot for Mc3Run {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(RawScan, Orientation), RunError> {
         self.scan_start = self.robot.orientation;
+        self.scanned = true;
         let raw = self
             .robot
             .scan(size, &mut |p| progress(p.done, p.total))
@@ -1073,12 +1079,17 @@ impl RunRobot for Mc3Run {
         self.robot.rescan(stickers).map_err(robot_err)
     }
 
-    fn plan(&self, cands: &[Alg], _start: &RobotState) -> Result<RobotPlan, RunError> {
-        // Re-reads may have turned the cube since the scan: plan from where it is now.
-        let start = RobotState {
-            orientation: self.relative_orientation(),
-            arm: Arm::Away,
-            turntable: 0,
+    fn plan(&self, cands: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
+        // Re-reads may have turned the cube since the scan: plan from where it is now. (A
+        // resumed run did not scan: the journal's orientation holds.)
+        let start = if self.scanned {
+            RobotState {
+                orientation: self.relative_orientation(),
+                arm: Arm::Away,
+                turntable: 0,
+            }
+        } else {
+            *start
         };
         mindcub3r_plan(&self.planner, cands, &start)
     }
@@ -1089,14 +1100,12 @@ impl RunRobot for Mc3Run {
         done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
     ) -> Result<(), RunError> {
         let costs = CostModel::plain(self.planner.costs().timings.clone());
-        let mut state = RobotState {
-            orientation: self.relative_orientation(),
-            arm: Arm::Away,
-            turntable: 0,
-        };
+        let mut state = plan.start;
         for a in &plan.actions {
             let Action::Primitive(p) = a else {
-                return Err(RunError::Robot(format!("{a:?} is not a MindCub3r primitive")));
+                return Err(RunError::Robot(format!(
+                    "{a:?} is not a MindCub3r primitive"
+                )));
             };
             self.robot.execute(*p).map_err(robot_err)?;
             self.seconds += costs.cost(&state, *p);
@@ -1107,7 +1116,9 @@ impl RunRobot for Mc3Run {
     }
 
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {
-        self.sim.as_ref().map(|s| (s.initial_cube().clone(), s.cube()))
+        self.sim
+            .as_ref()
+            .map(|s| (s.initial_cube().clone(), s.cube()))
     }
 
     fn reorients(&self) -> bool {

@@ -353,7 +353,8 @@ impl DirectCommand {
 
     /// LED pattern 0..9 (0 off, 1 green, 2 red, 3 orange, +3 flash, +6 pulse).
     pub fn led(&mut self, pattern: u8) -> &mut Self {
-        self.ops.extend_from_slice(&[op::UI_WRITE, op::UI_WRITE_LED]);
+        self.ops
+            .extend_from_slice(&[op::UI_WRITE, op::UI_WRITE_LED]);
         self.c(pattern as i32)
     }
 
@@ -792,8 +793,10 @@ mod tests {
             c.encode(3),
             h("0F 00 | 03 00 | 00 | 0C 00 | 99 1C 00 01 1D 04 03 60 64 68")
         );
-        let r =
-            decode_reply(&h("0F 00 | 03 00 | 02 | FD 00 00 00  24 01 00 00  B7 00 00 00")).unwrap();
+        let r = decode_reply(&h(
+            "0F 00 | 03 00 | 02 | FD 00 00 00  24 01 00 00  B7 00 00 00",
+        ))
+        .unwrap();
         let rgb: Vec<i32> = slots.iter().map(|&s| r.i32(s).unwrap()).collect();
         assert_eq!(rgb, vec![253, 292, 183]);
     }
@@ -857,7 +860,10 @@ mod tests {
 
         let mut c = DirectCommand::new();
         let (sp, ta) = c.output_read(OutputPort::B);
-        assert_eq!(c.encode(0x0D), h("0A 00 | 0D 00 | 00 | 08 00 | A8 00 01 60 64"));
+        assert_eq!(
+            c.encode(0x0D),
+            h("0A 00 | 0D 00 | 00 | 08 00 | A8 00 01 60 64")
+        );
         assert_eq!((sp.offset, ta.offset), (0, 4));
     }
 

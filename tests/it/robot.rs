@@ -42,7 +42,12 @@ fn primitives_move_the_virtual_cube_as_the_model_says() {
         r.execute(p).unwrap();
         let alg = cubot::cube::Alg::from_moves(vec![p.as_move().unwrap()]);
         expect.apply(&alg).unwrap();
-        assert_eq!(h.cube().to_letters(), expect.to_letters(), "after {p:?}: {:?}", h.take_log());
+        assert_eq!(
+            h.cube().to_letters(),
+            expect.to_letters(),
+            "after {p:?}: {:?}",
+            h.take_log()
+        );
     }
     assert!(h.take_log().iter().all(|l| !l.contains("fault")));
 }
@@ -67,7 +72,11 @@ fn scan_reads_every_sticker_where_it_was() {
             wrong += 1;
         }
     }
-    assert!(wrong <= 3, "{wrong} stickers nearer another centre: {:?}", scan.facelets);
+    assert!(
+        wrong <= 3,
+        "{wrong} stickers nearer another centre: {:?}",
+        scan.facelets
+    );
     let _ = (Palette::Standard, FaceletCube::solved(Size::Three));
 }
 

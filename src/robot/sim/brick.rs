@@ -37,7 +37,9 @@ enum Job {
         elapsed: f64,
     },
     /// OUTPUT_SPEED/POWER + START: runs until stopped.
-    Run { v: f64 },
+    Run {
+        v: f64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -162,7 +164,9 @@ impl SimMotor {
     }
 
     fn speed_pct(&self) -> i8 {
-        (self.v / self.full_speed * 100.0).round().clamp(-100.0, 100.0) as i8
+        (self.v / self.full_speed * 100.0)
+            .round()
+            .clamp(-100.0, 100.0) as i8
     }
 }
 
@@ -415,7 +419,10 @@ impl Brick {
         // The arm swinging over the top collides with a sensor arm over the cube.
         if new_region == Region::Tilting && sensor_over_cube && da > 0.0 {
             self.motors[0].phys = a_before;
-            self.block(0, "tilt arm hit the colour-sensor arm (sensor not at clear)".into());
+            self.block(
+                0,
+                "tilt arm hit the colour-sensor arm (sensor not at clear)".into(),
+            );
         }
         if new_region != self.arm_region {
             if matches!(self.arm_region, Region::Away | Region::Between)
@@ -675,7 +682,9 @@ impl Brick {
         match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
             Param::Global(o) => Ok((true, o)),
             Param::Local(o) => Ok((false, o)),
-            other => Err(format!("output parameter must be a variable, got {other:?}")),
+            other => Err(format!(
+                "output parameter must be a variable, got {other:?}"
+            )),
         }
     }
 
@@ -842,23 +851,25 @@ impl Brick {
                         }
                         self.int(ops, s)?;
                         for &m in &ms {
-                            let vmax = speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
+                            let vmax =
+                                speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
                             let dir = speed.signum() as f64;
-                            let job = if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
-                                Job::Step {
-                                    dir,
-                                    vmax,
-                                    r: p,
-                                    done: 0.0,
-                                }
-                            } else {
-                                Job::Time {
-                                    dir,
-                                    vmax,
-                                    t: p.map(|ms| ms / 1000.0),
-                                    elapsed: 0.0,
-                                }
-                            };
+                            let job =
+                                if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
+                                    Job::Step {
+                                        dir,
+                                        vmax,
+                                        r: p,
+                                        done: 0.0,
+                                    }
+                                } else {
+                                    Job::Time {
+                                        dir,
+                                        vmax,
+                                        t: p.map(|ms| ms / 1000.0),
+                                        elapsed: 0.0,
+                                    }
+                                };
                             if speed != 0 {
                                 self.start_job(m, job);
                             }
@@ -970,7 +981,11 @@ impl Brick {
                     self.write(s, d, &bytes)?;
                 }
             }
-            other => return Err(format!("INPUT_DEVICE sub-command 0x{other:02X} not simulated")),
+            other => {
+                return Err(format!(
+                    "INPUT_DEVICE sub-command 0x{other:02X} not simulated"
+                ))
+            }
         }
         Ok(true)
     }
