@@ -19,6 +19,9 @@ pub struct ScanArgs {
     pub port: Option<std::path::PathBuf>,
 }
 
-pub fn scan(_a: ScanArgs, _g: &Global) -> CmdResult {
+pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
+    if a.robot {
+        return super::robot::scan_robot(a.port.as_deref(), g);
+    }
     anyhow::bail!("scanning is not part of this build yet")
 }

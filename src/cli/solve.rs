@@ -364,19 +364,55 @@ pub fn tables(a: TablesArgs, g: &Global) -> CmdResult {
 struct Row {
     name: &'static str,
     times: Vec<Duration>,
+    cpu: Vec<Duration>,
     lengths: Vec<u32>,
     failures: usize,
 }
 
+/// CPU time of the calling thread (immune to waiting for a busy machine's cores).
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// One timed solve: wall time, thread CPU time, verified length (None: failed).
+type Timed = (Duration, Duration, Option<u32>);
+
+fn row(name: &'static str, results: &[Timed]) -> Row {
+    Row {
+        name,
+        times: results.iter().map(|r| r.0).collect(),
+        cpu: results.iter().map(|r| r.1).collect(),
+        lengths: results.iter().filter_map(|r| r.2).collect(),
+        failures: results.iter().filter(|r| r.2.is_none()).count(),
+    }
+}
+
+fn quantile_of(times: &[Duration], q: f64) -> Duration {
+    let mut t = times.to_vec();
+    t.sort_unstable();
+    if t.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((t.len() as f64 - 1.0) * q).round() as usize;
+    t[i.min(t.len() - 1)]
+}
+
 impl Row {
+    fn cpu_quantile(&self, q: f64) -> Duration {
+        quantile_of(&self.cpu, q)
+    }
+
     fn quantile(&self, q: f64) -> Duration {
-        let mut t = self.times.clone();
-        t.sort_unstable();
-        if t.is_empty() {
-            return Duration::ZERO;
-        }
-        let i = ((t.len() as f64 - 1.0) * q).round() as usize;
-        t[i.min(t.len() - 1)]
+        quantile_of(&self.times, q)
     }
     fn max(&self) -> Duration {
         self.times.iter().max().copied().unwrap_or_default()
@@ -393,15 +429,18 @@ impl Row {
             json_line(&json!({"type": "bench-solve-row", "solver": self.name,
                 "states": self.times.len(), "median_ms": ms(self.quantile(0.5)),
                 "p90_ms": ms(self.quantile(0.9)), "max_ms": ms(self.max()),
+                "cpu_median_ms": ms(self.cpu_quantile(0.5)), "cpu_p90_ms": ms(self.cpu_quantile(0.9)),
                 "mean_length": self.mean_length(), "max_length": self.max_length(),
                 "failures": self.failures}));
         } else {
             println!(
-                "{:10} median {:8.4} ms  p90 {:8.4} ms  max {:9.4} ms  mean length {:5.2}  longest {:2}  failures {}",
+                "{:10} median {:8.4} ms  p90 {:8.4} ms  max {:9.4} ms  (cpu median {:8.4} ms  p90 {:8.4} ms)  mean length {:5.2}  longest {:2}  failures {}",
                 self.name,
                 ms(self.quantile(0.5)),
                 ms(self.quantile(0.9)),
                 ms(self.max()),
+                ms(self.cpu_quantile(0.5)),
+                ms(self.cpu_quantile(0.9)),
                 self.mean_length(),
                 self.max_length(),
                 self.failures
@@ -454,30 +493,25 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         .num_threads(a.threads as usize)
         .build()
         .context("cannot start the thread pool")?;
-    let results: Vec<(Duration, Option<u32>)> = pool.install(|| {
+    let results: Vec<Timed> = pool.install(|| {
         states
             .par_iter()
             .with_max_len(1)
             .map(|s| {
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), thread_cpu());
                 let r = solver.solve(s, &solved(s), &opts);
-                let dt = t.elapsed();
+                let (dt, dc) = (t.elapsed(), thread_cpu().saturating_sub(c));
                 let len = r.ok().and_then(|algs| {
                     let alg = algs.into_iter().next()?;
                     let mut c = s.clone();
                     c.apply(&alg).ok()?;
                     (c.is_solved() && alg.htm() <= a.max_length).then_some(alg.htm())
                 });
-                (dt, len)
+                (dt, dc, len)
             })
             .collect()
     });
-    let ours = Row {
-        name: "cubot",
-        times: results.iter().map(|r| r.0).collect(),
-        lengths: results.iter().filter_map(|r| r.1).collect(),
-        failures: results.iter().filter(|r| r.1.is_none()).count(),
-    };
+    let ours = row("cubot", &results);
     let mb = solver.table_bytes() as f64 / (1 << 20) as f64;
     if g.json {
         json_line(
@@ -506,15 +540,20 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
     if let Some(peer) = &peer {
         peer.print(g);
         let r = |q: f64| peer.quantile(q).as_secs_f64() / ours.quantile(q).as_secs_f64().max(1e-12);
+        let rc = |q: f64| {
+            peer.cpu_quantile(q).as_secs_f64() / ours.cpu_quantile(q).as_secs_f64().max(1e-12)
+        };
         if g.json {
             json_line(&json!({"type": "bench-solve-ratio", "peer": peer.name,
-                "median": r(0.5), "p90": r(0.9)}));
+                "median": r(0.5), "p90": r(0.9), "cpu_median": rc(0.5), "cpu_p90": rc(0.9)}));
         } else {
             println!(
-                "ratio      {} / cubot: median {:.1}x, p90 {:.1}x (higher = cubot faster)",
+                "ratio      {} / cubot: median {:.1}x, p90 {:.1}x; cpu median {:.1}x, p90 {:.1}x (higher = cubot faster)",
                 peer.name,
                 r(0.5),
-                r(0.9)
+                r(0.9),
+                rc(0.5),
+                rc(0.9)
             );
         }
     }
@@ -553,34 +592,28 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
 
 #[cfg(feature = "bench-peers")]
 fn peer_row(states: &[FaceletCube], max_length: u32, pool: &rayon::ThreadPool) -> Option<Row> {
-    let run = |s: &FaceletCube| -> (Duration, Option<u32>) {
+    let run = |s: &FaceletCube| -> Timed {
         let letters = s.to_letters();
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), thread_cpu());
         let out = min2phase::solve(&letters, max_length.min(255) as u8);
-        let dt = t.elapsed();
+        let (dt, dc) = (t.elapsed(), thread_cpu().saturating_sub(c));
         let moves = out.split('(').next().unwrap_or("").trim().to_string();
         if out.starts_with("Error") {
-            return (dt, None);
+            return (dt, dc, None);
         }
         let len = Alg::parse(&moves).ok().and_then(|alg| {
             let mut c = s.clone();
             c.apply(&alg).ok()?;
             (c.is_solved() && alg.htm() <= max_length).then_some(alg.htm())
         });
-        (dt, len)
+        (dt, dc, len)
     };
     // min2phase builds its tables on first use: do that before timing.
     for s in states.iter().take(20) {
         let _ = run(s);
     }
-    let results: Vec<(Duration, Option<u32>)> =
-        pool.install(|| states.par_iter().with_max_len(1).map(run).collect());
-    Some(Row {
-        name: "min2phase",
-        times: results.iter().map(|r| r.0).collect(),
-        lengths: results.iter().filter_map(|r| r.1).collect(),
-        failures: results.iter().filter(|r| r.1.is_none()).count(),
-    })
+    let results: Vec<Timed> = pool.install(|| states.par_iter().with_max_len(1).map(run).collect());
+    Some(row("min2phase", &results))
 }
 
 #[cfg(not(feature = "bench-peers"))]

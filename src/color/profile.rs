@@ -134,7 +134,11 @@ impl Profile {
     }
 
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("a profile serialises")
+        let body = toml::to_string(self).expect("a profile serialises");
+        format!(
+            "# cubot colour profile (see calibration/README.md). Lab = CIELAB D65 after white \
+             balance;\n# gains = EV3 counts per unit reflectance (R, G, B).\n{body}"
+        )
     }
 
     pub fn save(&self, path: &Path) -> Result<(), ProfileError> {
@@ -153,5 +157,46 @@ impl Profile {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_checks() {
+        let colors = Face::ALL
+            .iter()
+            .map(|f| ProfileColor {
+                face: f.letter(),
+                lab: [50.0, f.index() as f64, -1.0],
+                spread: [1.0, 1.0, 1.0],
+            })
+            .collect();
+        let p = Profile {
+            version: PROFILE_VERSION,
+            name: Some("t".into()),
+            scale: Some(Scale::Ev3Raw),
+            gains: Some([300.0, 500.0, 290.0]),
+            colors,
+        };
+        let back = Profile::from_toml(&p.to_toml(), "x").unwrap();
+        assert_eq!(back, p);
+        assert_eq!(back.centroids()[2], [50.0, 2.0, -1.0]);
+        let v2 = p.to_toml().replace("version = 1", "version = 2");
+        assert!(matches!(
+            Profile::from_toml(&v2, "x"),
+            Err(ProfileError::Version { found: 2, .. })
+        ));
+        let dup = p.to_toml().replacen("face = \"R\"", "face = \"U\"", 1);
+        assert!(matches!(
+            Profile::from_toml(&dup, "x"),
+            Err(ProfileError::Face { .. })
+        ));
+        assert!(matches!(
+            Profile::from_toml("nonsense", "x"),
+            Err(ProfileError::Toml { .. })
+        ));
     }
 }

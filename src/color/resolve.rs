@@ -47,7 +47,7 @@ impl Default for ResolveOptions {
             best_effort: false,
             seed: 1,
             doubt_threshold: DEFAULT_DOUBT_NATS,
-            node_budget: 200_000,
+            node_budget: 20_000,
         }
     }
 }
@@ -111,10 +111,11 @@ pub enum ResolveError {
         margin: f64,
         best: Box<Resolution>,
     },
-    #[error(
-        "no legal cube found within {expanded} search nodes: the readings do not fit any real cube"
-    )]
-    NoLegalCube { expanded: usize },
+    #[error("no legal cube found within {expanded} search nodes; least certain stickers (indices): {suspects:?}")]
+    NoLegalCube {
+        expanded: usize,
+        suspects: Vec<usize>,
+    },
     #[error("the profile was learned on scale {profile:?} but the scan is {scan:?}")]
     ProfileScale { profile: Scale, scan: Scale },
 }
@@ -196,7 +197,7 @@ fn d2(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     (0..3).map(|k| (a[k] - b[k]).powi(2)).sum()
 }
 
-/// k-means (seeded, a few restarts, best inertia) into six clusters.
+/// k-means (seeded, two restarts, best inertia) into six clusters.
 fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
     use kmeans_colors::get_kmeans;
     type LabF = Lab<palette::white_point::D65, f32>;
@@ -205,7 +206,7 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
         .map(|l| LabF::new(l[0] as f32, l[1] as f32, l[2] as f32))
         .collect();
     let mut best: Option<(f64, Vec<usize>, Vec<[f64; 3]>)> = None;
-    for r in 0..4u64 {
+    for r in 0..2u64 {
         let km = get_kmeans(6, 30, 0.01, false, &buf, seed.wrapping_add(r * 7919));
         let labels: Vec<usize> = km.indices.iter().map(|&i| i as usize).collect();
         let cents: Vec<[f64; 3]> = km
@@ -222,7 +223,7 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
             best = Some((inertia, labels, cents));
         }
     }
-    let (_, labels, mut cents) = best.expect("four runs");
+    let (_, labels, mut cents) = best.expect("two runs");
     cents.resize(6, [50.0, 0.0, 0.0]);
     (labels, cents)
 }
@@ -235,17 +236,27 @@ struct Class {
 }
 
 impl Class {
+    /// Negative log-likelihood under a Student-t per channel (heavy tails: one glare spot
+    /// or mis-sampled sticker must not outvote the cube's rules).
     fn cost(&self, x: &[f64; 3]) -> f64 {
         (0..3)
-            .map(|k| 0.5 * (x[k] - self.mean[k]).powi(2) / self.var[k] + 0.5 * self.var[k].ln())
+            .map(|k| {
+                let z2 = (x[k] - self.mean[k]).powi(2) / self.var[k];
+                0.5 * (NU + 1.0) * (z2 / NU).ln_1p() + 0.5 * self.var[k].ln()
+            })
             .sum()
     }
 }
 
+/// Legal cubes within the doubt window after which the search stops (the answer is in
+/// doubt anyway).
+const MAX_RIVALS: usize = 24;
+/// Degrees of freedom of the per-channel Student-t.
+const NU: f64 = 4.0;
 /// Minimum per-channel standard deviation in Lab units (sensor/quantisation floor).
-const MIN_SIGMA: f64 = 1.5;
+const MIN_SIGMA: f64 = 0.8;
 /// Pseudo-count of the pooled spread in each class's variance.
-const KAPPA_VAR: f64 = 4.0;
+const KAPPA_VAR: f64 = 2.0;
 /// Pseudo-count of a profile centroid in a class mean.
 const KAPPA_MEAN: f64 = 2.0;
 
@@ -374,19 +385,20 @@ fn search3(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
             }
             None => false,
         };
-        let stuck = kc.expanded >= budget && ke.expanded >= budget
-            || (kc.is_exhausted() && ke.is_exhausted());
-        if done
-            || stuck
-            || !unseen.is_finite() && totals.is_empty() && kc.is_exhausted() && ke.is_exhausted()
-        {
+        // Too many rivals within the window: the answer is in doubt whatever comes next.
+        let crowded = totals.first().is_some_and(|&(t1, _, _)| {
+            totals.iter().filter(|t| t.0 <= t1 + window).count() >= MAX_RIVALS
+        });
+        let spent = |kb: &KBest| kb.is_exhausted() || kb.expanded >= budget;
+        let stuck = spent(&kc) && spent(&ke);
+        if done || crowded || stuck {
             let t1 = totals.first().map_or(f64::INFINITY, |t| t.0);
             let mut candidates = Vec::new();
             for &(t, i, j) in &totals {
                 if t > t1 + window && candidates.len() >= 2 {
                     break;
                 }
-                if t > unseen {
+                if t > unseen && !candidates.is_empty() {
                     break;
                 }
                 let mut labels: Vec<usize> = (0..54).map(|x| x / 9).collect();
@@ -486,7 +498,7 @@ fn search2(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
         })
         .collect();
     let mut found: Vec<Candidate> = Vec::new();
-    let per_budget = budget / 4;
+    let per_budget = budget / 8;
     loop {
         let lb = |kb: &KBest| {
             if kb.is_exhausted() || kb.expanded >= per_budget {
@@ -502,7 +514,8 @@ fn search2(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .expect("30 schemes");
         let t1 = found.first().map_or(f64::INFINITY, |c| c.cost);
-        let enough = found.len() >= 2 && found.last().is_some_and(|c| c.cost > t1 + window);
+        let enough = (found.len() >= 2 && found.last().is_some_and(|c| c.cost > t1 + window))
+            || found.len() >= MAX_RIVALS;
         if bound.is_infinite() || (t1 + window <= bound) || enough {
             let expanded = searches.iter().map(|s| s.0.expanded).sum();
             return SearchOutcome {
@@ -540,6 +553,114 @@ fn corner_sticker_index(_size: Size, slot: usize, k: usize) -> usize {
         _ => 3,
     };
     (i3 / 9) * 4 + local
+}
+
+/// The light each sticker was read under, relative to the scan's average: one factor per
+/// face (each face is photographed or read separately: exposure, angle to the lamp) times
+/// one per sticker kind on a 3x3x3 (corner / edge / centre: lens vignette, or the EV3 arm's
+/// distance to the sticker). Estimated robustly (medians of log luminance ratios to the
+/// sticker's class) from the current assignment.
+struct Illumination {
+    size: Size,
+    face: [f64; 6],
+    kind: [f64; 3],
+}
+
+impl Illumination {
+    fn new(size: Size) -> Illumination {
+        Illumination {
+            size,
+            face: [0.0; 6],
+            kind: [0.0; 3],
+        }
+    }
+
+    fn face_of(&self, i: usize) -> usize {
+        i / self.size.per_face()
+    }
+
+    fn kind_of(&self, i: usize) -> usize {
+        match self.size {
+            Size::Two => 0,
+            Size::Three => match i % 9 {
+                4 => 2,
+                1 | 3 | 5 | 7 => 1,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Multiplicative gain of sticker `i`.
+    fn gain(&self, i: usize) -> f64 {
+        (self.face[self.face_of(i)] + self.kind[self.kind_of(i)]).exp()
+    }
+
+    /// Re-estimates from linear readings and class labels; returns the largest change of a
+    /// log gain.
+    fn estimate(&mut self, lin: &[[f64; 3]], labels: &[usize]) -> f64 {
+        let ly: Vec<f64> = lin
+            .iter()
+            .map(|c| {
+                (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2])
+                    .max(1e-4)
+                    .ln()
+            })
+            .collect();
+        let old = (self.face, self.kind);
+        for _ in 0..3 {
+            // Class log-luminance under the current light.
+            let mut sum = [0.0f64; 6];
+            let mut n = [0.0f64; 6];
+            for (i, &l) in labels.iter().enumerate() {
+                sum[l] += ly[i] - self.face[self.face_of(i)] - self.kind[self.kind_of(i)];
+                n[l] += 1.0;
+            }
+            let class: [f64; 6] = std::array::from_fn(|j| sum[j] / n[j].max(1.0));
+            for f in 0..6 {
+                let r: Vec<f64> = (0..lin.len())
+                    .filter(|&i| self.face_of(i) == f)
+                    .map(|i| ly[i] - self.kind[self.kind_of(i)] - class[labels[i]])
+                    .collect();
+                self.face[f] = median(r);
+            }
+            let mean = self.face.iter().sum::<f64>() / 6.0;
+            self.face
+                .iter_mut()
+                .for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
+            if self.size == Size::Three {
+                for k in 0..3 {
+                    let r: Vec<f64> = (0..lin.len())
+                        .filter(|&i| self.kind_of(i) == k)
+                        .map(|i| ly[i] - self.face[self.face_of(i)] - class[labels[i]])
+                        .collect();
+                    self.kind[k] = median(r);
+                }
+                let mean = (4.0 * self.kind[0] + 4.0 * self.kind[1] + self.kind[2]) / 9.0;
+                self.kind
+                    .iter_mut()
+                    .for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
+            }
+        }
+        self.face
+            .iter()
+            .zip(old.0.iter())
+            .chain(self.kind.iter().zip(old.1.iter()))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
 }
 
 /// Resolves a scan to the most likely legal cube.
@@ -595,36 +716,65 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     });
 
     let window = opts.doubt_threshold;
-    let mut outcome;
+    let lin = linear_readings(scan, opts.profile.as_ref()).0;
+    let mut illum = Illumination::new(size);
+    let mut labs = labs;
     let mut classes;
     let mut rounds = 0;
     let mut expanded = 0;
+    let cost_of = |labs: &[[f64; 3]], classes: &[Class; 6]| -> Vec<[f64; 6]> {
+        labs.iter()
+            .map(|x| std::array::from_fn(|j| classes[j].cost(x)))
+            .collect()
+    };
+    let run = |cost: &[[f64; 6]], window: f64| match size {
+        Size::Three => search3(cost, window, opts.node_budget),
+        Size::Two => search2(cost, window, opts.node_budget),
+    };
+    // Refinement: best legal cube → class models and light re-fitted to it → again, until
+    // the assignment and the light settle. Only the best is needed here.
     loop {
         classes = fit(&labs, &labels, prior.as_ref());
-        let cost: Vec<[f64; 6]> = labs
-            .iter()
-            .map(|x| std::array::from_fn(|j| classes[j].cost(x)))
-            .collect();
-        outcome = match size {
-            Size::Three => search3(&cost, window, opts.node_budget),
-            Size::Two => search2(&cost, window, opts.node_budget),
-        };
+        let outcome = run(&cost_of(&labs, &classes), 0.0);
         expanded += outcome.expanded;
         let Some(best) = outcome.candidates.first() else {
-            return Err(ResolveError::NoLegalCube { expanded });
+            break;
         };
         rounds += 1;
-        let converged = best.labels == labels || rounds >= 6;
+        let same = best.labels == labels;
         labels = best.labels.clone();
-        if converged {
+        // Re-estimate the light on each face (and the fall-off by sticker kind) from the
+        // stickers' classes, then re-express the readings under even light.
+        let shift = illum.estimate(&lin, &labels);
+        labs = lin
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let g = illum.gain(i);
+                lab_of_linear(c.map(|v| v / g))
+            })
+            .collect();
+        if (same && shift < 0.01) || rounds >= 8 {
             break;
         }
     }
-    // Final class models from the final labels (already fitted when converged).
-    let cost: Vec<[f64; 6]> = labs
-        .iter()
-        .map(|x| std::array::from_fn(|j| classes[j].cost(x)))
-        .collect();
+    // The final search, with the doubt window, under the settled model.
+    classes = fit(&labs, &labels, prior.as_ref());
+    let cost = cost_of(&labs, &classes);
+    let outcome = run(&cost, window);
+    expanded += outcome.expanded;
+    if outcome.candidates.is_empty() {
+        let mut suspects: Vec<usize> = (0..labs.len()).collect();
+        let margin = |i: usize| {
+            let mut c = cost[i];
+            c.sort_by(f64::total_cmp);
+            c[1] - c[0]
+        };
+        suspects.sort_by(|&a, &b| margin(a).total_cmp(&margin(b)));
+        suspects.truncate(6);
+        suspects.sort_unstable();
+        return Err(ResolveError::NoLegalCube { expanded, suspects });
+    }
     let best = outcome.candidates[0].clone();
 
     // The cube.
@@ -640,8 +790,10 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
                 .iter()
                 .map(|&c| char::from(b'a' + c as u8))
                 .collect();
-            let cube =
-                FaceletCube::parse(&s).map_err(|_| ResolveError::NoLegalCube { expanded })?;
+            let cube = FaceletCube::parse(&s).map_err(|_| ResolveError::NoLegalCube {
+                expanded,
+                suspects: Vec::new(),
+            })?;
             let mut map = [Face::U; 6];
             for (i, &c) in best.labels.iter().enumerate() {
                 map[c] = cube.colors()[i];
@@ -654,7 +806,10 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         Size::Two => PocketCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
     };
     if !legal {
-        return Err(ResolveError::NoLegalCube { expanded });
+        return Err(ResolveError::NoLegalCube {
+            expanded,
+            suspects: Vec::new(),
+        });
     }
 
     let stickers: Vec<StickerVerdict> = labs
@@ -764,5 +919,72 @@ mod tests {
             }
             assert!(seen.iter().all(|&x| x));
         }
+    }
+
+    #[test]
+    fn illumination_recovers_face_and_kind_gains() {
+        use crate::cube::FaceletCube;
+        let cube = FaceletCube::solved(Size::Three);
+        let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
+        let face_gain: [f64; 6] = [0.2, -0.1, 0.0, 0.3, -0.2, -0.2];
+        let kind_gain = [-0.1, 0.05, 0.2];
+        let base = [0.5, 0.3, 0.2];
+        let mut il = Illumination::new(Size::Three);
+        let lin: Vec<[f64; 3]> = (0..54)
+            .map(|i| {
+                let g = (face_gain[il.face_of(i)] + kind_gain[il.kind_of(i)]).exp();
+                // Every class has the same colour here, scaled by its index.
+                let k = 1.0 + labels[i] as f64 * 0.1;
+                base.map(|v| v * g * k)
+            })
+            .collect();
+        il.estimate(&lin, &labels);
+        // Solved cube: face and class coincide, so only the kind pattern is identifiable.
+        let mean = (4.0 * kind_gain[0] + 4.0 * kind_gain[1] + kind_gain[2]) / 9.0;
+        for (est, truth) in il.kind.iter().zip(kind_gain) {
+            assert!((est - (truth - mean)).abs() < 1e-6, "{:?}", il.kind);
+        }
+    }
+
+    #[test]
+    fn resolves_a_synthetic_scan_and_reports_margins() {
+        use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+        use crate::cube::random_state;
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let cube = random_state(Size::Three, &mut rng);
+        let app = Appearance::new(
+            Palette::Standard,
+            Conditions::for_palette(Palette::Standard),
+            9,
+        );
+        let scan = synth_scan(&cube, &app, Scale::Rgb8, &mut rng);
+        let res = resolve(&scan, &ResolveOptions::default()).unwrap();
+        assert_eq!(res.cube.colors(), cube.colors());
+        assert!(res.confident && res.doubtful.is_empty());
+        assert!(res.cube_margin >= DEFAULT_DOUBT_NATS);
+        assert_eq!(res.stickers.len(), 54);
+        assert!(res.stickers.iter().filter(|s| s.margin > 0.0).count() > 45);
+        // Same seed, same answer.
+        let again = resolve(&scan, &ResolveOptions::default()).unwrap();
+        assert_eq!(again.cube.colors(), res.cube.colors());
+    }
+
+    #[test]
+    fn a_wrong_count_is_an_error_not_a_panic() {
+        let scan = RawScan::new(Size::Three, Scale::Rgb8, vec![[1.0, 2.0, 3.0]; 53]);
+        assert!(matches!(
+            resolve(&scan, &ResolveOptions::default()),
+            Err(ResolveError::Scan(_))
+        ));
+        // Every reading identical: no information at all; never a panic, never confident.
+        let flat = RawScan::new(Size::Three, Scale::Rgb8, vec![[100.0, 100.0, 100.0]; 54]);
+        match resolve(&flat, &ResolveOptions::default()) {
+            Ok(r) => assert!(r.cube.is_solved() || !r.confident),
+            Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+        let flat2 = RawScan::new(Size::Two, Scale::Ev3Raw, vec![[0.0, 0.0, 0.0]; 24]);
+        let _ = resolve(&flat2, &ResolveOptions::default());
     }
 }

@@ -22,14 +22,22 @@ pub struct Assignment {
     pub parity: u8,
 }
 
+/// A heap entry: a partial assignment (`slot` slots filled) together with the index of
+/// the next child to try, from the list of that slot's candidates sorted by their f-value
+/// increment. Children are generated lazily (partial expansion): popping an entry makes one
+/// child and the entry's next sibling, so the heap grows by at most two per pop.
 #[derive(Clone)]
 struct Node {
+    /// f of the child this entry stands for.
     f: f64,
+    /// Cost of the parent (filled slots).
     g: f64,
     slot: u8,
     used: u16,
     ori_sum: u8,
     parity: u8,
+    /// Index into `order[slot][ori_sum]` of the child this entry stands for.
+    next: u16,
     path: [(u8, u8); 12],
 }
 
@@ -54,19 +62,26 @@ impl Ord for Node {
     }
 }
 
+/// One child of a slot: piece, orientation, its cost, and cost + h of what remains.
+#[derive(Clone, Copy)]
+struct Child {
+    piece: u8,
+    ori: u8,
+    cost: f64,
+    delta: f64,
+}
+
 /// A resumable enumeration of assignments in increasing cost.
 pub struct KBest {
     n: usize,
     m: usize,
-    /// `cost[(slot * n + piece) * m + ori]`.
-    cost: Vec<f64>,
-    /// `h[slot * m + r]`: least cost to fill slots `slot..n` with orientations summing to
-    /// `r` (mod m), ignoring uniqueness.
-    h: Vec<f64>,
+    /// `order[slot * m + ori_sum]`: the slot's children sorted by `delta` = cost +
+    /// h(next slot, orientation still needed).
+    order: Vec<Vec<Child>>,
     heap: BinaryHeap<Node>,
-    /// Nodes expanded so far.
+    /// Entries popped so far.
     pub expanded: usize,
-    /// Cost of the last node popped: every solution not yet returned costs at least this.
+    /// Cost of the last entry popped: every solution not yet returned costs at least this.
     pub frontier: f64,
     exhausted: bool,
 }
@@ -75,10 +90,11 @@ impl KBest {
     /// `cost[(slot * n + piece) * m + ori]` for `n ≤ 12` slots/pieces and `m` orientations.
     pub fn new(n: usize, m: usize, cost: Vec<f64>) -> KBest {
         assert!(n <= 12 && cost.len() == n * n * m);
+        // h[slot * m + r]: least cost to fill slots slot..n with orientations summing to r
+        // (mod m), ignoring uniqueness.
         let mut h = vec![f64::INFINITY; (n + 1) * m];
         h[n * m] = 0.0;
         for slot in (0..n).rev() {
-            // best[o] = cheapest piece in this slot with orientation o.
             let best: Vec<f64> = (0..m)
                 .map(|o| {
                     (0..n)
@@ -89,89 +105,114 @@ impl KBest {
             for r in 0..m {
                 let mut v = f64::INFINITY;
                 for (o, &b) in best.iter().enumerate() {
-                    let rest = (r + m - o) % m;
-                    v = v.min(b + h[(slot + 1) * m + rest]);
+                    v = v.min(b + h[(slot + 1) * m + (r + m - o) % m]);
                 }
                 h[slot * m + r] = v;
             }
         }
-        let mut heap = BinaryHeap::new();
+        let mut order = Vec::with_capacity(n * m);
+        for slot in 0..n {
+            for ori_sum in 0..m {
+                let mut v: Vec<Child> = (0..n)
+                    .flat_map(|p| (0..m).map(move |o| (p, o)))
+                    .filter_map(|(p, o)| {
+                        let c = cost[(slot * n + p) * m + o];
+                        let need = (2 * m - ori_sum - o) % m;
+                        let delta = c + h[(slot + 1) * m + need];
+                        delta.is_finite().then_some(Child {
+                            piece: p as u8,
+                            ori: o as u8,
+                            cost: c,
+                            delta,
+                        })
+                    })
+                    .collect();
+                v.sort_by(|a, b| a.delta.total_cmp(&b.delta));
+                order.push(v);
+            }
+        }
         let h0 = h[0];
-        heap.push(Node {
-            f: h0,
+        let mut kb = KBest {
+            n,
+            m,
+            order,
+            heap: BinaryHeap::new(),
+            expanded: 0,
+            frontier: h0,
+            exhausted: false,
+        };
+        let root = Node {
+            f: 0.0,
             g: 0.0,
             slot: 0,
             used: 0,
             ori_sum: 0,
             parity: 0,
+            next: 0,
             path: [(0, 0); 12],
-        });
-        KBest {
-            n,
-            m,
-            cost,
-            h,
-            heap,
-            expanded: 0,
-            frontier: h0,
-            exhausted: false,
+        };
+        kb.push_from(root, 0);
+        kb
+    }
+
+    /// Pushes the entry for the first usable child at index ≥ `from` of `node`'s slot.
+    fn push_from(&mut self, mut node: Node, from: usize) {
+        let list = &self.order[node.slot as usize * self.m + node.ori_sum as usize];
+        let mut k = from;
+        while k < list.len() && node.used & (1 << list[k].piece) != 0 {
+            k += 1;
+        }
+        if k < list.len() {
+            node.next = k as u16;
+            node.f = node.g + list[k].delta;
+            self.heap.push(node);
         }
     }
 
-    /// The next cheapest assignment, or `None` when there is none left or `budget` node
-    /// expansions (in total) have been spent.
+    /// The next cheapest assignment, or `None` when there is none left or `budget` entries
+    /// (in total) have been popped.
     pub fn next_solution(&mut self, budget: usize) -> Option<Assignment> {
         let (n, m) = (self.n, self.m);
-        while let Some(node) = self.heap.pop() {
-            self.frontier = node.f;
-            let slot = node.slot as usize;
-            if slot == n {
-                return Some(Assignment {
-                    cost: node.g,
-                    pieces: node.path[..n].to_vec(),
-                    parity: node.parity,
-                });
-            }
+        loop {
             if self.expanded >= budget {
-                self.heap.push(node);
                 return None;
             }
+            let Some(node) = self.heap.pop() else {
+                self.exhausted = true;
+                self.frontier = f64::INFINITY;
+                return None;
+            };
             self.expanded += 1;
-            for p in 0..n {
-                if node.used & (1 << p) != 0 {
-                    continue;
-                }
-                // Inversions added by placing piece p after the used ones.
-                let higher = (node.used >> (p + 1)).count_ones() as u8;
-                for o in 0..m {
-                    let c = self.cost[(slot * n + p) * m + o];
-                    if !c.is_finite() {
-                        continue;
-                    }
-                    let ori_sum = ((node.ori_sum as usize + o) % m) as u8;
-                    let need = (m - ori_sum as usize) % m;
-                    let g = node.g + c;
-                    let f = g + self.h[(slot + 1) * m + need];
-                    if !f.is_finite() {
-                        continue;
-                    }
-                    let mut path = node.path;
-                    path[slot] = (p as u8, o as u8);
-                    self.heap.push(Node {
-                        f,
-                        g,
-                        slot: slot as u8 + 1,
-                        used: node.used | (1 << p),
-                        ori_sum,
-                        parity: (node.parity + higher) & 1,
-                        path,
-                    });
-                }
+            self.frontier = node.f;
+            let slot = node.slot as usize;
+            let child = self.order[slot * m + node.ori_sum as usize][node.next as usize];
+            // The sibling.
+            self.push_from(node.clone(), node.next as usize + 1);
+            // The child.
+            let p = child.piece as usize;
+            let higher = (node.used >> (p + 1)).count_ones() as u8;
+            let mut path = node.path;
+            path[slot] = (child.piece, child.ori);
+            let next = Node {
+                f: 0.0,
+                g: node.g + child.cost,
+                slot: node.slot + 1,
+                used: node.used | (1 << p),
+                ori_sum: ((node.ori_sum as usize + child.ori as usize) % m) as u8,
+                parity: (node.parity + higher) & 1,
+                next: 0,
+                path,
+            };
+            if slot + 1 == n {
+                // h is finite only for a zero orientation sum here.
+                return Some(Assignment {
+                    cost: next.g,
+                    pieces: path[..n].to_vec(),
+                    parity: next.parity,
+                });
             }
+            self.push_from(next, 0);
         }
-        self.exhausted = true;
-        self.frontier = f64::INFINITY;
-        None
     }
 
     /// True when every assignment has been returned.

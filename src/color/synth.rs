@@ -236,7 +236,7 @@ pub(crate) fn gauss(rng: &mut dyn RngCore) -> f64 {
 
 impl Appearance {
     pub fn new(palette: Palette, conditions: Conditions, seed: u64) -> Appearance {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_C0_10u64);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_C010_u64);
         let c = conditions;
         let stickers = (0..54)
             .map(|_| {

@@ -143,7 +143,7 @@ pub struct DriverTimeouts {
 impl Default for DriverTimeouts {
     fn default() -> Self {
         DriverTimeouts {
-            reply: Duration::from_millis(1000),
+            reply: Duration::from_millis(2000),
             poll: Duration::from_millis(5),
             stall: Duration::from_millis(400),
             move_extra: Duration::from_millis(1500),
@@ -164,6 +164,9 @@ pub struct Ev3 {
     /// Commands sent.
     pub commands_sent: u64,
     log: Option<Log>,
+    /// Sensor counts of motors seen idle by the last status poll (saves a round trip
+    /// before the next move; consumed by that move).
+    idle_count: [Option<i32>; 4],
 }
 
 impl Ev3 {
@@ -175,6 +178,7 @@ impl Ev3 {
             stale_discarded: 0,
             commands_sent: 0,
             log: None,
+            idle_count: [None; 4],
         }
     }
 
@@ -282,6 +286,7 @@ impl Ev3 {
 
     /// Sends a command without waiting for anything.
     pub fn send_no_reply(&mut self, command: &str, cmd: &DirectCommand) -> Result<(), Ev3Error> {
+        self.idle_count = [None; 4];
         let counter = self.next_counter();
         let bytes = cmd.encode(counter);
         self.log(|| format!("-> {command} (no reply): {}", protocol::hex(&bytes)));
@@ -391,10 +396,11 @@ impl Ev3 {
                 r.i8(sp).map_err(|e| Self::malformed(&name, e))?,
             ));
         }
-        Ok(MotorStatus {
-            busy: r.i8(busy).map_err(|e| Self::malformed(&name, e))? != 0,
-            counts,
-        })
+        let busy = r.i8(busy).map_err(|e| Self::malformed(&name, e))? != 0;
+        for &(p, c, _) in &counts {
+            self.idle_count[p.no() as usize] = (!busy).then_some(c);
+        }
+        Ok(MotorStatus { busy, counts })
     }
 
     /// Starts moving `motor` to the absolute `target` (doc §9.1): reads the present sensor
@@ -408,7 +414,10 @@ impl Ev3 {
         ramps: (u32, u32),
         brake: bool,
     ) -> Result<i32, Ev3Error> {
-        let now = self.count(motor.port)?;
+        let now = match self.idle_count[motor.port.no() as usize].take() {
+            Some(c) => c,
+            None => self.count(motor.port)?,
+        };
         motor.target = target;
         let d = target - now;
         // Within the deadband: already there (and never push a motor into its end stop
@@ -506,6 +515,7 @@ impl Ev3 {
     /// Homing by stalling (doc §9.2): run at `speed` percent (sign = towards the stop)
     /// until the count stops changing, stop with brake, clear the sensor count.
     pub fn home(&mut self, what: &str, motor: &mut Motor, speed: i8) -> Result<(), Ev3Error> {
+        self.idle_count = [None; 4];
         let nos = motor.port.bit();
         let mut c = DirectCommand::new();
         c.output_reset(nos)
@@ -586,6 +596,7 @@ impl Ev3 {
 
     /// Stops all motors (float). Best effort: used on every error path.
     pub fn stop_all(&mut self) -> Result<(), Ev3Error> {
+        self.idle_count = [None; 4];
         let mut c = DirectCommand::new();
         c.output_stop(0x0F, false);
         self.call_within("OUTPUT_STOP all motors", &c, Duration::from_millis(500))

@@ -89,9 +89,9 @@ impl Default for Arm {
             away: 0,
             hold: 100,
             tilt_apex: 190,
-            speed: 40,
-            tilt_speed: 45,
-            back_speed: 50,
+            speed: 45,
+            tilt_speed: 50,
+            back_speed: 55,
             ramp_up: 15,
             ramp_down: 25,
             home_speed: -25,
@@ -130,7 +130,7 @@ impl Default for Turntable {
             turn_speed: 55,
             over_rotation: 18,
             over_rotation_speed: 15,
-            scan_speed: 45,
+            scan_speed: 50,
             ramp_up: 30,
             ramp_down: 45,
         }
@@ -159,7 +159,7 @@ pub struct SensorArm {
 impl Default for SensorArm {
     fn default() -> Self {
         SensorArm {
-            speed: 60,
+            speed: 75,
             home_speed: 30,
             parked: 0,
             clear: -400,
@@ -304,7 +304,7 @@ impl Config {
         if self.turntable.sign != 1 && self.turntable.sign != -1 {
             return Err("turntable.sign must be 1 or -1".into());
         }
-        if !(self.turntable.ratio > 0.0) {
+        if self.turntable.ratio.is_nan() || self.turntable.ratio <= 0.0 {
             return Err("turntable.ratio must be positive".into());
         }
         for (name, v) in [
@@ -732,6 +732,33 @@ impl MindCub3r {
         Ok(())
     }
 
+    fn arm_away_and_sensor_to(&mut self, sensor_target: i32) -> Result<(), RobotError> {
+        if self.arm_state == ArmState::Away || self.sensor_at == Some(sensor_target) {
+            self.arm_to(ArmState::Away)?;
+            return self.sensor_to(sensor_target, "sensor arm in");
+        }
+        let a = self.config.arm.clone();
+        let s = self.config.sensor_arm.clone();
+        let (mut arm, mut sensor) = (self.arm, self.sensor);
+        let da =
+            self.ev3
+                .start_move_to(&mut arm, a.away, a.speed, (a.ramp_up, a.ramp_down), true)?;
+        let ds =
+            self.ev3
+                .start_move_to(&mut sensor, sensor_target, s.speed, (s.ramp, s.ramp), true)?;
+        self.arm = arm;
+        self.sensor = sensor;
+        let secs = arm
+            .nominal_secs(da as f64, a.speed, (a.ramp_up, a.ramp_down))
+            .max(sensor.nominal_secs(ds as f64, s.speed, (s.ramp, s.ramp)));
+        let budget = Duration::from_secs_f64(2.0 * secs) + self.ev3.timeouts.move_extra;
+        self.ev3
+            .wait("arm away + sensor arm in", &[arm, sensor], budget)?;
+        self.arm_state = ArmState::Away;
+        self.sensor_at = Some(sensor_target);
+        Ok(())
+    }
+
     fn sensor_clear(&mut self) -> Result<(), RobotError> {
         let clear = self.config.sensor_arm.clear;
         // Anything further out than "clear" is clear too.
@@ -927,7 +954,13 @@ impl MindCub3r {
         samples: &[(Sample, usize)],
     ) -> Result<Vec<[f64; 3]>, RobotError> {
         let mut out: Vec<Option<[f64; 3]>> = vec![None; samples.len()];
-        self.arm_to(ArmState::Away)?;
+        // Arm away and sensor arm in at the same time (the sensor may reach over the cube
+        // while the tilt arm swings between hold and away, never while it tilts).
+        let first = samples
+            .first()
+            .map(|(s, _)| self.sample_target(size, s))
+            .unwrap_or(self.config.sensor_arm.clear);
+        self.arm_away_and_sensor_to(first)?;
         let base = self.table_deg;
         let mut ring = Vec::new();
         for (i, (s, _)) in samples.iter().enumerate() {
@@ -1040,13 +1073,18 @@ impl MindCub3r {
             while k < ring.len() {
                 let s = samples[ring[k]].0;
                 let err = angle - s.angle;
-                if err.abs() <= window && (scount - sensor_target).abs() <= tol {
-                    if best.is_none_or(|(e, _)| err.abs() < e) {
-                        best = Some((err.abs(), reading));
-                    }
+                if err.abs() <= window
+                    && (scount - sensor_target).abs() <= tol
+                    && best.is_none_or(|(e, _)| err.abs() < e)
+                {
+                    best = Some((err.abs(), reading));
                 }
-                if err > window || (!table_busy && k + 1 == ring.len() && err > -window) {
-                    // Past this sample: keep the best reading, set up the next one.
+                // Past this sample (or at it with a reading): keep the best reading and
+                // start moving the sensor arm for the next one at once.
+                if err > window
+                    || (best.is_some() && err >= 0.0)
+                    || (!table_busy && k + 1 == ring.len() && err > -window)
+                {
                     if let Some((_, rgb)) = best.take() {
                         out[ring[k]] = Some(rgb);
                     }
@@ -1254,12 +1292,29 @@ mod tests {
             .map(|(_, _, i)| Face::ALL[i / 9].letter())
             .collect();
         assert_eq!(centres, vec!['U', 'F', 'D', 'L', 'B', 'R']);
-        // F face (doc, resolver numbering 19..27 = F1..F9): 23, 27, 24, 21, 20, 19, 22, 25, 26.
-        let f: Vec<usize> = map
-            .iter()
-            .filter(|(st, _, _)| *st == 1)
-            .map(|(_, _, i)| i - 18 + 1)
-            .collect();
-        assert_eq!(f, vec![5, 9, 6, 3, 2, 1, 4, 7, 8]);
+        // The demo's scan_order table (doc §6.2, rubiks-color-resolver numbering: faces
+        // U L F R B D, 1..54), derived here from the model's permutations alone.
+        let doc: [[usize; 9]; 6] = [
+            [5, 9, 6, 3, 2, 1, 4, 7, 8],
+            [23, 27, 24, 21, 20, 19, 22, 25, 26],
+            [50, 54, 51, 48, 47, 46, 49, 52, 53],
+            [14, 10, 13, 16, 17, 18, 15, 12, 11],
+            [41, 43, 44, 45, 42, 39, 38, 37, 40],
+            [32, 34, 35, 36, 33, 30, 29, 28, 31],
+        ];
+        // Resolver face order U L F R B D → our URFDLB face index.
+        let ours = [0usize, 4, 2, 1, 5, 3];
+        for (step, row) in doc.iter().enumerate() {
+            let want: Vec<usize> = row
+                .iter()
+                .map(|&n| ours[(n - 1) / 9] * 9 + (n - 1) % 9)
+                .collect();
+            let got: Vec<usize> = map
+                .iter()
+                .filter(|(st, _, _)| *st == step)
+                .map(|(_, _, i)| *i)
+                .collect();
+            assert_eq!(got, want, "face step {step}");
+        }
     }
 }

@@ -124,25 +124,32 @@ pub(crate) fn load(path: &Path, name: &str, entries: usize) -> Result<Nibbles, L
             words * 8
         )));
     }
-    let mut payload = vec![0u8; words * 8];
-    f.read_exact(&mut payload)
-        .map_err(|_| LoadFailure::Bad("truncated".into()))?;
+    let mut table = super::tables::huge_zeroed(words);
+    {
+        // SAFETY: a u64 slice viewed as bytes: same memory, no alignment requirement.
+        let payload: &mut [u8] =
+            unsafe { std::slice::from_raw_parts_mut(table.as_mut_ptr() as *mut u8, words * 8) };
+        f.read_exact(payload)
+            .map_err(|_| LoadFailure::Bad("truncated".into()))?;
+    }
+    // SAFETY: as above, read-only.
+    let payload: &[u8] =
+        unsafe { std::slice::from_raw_parts(table.as_ptr() as *const u8, words * 8) };
     let mut rest = [0u8; 1];
     if f.read(&mut rest).map(|n| n > 0).unwrap_or(true) {
         return Err(LoadFailure::Bad("longer than its header says".into()));
     }
-    let actual = crc32fast::hash(&payload);
+    let actual = crc32fast::hash(payload);
     if actual != crc {
         return Err(LoadFailure::Bad(format!(
             "checksum {actual:08x} does not match the stored {crc:08x}"
         )));
     }
-    let words = payload
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
+    for w in table.iter_mut() {
+        *w = u64::from_le(*w);
+    }
     Ok(Nibbles {
-        words,
+        words: table,
         len: entries,
     })
 }

@@ -4,6 +4,9 @@
 //!
 //! Level: solver (depends on `cube` only).
 
+// Index loops over parallel arrays (slots, pieces, moves) read best as they are.
+#![allow(clippy::needless_range_loop)]
+
 use super::cubie::Cc;
 
 /// Binomial coefficients C(n, k) for n < 12, k ≤ 4.

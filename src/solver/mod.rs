@@ -151,6 +151,14 @@ pub struct TableStatus {
     pub state: TableState,
 }
 
+/// Per-depth counts of one table (see [`Solver::histograms`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableHistogram {
+    pub name: &'static str,
+    pub stored: Vec<u64>,
+    pub states: Vec<u64>,
+}
+
 /// The solver: 3x3x3 and 2x2x2 tables in memory. Cheap to share between threads.
 pub struct Solver {
     three: Tables3,
@@ -247,15 +255,28 @@ impl Solver {
         self.three.bytes() + self.pocket.bytes()
     }
 
-    /// Per-depth entry counts of each pruning table (index = distance, 15 = "15 or more"),
-    /// and of the 2x2x2 distance tables.
-    pub fn histograms(&self) -> Vec<(&'static str, Vec<u64>)> {
-        let trim = |h: [u64; 16]| {
-            let mut v = h.to_vec();
+    /// Per-depth counts of each table: the entries as stored, and the states of the full
+    /// coordinate space they stand for (a symmetry class with stabiliser S stands for
+    /// 16/|S| states). Index = distance; for the 3x3x3 tables, 15 means "15 or more".
+    pub fn histograms(&self) -> Vec<TableHistogram> {
+        let trim = |mut v: Vec<u64>| {
             while v.last() == Some(&0) {
                 v.pop();
             }
             v
+        };
+        let sym = |t: &tables::Nibbles, raw: usize, stab: &[u16]| {
+            let mut stored = vec![0u64; 16];
+            let mut states = vec![0u64; 16];
+            for (c, &st) in stab.iter().enumerate() {
+                let w = 16 / st.count_ones() as u64;
+                for r in 0..raw {
+                    let d = t.get(c * raw + r) as usize;
+                    stored[d] += 1;
+                    states[d] += w;
+                }
+            }
+            (trim(stored), trim(states))
         };
         let dist = |t: &[u8]| {
             let mut h = vec![0u64; 1 + *t.iter().max().unwrap_or(&0) as usize];
@@ -264,12 +285,39 @@ impl Solver {
             }
             h
         };
+        let small = &self.three.small;
+        let (s1, f1) = sym(&self.three.p1, coord::Twist::COUNT, &small.fs_stab);
+        let (s2, f2) = sym(&self.three.p2, coord::UdEdges::COUNT, &small.c_stab);
+        let (ph, pq) = (dist(&self.pocket.htm), dist(&self.pocket.qtm));
         vec![
-            (PrunKind::Phase1.name(), trim(self.three.p1.histogram())),
-            (PrunKind::Phase2.name(), trim(self.three.p2.histogram())),
-            ("pocket-htm", dist(&self.pocket.htm)),
-            ("pocket-qtm", dist(&self.pocket.qtm)),
+            TableHistogram {
+                name: PrunKind::Phase1.name(),
+                stored: s1,
+                states: f1,
+            },
+            TableHistogram {
+                name: PrunKind::Phase2.name(),
+                stored: s2,
+                states: f2,
+            },
+            TableHistogram {
+                name: "pocket-htm",
+                stored: ph.clone(),
+                states: ph,
+            },
+            TableHistogram {
+                name: "pocket-qtm",
+                stored: pq.clone(),
+                states: pq,
+            },
         ]
+    }
+
+    /// Admissible lower bounds for solving `c`: the largest phase-1 distance over the
+    /// three axes and the inverse, and (when `c` is in phase 2, <U,D,R2,L2,F2,B2>) the
+    /// phase-2 pruning value (a lower bound on phase-2 moves).
+    pub fn lower_bounds(&self, c: &CubieCube) -> (u32, Option<u32>) {
+        search::lower_bounds(&self.three, &Cc::from_cubie(c))
     }
 
     /// Solves `start` to `target`: up to `opts.solutions` distinct solutions, shortest
@@ -305,42 +353,40 @@ impl Solver {
             keep_searching: opts.keep_searching,
             qtm: opts.metric == Metric::Qtm,
         };
-        let (found, check): (Result<Vec<Found>, Ended>, Box<dyn Fn(&[u8]) -> bool + '_>) =
-            match start.size() {
-                Size::Three => {
-                    let s = cubie_of(start).map_err(SolverError::Invalid)?;
-                    let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
-                    if start.symbols() != target.symbols() {
-                        return Err(SolverError::DifferentCentres {
-                            start: start.symbols().iter().collect(),
-                            target: target.symbols().iter().collect(),
-                        });
-                    }
-                    let y = Cc::from_cubie(&t.inverse().multiply(&s));
-                    (
-                        search::solve(&self.three, &y, &lim),
-                        Box::new(move |moves: &[u8]| {
-                            moves.iter().fold(s, |c, &m| {
-                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
-                            }) == t
-                        }),
-                    )
+        let (found, check): (Result<Vec<Found>, Ended>, Check) = match start.size() {
+            Size::Three => {
+                let s = cubie_of(start).map_err(SolverError::Invalid)?;
+                let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
+                if start.symbols() != target.symbols() {
+                    return Err(SolverError::DifferentCentres {
+                        start: start.symbols().iter().collect(),
+                        target: target.symbols().iter().collect(),
+                    });
                 }
-                Size::Two => {
-                    let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
-                    let t =
-                        pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
-                    let y = t.inverse().multiply(&s);
-                    (
-                        self.pocket.solve(&y, &lim),
-                        Box::new(move |moves: &[u8]| {
-                            moves.iter().fold(s, |c, &m| {
-                                c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
-                            }) == t
-                        }),
-                    )
-                }
-            };
+                let y = Cc::from_cubie(&t.inverse().multiply(&s));
+                (
+                    search::solve(&self.three, &y, &lim),
+                    Box::new(move |moves: &[u8]| {
+                        moves.iter().fold(s, |c, &m| {
+                            c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                        }) == t
+                    }),
+                )
+            }
+            Size::Two => {
+                let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
+                let t = pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
+                let y = t.inverse().multiply(&s);
+                (
+                    self.pocket.solve(&y, &lim),
+                    Box::new(move |moves: &[u8]| {
+                        moves.iter().fold(s, |c, &m| {
+                            c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
+                        }) == t
+                    }),
+                )
+            }
+        };
         let found = found.map_err(|e| SolverError::NoSolution {
             limit: match e {
                 Ended::Exhausted => format!("{} moves ({})", opts.max_length, opts.metric),
@@ -363,6 +409,9 @@ impl Solver {
         Ok(algs)
     }
 }
+
+/// Checks that a solution (face-turn indices) takes the start to the target.
+type Check = Box<dyn Fn(&[u8]) -> bool>;
 
 fn to_alg(moves: &[u8]) -> Alg {
     Alg::from_moves(
@@ -393,7 +442,12 @@ fn cubie_of(c: &FaceletCube) -> Result<CubieCube, InvalidCube> {
 }
 
 /// The 24 whole-cube orientations as rotation sequences.
-fn orientations() -> Vec<Alg> {
+fn orientations() -> &'static [Alg] {
+    static ALL: std::sync::OnceLock<Vec<Alg>> = std::sync::OnceLock::new();
+    ALL.get_or_init(build_orientations)
+}
+
+fn build_orientations() -> Vec<Alg> {
     let rot = |a: Axis, t: Turn| Move::new(MoveKind::Rotation(a), t);
     let firsts: [Vec<Move>; 6] = [
         vec![],
@@ -423,7 +477,7 @@ fn pocket_of(c: &FaceletCube, symbols: [char; 6]) -> Result<PocketCube, InvalidC
     let named = FaceletCube::with_mapping(Size::Two, &chars, symbols);
     for rot in orientations() {
         let mut r = named.clone();
-        if r.apply(&rot).is_err() {
+        if r.apply(rot).is_err() {
             continue;
         }
         if let Some(p) = PocketCube::from_facelets(&r) {
@@ -448,7 +502,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for r in orientations() {
             let mut c = FaceletCube::solved(Size::Three);
-            c.apply(&r).expect("rotations fit");
+            c.apply(r).expect("rotations fit");
             seen.insert(c.to_letters());
         }
         assert_eq!(seen.len(), 24);

@@ -5,6 +5,9 @@
 //!
 //! Level: solver (depends on `cube` only).
 
+// Index loops over parallel arrays (slots, pieces, moves) read best as they are.
+#![allow(clippy::needless_range_loop)]
+
 use std::time::Instant;
 
 use crate::cube::{Face, PocketCube, Turn};

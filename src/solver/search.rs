@@ -5,6 +5,9 @@
 //!
 //! Level: solver (depends on `cube` only).
 
+// Index loops over parallel arrays (slots, pieces, moves) read best as they are.
+#![allow(clippy::needless_range_loop)]
+
 use std::time::Instant;
 
 use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
@@ -219,22 +222,62 @@ impl TwoPhase<'_> {
         self.stop
     }
 
+    /// Phase-1 IDA* with exactly `togo` cost left. The children's table entries are
+    /// fetched in three passes (coordinates, then symmetry class, then pruning value) with
+    /// prefetches between them, so the memory latencies of the 18 children overlap.
     fn phase1(&mut self, tw: u16, fl: u16, sl: u16, n: usize, togo: u32, last: u8) {
         let s = &self.t.small;
+        let mut kids = [(0u8, 0u16, 0u16, 0u16, 0u32); N_MOVES];
+        let mut k = 0;
         for m in 0..N_MOVES as u8 {
             if !allowed(last, m) {
                 continue;
             }
             let c = self.cost[m as usize] as u32;
-            if c > togo {
+            if c > togo || (c == togo && is_p2_move(m)) {
                 continue;
             }
             let mi = m as usize;
             let tw2 = s.twist_move[tw as usize * N_MOVES + mi];
             let fl2 = s.flip_move[fl as usize * N_MOVES + mi];
             let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
-            let rest = togo - c;
-            let h = self.t.h1(tw2, fl2, sl2);
+            if c == togo {
+                // The last phase-1 move: the child must be in the subgroup, which the
+                // coordinates tell without a table probe.
+                if tw2 == 0 && fl2 == 0 && sl2 < 24 {
+                    self.path[n] = m;
+                    if self.valid > n {
+                        self.valid = n;
+                    }
+                    self.phase2_start(n + 1, sl2);
+                    if self.tick() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            let fs = (sl2 as u32 / 24) * 2048 + fl2 as u32;
+            prefetch(s.fs_sym.as_ptr().wrapping_add(fs as usize));
+            kids[k] = (m, tw2, fl2, sl2, fs);
+            k += 1;
+        }
+        let mut idx = [0usize; N_MOVES];
+        for j in 0..k {
+            let (_, tw2, _, _, fs) = kids[j];
+            let y = s.fs_sym[fs as usize];
+            let i = (y >> 4) as usize * Twist::COUNT
+                + s.twist_conj[tw2 as usize * 16 + (y & 15) as usize] as usize;
+            prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
+            idx[j] = i;
+        }
+        let mut hs = [0u32; N_MOVES];
+        for j in 0..k {
+            hs[j] = self.t.p1.get(idx[j]) as u32;
+        }
+        for j in 0..k {
+            let (m, tw2, fl2, sl2, _) = kids[j];
+            let rest = togo - self.cost[m as usize] as u32;
+            let h = hs[j];
             if h > rest {
                 continue;
             }
@@ -242,17 +285,10 @@ impl TwoPhase<'_> {
             if self.valid > n {
                 self.valid = n;
             }
-            if rest == 0 {
-                if is_p2_move(m) {
-                    continue;
-                }
-                self.phase2_start(n + 1, sl2);
-            } else {
-                if h == 0 && rest < 5 {
-                    continue;
-                }
-                self.phase1(tw2, fl2, sl2, n + 1, rest, m);
+            if h == 0 && rest < 5 {
+                continue;
             }
+            self.phase1(tw2, fl2, sl2, n + 1, rest, m);
             if self.tick() {
                 return;
             }
@@ -275,6 +311,10 @@ impl TwoPhase<'_> {
         let cp = self.cp[n1];
         let ud = s.ud_from_ud[self.ue[n1] as usize * 24 + self.de[n1] as usize % 24];
         debug_assert!(ud != u16::MAX, "phase 1 ended outside the subgroup");
+        let cs = s.cornslice[cp as usize * 24 + sl as usize] as i64;
+        if cs > budget {
+            return;
+        }
         let h = self.t.h2(cp, ud, sl);
         if h as i64 > budget {
             return;
@@ -576,4 +616,33 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
     } else {
         Ok(tp.keep.found)
     }
+}
+
+/// See [`super::Solver::lower_bounds`].
+pub(crate) fn lower_bounds(t: &Tables3, c: &Cc) -> (u32, Option<u32>) {
+    let mut h1 = 0;
+    for inverse in [false, true] {
+        for k in 0..3 {
+            h1 = h1.max(Variant::new(t, c, 16 * k, inverse).h);
+        }
+    }
+    let (tw, fl, sl) = (Twist::get(c).0, Flip::get(c).0, SliceSorted::get(c).0);
+    let h2 = (tw == 0 && fl == 0 && sl < 24).then(|| {
+        let s = &t.small;
+        let ud = s.ud_from_ud[UEdges::get(c).0 as usize * 24 + DEdges::get(c).0 as usize % 24];
+        t.h2(CornerPerm::get(c).0, ud, sl)
+    });
+    (h1, h2)
+}
+
+/// Asks the CPU to start loading the cache line at `p` (a hint; no effect on results).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint that never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }

@@ -8,6 +8,9 @@
 //!
 //! Level: solver (depends on `cube` only).
 
+// Index loops over parallel arrays (slots, pieces, moves) read best as they are.
+#![allow(clippy::needless_range_loop)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
@@ -39,14 +42,6 @@ impl Nibbles {
         // SAFETY-free fast path: indices are produced by the coordinate tables and are
         // always < len; a bad index panics (bounds check) rather than reading garbage.
         ((self.words[i >> 4] >> ((i & 15) * 4)) & 15) as u8
-    }
-
-    pub fn histogram(&self) -> [u64; 16] {
-        let mut h = [0u64; 16];
-        for i in 0..self.len {
-            h[self.get(i) as usize] += 1;
-        }
-        h
     }
 
     pub fn bytes(&self) -> usize {
@@ -82,7 +77,7 @@ pub(crate) struct Small {
     pub ud_from_ud: Vec<u16>,
 }
 
-fn move_table<T: Copy + Send + Sync>(
+fn move_table(
     count: usize,
     moves: &[u8],
     set: impl Fn(usize, &mut Cc) + Sync,
@@ -154,43 +149,43 @@ fn sym_classes(
 impl Small {
     pub fn build() -> Small {
         let all: Vec<u8> = (0..N_MOVES as u8).collect();
-        let twist_move = move_table::<u16>(
+        let twist_move = move_table(
             Twist::COUNT,
             &all,
             |v, c| Twist(v as u16).set(c),
             |c| Twist::get(c).0 as usize,
         );
-        let flip_move = move_table::<u16>(
+        let flip_move = move_table(
             Flip::COUNT,
             &all,
             |v, c| Flip(v as u16).set(c),
             |c| Flip::get(c).0 as usize,
         );
-        let slice_move = move_table::<u16>(
+        let slice_move = move_table(
             SliceSorted::COUNT,
             &all,
             |v, c| SliceSorted(v as u16).set(c),
             |c| SliceSorted::get(c).0 as usize,
         );
-        let uedge_move = move_table::<u16>(
+        let uedge_move = move_table(
             UEdges::COUNT,
             &all,
             |v, c| UEdges(v as u16).set(c),
             |c| UEdges::get(c).0 as usize,
         );
-        let dedge_move = move_table::<u16>(
+        let dedge_move = move_table(
             DEdges::COUNT,
             &all,
             |v, c| DEdges(v as u16).set(c),
             |c| DEdges::get(c).0 as usize,
         );
-        let corner_move = move_table::<u16>(
+        let corner_move = move_table(
             CornerPerm::COUNT,
             &all,
             |v, c| CornerPerm(v as u16).set(c),
             |c| CornerPerm::get(c).0 as usize,
         );
-        let ud_move = move_table::<u16>(
+        let ud_move = move_table(
             UdEdges::COUNT,
             &P2_MOVES,
             |v, c| UdEdges(v as u16).set(c),
@@ -343,11 +338,42 @@ impl PrunKind {
     }
 }
 
-struct Atomic4 {
-    words: Vec<AtomicU64>,
+/// A zeroed table of `words` u64, backed by transparent huge pages where the system
+/// offers them (the pruning tables are read at random: 4 KiB pages would make nearly
+/// every probe a TLB miss).
+pub(crate) fn huge_zeroed(words: usize) -> Vec<u64> {
+    let v = vec![0u64; words];
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let p = v.as_ptr() as usize;
+        let start = (p + HUGE - 1) & !(HUGE - 1);
+        let end = (p + words * 8) & !(HUGE - 1);
+        if end > start {
+            // SAFETY: the range lies inside the allocation of `v`; MADV_HUGEPAGE only
+            // changes how the kernel backs it, never its contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
 }
 
-impl Atomic4 {
+const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+
+struct Atomic4<'a> {
+    words: &'a [AtomicU64],
+}
+
+impl Atomic4<'_> {
+    fn new(words: &mut [u64]) -> Atomic4<'_> {
+        // SAFETY: AtomicU64 has the same size and (checked above) alignment as u64, and the
+        // exclusive borrow guarantees no other access while the atomic view lives.
+        let words = unsafe { &*(words as *mut [u64] as *const [AtomicU64]) };
+        Atomic4 { words }
+    }
+
     #[inline(always)]
     fn get(&self, i: usize) -> u8 {
         ((self.words[i >> 4].load(Ordering::Relaxed) >> ((i & 15) * 4)) & 15) as u8
@@ -372,11 +398,9 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
         ),
     };
     let len = kind.entries();
-    let table = Atomic4 {
-        words: (0..len.div_ceil(16))
-            .map(|_| AtomicU64::new(u64::MAX))
-            .collect(),
-    };
+    let mut words = huge_zeroed(len.div_ceil(16));
+    words.par_iter_mut().for_each(|w| *w = u64::MAX);
+    let table = Atomic4::new(&mut words);
     // Neighbour of entry (class, r) by move index m.
     let neighbour = |class: usize, r: usize, m: usize| -> (usize, usize) {
         match kind {
@@ -481,10 +505,7 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
         progress(kind.label(), seen, total);
     }
     progress(kind.label(), total, total);
-    Nibbles {
-        words: table.words.into_iter().map(|a| a.into_inner()).collect(),
-        len,
-    }
+    Nibbles { words, len }
 }
 
 #[cfg(test)]

@@ -197,6 +197,12 @@ pub struct Physics {
     pub sensor_min: f64,
     /// Layers misaligned by more than this (table degrees) jam the arm.
     pub align_tolerance: f64,
+    /// A tilt needs the bottom layer square with the upper layers within this (table °).
+    pub tilt_tolerance: f64,
+    /// Play between the tray and a held bottom layer (table °): a layer turned exactly to
+    /// the quarter ends this much short, which is why turns over-rotate and come back
+    /// (mechanics doc §3.1).
+    pub layer_play: f64,
 }
 
 impl Default for Physics {
@@ -218,6 +224,8 @@ impl Default for Physics {
             ],
             sensor_min: -800.0,
             align_tolerance: 20.0,
+            tilt_tolerance: 4.0,
+            layer_play: 5.0,
         }
     }
 }
@@ -260,7 +268,11 @@ pub(crate) struct Brick {
     /// quantisation (+ = y).
     upper: f64,
     bottom: f64,
+    /// The tray's angle in the same frame (the bottom layer stays within the play of it).
+    tray: f64,
     tilting: bool,
+    /// The arm has come to rest at hold since it last was away (a tilt must start there).
+    seated: bool,
     arm_region: Region,
     appearance: Appearance,
     rng: ChaCha8Rng,
@@ -337,7 +349,9 @@ impl Brick {
             ids: (0..n).collect(),
             upper: 0.0,
             bottom: 0.0,
+            tray: 0.0,
             tilting: false,
+            seated: false,
             arm_region,
             appearance,
             rng,
@@ -386,8 +400,12 @@ impl Brick {
     }
 
     fn misalignment(&self) -> f64 {
-        let r = |x: f64| (x - 90.0 * (x / 90.0).round()).abs();
-        r(self.upper).max(r(self.bottom - self.upper))
+        r90(self.upper).max(self.layer_misalignment())
+    }
+
+    /// How far the bottom layer is from square with the upper layers.
+    fn layer_misalignment(&self) -> f64 {
+        r90(self.bottom - self.upper)
     }
 
     fn block(&mut self, m: usize, why: String) {
@@ -438,11 +456,31 @@ impl Brick {
             }
             self.arm_region = self.region(self.motors[0].phys);
         }
+        match self.arm_region {
+            Region::Hold if self.motors[0].job == Job::Idle => self.seated = true,
+            Region::Away | Region::Between => self.seated = false,
+            _ => {}
+        }
+        if self.arm_region == Region::Tilting && !self.seated && !self.tilting && da > 0.0 {
+            // Swinging up from away without seating at hold: the arm strikes the cube.
+            self.motors[0].phys = a_before;
+            self.block(
+                0,
+                "tilt with the arm coming from away (not seated at hold first)".into(),
+            );
+        }
         let a = self.motors[0].phys;
         if a >= self.physics.arm_apex && !self.tilting && da > 0.0 {
-            if self.misalignment() > self.physics.align_tolerance {
-                let m = self.misalignment();
-                self.block(0, format!("tilt of a cube misaligned by {m:.0}°"));
+            if self.misalignment() > self.physics.align_tolerance
+                || self.layer_misalignment() > self.physics.tilt_tolerance
+            {
+                let (m, l) = (r90(self.upper), self.layer_misalignment());
+                self.block(
+                    0,
+                    format!(
+                        "tilt of a cube {m:.0}° out of square with the bottom layer {l:.1}° off (a layer turned without enough over-rotation?)"
+                    ),
+                );
             } else {
                 self.tilting = true;
                 self.quantise(true);
@@ -459,8 +497,14 @@ impl Brick {
                 Region::Away => {
                     self.upper += table;
                     self.bottom += table;
+                    self.tray += table;
                 }
-                Region::Hold => self.bottom += table,
+                Region::Hold => {
+                    // The held layer follows the tray once the play is taken up.
+                    self.tray += table;
+                    let p = self.physics.layer_play;
+                    self.bottom = self.bottom.clamp(self.tray - p, self.tray + p);
+                }
                 Region::Between | Region::Tilting => {
                     let a = self.motors[0].phys;
                     self.motors[1].phys -= db;
@@ -490,6 +534,7 @@ impl Brick {
             }
             self.upper -= 90.0 * k;
             self.bottom -= 90.0 * k;
+            self.tray -= 90.0 * k;
         }
         let rel = self.bottom - self.upper;
         let k = (rel / 90.0).round();
@@ -499,6 +544,7 @@ impl Brick {
                 self.apply(Primitive::Turn(1));
             }
             self.bottom -= 90.0 * k;
+            self.tray -= 90.0 * k;
         }
     }
 
@@ -563,7 +609,7 @@ impl Brick {
         if self.faults.stall_at == Some(n) {
             self.stall_armed = true;
             self.note(format!(
-                "fault injected: the next motor started from command {n} on stalls"
+                "fault injected: the next positioning move from command {n} on stalls"
             ));
         }
         let drop = self.faults.drop_at == Some(n);
@@ -720,7 +766,9 @@ impl Brick {
         } else {
             0.0
         };
-        if self.stall_armed {
+        // A run without a target (homing) is meant to end against a stop: the injected
+        // stall hits the next positioning job.
+        if self.stall_armed && !matches!(job, Job::Run { .. }) {
             self.stall_armed = false;
             self.motors[m].blocked = true;
             let port = (b'A' + m as u8) as char;
@@ -991,6 +1039,11 @@ impl Brick {
     }
 }
 
+/// Distance from the nearest multiple of 90°.
+fn r90(x: f64) -> f64 {
+    (x - 90.0 * (x / 90.0).round()).abs()
+}
+
 fn read_i32(mem: &[u8], o: usize) -> Result<i32, String> {
     mem.get(o..o + 4)
         .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -1050,4 +1103,235 @@ fn sticker_sources_3(cc: &crate::cube::CubieCube) -> Vec<usize> {
         }
     }
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::robot::protocol::{decode_reply, DirectCommand, OutputPort};
+
+    fn h(s: &str) -> Vec<u8> {
+        s.split_whitespace()
+            .filter(|t| *t != "|")
+            .map(|t| u8::from_str_radix(t, 16).unwrap())
+            .collect()
+    }
+
+    fn brick() -> Brick {
+        let cfg = SimConfig::default();
+        Brick::new(&cfg, FaceletCube::solved(Size::Three))
+    }
+
+    #[test]
+    fn answers_the_doc_examples_byte_for_byte() {
+        let mut b = brick();
+        // E1 ping.
+        assert_eq!(
+            b.handle(&h("06 00 2A 00 00 00 00 01")).unwrap(),
+            h("03 00 2A 00 02")
+        );
+        // E2 LED, no reply.
+        assert!(b.handle(&h("08 00 2B 00 80 00 00 82 1B 05")).is_none());
+        // E10 reset + clear count.
+        assert_eq!(
+            b.handle(&h("0B 00 08 00 00 00 00 A2 00 02 B2 00 02"))
+                .unwrap(),
+            h("03 00 08 00 02")
+        );
+        // E8 count of C after clearing it: 0.
+        b.handle(&h("0B 00 08 00 00 00 00 A2 00 04 B2 00 04"));
+        assert_eq!(
+            b.handle(&h("09 00 05 00 00 04 00 B3 00 02 60")).unwrap(),
+            h("07 00 05 00 02 00 00 00 00")
+        );
+        // E5 busy? nothing running.
+        assert_eq!(
+            b.handle(&h("09 00 04 00 00 01 00 A9 00 03 60")).unwrap(),
+            h("04 00 04 00 02 00")
+        );
+        // E6 RGB-RAW: 12 bytes of global memory.
+        let r = b
+            .handle(&h("0F 00 03 00 00 0C 00 99 1C 00 01 1D 04 03 60 64 68"))
+            .unwrap();
+        assert_eq!(&r[..5], &h("0F 00 03 00 02")[..]);
+        // E12 IR proximity on port 4 (index 3): type 33 as LC1.
+        let r = b
+            .handle(&h("0E 00 0B 00 00 04 00 99 1D 00 03 81 21 00 01 60"))
+            .unwrap();
+        assert_eq!(r, h("07 00 0B 00 02 00 00 D0 41"));
+        // E15: unknown opcode → error reply with the same global size.
+        assert_eq!(
+            b.handle(&h("06 00 77 00 00 04 00 FE")).unwrap(),
+            h("07 00 77 00 04 00 00 00 00")
+        );
+        // E13 layout: 13 bytes of globals.
+        let r = b
+            .handle(&h("21 00 0C 00 00 0D 00 99 1D 00 10 07 00 01 60 99 1D 00 11 07 00 01 64 99 1D 00 12 08 00 01 68 A9 00 07 6C"))
+            .unwrap();
+        assert_eq!(&r[..5], &h("10 00 0C 00 02")[..]);
+        assert_eq!(r.len(), 5 + 13);
+    }
+
+    #[test]
+    fn the_driver_encoding_is_what_the_simulator_decodes() {
+        // Every parameter form: GET_COUNT of C with LC1/LC2/LC4 port numbers and GV1/GV2
+        // outputs gives the same answer as the shortest form.
+        let mut b = brick();
+        let mut c = DirectCommand::new();
+        let s = c.output_get_count(OutputPort::C);
+        let short = decode_reply(&b.handle(&c.encode(1)).unwrap()).unwrap();
+        let want = short.i32(s).unwrap();
+        for ops in [
+            "B3 81 00 81 02 E1 00",
+            "B3 82 00 00 82 02 00 E2 00 00",
+            "B3 83 00 00 00 00 83 02 00 00 00 60",
+        ] {
+            let mut frame = h("00 00 09 00 00 04 00");
+            frame.extend(h(ops));
+            let len = (frame.len() - 2) as u16;
+            frame[..2].copy_from_slice(&len.to_le_bytes());
+            let r = decode_reply(&b.handle(&frame).unwrap()).unwrap();
+            assert!(r.ok, "{ops}");
+            assert_eq!(r.i32(s).unwrap(), want, "{ops}");
+        }
+        // An output parameter given as a constant is malformed → error reply.
+        let r = decode_reply(&b.handle(&h("09 00 02 00 00 04 00 B3 00 02 00")).unwrap()).unwrap();
+        assert!(!r.ok);
+    }
+
+    #[test]
+    fn one_command_at_a_time() {
+        let mut b = brick();
+        // E3: a blocking move of B; its reply comes when the move is done.
+        assert!(b
+            .handle(&h(
+                "13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
+            ))
+            .is_none());
+        // A reply command meanwhile is refused, a no-reply one ignored.
+        assert_eq!(
+            b.handle(&h("06 00 09 00 00 00 00 01")).unwrap(),
+            h("03 00 09 00 04")
+        );
+        assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
+        b.advance(0.3);
+        assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
+        b.advance(1.0);
+        assert_eq!(b.poll_suspended().unwrap(), h("03 00 01 00 02"));
+        // 270° of the turntable at the table = one spin with the arm away.
+        let mut expect = FaceletCube::solved(Size::Three);
+        expect
+            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1)
+                .as_move()
+                .unwrap()]))
+            .unwrap();
+        assert_eq!(b.cube(), expect);
+    }
+}
+
+#[cfg(test)]
+mod mechanics {
+    use super::*;
+
+    fn run(b: &mut Brick, ops: &str) {
+        let bytes: Vec<u8> = ops
+            .split_whitespace()
+            .map(|t| u8::from_str_radix(t, 16).unwrap())
+            .collect();
+        let mut frame = vec![0, 0, 1, 0, 0, 0, 0];
+        frame.extend(bytes);
+        let len = (frame.len() - 2) as u16;
+        frame[..2].copy_from_slice(&len.to_le_bytes());
+        b.handle(&frame);
+        for _ in 0..400 {
+            b.advance(0.01);
+            if b.poll_suspended().is_some() || !b.is_waiting() {
+                break;
+            }
+        }
+    }
+
+    fn brick() -> Brick {
+        let mut b = Brick::new(&SimConfig::default(), FaceletCube::solved(Size::Three));
+        // Arm to its stop (physical 0), sensor arm parked.
+        b.motors[0].phys = 0.0;
+        b.motors[2].phys = 0.0;
+        b
+    }
+
+    #[test]
+    fn a_tilt_straight_from_away_is_a_fault() {
+        let mut b = brick();
+        // Arm A +200° in one move (no stop at hold), wait.
+        run(&mut b, "AE 00 01 81 28 00 82 C8 00 00 01 AA 00 01");
+        assert!(
+            b.log.iter().any(|l| l.contains("coming from away")),
+            "{:?}",
+            b.log
+        );
+        assert!(b.cube().is_solved());
+    }
+
+    #[test]
+    fn a_turn_needs_the_arm_at_hold_and_a_tilt_needs_the_sensor_clear() {
+        let mut b = brick();
+        // Arm to hold (100°), then the table +270 (one quarter): bottom layer turned (D').
+        run(&mut b, "AE 00 01 81 28 00 81 64 00 01 AA 00 01");
+        run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 AA 00 02");
+        let mut expect = FaceletCube::solved(Size::Three);
+        expect
+            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Turn(1)
+                .as_move()
+                .unwrap()]))
+            .unwrap();
+        assert_eq!(b.cube(), expect);
+        // Sensor arm over the centre, then tilt: the arms collide.
+        run(&mut b, "AE 00 04 81 C4 00 82 EE 02 00 01 AA 00 04");
+        run(&mut b, "AE 00 01 81 28 00 81 5A 00 01 AA 00 01");
+        assert!(
+            b.log
+                .iter()
+                .any(|l| l.contains("hit the colour-sensor arm")),
+            "{:?}",
+            b.log
+        );
+        assert_eq!(b.cube(), expect, "no tilt happened");
+    }
+
+    #[test]
+    fn a_layer_turn_must_over_rotate_to_end_square() {
+        for over in [false, true] {
+            let mut b = brick();
+            run(&mut b, "AE 00 01 81 28 00 81 64 00 01 AA 00 01"); // hold
+            if over {
+                // +288 then back 18 at low speed (the driver's turn).
+                run(&mut b, "AE 00 02 81 28 00 82 20 01 00 01 AA 00 02");
+                run(&mut b, "AE 00 02 81 F6 00 12 00 01 AA 00 02");
+            } else {
+                run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 AA 00 02");
+            }
+            run(&mut b, "AE 00 01 81 28 00 81 5A 00 01 AA 00 01"); // up to 190: tilt
+            let faulted = b
+                .log
+                .iter()
+                .any(|l| l.contains("without enough over-rotation"));
+            assert_eq!(faulted, !over, "over-rotation {over}: {:?}", b.log);
+            assert_eq!(b.tilts, over as u64);
+        }
+    }
+
+    #[test]
+    fn the_table_moving_with_the_arm_half_down_jams() {
+        let mut b = brick();
+        run(&mut b, "AE 00 01 81 28 00 81 37 00 01 AA 00 01"); // arm to 55°: neither
+        run(&mut b, "AE 00 02 81 28 00 82 0E 01 00 01 A6 00 02");
+        b.advance(1.0);
+        assert!(
+            b.log
+                .iter()
+                .any(|l| l.contains("neither clear nor holding")),
+            "{:?}",
+            b.log
+        );
+    }
 }

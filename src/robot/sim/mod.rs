@@ -101,6 +101,8 @@ pub struct SimConfig {
     pub color_port: u8,
     pub large_full_speed: f64,
     pub medium_full_speed: f64,
+    /// Transport latency added to every reply (simulated ms; USB ≈ 10, Bluetooth ≈ 60).
+    pub latency_ms: f64,
 }
 
 impl Default for SimConfig {
@@ -115,6 +117,7 @@ impl Default for SimConfig {
             color_port: 2,
             large_full_speed: 1050.0,
             medium_full_speed: 1560.0,
+            latency_ms: 0.0,
         }
     }
 }
@@ -232,9 +235,10 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
         let shared = shared.clone();
         let stop = stop.clone();
         let speed = cfg.speed.max(1e-3);
+        let latency = cfg.latency_ms.max(0.0) / 1000.0;
         std::thread::Builder::new()
             .name("ev3-sim".into())
-            .spawn(move || serve(pty.master, pty.slave, brick, speed, shared, stop))
+            .spawn(move || serve(pty.master, pty.slave, brick, speed, latency, shared, stop))
             .map_err(|e| SimError::Pty(e.to_string()))?
     };
     Ok(SimHandle {
@@ -252,6 +256,7 @@ fn serve(
     _slave: OwnedFd,
     mut brick: Brick,
     speed: f64,
+    latency: f64,
     shared: Arc<Mutex<Shared>>,
     stop: Arc<AtomicBool>,
 ) {
@@ -260,6 +265,8 @@ fn serve(
     let mut frames = FrameBuffer::default();
     let mut buf = [0u8; 1024];
     let mut out: Vec<u8> = Vec::new();
+    // Replies waiting for their simulated delivery time.
+    let mut queue: std::collections::VecDeque<(f64, Vec<u8>)> = Default::default();
     while !stop.load(Ordering::SeqCst) {
         let readable = {
             let mut fds = [PollFd::new(master.as_fd(), PollFlags::POLLIN)];
@@ -283,7 +290,7 @@ fn serve(
         }
         if brick.is_waiting() {
             if let Some(r) = brick.poll_suspended() {
-                out.extend(r);
+                queue.push_back((brick.clock + latency, r));
             }
         }
         while let Some(f) = frames.pop() {
@@ -291,6 +298,11 @@ fn serve(
                 continue;
             }
             if let Some(r) = brick.handle(&f) {
+                queue.push_back((brick.clock + latency, r));
+            }
+        }
+        while queue.front().is_some_and(|(due, _)| *due <= brick.clock) {
+            if let Some((_, r)) = queue.pop_front() {
                 out.extend(r);
             }
         }
