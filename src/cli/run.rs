@@ -424,26 +424,33 @@ fn report(g: &Global, r: &RunReport) -> Exit {
         }
         super::output::json_line(&v);
     } else {
-        println!(
-            "{}",
-            if r.reached_target {
-                "reached the target"
-            } else {
-                "NOT at the target"
-            }
-        );
-        println!("final state  {}", r.final_state);
-        println!("target       {}", r.target);
-        println!("solution     {} ({} face turns)", r.solution, r.face_turns);
-        println!(
+        let mut out = String::new();
+        out.push_str(if r.reached_target {
+            "reached the target"
+        } else {
+            "NOT at the target"
+        });
+        out.push('\n');
+        out.push_str(&format!("final state  {}", r.final_state));
+        out.push('\n');
+        out.push_str(&format!("target       {}", r.target));
+        out.push('\n');
+        out.push_str(&format!(
+            "solution     {} ({} face turns)",
+            r.solution, r.face_turns
+        ));
+        out.push('\n');
+        out.push_str(&format!(
             "robot time   {:.1} s planned{}",
             r.robot_seconds,
             r.baseline_seconds
                 .map(|b| format!(" (per-move table on the first solution: {b:.1} s)"))
                 .unwrap_or_default()
-        );
-        println!("actions      {}", r.actions);
-        println!(
+        ));
+        out.push('\n');
+        out.push_str(&format!("actions      {}", r.actions));
+        out.push('\n');
+        out.push_str(&format!(
             "scan         {}{}",
             if r.scan_confident {
                 "confident"
@@ -455,9 +462,13 @@ fn report(g: &Global, r: &RunReport) -> Exit {
             } else {
                 String::new()
             }
-        );
-        println!("verified by  {}", r.verified_by);
-        println!("journal      {}", r.journal.display());
+        ));
+        out.push('\n');
+        out.push_str(&format!("verified by  {}", r.verified_by));
+        out.push('\n');
+        out.push_str(&format!("journal      {}", r.journal.display()));
+        out.push('\n');
+        let _ = std::io::stdout().lock().write_all(out.as_bytes());
     }
     if r.reached_target {
         Exit::Ok
@@ -694,7 +705,7 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
                     "type": "saved", "file": a.file, "state": saved.state, "saved": saved.saved,
                 }));
             } else {
-                println!("{}", saved.state);
+                let _ = writeln!(std::io::stdout().lock(), "{}", saved.state);
                 if !g.quiet {
                     eprintln!("saved to {}", a.file.display());
                 }
@@ -998,4 +1009,41 @@ fn tempfile_dir() -> Result<PathBuf> {
     let d = std::env::temp_dir().join(format!("cubot-bench-{}", std::process::id()));
     std::fs::create_dir_all(&d)?;
     Ok(d)
+}
+
+/// `cubot sim --robot line --pty`: the line-protocol simulator, served until killed.
+pub fn sim_line(
+    a: &super::robot::SimArgs,
+    palette: Palette,
+    start: Option<FaceletCube>,
+    size: Size,
+    g: &Global,
+) -> CmdResult {
+    let faults = line_sim::parse_faults(&a.faults)?;
+    let handle = line_sim::spawn_pty(LineSimConfig {
+        seed: a.seed,
+        speed: a.speed,
+        faults,
+        start,
+        size,
+        palette,
+        ..Default::default()
+    })?;
+    {
+        let mut out = std::io::stdout().lock();
+        if g.json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"type": "sim", "robot": "line", "path": handle.path(), "cube": handle.initial_cube().to_letters()})
+            )?;
+        } else {
+            writeln!(out, "{}", handle.path().display())?;
+            writeln!(out, "{}", handle.initial_cube().to_letters())?;
+        }
+        out.flush()?;
+    }
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

@@ -104,7 +104,7 @@ pub struct Services<'a> {
     pub resolve: &'a (dyn Fn(&RawScan) -> Result<Resolved, ResolveFailure> + Sync),
     /// `solve(start, target, n)`: up to n solutions, shortest first (3x3x3: exactly to the
     /// target; 2x2x2: up to a whole-cube rotation).
-    pub solve: &'a (dyn Fn(&FaceletCube, &FaceletCube, usize) -> Result<Vec<Alg>, String> + Sync),
+    pub solve: &'a super::frames::SolveFn<'a, String>,
 }
 
 /// A robot the pipeline can drive.
@@ -944,52 +944,6 @@ pub fn mindcub3r_plan(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn colour_matching_finds_the_permutation() {
-        let from = vec![
-            ('U', [90.0, 0.0, 0.0]),
-            ('R', [50.0, 60.0, 40.0]),
-            ('F', [60.0, -50.0, 40.0]),
-            ('D', [90.0, -5.0, 80.0]),
-            ('L', [65.0, 40.0, 70.0]),
-            ('B', [35.0, 10.0, -50.0]),
-        ];
-        let to: Vec<(char, [f64; 3])> = vec![
-            ('w', [85.0, 2.0, 3.0]),
-            ('b', [30.0, 12.0, -45.0]),
-            ('o', [60.0, 45.0, 65.0]),
-            ('y', [88.0, -3.0, 75.0]),
-            ('r', [45.0, 55.0, 35.0]),
-            ('g', [55.0, -45.0, 35.0]),
-        ];
-        let m = match_colors(&from, &to).unwrap();
-        assert_eq!(
-            m,
-            vec![
-                ('U', 'w'),
-                ('R', 'r'),
-                ('F', 'g'),
-                ('D', 'y'),
-                ('L', 'o'),
-                ('B', 'b')
-            ]
-        );
-    }
-
-    #[test]
-    fn majority_labels_is_a_permutation_or_nothing() {
-        let a = FaceletCube::solved(Size::Three);
-        let mut b = a.clone();
-        b.apply(&Alg::parse("R").unwrap()).unwrap();
-        assert_eq!(majority_labels(&a, &a), Some(Face::ALL));
-        assert_eq!(majority_labels(&b, &b), Some(Face::ALL));
-    }
-}
-
 /// The colour resolver as a pipeline service.
 pub fn resolve_with(
     opts: crate::color::resolve::ResolveOptions,
@@ -1123,5 +1077,51 @@ impl RunRobot for Mc3Run {
 
     fn reorients(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_matching_finds_the_permutation() {
+        let from = vec![
+            ('U', [90.0, 0.0, 0.0]),
+            ('R', [50.0, 60.0, 40.0]),
+            ('F', [60.0, -50.0, 40.0]),
+            ('D', [90.0, -5.0, 80.0]),
+            ('L', [65.0, 40.0, 70.0]),
+            ('B', [35.0, 10.0, -50.0]),
+        ];
+        let to: Vec<(char, [f64; 3])> = vec![
+            ('w', [85.0, 2.0, 3.0]),
+            ('b', [30.0, 12.0, -45.0]),
+            ('o', [60.0, 45.0, 65.0]),
+            ('y', [88.0, -3.0, 75.0]),
+            ('r', [45.0, 55.0, 35.0]),
+            ('g', [55.0, -45.0, 35.0]),
+        ];
+        let m = match_colors(&from, &to).unwrap();
+        assert_eq!(
+            m,
+            vec![
+                ('U', 'w'),
+                ('R', 'r'),
+                ('F', 'g'),
+                ('D', 'y'),
+                ('L', 'o'),
+                ('B', 'b')
+            ]
+        );
+    }
+
+    #[test]
+    fn majority_labels_is_a_permutation_or_nothing() {
+        let a = FaceletCube::solved(Size::Three);
+        let mut b = a.clone();
+        b.apply(&Alg::parse("R").unwrap()).unwrap();
+        assert_eq!(majority_labels(&a, &a), Some(Face::ALL));
+        assert_eq!(majority_labels(&b, &b), Some(Face::ALL));
     }
 }

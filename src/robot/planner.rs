@@ -396,8 +396,8 @@ impl Planner {
         let mut done = [false; NODES];
         loop {
             let mut best = None;
-            for v in 0..NODES {
-                if !done[v] && self.dist[row + v].is_finite() {
+            for (v, &d) in done.iter().enumerate() {
+                if !d && self.dist[row + v].is_finite() {
                     match best {
                         Some(b) if self.dist[row + b] <= self.dist[row + v] => {}
                         _ => best = Some(v),
@@ -488,7 +488,8 @@ impl Planner {
         let mut layer = vec![f64::INFINITY; NODES];
         layer[self.node(&start)] = 0.0;
         // Per segment, per end node: (alternative, [(from, pre, k)] per move).
-        let mut backs: Vec<Vec<Option<(usize, Vec<(u16, u16, i8)>)>>> = Vec::new();
+        type SegBack = Option<(usize, Vec<(u16, u16, i8)>)>;
+        let mut backs: Vec<Vec<SegBack>> = Vec::new();
         for seg in &segments {
             let mut best = vec![f64::INFINITY; NODES];
             let mut seg_back = vec![None; NODES];
