@@ -209,11 +209,8 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
             }
             Ok(Exit::Ok)
         }
-        Err(ResolveError::Ambiguous {
-            doubtful,
-            margin,
-            best,
-        }) => {
+        Err(ResolveError::Ambiguous { doubtful, best }) => {
+            let margin = best.cube_margin;
             if let Some(p) = &a.svg {
                 std::fs::write(p, resolution_svg(&best))
                     .with_context(|| format!("cannot write {}", p.display()))?;

@@ -105,10 +105,10 @@ pub struct Resolution {
 pub enum ResolveError {
     #[error(transparent)]
     Scan(#[from] RawScanError),
-    #[error("ambiguous scan: a second legal cube is within {margin:.1} nats of the best; stickers in doubt: {}", facelet_names(.doubtful, .best.cube.size()))]
+    /// A rival legal cube is too close; `best.cube_margin` says how close.
+    #[error("ambiguous scan: a second legal cube is within {:.1} nats of the best; stickers in doubt: {}", .best.cube_margin, facelet_names(.doubtful, .best.cube.size()))]
     Ambiguous {
         doubtful: Vec<usize>,
-        margin: f64,
         best: Box<Resolution>,
     },
     #[error("no legal cube found within {expanded} search nodes; least certain stickers (indices): {suspects:?}")]
@@ -197,7 +197,7 @@ fn d2(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     (0..3).map(|k| (a[k] - b[k]).powi(2)).sum()
 }
 
-/// k-means (seeded, two restarts, best inertia) into six clusters.
+/// k-means (seeded, four restarts, best inertia) into six clusters.
 fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
     use kmeans_colors::get_kmeans;
     type LabF = Lab<palette::white_point::D65, f32>;
@@ -206,7 +206,7 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
         .map(|l| LabF::new(l[0] as f32, l[1] as f32, l[2] as f32))
         .collect();
     let mut best: Option<(f64, Vec<usize>, Vec<[f64; 3]>)> = None;
-    for r in 0..2u64 {
+    for r in 0..4u64 {
         let km = get_kmeans(6, 30, 0.01, false, &buf, seed.wrapping_add(r * 7919));
         let labels: Vec<usize> = km.indices.iter().map(|&i| i as usize).collect();
         let cents: Vec<[f64; 3]> = km
@@ -223,7 +223,7 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
             best = Some((inertia, labels, cents));
         }
     }
-    let (_, labels, mut cents) = best.expect("two runs");
+    let (_, labels, mut cents) = best.expect("four runs");
     cents.resize(6, [50.0, 0.0, 0.0]);
     (labels, cents)
 }
@@ -868,7 +868,6 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     if !confident && !opts.best_effort {
         return Err(ResolveError::Ambiguous {
             doubtful,
-            margin: cube_margin,
             best: Box::new(resolution),
         });
     }

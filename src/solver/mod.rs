@@ -162,7 +162,8 @@ pub struct TableHistogram {
 /// The solver: 3x3x3 and 2x2x2 tables in memory. Cheap to share between threads.
 pub struct Solver {
     three: Tables3,
-    pocket: PocketTables,
+    /// Built on the first 2x2x2 solve (a fraction of a second).
+    pocket: std::sync::OnceLock<PocketTables>,
     notes: Vec<String>,
 }
 
@@ -194,7 +195,7 @@ impl Solver {
     /// Loads the tables from the cache, or builds (and caches) the ones missing, old or
     /// corrupt; each rebuilt-because-unusable table leaves a note.
     pub fn new(opts: &TableOptions) -> Result<Solver, SolverError> {
-        let (small, pocket) = rayon::join(Small::build, PocketTables::build);
+        let small = Small::build();
         let mut notes = Vec::new();
         let dir = cache::cache_dir(opts.cache_dir.as_deref());
         if dir.is_none() {
@@ -240,7 +241,7 @@ impl Solver {
         let p1 = prun.pop().expect("two tables");
         Ok(Solver {
             three: Tables3 { small, p1, p2 },
-            pocket,
+            pocket: std::sync::OnceLock::new(),
             notes,
         })
     }
@@ -250,9 +251,13 @@ impl Solver {
         &self.notes
     }
 
-    /// Bytes of all tables in memory.
+    fn pocket(&self) -> &PocketTables {
+        self.pocket.get_or_init(PocketTables::build)
+    }
+
+    /// Bytes of all tables in memory (the 2x2x2 tables once built).
     pub fn table_bytes(&self) -> usize {
-        self.three.bytes() + self.pocket.bytes()
+        self.three.bytes() + self.pocket.get().map(|p| p.bytes()).unwrap_or(0)
     }
 
     /// Per-depth counts of each table: the entries as stored, and the states of the full
@@ -288,7 +293,7 @@ impl Solver {
         let small = &self.three.small;
         let (s1, f1) = sym(&self.three.p1, coord::Twist::COUNT, &small.fs_stab);
         let (s2, f2) = sym(&self.three.p2, coord::UdEdges::COUNT, &small.c_stab);
-        let (ph, pq) = (dist(&self.pocket.htm), dist(&self.pocket.qtm));
+        let (ph, pq) = (dist(&self.pocket().htm), dist(&self.pocket().qtm));
         vec![
             TableHistogram {
                 name: PrunKind::Phase1.name(),
@@ -378,7 +383,7 @@ impl Solver {
                 let t = pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
                 let y = t.inverse().multiply(&s);
                 (
-                    self.pocket.solve(&y, &lim),
+                    self.pocket().solve(&y, &lim),
                     Box::new(move |moves: &[u8]| {
                         moves.iter().fold(s, |c, &m| {
                             c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])

@@ -196,7 +196,10 @@ struct TwoPhase<'a> {
     cp: [u16; 65],
     ue: [u16; 65],
     de: [u16; 65],
+    /// `cp[..=valid]` match the current path.
     valid: usize,
+    /// `ue[..=valid_e]` and `de[..=valid_e]` match the current path.
+    valid_e: usize,
     d1: u32,
     nodes: u64,
     stop: bool,
@@ -222,12 +225,16 @@ impl TwoPhase<'_> {
         self.stop
     }
 
-    /// Phase-1 IDA* with exactly `togo` cost left. The children's table entries are
-    /// fetched in three passes (coordinates, then symmetry class, then pruning value) with
-    /// prefetches between them, so the memory latencies of the 18 children overlap.
-    fn phase1(&mut self, tw: u16, fl: u16, sl: u16, n: usize, togo: u32, last: u8) {
+    /// Phase-1 IDA* with exactly `togo` cost left. The edge coordinate travels as its
+    /// symmetry class and symmetry (`fs`: class << 4 | sym), moved through the class move
+    /// table, so each node reads one row of it; the children's pruning entries are
+    /// prefetched before any is read, so their memory latencies overlap.
+    fn phase1(&mut self, tw: u16, fs: u32, sl: u16, n: usize, togo: u32, last: u8) {
         let s = &self.t.small;
-        let mut kids = [(0u8, 0u16, 0u16, 0u16, 0u32); N_MOVES];
+        let (class, sym) = ((fs >> 4) as usize, (fs & 15) as usize);
+        let row = &s.fs_symmove[class * N_MOVES..class * N_MOVES + N_MOVES];
+        let mconj = &s.mconj[sym * N_MOVES..sym * N_MOVES + N_MOVES];
+        let mut kids = [(0u8, 0u16, 0u32, 0u16, 0usize); N_MOVES];
         let mut k = 0;
         for m in 0..N_MOVES as u8 {
             if !allowed(last, m) {
@@ -239,16 +246,15 @@ impl TwoPhase<'_> {
             }
             let mi = m as usize;
             let tw2 = s.twist_move[tw as usize * N_MOVES + mi];
-            let fl2 = s.flip_move[fl as usize * N_MOVES + mi];
             let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
+            let y = row[mconj[mi] as usize];
+            let class2 = y >> 4;
             if c == togo {
-                // The last phase-1 move: the child must be in the subgroup, which the
-                // coordinates tell without a table probe.
-                if tw2 == 0 && fl2 == 0 && sl2 < 24 {
+                // The last phase-1 move: the child must be in the subgroup (twist 0 and
+                // the class of flip 0, slice 0, which is the class 0 alone).
+                if tw2 == 0 && class2 == 0 {
                     self.path[n] = m;
-                    if self.valid > n {
-                        self.valid = n;
-                    }
+                    self.touch(n);
                     self.phase2_start(n + 1, sl2);
                     if self.tick() {
                         return;
@@ -256,43 +262,46 @@ impl TwoPhase<'_> {
                 }
                 continue;
             }
-            let fs = (sl2 as u32 / 24) * 2048 + fl2 as u32;
-            prefetch(s.fs_sym.as_ptr().wrapping_add(fs as usize));
-            kids[k] = (m, tw2, fl2, sl2, fs);
-            k += 1;
-        }
-        let mut idx = [0usize; N_MOVES];
-        for j in 0..k {
-            let (_, tw2, _, _, fs) = kids[j];
-            let y = s.fs_sym[fs as usize];
-            let i = (y >> 4) as usize * Twist::COUNT
-                + s.twist_conj[tw2 as usize * 16 + (y & 15) as usize] as usize;
+            let sym2 = s.symmult[(y & 15) as usize * 16 + sym] as u32;
+            let i = class2 as usize * Twist::COUNT
+                + s.twist_conj[tw2 as usize * 16 + sym2 as usize] as usize;
             prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
-            idx[j] = i;
+            prefetch(
+                s.fs_symmove
+                    .as_ptr()
+                    .wrapping_add(class2 as usize * N_MOVES),
+            );
+            kids[k] = (m, tw2, class2 << 4 | sym2, sl2, i);
+            k += 1;
         }
         let mut hs = [0u32; N_MOVES];
         for j in 0..k {
-            hs[j] = self.t.p1.get(idx[j]) as u32;
+            hs[j] = self.t.p1.get(kids[j].4) as u32;
         }
         for j in 0..k {
-            let (m, tw2, fl2, sl2, _) = kids[j];
+            let (m, tw2, fs2, sl2, _) = kids[j];
             let rest = togo - self.cost[m as usize] as u32;
             let h = hs[j];
             if h > rest {
                 continue;
             }
             self.path[n] = m;
-            if self.valid > n {
-                self.valid = n;
-            }
+            self.touch(n);
             if h == 0 && rest < 5 {
                 continue;
             }
-            self.phase1(tw2, fl2, sl2, n + 1, rest, m);
+            self.phase1(tw2, fs2, sl2, n + 1, rest, m);
             if self.tick() {
                 return;
             }
         }
+    }
+
+    /// The move at `n` changed: cached coordinates after it are stale.
+    #[inline(always)]
+    fn touch(&mut self, n: usize) {
+        self.valid = self.valid.min(n);
+        self.valid_e = self.valid_e.min(n);
     }
 
     fn phase2_start(&mut self, n1: usize, sl: u16) {
@@ -304,18 +313,23 @@ impl TwoPhase<'_> {
         for i in self.valid..n1 {
             let m = self.path[i] as usize;
             self.cp[i + 1] = s.corner_move[self.cp[i] as usize * N_MOVES + m];
+        }
+        self.valid = self.valid.max(n1);
+        let cp = self.cp[n1];
+        // The cheap corner × slice bound first; the edges only when it passes.
+        let cs = s.cornslice[cp as usize * 24 + sl as usize] as u32;
+        if cs as i64 > budget {
+            return;
+        }
+        for i in self.valid_e..n1 {
+            let m = self.path[i] as usize;
             self.ue[i + 1] = s.uedge_move[self.ue[i] as usize * N_MOVES + m];
             self.de[i + 1] = s.dedge_move[self.de[i] as usize * N_MOVES + m];
         }
-        self.valid = n1;
-        let cp = self.cp[n1];
+        self.valid_e = self.valid_e.max(n1);
         let ud = s.ud_from_ud[self.ue[n1] as usize * 24 + self.de[n1] as usize % 24];
         debug_assert!(ud != u16::MAX, "phase 1 ended outside the subgroup");
-        let cs = s.cornslice[cp as usize * 24 + sl as usize] as i64;
-        if cs > budget {
-            return;
-        }
-        let h = self.t.h2(cp, ud, sl);
+        let h = cs.max(self.t.p2.get(s.p2_index(cp, ud)) as u32);
         if h as i64 > budget {
             return;
         }
@@ -357,9 +371,7 @@ impl TwoPhase<'_> {
                 continue;
             }
             self.path[n] = m;
-            if self.valid > n {
-                self.valid = n;
-            }
+            self.touch(n);
             if self.phase2(cp2, ud2, sp2, n + 1, rest, m) {
                 any = true;
                 if self.stop || self.lim.solutions == 1 {
@@ -577,6 +589,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         ue: [0; 65],
         de: [0; 65],
         valid: 0,
+        valid_e: 0,
         d1: 0,
         nodes: 0,
         stop: false,
@@ -597,10 +610,12 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             tp.ue[0] = v.ue;
             tp.de[0] = v.de;
             tp.valid = 0;
+            tp.valid_e = 0;
             if d1 == 0 {
                 tp.phase2_start(0, v.sl);
             } else {
-                tp.phase1(v.tw, v.fl, v.sl, 0, d1, NONE);
+                let fs = (v.sl as usize / 24) * 2048 + v.fl as usize;
+                tp.phase1(v.tw, t.small.fs_sym[fs], v.sl, 0, d1, NONE);
             }
             if tp.stop {
                 break 'outer;

@@ -72,6 +72,12 @@ pub(crate) struct Small {
     pub c_stab: Vec<u16>,
     /// Exact phase-2 distance of (corner permutation, slice permutation): `cp·24 + sp`.
     pub cornslice: Vec<u8>,
+    /// `fs_symmove[class·18 + m]` = class << 4 | sym of (representative · move m).
+    pub fs_symmove: Vec<u32>,
+    /// `symmult[a·16 + b]`: the symmetry `S_a · S_b` (both keeping the U–D axis).
+    pub symmult: Vec<u8>,
+    /// `mconj[s·18 + m]`: the move `S_s · M_m · S_s⁻¹`.
+    pub mconj: Vec<u8>,
     /// `ud_from_ud[u·24 + d % 24]`: [`UdEdges`] of a phase-2 cube from its U- and
     /// D-edge coordinates (`u16::MAX` where `u` has a U edge outside the U/D layers).
     pub ud_from_ud: Vec<u16>,
@@ -226,7 +232,32 @@ impl Small {
             let (u, d) = (UEdges::get(&c).0 as usize, DEdges::get(&c).0 as usize);
             ud_from_ud[u * 24 + d % 24] = ud as u16;
         }
+        let fs_symmove = (0..N_FLIPSLICE_CLASSES * N_MOVES)
+            .map(|i| {
+                let (c, m) = (i / N_MOVES, i % N_MOVES);
+                let fs = fs_rep[c] as usize;
+                let (slice, flip) = (fs / 2048, fs % 2048);
+                let s2 = slice_move[slice * 24 * N_MOVES + m] as usize / 24;
+                let f2 = flip_move[flip * N_MOVES + m] as usize;
+                fs_sym[s2 * 2048 + f2]
+            })
+            .collect();
+        let st = sym_table();
+        let symmult = (0..256)
+            .map(|i| {
+                let p = st.cubes[i / 16].mul(&st.cubes[i % 16]);
+                (0..16)
+                    .find(|&k| st.cubes[k] == p)
+                    .expect("the U-D symmetries form a group") as u8
+            })
+            .collect();
+        let mconj = (0..16 * N_MOVES)
+            .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
+            .collect();
         Small {
+            fs_symmove,
+            symmult,
+            mconj,
             twist_move,
             flip_move,
             slice_move,
@@ -263,6 +294,9 @@ impl Small {
             + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.c_sym.len())
             + self.cornslice.len()
             + 2 * self.ud_from_ud.len()
+            + 4 * self.fs_symmove.len()
+            + self.symmult.len()
+            + self.mconj.len()
     }
 
     /// Index of a phase-1 state in the phase-1 pruning table.
@@ -511,6 +545,119 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
+
+    fn random_cc(rng: &mut rand_chacha::ChaCha8Rng) -> Cc {
+        let f = crate::cube::random_state(crate::cube::Size::Three, rng);
+        Cc::from_cubie(&crate::cube::CubieCube::from_facelets(&f).expect("a cube"))
+    }
+
+    /// A random cube in phase 2 (<U, D, R2, L2, F2, B2>).
+    fn random_phase2(rng: &mut rand_chacha::ChaCha8Rng) -> Cc {
+        use rand::Rng;
+        (0..30).fold(Cc::ID, |c, _| {
+            c.mul(&move_cube(
+                P2_MOVES[rng.gen_range(0..P2_MOVES.len())] as usize,
+            ))
+        })
+    }
+
+    #[test]
+    fn move_tables_agree_with_the_cubie_model() {
+        let s = Small::build();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for _ in 0..300 {
+            let c = random_cc(&mut rng);
+            for m in 0..N_MOVES {
+                let d = c.mul(&move_cube(m));
+                let step = |t: &[u16], v: u16| t[v as usize * N_MOVES + m];
+                assert_eq!(step(&s.twist_move, Twist::get(&c).0), Twist::get(&d).0);
+                assert_eq!(step(&s.flip_move, Flip::get(&c).0), Flip::get(&d).0);
+                assert_eq!(
+                    step(&s.slice_move, SliceSorted::get(&c).0),
+                    SliceSorted::get(&d).0
+                );
+                assert_eq!(step(&s.uedge_move, UEdges::get(&c).0), UEdges::get(&d).0);
+                assert_eq!(step(&s.dedge_move, DEdges::get(&c).0), DEdges::get(&d).0);
+                assert_eq!(
+                    step(&s.corner_move, CornerPerm::get(&c).0),
+                    CornerPerm::get(&d).0
+                );
+            }
+            let p = random_phase2(&mut rng);
+            for (i, &m) in P2_MOVES.iter().enumerate() {
+                let d = p.mul(&move_cube(m as usize));
+                assert_eq!(
+                    s.ud_move[UdEdges::get(&p).0 as usize * P2_MOVES.len() + i],
+                    UdEdges::get(&d).0
+                );
+            }
+        }
+        // Every coordinate value and every move: the table entry is the coordinate of
+        // (a cube with that value) · move.
+        for (count, table, set, get) in [
+            (
+                Twist::COUNT,
+                &s.twist_move,
+                (|v, c| Twist(v).set(c)) as fn(u16, &mut Cc),
+                (|c| Twist::get(c).0) as fn(&Cc) -> u16,
+            ),
+            (
+                Flip::COUNT,
+                &s.flip_move,
+                |v, c| Flip(v).set(c),
+                |c| Flip::get(c).0,
+            ),
+            (
+                SliceSorted::COUNT,
+                &s.slice_move,
+                |v, c| SliceSorted(v).set(c),
+                |c| SliceSorted::get(c).0,
+            ),
+            (
+                CornerPerm::COUNT,
+                &s.corner_move,
+                |v, c| CornerPerm(v).set(c),
+                |c| CornerPerm::get(c).0,
+            ),
+        ] {
+            for v in 0..count {
+                let mut c = Cc::ID;
+                set(v as u16, &mut c);
+                let cf = c;
+                for m in 0..N_MOVES {
+                    assert_eq!(table[v * N_MOVES + m], get(&cf.mul(&move_cube(m))));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn symmetric_positions_share_pruning_indices() {
+        let s = Small::build();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        for _ in 0..300 {
+            let c = random_cc(&mut rng);
+            let p = random_phase2(&mut rng);
+            let i1 = s.p1_index(Twist::get(&c).0, Flip::get(&c).0, SliceSorted::get(&c).0);
+            let i2 = s.p2_index(CornerPerm::get(&p).0, UdEdges::get(&p).0);
+            let (c1, c2) = (i1 / Twist::COUNT, i2 / UdEdges::COUNT);
+            for sym in 0..16 {
+                // The same class; the same entry unless the class representative is
+                // itself symmetric (then the twin entries are filled alike).
+                let x = c.conj(sym);
+                let j1 = s.p1_index(Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0);
+                assert_eq!(j1 / Twist::COUNT, c1);
+                assert!(j1 == i1 || s.fs_stab[c1] != 1);
+                let y = p.conj(sym);
+                let j2 = s.p2_index(CornerPerm::get(&y).0, UdEdges::get(&y).0);
+                assert_eq!(j2 / UdEdges::COUNT, c2);
+                assert!(j2 == i2 || s.c_stab[c2] != 1);
+            }
+        }
+        assert_eq!(s.fs_rep.len(), N_FLIPSLICE_CLASSES);
+        assert_eq!(s.c_rep.len(), N_CORNER_CLASSES);
+    }
 
     #[test]
     fn class_counts_are_the_known_ones() {

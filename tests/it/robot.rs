@@ -234,7 +234,7 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::thread::sleep(std::time::Duration::from_millis(3000));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(scan.id() as i32),
         nix::sys::signal::Signal::SIGINT,
