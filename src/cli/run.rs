@@ -775,6 +775,17 @@ fn timings(path: Option<&Path>) -> Result<crate::robot::model::Timings> {
 }
 
 pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
+    if a.cubes > 0 {
+        bench_plan(&a, g)?;
+    }
+    if a.runs > 0 {
+        let solver = load_solver(g)?;
+        bench_e2e(&a, g, &solver)?;
+    }
+    Ok(Exit::Ok)
+}
+
+fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
     use crate::robot::model::Orientation;
     use crate::robot::planner::{greedy, Arm, RobotState};
     use rand::SeedableRng;
@@ -925,10 +936,7 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
             t0.elapsed().as_secs_f64()
         );
     }
-    if a.runs > 0 {
-        bench_e2e(&a, g, &solver)?;
-    }
-    Ok(Exit::Ok)
+    Ok(())
 }
 
 fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
