@@ -44,6 +44,9 @@ pub struct SimArgs {
     /// Transport latency added to every reply, in simulated ms (USB ≈ 10, Bluetooth ≈ 60).
     #[arg(long, default_value_t = 0.0)]
     pub latency: f64,
+    /// Which robot to simulate: the EV3 MindCub3r, or a line-protocol robot.
+    #[arg(long, value_enum, default_value = "mindcub3r")]
+    pub robot: super::run::RobotKind,
 }
 
 #[derive(clap::Args, Debug)]
@@ -162,6 +165,9 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         Some(s) => Some(super::cube::parse_state(s, size)?),
         None => None,
     };
+    if a.robot == super::run::RobotKind::Line {
+        return super::run::sim_line(&a, palette, start, size, g);
+    }
     let handle = spawn_pty(SimConfig {
         seed: a.seed,
         speed: a.speed,

@@ -16,8 +16,7 @@ use crate::robot::journal;
 use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
 use crate::robot::line_sim::{self, LineSimConfig};
 use crate::robot::pipeline::{
-    self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot,
-    Services, TargetSpec,
+    self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot, Services, TargetSpec,
 };
 use crate::robot::planner::{CostModel, Planner};
 use crate::solver::{SolveOptions, Solver, TableOptions};
@@ -93,9 +92,16 @@ pub struct RunArgs {
     /// Where to write the journal (default: the cache dir's journals/).
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
-    /// Solutions asked of the solver per symmetric variant of the problem.
-    #[arg(long, default_value_t = 3)]
+    /// Solutions asked of the solver (per variant of the problem); the robot executes the
+    /// one its planner finds cheapest.
+    #[arg(long, default_value_t = 100)]
     pub solutions: usize,
+    /// Longest solution considered (face turns).
+    #[arg(long, default_value_t = 21)]
+    pub max_length: u32,
+    /// Also solve the 48 whole-cube symmetric variants of the problem.
+    #[arg(long)]
+    pub symmetries: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -114,8 +120,10 @@ pub struct RestoreArgs {
     pub robot: RobotOpts,
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 100)]
     pub solutions: usize,
+    #[arg(long, default_value_t = 21)]
+    pub max_length: u32,
 }
 
 fn size_of(n: u8) -> Result<Size> {
@@ -200,10 +208,7 @@ fn connect(
     stop: &Arc<AtomicBool>,
 ) -> Result<Box<dyn RunRobot>> {
     let size = size_of(o.size)?;
-    let palette: Palette = o
-        .palette
-        .parse()
-        .map_err(|e| anyhow!("--palette: {e}"))?;
+    let palette: Palette = o.palette.parse().map_err(|e| anyhow!("--palette: {e}"))?;
     if !o.sim && o.port.is_none() {
         bail!("give --sim (the built-in simulator) or --port PATH (the robot's serial port)");
     }
@@ -419,36 +424,51 @@ fn report(g: &Global, r: &RunReport) -> Exit {
         }
         super::output::json_line(&v);
     } else {
-        println!(
-            "{}",
-            if r.reached_target {
-                "reached the target"
-            } else {
-                "NOT at the target"
-            }
-        );
-        println!("final state  {}", r.final_state);
-        println!("target       {}", r.target);
-        println!("solution     {} ({} face turns)", r.solution, r.face_turns);
-        println!(
+        let mut out = String::new();
+        out.push_str(if r.reached_target {
+            "reached the target"
+        } else {
+            "NOT at the target"
+        });
+        out.push('\n');
+        out.push_str(&format!("final state  {}", r.final_state));
+        out.push('\n');
+        out.push_str(&format!("target       {}", r.target));
+        out.push('\n');
+        out.push_str(&format!(
+            "solution     {} ({} face turns)",
+            r.solution, r.face_turns
+        ));
+        out.push('\n');
+        out.push_str(&format!(
             "robot time   {:.1} s planned{}",
             r.robot_seconds,
             r.baseline_seconds
                 .map(|b| format!(" (per-move table on the first solution: {b:.1} s)"))
                 .unwrap_or_default()
-        );
-        println!("actions      {}", r.actions);
-        println!(
+        ));
+        out.push('\n');
+        out.push_str(&format!("actions      {}", r.actions));
+        out.push('\n');
+        out.push_str(&format!(
             "scan         {}{}",
-            if r.scan_confident { "confident" } else { "not confident" },
+            if r.scan_confident {
+                "confident"
+            } else {
+                "not confident"
+            },
             if r.rescans > 0 {
                 format!(", {} re-scans", r.rescans)
             } else {
                 String::new()
             }
-        );
-        println!("verified by  {}", r.verified_by);
-        println!("journal      {}", r.journal.display());
+        ));
+        out.push('\n');
+        out.push_str(&format!("verified by  {}", r.verified_by));
+        out.push('\n');
+        out.push_str(&format!("journal      {}", r.journal.display()));
+        out.push('\n');
+        let _ = std::io::stdout().lock().write_all(out.as_bytes());
     }
     if r.reached_target {
         Exit::Ok
@@ -491,7 +511,9 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>) -> CmdResult {
         Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e),
         Err(e) if e.is_no() => {
             if g.json {
-                super::output::json_line(&serde_json::json!({"type": "no", "message": e.to_string()}));
+                super::output::json_line(
+                    &serde_json::json!({"type": "no", "message": e.to_string()}),
+                );
             }
             eprintln!("{e}");
             Ok(Exit::No)
@@ -504,10 +526,19 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>) -> CmdResult {
 fn with_services<T>(
     g: &Global,
     o: &RobotOpts,
-    solutions: usize,
+    max_length: u32,
     f: impl FnOnce(&Services) -> T,
 ) -> Result<T> {
     let solver = load_solver(g)?;
+    with_solver(&solver, o, max_length, f)
+}
+
+fn with_solver<T>(
+    solver: &Solver,
+    o: &RobotOpts,
+    max_length: u32,
+    f: impl FnOnce(&Services) -> T,
+) -> Result<T> {
     let ropts = resolve_options(o)?;
     let resolve = pipeline::resolve_with(ropts);
     let solve = move |s: &FaceletCube, t: &FaceletCube, n: usize| -> Result<Vec<Alg>, String> {
@@ -516,8 +547,9 @@ fn with_services<T>(
                 s,
                 t,
                 &SolveOptions {
-                    solutions: n.max(solutions.min(n)),
-                    timeout: Some(Duration::from_secs(5)),
+                    solutions: n,
+                    max_length,
+                    timeout: Some(Duration::from_secs(10)),
                     ..Default::default()
                 },
             )
@@ -559,7 +591,8 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         size,
         target,
         solutions: a.solutions,
-        mirror: true,
+        symmetries: a.symmetries,
+        mirror: a.symmetries,
         inverse: true,
         max_rescans: a.robot.max_rescans,
         journal: journal_path,
@@ -567,7 +600,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     };
     let mut robot = connect(&a.robot, None, &stop)?;
     let rep = Mutex::new(Reporter::new(g));
-    let r = with_services(g, &a.robot, a.solutions, |s| {
+    let r = with_services(g, &a.robot, a.max_length, |s| {
         pipeline::run(robot.as_mut(), s, &opts, &mut |e| {
             if let Ok(mut r) = rep.lock() {
                 r.event(e)
@@ -602,7 +635,8 @@ fn resume(
         size,
         target: None,
         solutions: a.solutions,
-        mirror: true,
+        symmetries: a.symmetries,
+        mirror: a.symmetries,
         inverse: true,
         max_rescans: a.robot.max_rescans,
         journal: if a.journal.is_some() {
@@ -615,7 +649,7 @@ fn resume(
     let mut robot = connect(&ropts, start, &stop)?;
     let rep = Mutex::new(Reporter::new(g));
     let colors = rec.start.colors.clone();
-    let r = with_services(g, &ropts, a.solutions, |s| {
+    let r = with_services(g, &ropts, a.max_length, |s| {
         pipeline::finish(
             robot.as_mut(),
             s,
@@ -647,12 +681,19 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
         "profile": a.robot.calibration,
         "robot_config": a.robot.robot_config,
     });
-    let r = with_services(g, &a.robot, 1, |s| {
-        pipeline::save(robot.as_mut(), s, size, a.robot.max_rescans, calibration, &mut |e| {
-            if let Ok(mut r) = rep.lock() {
-                r.event(e)
-            }
-        })
+    let r = with_services(g, &a.robot, 20, |s| {
+        pipeline::save(
+            robot.as_mut(),
+            s,
+            size,
+            a.robot.max_rescans,
+            calibration,
+            &mut |e| {
+                if let Ok(mut r) = rep.lock() {
+                    r.event(e)
+                }
+            },
+        )
     })?;
     match r {
         Ok(saved) => {
@@ -664,7 +705,7 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
                     "type": "saved", "file": a.file, "state": saved.state, "saved": saved.saved,
                 }));
             } else {
-                println!("{}", saved.state);
+                let _ = writeln!(std::io::stdout().lock(), "{}", saved.state);
                 if !g.quiet {
                     eprintln!("saved to {}", a.file.display());
                 }
@@ -687,13 +728,330 @@ pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
         resume: None,
         journal: a.journal,
         solutions: a.solutions,
+        max_length: a.max_length,
+        symmetries: false,
     };
     run(args, g)
 }
 
 #[derive(clap::Args, Debug)]
-pub struct BenchRobotArgs {}
+pub struct BenchRobotArgs {
+    /// Seeded random cubes to plan.
+    #[arg(long, default_value_t = 200)]
+    pub cubes: usize,
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    /// Solutions asked of the solver per cube (and per symmetric variant) for our planner.
+    #[arg(long, default_value_t = 300)]
+    pub solutions: usize,
+    /// Longest solution our planner may choose (the baseline always uses ≤ 20).
+    #[arg(long, default_value_t = 22)]
+    pub max_length: u32,
+    /// Whole-cube symmetric variants of each problem to solve (1..48: rotations, then mirrors).
+    #[arg(long, default_value_t = 1)]
+    pub symmetries: usize,
+    /// Also end-to-end simulated runs: this many per palette (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub runs: usize,
+    /// Palettes for the end-to-end runs.
+    #[arg(long, default_value = "standard,faded")]
+    pub palettes: String,
+    /// Robot for the end-to-end runs.
+    #[arg(long, value_enum, default_value = "mindcub3r")]
+    pub robot: RobotKind,
+    /// MindCub3r calibration whose timings the planner uses (default: calibration/mindcub3r.toml).
+    #[arg(long, value_name = "FILE")]
+    pub robot_config: Option<PathBuf>,
+}
 
-pub fn bench(_a: BenchRobotArgs, _g: &Global) -> CmdResult {
-    anyhow::bail!("this benchmark is not part of this build yet")
+fn timings(path: Option<&Path>) -> Result<crate::robot::model::Timings> {
+    use crate::robot::mindcub3r::Config;
+    let p = path.unwrap_or(Path::new("calibration/mindcub3r.toml"));
+    Ok(if path.is_some() || p.is_file() {
+        Config::load(p)?.timings
+    } else {
+        Config::default().timings
+    })
+}
+
+pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
+    if a.cubes > 0 {
+        bench_plan(&a, g)?;
+    }
+    if a.runs > 0 {
+        let solver = load_solver(g)?;
+        bench_e2e(&a, g, &solver)?;
+    }
+    Ok(Exit::Ok)
+}
+
+fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
+    use crate::robot::model::Orientation;
+    use crate::robot::planner::{greedy, Arm, RobotState};
+    use rand::SeedableRng;
+    let solver = load_solver(g)?;
+    let t = timings(a.robot_config.as_deref())?;
+    let plain = CostModel::plain(t.clone());
+    let planner = Planner::new(CostModel::new(t));
+    // The orientation the MindCub3r scan leaves the cube in (mechanics doc §6.1).
+    let mut o = Orientation::IDENTITY;
+    for step in crate::robot::mindcub3r::scan_steps() {
+        for p in step {
+            o = o.after(p);
+        }
+    }
+    let start = RobotState {
+        orientation: o,
+        arm: Arm::Away,
+        turntable: 0,
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed);
+    let solved = FaceletCube::solved(Size::Three);
+    let (mut base_s, mut ours_s, mut base_len, mut ours_len) = (0.0, 0.0, 0usize, 0usize);
+    let (mut base_tilts, mut ours_tilts, mut base_spins, mut ours_spins) =
+        (0usize, 0usize, 0usize, 0usize);
+    let mut cand_total = 0usize;
+    let bar = progress_bar(g, "plan");
+    if let Some(b) = &bar {
+        b.set_length(a.cubes as u64);
+    }
+    let t0 = std::time::Instant::now();
+    let syms = crate::robot::planner::Symmetry::all(true);
+    for i in 0..a.cubes {
+        let cube = crate::cube::random_state(Size::Three, &mut rng);
+        let first = solver
+            .solve(&cube, &solved, &SolveOptions::default())
+            .map_err(|e| anyhow!("cube {i}: {e}"))?;
+        let first = first
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("cube {i}: no solution"))?;
+        let b = greedy(&first, start, &plain)?;
+        let solve = |s: &FaceletCube, tg: &FaceletCube, n: usize| -> Result<Vec<Alg>, String> {
+            solver
+                .solve(
+                    s,
+                    tg,
+                    &SolveOptions {
+                        solutions: n,
+                        max_length: a.max_length,
+                        ..Default::default()
+                    },
+                )
+                .map_err(|e| e.to_string())
+        };
+        let mut cands = crate::robot::frames::candidates(
+            &cube,
+            &solved,
+            &syms[..a.symmetries.min(syms.len())],
+            true,
+            a.solutions,
+            &solve,
+        )
+        .map_err(|e| anyhow!("cube {i}: {e}"))?;
+        if !cands.contains(&first) {
+            cands.push(first.clone());
+        }
+        cand_total += cands.len();
+        let (_, p) = planner.choose(&cands, start)?;
+        let secs = plain.run(start, &p.primitives)?.1;
+        // Every plan is checked: executing it must solve the cube.
+        let mut robot = crate::robot::frames::to_robot(&cube, &start.orientation);
+        crate::robot::planner::apply_primitives(&mut robot, &p.primitives);
+        if !robot.is_solved() {
+            bail!("cube {i}: the plan does not solve the cube");
+        }
+        base_s += b.seconds;
+        ours_s += secs;
+        base_len += first.len();
+        ours_len += p.alg.len();
+        base_tilts += b.count(|p| p == crate::robot::model::Primitive::Tilt);
+        ours_tilts += p.count(|p| p == crate::robot::model::Primitive::Tilt);
+        base_spins += b.count(|p| matches!(p, crate::robot::model::Primitive::Spin(_)));
+        ours_spins += p.count(|p| matches!(p, crate::robot::model::Primitive::Spin(_)));
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let n = a.cubes.max(1) as f64;
+    let row = |name: &str, s: f64, len: usize, tilts: usize, spins: usize| {
+        serde_json::json!({
+            "type": "bench-robot",
+            "planner": name,
+            "cubes": a.cubes,
+            "mean_robot_seconds": s / n,
+            "mean_face_turns": len as f64 / n,
+            "mean_tilts": tilts as f64 / n,
+            "mean_spins": spins as f64 / n,
+        })
+    };
+    let rows = [
+        row(
+            "baseline: first <=20 two-phase solution + per-move table",
+            base_s,
+            base_len,
+            base_tilts,
+            base_spins,
+        ),
+        row(
+            "cubot: N solutions + orientation DP",
+            ours_s,
+            ours_len,
+            ours_tilts,
+            ours_spins,
+        ),
+    ];
+    let ratio = ours_s / base_s.max(1e-9);
+    if g.json {
+        for r in &rows {
+            super::output::json_line(r);
+        }
+        super::output::json_line(&serde_json::json!({
+            "type": "bench-robot-ratio", "ratio": ratio, "reduction": 1.0 - ratio,
+            "mean_candidates": cand_total as f64 / n, "wall_seconds": t0.elapsed().as_secs_f64(),
+        }));
+    } else {
+        println!(
+            "{:<60} {:>9} {:>7} {:>6} {:>6}",
+            "planner", "robot s", "turns", "tilts", "spins"
+        );
+        for r in &rows {
+            println!(
+                "{:<60} {:>9.2} {:>7.2} {:>6.2} {:>6.2}",
+                r["planner"].as_str().unwrap_or(""),
+                r["mean_robot_seconds"].as_f64().unwrap_or(0.0),
+                r["mean_face_turns"].as_f64().unwrap_or(0.0),
+                r["mean_tilts"].as_f64().unwrap_or(0.0),
+                r["mean_spins"].as_f64().unwrap_or(0.0),
+            );
+        }
+        println!(
+            "ratio {ratio:.3} ({:.1}% less robot time); {:.1} candidates per cube; {} cubes in {:.1} s",
+            100.0 * (1.0 - ratio),
+            cand_total as f64 / n,
+            a.cubes,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
+    let dir = tempfile_dir()?;
+    for palette in a
+        .palettes
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (mut ok, mut not_reached, mut no, mut failed, mut false_success) = (0, 0, 0, 0, 0);
+        for k in 0..a.runs {
+            let o = RobotOpts {
+                sim: true,
+                port: None,
+                robot: a.robot,
+                scanner: ScannerKind::Sensor,
+                calibration: None,
+                robot_config: a.robot_config.clone(),
+                faults: None,
+                seed: a.seed.wrapping_add(k as u64),
+                speed: 5000.0,
+                palette: palette.to_string(),
+                size: 3,
+                max_rescans: 3,
+            };
+            let stop = Arc::new(AtomicBool::new(false));
+            let opts = RunOptions {
+                size: Size::Three,
+                target: None,
+                solutions: 2,
+                symmetries: false,
+                mirror: false,
+                inverse: true,
+                max_rescans: 3,
+                journal: dir.join(format!("{palette}-{k}.jsonl")),
+                stop: stop.clone(),
+            };
+            let mut robot = connect(&o, None, &stop)?;
+            let r = with_solver(solver, &o, 21, |s| {
+                pipeline::run(robot.as_mut(), s, &opts, &mut |_| {})
+            })?;
+            // The truth, independent of the pipeline: the simulator's cube itself.
+            let truth = robot.read_back().map(|(_, now)| now.is_solved());
+            match r {
+                Ok(rep) if rep.reached_target => {
+                    ok += 1;
+                    if truth != Some(true) {
+                        false_success += 1;
+                    }
+                }
+                Ok(_) => not_reached += 1,
+                Err(e) if e.is_no() => no += 1,
+                Err(_) => failed += 1,
+            }
+        }
+        let v = serde_json::json!({
+            "type": "bench-robot-e2e", "palette": palette, "runs": a.runs, "reached": ok,
+            "not_reached": not_reached, "refused": no, "failed": failed,
+            "false_success": false_success,
+            "success_rate": ok as f64 / a.runs.max(1) as f64,
+        });
+        if g.json {
+            super::output::json_line(&v);
+        } else {
+            println!(
+                "end to end, {palette}: {ok}/{} reached the target ({:.2}%), {not_reached} not reached, {no} refused (ambiguous/invalid scan), {failed} failed; success reported on a cube not at the target: {false_success}",
+                a.runs,
+                100.0 * ok as f64 / a.runs.max(1) as f64
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    let d = std::env::temp_dir().join(format!("cubot-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
+/// `cubot sim --robot line --pty`: the line-protocol simulator, served until killed.
+pub fn sim_line(
+    a: &super::robot::SimArgs,
+    palette: Palette,
+    start: Option<FaceletCube>,
+    size: Size,
+    g: &Global,
+) -> CmdResult {
+    let faults = line_sim::parse_faults(&a.faults)?;
+    let handle = line_sim::spawn_pty(LineSimConfig {
+        seed: a.seed,
+        speed: a.speed,
+        faults,
+        start,
+        size,
+        palette,
+        ..Default::default()
+    })?;
+    {
+        let mut out = std::io::stdout().lock();
+        if g.json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"type": "sim", "robot": "line", "path": handle.path(), "cube": handle.initial_cube().to_letters()})
+            )?;
+        } else {
+            writeln!(out, "{}", handle.path().display())?;
+            writeln!(out, "{}", handle.initial_cube().to_letters())?;
+        }
+        out.flush()?;
+    }
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

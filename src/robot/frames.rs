@@ -86,6 +86,9 @@ pub fn align_target(start: &FaceletCube, target: &FaceletCube) -> Option<Facelet
         .find(|t| (0..6).all(|f| t.colors()[f * 9 + 4] == start.colors()[f * 9 + 4]))
 }
 
+/// A solver: `solve(start, target, n)` → up to n solutions.
+pub type SolveFn<'a, E> = dyn Fn(&FaceletCube, &FaceletCube, usize) -> Result<Vec<Alg>, E> + 'a;
+
 /// Solutions of `start → target` gathered from symmetric variants of the problem: each
 /// symmetry conjugates both cubes, `solve` answers up to `n` solutions of the conjugated
 /// problem, and they are mapped back; with `inverse`, also `target → start` solved and
@@ -96,7 +99,7 @@ pub fn candidates<E>(
     symmetries: &[Symmetry],
     inverse: bool,
     n: usize,
-    solve: &dyn Fn(&FaceletCube, &FaceletCube, usize) -> Result<Vec<Alg>, E>,
+    solve: &SolveFn<'_, E>,
 ) -> Result<Vec<Alg>, E> {
     let mut out: Vec<Alg> = Vec::new();
     let push = |a: Alg, out: &mut Vec<Alg>| {

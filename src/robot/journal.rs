@@ -300,7 +300,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.jsonl");
         let first =
-            FaceletCube::parse(&"wwwwwwwwwrrrrrrrrrgggggggggyyyyyyyyyooooooooobbbbbbbbb").unwrap();
+            FaceletCube::parse("wwwwwwwwwrrrrrrrrrgggggggggyyyyyyyyyooooooooobbbbbbbbb").unwrap();
         let symbols = first.symbols();
         let mut robot = first.clone();
         robot.apply(&Alg::parse("x y").unwrap()).unwrap();

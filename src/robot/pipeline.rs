@@ -104,7 +104,7 @@ pub struct Services<'a> {
     pub resolve: &'a (dyn Fn(&RawScan) -> Result<Resolved, ResolveFailure> + Sync),
     /// `solve(start, target, n)`: up to n solutions, shortest first (3x3x3: exactly to the
     /// target; 2x2x2: up to a whole-cube rotation).
-    pub solve: &'a (dyn Fn(&FaceletCube, &FaceletCube, usize) -> Result<Vec<Alg>, String> + Sync),
+    pub solve: &'a super::frames::SolveFn<'a, String>,
 }
 
 /// A robot the pipeline can drive.
@@ -147,6 +147,8 @@ pub struct RobotPlan {
     pub baseline_seconds: Option<f64>,
     /// Which candidate won.
     pub chosen: usize,
+    /// The robot state the plan starts from (its orientation relative to the cube frame).
+    pub start: RobotState,
 }
 
 fn ser_alg<S: serde::Serializer>(alg: &Alg, s: S) -> Result<S::Ok, S::Error> {
@@ -215,7 +217,9 @@ pub struct RunOptions {
     pub target: Option<TargetSpec>,
     /// Solutions asked of the solver per symmetric variant.
     pub solutions: usize,
-    /// Also the mirror images and the inverse problem.
+    /// Solve the 24 rotated variants of the problem too (and with `mirror` their mirror
+    /// images); otherwise only the problem as posed.
+    pub symmetries: bool,
     pub mirror: bool,
     pub inverse: bool,
     pub max_rescans: usize,
@@ -513,7 +517,10 @@ pub fn finish(
     let plain =
         |c: &FaceletCube| FaceletCube::from_colors(c.size(), c.colors().to_vec()).expect("size");
     // Even a robot with fixed motors gains: the solver answers each variant differently.
-    let syms = Symmetry::all(opts.mirror);
+    let mut syms = Symmetry::all(opts.mirror);
+    if !opts.symmetries {
+        syms.truncate(1);
+    }
     let cands = candidates(
         &plain(&pos.cube),
         &plain(&aligned),
@@ -554,8 +561,8 @@ pub fn finish(
         baseline_seconds: plan.baseline_seconds,
     });
 
-    let mut tracked = to_robot(&pos.cube, &pos.robot.orientation);
-    let mut orientation = pos.robot.orientation;
+    let mut tracked = to_robot(&pos.cube, &plan.start.orientation);
+    let mut orientation = plan.start.orientation;
     let mut journal = Journal::create(
         &opts.journal,
         &JournalStart {
@@ -636,8 +643,8 @@ pub fn finish(
             true => {
                 let (again, _, _) =
                     scan_and_resolve(robot, services, size, opts.max_rescans, events)?;
-                let map = match_colors(&color_centroids(&again), first_colors)
-                    .ok_or_else(|| {
+                let map =
+                    match_colors(&color_centroids(&again), first_colors).ok_or_else(|| {
                         RunError::Scan("cannot match the colours of the re-scan".into())
                     })?;
                 let face_map: [Face; 6] = std::array::from_fn(|i| {
@@ -676,7 +683,8 @@ pub fn finish(
             .find(|t| t.colors() == final_state.colors())
             .unwrap_or_else(|| pos.target.clone())
     } else {
-        pos.target.clone()
+        // Turned whole to the first scan's orientation (3x3x3: its centres).
+        align_target(&pos.first_scan, &pos.target).unwrap_or_else(|| pos.target.clone())
     };
     Ok(RunReport {
         reached_target: reached,
@@ -846,6 +854,7 @@ impl RunRobot for LineRun {
             seconds,
             baseline_seconds: baseline,
             chosen,
+            start: *_start,
         })
     }
 
@@ -931,7 +940,144 @@ pub fn mindcub3r_plan(
         seconds,
         baseline_seconds: baseline,
         chosen,
+        start: *start,
     })
+}
+
+/// The colour resolver as a pipeline service.
+pub fn resolve_with(
+    opts: crate::color::resolve::ResolveOptions,
+) -> impl Fn(&RawScan) -> Result<Resolved, ResolveFailure> + Sync {
+    use crate::color::resolve::{resolve, Resolution, ResolveError};
+    let conv = |r: &Resolution| Resolved {
+        cube: r.cube.clone(),
+        doubtful: r.doubtful.clone(),
+        confident: r.confident,
+        labs: r.stickers.iter().map(|s| s.lab).collect(),
+    };
+    move |scan: &RawScan| match resolve(scan, &opts) {
+        Ok(r) => Ok(conv(&r)),
+        Err(ResolveError::Ambiguous { doubtful, best, .. }) => Err(ResolveFailure::Ambiguous {
+            doubtful,
+            best: Box::new(conv(&best)),
+        }),
+        Err(e) => Err(ResolveFailure::Failed(e.to_string())),
+    }
+}
+
+// ----- the MindCub3r -----
+
+/// A MindCub3r driven by the pipeline (plus its simulated brick, if any).
+pub struct Mc3Run {
+    pub robot: super::mindcub3r::MindCub3r,
+    pub sim: Option<super::sim::SimHandle>,
+    pub planner: Planner,
+    /// The robot's orientation (start-up frame) when the last scan began.
+    scan_start: Orientation,
+    /// Robot seconds of motion executed so far (by the plan's cost model).
+    seconds: f64,
+    scanned: bool,
+}
+
+impl Mc3Run {
+    pub fn new(
+        robot: super::mindcub3r::MindCub3r,
+        sim: Option<super::sim::SimHandle>,
+        planner: Planner,
+    ) -> Mc3Run {
+        Mc3Run {
+            scan_start: robot.orientation,
+            robot,
+            sim,
+            planner,
+            seconds: 0.0,
+            scanned: false,
+        }
+    }
+
+    /// The cube's orientation relative to the frame the last scan began in.
+    pub fn relative_orientation(&self) -> Orientation {
+        relative(&self.scan_start, &self.robot.orientation)
+    }
+}
+
+/// `now` expressed in the frame whose orientation was `base` (both in one common frame).
+fn relative(base: &Orientation, now: &Orientation) -> Orientation {
+    Orientation(std::array::from_fn(|pos| base.position_of(now.0[pos])))
+}
+
+fn robot_err(e: super::mindcub3r::RobotError) -> RunError {
+    RunError::Robot(e.to_string())
+}
+
+impl RunRobot for Mc3Run {
+    fn kind(&self) -> &'static str {
+        "mindcub3r"
+    }
+
+    fn scan(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(RawScan, Orientation), RunError> {
+        self.scan_start = self.robot.orientation;
+        self.scanned = true;
+        let raw = self
+            .robot
+            .scan(size, &mut |p| progress(p.done, p.total))
+            .map_err(robot_err)?;
+        Ok((raw, self.relative_orientation()))
+    }
+
+    fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
+        self.robot.rescan(stickers).map_err(robot_err)
+    }
+
+    fn plan(&self, cands: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
+        // Re-reads may have turned the cube since the scan: plan from where it is now. (A
+        // resumed run did not scan: the journal's orientation holds.)
+        let start = if self.scanned {
+            RobotState {
+                orientation: self.relative_orientation(),
+                arm: Arm::Away,
+                turntable: 0,
+            }
+        } else {
+            *start
+        };
+        mindcub3r_plan(&self.planner, cands, &start)
+    }
+
+    fn execute(
+        &mut self,
+        plan: &RobotPlan,
+        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        let costs = CostModel::plain(self.planner.costs().timings.clone());
+        let mut state = plan.start;
+        for a in &plan.actions {
+            let Action::Primitive(p) = a else {
+                return Err(RunError::Robot(format!(
+                    "{a:?} is not a MindCub3r primitive"
+                )));
+            };
+            self.robot.execute(*p).map_err(robot_err)?;
+            self.seconds += costs.cost(&state, *p);
+            state = state.after(*p);
+            done(a, self.seconds)?;
+        }
+        self.robot.finish(true).map_err(robot_err)
+    }
+
+    fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {
+        self.sim
+            .as_ref()
+            .map(|s| (s.initial_cube().clone(), s.cube()))
+    }
+
+    fn reorients(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -977,135 +1123,5 @@ mod tests {
         b.apply(&Alg::parse("R").unwrap()).unwrap();
         assert_eq!(majority_labels(&a, &a), Some(Face::ALL));
         assert_eq!(majority_labels(&b, &b), Some(Face::ALL));
-    }
-}
-
-/// The colour resolver as a pipeline service.
-pub fn resolve_with(
-    opts: crate::color::resolve::ResolveOptions,
-) -> impl Fn(&RawScan) -> Result<Resolved, ResolveFailure> + Sync {
-    use crate::color::resolve::{resolve, ResolveError, Resolution};
-    let conv = |r: &Resolution| Resolved {
-        cube: r.cube.clone(),
-        doubtful: r.doubtful.clone(),
-        confident: r.confident,
-        labs: r.stickers.iter().map(|s| s.lab).collect(),
-    };
-    move |scan: &RawScan| match resolve(scan, &opts) {
-        Ok(r) => Ok(conv(&r)),
-        Err(ResolveError::Ambiguous { doubtful, best, .. }) => Err(ResolveFailure::Ambiguous {
-            doubtful,
-            best: Box::new(conv(&best)),
-        }),
-        Err(e) => Err(ResolveFailure::Failed(e.to_string())),
-    }
-}
-
-// ----- the MindCub3r -----
-
-/// A MindCub3r driven by the pipeline (plus its simulated brick, if any).
-pub struct Mc3Run {
-    pub robot: super::mindcub3r::MindCub3r,
-    pub sim: Option<super::sim::SimHandle>,
-    pub planner: Planner,
-    /// The robot's orientation (start-up frame) when the last scan began.
-    scan_start: Orientation,
-    /// Robot seconds of motion executed so far (by the plan's cost model).
-    seconds: f64,
-}
-
-impl Mc3Run {
-    pub fn new(
-        robot: super::mindcub3r::MindCub3r,
-        sim: Option<super::sim::SimHandle>,
-        planner: Planner,
-    ) -> Mc3Run {
-        Mc3Run {
-            scan_start: robot.orientation,
-            robot,
-            sim,
-            planner,
-            seconds: 0.0,
-        }
-    }
-
-    /// The cube's orientation relative to the frame the last scan began in.
-    pub fn relative_orientation(&self) -> Orientation {
-        relative(&self.scan_start, &self.robot.orientation)
-    }
-}
-
-/// `now` expressed in the frame whose orientation was `base` (both in one common frame).
-fn relative(base: &Orientation, now: &Orientation) -> Orientation {
-    Orientation(std::array::from_fn(|pos| {
-        base.position_of(now.0[pos])
-    }))
-}
-
-fn robot_err(e: super::mindcub3r::RobotError) -> RunError {
-    RunError::Robot(e.to_string())
-}
-
-impl RunRobot for Mc3Run {
-    fn kind(&self) -> &'static str {
-        "mindcub3r"
-    }
-
-    fn scan(
-        &mut self,
-        size: Size,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<(RawScan, Orientation), RunError> {
-        self.scan_start = self.robot.orientation;
-        let raw = self
-            .robot
-            .scan(size, &mut |p| progress(p.done, p.total))
-            .map_err(robot_err)?;
-        Ok((raw, self.relative_orientation()))
-    }
-
-    fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
-        self.robot.rescan(stickers).map_err(robot_err)
-    }
-
-    fn plan(&self, cands: &[Alg], _start: &RobotState) -> Result<RobotPlan, RunError> {
-        // Re-reads may have turned the cube since the scan: plan from where it is now.
-        let start = RobotState {
-            orientation: self.relative_orientation(),
-            arm: Arm::Away,
-            turntable: 0,
-        };
-        mindcub3r_plan(&self.planner, cands, &start)
-    }
-
-    fn execute(
-        &mut self,
-        plan: &RobotPlan,
-        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
-    ) -> Result<(), RunError> {
-        let costs = CostModel::plain(self.planner.costs().timings.clone());
-        let mut state = RobotState {
-            orientation: self.relative_orientation(),
-            arm: Arm::Away,
-            turntable: 0,
-        };
-        for a in &plan.actions {
-            let Action::Primitive(p) = a else {
-                return Err(RunError::Robot(format!("{a:?} is not a MindCub3r primitive")));
-            };
-            self.robot.execute(*p).map_err(robot_err)?;
-            self.seconds += costs.cost(&state, *p);
-            state = state.after(*p);
-            done(a, self.seconds)?;
-        }
-        self.robot.finish(true).map_err(robot_err)
-    }
-
-    fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {
-        self.sim.as_ref().map(|s| (s.initial_cube().clone(), s.cube()))
-    }
-
-    fn reorients(&self) -> bool {
-        true
     }
 }

@@ -110,6 +110,10 @@ pub struct CostModel {
     /// the table moves). An estimate (a few motor degrees at turntable speed), not a
     /// measurement; 0 disables it.
     pub reversal: f64,
+    /// Whether half turns may go either way (`Turn(-2)`) to save a reversal. Off by
+    /// default: on the simulated brick's layer-play model a reversed half turn can leave
+    /// the layer out of square for the next tilt (under investigation).
+    pub both_half_directions: bool,
 }
 
 impl Default for CostModel {
@@ -123,6 +127,7 @@ impl CostModel {
         CostModel {
             timings,
             reversal: 0.03,
+            both_half_directions: false,
         }
     }
 
@@ -131,6 +136,7 @@ impl CostModel {
         CostModel {
             timings,
             reversal: 0.0,
+            both_half_directions: false,
         }
     }
 
@@ -246,12 +252,13 @@ fn face_turns(alg: &Alg) -> Result<Vec<(Face, Turn)>, PlanError> {
 }
 
 /// The turntable arguments that execute `turn` of the face at the bottom.
-fn turn_options(turn: Turn) -> &'static [i8] {
+fn turn_options(turn: Turn, both: bool) -> &'static [i8] {
     match turn {
         // Clockwise seen from the face = D in the robot frame = Turn(-1).
         Turn::Cw => &[-1],
         Turn::Ccw => &[1],
-        Turn::Half => &[2, -2],
+        Turn::Half if both => &[2, -2],
+        Turn::Half => &[2],
     }
 }
 
@@ -396,8 +403,8 @@ impl Planner {
         let mut done = [false; NODES];
         loop {
             let mut best = None;
-            for v in 0..NODES {
-                if !done[v] && self.dist[row + v].is_finite() {
+            for (v, &d) in done.iter().enumerate() {
+                if !d && self.dist[row + v].is_finite() {
                     match best {
                         Some(b) if self.dist[row + b] <= self.dist[row + v] => {}
                         _ => best = Some(v),
@@ -471,7 +478,7 @@ impl Planner {
                 for &pre in &pres {
                     let c1 = c0 + self.dist[from * NODES + pre];
                     let s = self.state(pre);
-                    for &k in turn_options(turn) {
+                    for &k in turn_options(turn, self.costs.both_half_directions) {
                         let p = Primitive::Turn(k);
                         let c = c1 + self.costs.cost(&s, p);
                         let to = self.node(&s.after(p));
@@ -488,7 +495,8 @@ impl Planner {
         let mut layer = vec![f64::INFINITY; NODES];
         layer[self.node(&start)] = 0.0;
         // Per segment, per end node: (alternative, [(from, pre, k)] per move).
-        let mut backs: Vec<Vec<Option<(usize, Vec<(u16, u16, i8)>)>>> = Vec::new();
+        type SegBack = Option<(usize, Vec<(u16, u16, i8)>)>;
+        let mut backs: Vec<Vec<SegBack>> = Vec::new();
         for seg in &segments {
             let mut best = vec![f64::INFINITY; NODES];
             let mut seg_back = vec![None; NODES];
@@ -892,7 +900,10 @@ mod tests {
 
     #[test]
     fn half_turn_direction_follows_the_turntable() {
-        let costs = CostModel::default();
+        let costs = CostModel {
+            both_half_directions: true,
+            ..CostModel::default()
+        };
         let planner = Planner::new(costs);
         let start = RobotState {
             orientation: Orientation::IDENTITY,
