@@ -485,6 +485,12 @@ impl Brick {
                 self.tilting = true;
                 self.quantise(true);
                 self.apply(Primitive::Tilt);
+                // The cube rolls over into the tray: the old bottom layer (and any offset it
+                // had) is now a side layer, and the new bottom layer and the layers above it
+                // land square in the tray.
+                self.upper = self.tray;
+                self.bottom = self.tray;
+                self.quantise(true);
                 self.tilts += 1;
             }
         }
