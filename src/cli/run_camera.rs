@@ -82,6 +82,31 @@ fn vision_err(e: crate::scan::VisionError) -> RunError {
     RunError::Scan(format!("camera: {e}"))
 }
 
+/// Frames taken of one view before giving up on finding the cube in them (a real camera
+/// retakes a frame when, say, the arm hides a sticker row).
+const TAKES: usize = 4;
+
+/// A frame of the stickers `shown` in which the vision pipeline finds the cube: retaken
+/// (fresh light noise and pose) up to [`TAKES`] times; the last failure otherwise.
+fn readable_frame(
+    appearance: &Appearance,
+    render: &RenderOptions,
+    seed: u64,
+    frames: &mut u64,
+    n: usize,
+    shown: &[(Face, usize)],
+) -> Result<RgbImage, crate::scan::VisionError> {
+    let mut last = None;
+    for _ in 0..TAKES {
+        let img = frame(appearance, render, seed, frames, n, shown);
+        match read_face(&img, n, None) {
+            Ok(_) => return Ok(img),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| crate::scan::VisionError::Other("no frame taken".into())))
+}
+
 /// One camera frame of the stickers `shown` (each: its colour and the facelet index it
 /// stands for, image row-major), rendered and seeded.
 fn frame(
@@ -149,7 +174,8 @@ impl RunRobot for CameraRun {
                     .enumerate()
                     .map(|(p, &f)| (cube.colors()[p], f))
                     .collect();
-                let img = frame(appearance, render, seed, frames, n, &shown);
+                let img = readable_frame(appearance, render, seed, frames, n, &shown)
+                    .map_err(vision_err)?;
                 let (face, q) = quarters_to_facelet_order(n, top).ok_or_else(|| {
                     RunError::Scan(format!(
                         "face step {step}: the top face shows facelets {top:?}, not one face"
@@ -175,8 +201,10 @@ impl RunRobot for CameraRun {
                             (cube.colors()[f], f)
                         })
                         .collect();
-                    images[face.index()] =
-                        Some(frame(appearance, render, seed, frames, n, &shown));
+                    images[face.index()] = Some(
+                        readable_frame(appearance, render, seed, frames, n, &shown)
+                            .map_err(vision_err)?,
+                    );
                     progress((face.index() + 1) * per, 6 * per);
                 }
                 Orientation::IDENTITY
@@ -234,15 +262,22 @@ impl RunRobot for CameraRun {
                         .enumerate()
                         .map(|(p, &f)| (cube.colors()[p], f))
                         .collect();
-                    (frame(appearance, render, seed, frames, n, &shown), pos)
+                    (
+                        readable_frame(appearance, render, seed, frames, n, &shown)
+                            .map_err(vision_err)?,
+                        pos,
+                    )
                 }
                 Presenter::Line(r) => {
                     let cube = r.sim.as_ref().ok_or_else(no_sim)?.cube();
                     let base = want / per * per;
-                    let shown: Vec<(Face, usize)> = (base..base + per)
-                        .map(|f| (cube.colors()[f], f))
-                        .collect();
-                    (frame(appearance, render, seed, frames, n, &shown), want - base)
+                    let shown: Vec<(Face, usize)> =
+                        (base..base + per).map(|f| (cube.colors()[f], f)).collect();
+                    (
+                        readable_frame(appearance, render, seed, frames, n, &shown)
+                            .map_err(vision_err)?,
+                        want - base,
+                    )
                 }
             };
             let reading = read_face(&img, n, None).map_err(vision_err)?;

@@ -1004,7 +1004,11 @@ impl Mc3Run {
     pub fn present_faces(
         &mut self,
         size: Size,
-        look: &mut dyn FnMut(usize, &[usize], Option<&super::sim::SimHandle>) -> Result<(), RunError>,
+        look: &mut dyn FnMut(
+            usize,
+            &[usize],
+            Option<&super::sim::SimHandle>,
+        ) -> Result<(), RunError>,
     ) -> Result<Orientation, RunError> {
         self.scan_start = self.robot.orientation;
         self.scanned = true;
