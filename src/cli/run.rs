@@ -254,7 +254,7 @@ fn connect(
             if camera {
                 use super::run_camera::{CameraRun, Presenter};
                 return Ok(Box::new(CameraRun::new(
-                    Presenter::Line(run),
+                    Presenter::Line(Box::new(run)),
                     palette,
                     o.seed,
                 )));

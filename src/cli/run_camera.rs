@@ -28,7 +28,7 @@ use crate::scan::render::{render_face, RenderOptions};
 /// The robot under the camera.
 pub enum Presenter {
     Mc3(Box<Mc3Run>),
-    Line(LineRun),
+    Line(Box<LineRun>),
 }
 
 /// A robot whose scans come from a camera over the top face.
@@ -58,14 +58,14 @@ impl CameraRun {
     fn inner(&self) -> &dyn RunRobot {
         match &self.robot {
             Presenter::Mc3(r) => r.as_ref(),
-            Presenter::Line(r) => r,
+            Presenter::Line(r) => r.as_ref(),
         }
     }
 
     fn inner_mut(&mut self) -> &mut dyn RunRobot {
         match &mut self.robot {
             Presenter::Mc3(r) => r.as_mut(),
-            Presenter::Line(r) => r,
+            Presenter::Line(r) => r.as_mut(),
         }
     }
 }

@@ -1004,11 +1004,7 @@ impl Mc3Run {
     pub fn present_faces(
         &mut self,
         size: Size,
-        look: &mut dyn FnMut(
-            usize,
-            &[usize],
-            Option<&super::sim::SimHandle>,
-        ) -> Result<(), RunError>,
+        look: &mut FaceLook<'_>,
     ) -> Result<Orientation, RunError> {
         self.scan_start = self.robot.orientation;
         self.scanned = true;
@@ -1046,6 +1042,11 @@ impl Mc3Run {
 fn relative(base: &Orientation, now: &Orientation) -> Orientation {
     Orientation(std::array::from_fn(|pos| base.position_of(now.0[pos])))
 }
+
+/// What [`Mc3Run::present_faces`] calls at each face: the face step, the facelet index each
+/// top-face position shows (scan-start frame, row-major), the simulator if any.
+pub type FaceLook<'a> =
+    dyn FnMut(usize, &[usize], Option<&super::sim::SimHandle>) -> Result<(), RunError> + 'a;
 
 fn robot_err(e: super::mindcub3r::RobotError) -> RunError {
     RunError::Robot(e.to_string())
