@@ -16,6 +16,8 @@ pub mod input;
 pub mod output;
 pub mod robot;
 pub mod run;
+#[cfg(feature = "vision")]
+pub mod run_camera;
 pub mod scan;
 pub mod scan_images;
 pub mod solve;

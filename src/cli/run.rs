@@ -212,9 +212,11 @@ fn connect(
     if !o.sim && o.port.is_none() {
         bail!("give --sim (the built-in simulator) or --port PATH (the robot's serial port)");
     }
+    #[cfg(not(feature = "vision"))]
     if o.scanner == ScannerKind::Camera {
-        bail!("--scanner camera needs the vision work, which is not part of this build yet");
+        bail!("--scanner camera reads camera frames: cubot was rebuilt without feature `vision`");
     }
+    let camera = o.scanner == ScannerKind::Camera;
     match o.robot {
         RobotKind::Line => {
             let mut sim = None;
@@ -243,13 +245,36 @@ fn connect(
             if o.sim {
                 robot.time_scale = o.speed.max(1e-3);
             }
-            Ok(Box::new(LineRun {
+            let run = LineRun {
                 robot,
                 sim,
                 chunk: 4,
-            }))
+            };
+            #[cfg(feature = "vision")]
+            if camera {
+                use super::run_camera::{CameraRun, Presenter};
+                return Ok(Box::new(CameraRun::new(
+                    Presenter::Line(Box::new(run)),
+                    palette,
+                    o.seed,
+                )));
+            }
+            Ok(Box::new(run))
         }
-        RobotKind::Mindcub3r => connect_mindcub3r(o, size, palette, start, stop),
+        RobotKind::Mindcub3r => {
+            let run = connect_mindcub3r(o, size, palette, start, stop)?;
+            #[cfg(feature = "vision")]
+            if camera {
+                use super::run_camera::{CameraRun, Presenter};
+                return Ok(Box::new(CameraRun::new(
+                    Presenter::Mc3(run),
+                    palette,
+                    o.seed,
+                )));
+            }
+            let _ = camera;
+            Ok(run as Box<dyn RunRobot>)
+        }
     }
 }
 
@@ -260,7 +285,7 @@ fn connect_mindcub3r(
     palette: Palette,
     start: Option<FaceletCube>,
     stop: &Arc<AtomicBool>,
-) -> Result<Box<dyn RunRobot>> {
+) -> Result<Box<pipeline::Mc3Run>> {
     use crate::robot::mindcub3r::{Config, MindCub3r};
     use crate::robot::sim::{self, SimConfig};
     use crate::robot::transport::SerialTransport;
@@ -312,7 +337,7 @@ fn connect_mindcub3r(
     _palette: Palette,
     _start: Option<FaceletCube>,
     _stop: &Arc<AtomicBool>,
-) -> Result<Box<dyn RunRobot>> {
+) -> Result<Box<pipeline::Mc3Run>> {
     bail!("the MindCub3r needs serial ports: cubot was rebuilt without feature `serial` (the line robot works without it)")
 }
 

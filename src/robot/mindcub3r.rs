@@ -1144,18 +1144,7 @@ impl MindCub3r {
                     "sticker {want} does not exist on a {size}"
                 )));
             }
-            // Bring the sticker to the top face with as few whole-cube moves as possible.
-            let plan = self.plan_to_top(size, want);
-            for p in plan {
-                self.execute(p)?;
-            }
-            self.check_interrupt()?;
-            let (_, frame) = self.frame.clone().expect("frame kept by whole-cube moves");
-            let pos = frame
-                .0
-                .iter()
-                .position(|&o| o as usize == want)
-                .expect("a permutation");
+            let pos = self.bring_to_top(want)?;
             let s = *samples.iter().find(|s| s.position == pos).ok_or_else(|| {
                 RobotError::Precondition(format!("sticker {want} is not readable"))
             })?;
@@ -1180,6 +1169,47 @@ impl MindCub3r {
             out.push(rgb);
         }
         Ok(out)
+    }
+
+    /// Starts a new scan frame (as a scan does) for a scanner other than the colour sensor
+    /// (e.g. a camera over the top face): facelet indices are then those of the cube as it
+    /// sits now, and whole-cube moves keep the frame.
+    pub fn begin_frame(&mut self, size: Size) {
+        self.frame = Some((size, Permutation::identity(size.stickers())));
+    }
+
+    /// For each top-face position (robot frame, row-major), the facelet index (frame of the
+    /// last scan start) it shows now; `None` before any scan.
+    pub fn top_facelets(&self) -> Option<Vec<usize>> {
+        self.frame
+            .as_ref()
+            .map(|(size, f)| f.0[..size.per_face()].iter().map(|&i| i as usize).collect())
+    }
+
+    /// Brings facelet `want` (frame of the last scan start) to the top face with as few
+    /// whole-cube moves as possible; returns the top-face position it is at then.
+    pub fn bring_to_top(&mut self, want: usize) -> Result<usize, RobotError> {
+        let (size, _) = self.frame.clone().ok_or_else(|| {
+            RobotError::Precondition("bringing a sticker to the top needs a scan frame".into())
+        })?;
+        if want >= size.stickers() {
+            return Err(RobotError::Precondition(format!(
+                "sticker {want} does not exist on a {size}"
+            )));
+        }
+        let plan = self.plan_to_top(size, want);
+        for p in plan {
+            self.execute(p)?;
+        }
+        self.check_interrupt()?;
+        let (_, frame) = self.frame.clone().ok_or_else(|| {
+            RobotError::Precondition("the scan frame was lost by a layer turn".into())
+        })?;
+        frame
+            .0
+            .iter()
+            .position(|&o| o as usize == want)
+            .ok_or_else(|| RobotError::Precondition(format!("sticker {want} is not in the frame")))
     }
 
     fn plan_to_top(&self, size: Size, want: usize) -> Vec<Primitive> {

@@ -995,6 +995,43 @@ impl Mc3Run {
         }
     }
 
+    /// A scan by a scanner that looks at the top face (a camera): runs the colour-sensor
+    /// scan's face sequence ([`super::mindcub3r::scan_steps`]) on the robot, so the
+    /// orientation bookkeeping is the scan's, and calls `look` at each face with the face
+    /// step, what each top-face position shows (facelet index of the cube as it sat when
+    /// the scan began, top positions row-major) and the simulator, if any. Returns the
+    /// cube's orientation afterwards relative to the scan start, like [`RunRobot::scan`].
+    pub fn present_faces(
+        &mut self,
+        size: Size,
+        look: &mut FaceLook<'_>,
+    ) -> Result<Orientation, RunError> {
+        self.scan_start = self.robot.orientation;
+        self.scanned = true;
+        self.robot.begin_frame(size);
+        for (step, prims) in super::mindcub3r::scan_steps().iter().enumerate() {
+            for &p in prims {
+                self.robot.execute(p).map_err(robot_err)?;
+            }
+            let top = self
+                .robot
+                .top_facelets()
+                .ok_or_else(|| RunError::Scan("the scan frame was lost".into()))?;
+            look(step, &top, self.sim.as_ref())?;
+        }
+        Ok(self.relative_orientation())
+    }
+
+    /// Brings facelet `want` (frame of the last scan start) to the top face; returns the
+    /// top-face position it shows at, and the simulator, if any.
+    pub fn present_sticker(
+        &mut self,
+        want: usize,
+    ) -> Result<(usize, Option<&super::sim::SimHandle>), RunError> {
+        let pos = self.robot.bring_to_top(want).map_err(robot_err)?;
+        Ok((pos, self.sim.as_ref()))
+    }
+
     /// The cube's orientation relative to the frame the last scan began in.
     pub fn relative_orientation(&self) -> Orientation {
         relative(&self.scan_start, &self.robot.orientation)
@@ -1005,6 +1042,11 @@ impl Mc3Run {
 fn relative(base: &Orientation, now: &Orientation) -> Orientation {
     Orientation(std::array::from_fn(|pos| base.position_of(now.0[pos])))
 }
+
+/// What [`Mc3Run::present_faces`] calls at each face: the face step, the facelet index each
+/// top-face position shows (scan-start frame, row-major), the simulator if any.
+pub type FaceLook<'a> =
+    dyn FnMut(usize, &[usize], Option<&super::sim::SimHandle>) -> Result<(), RunError> + 'a;
 
 fn robot_err(e: super::mindcub3r::RobotError) -> RunError {
     RunError::Robot(e.to_string())

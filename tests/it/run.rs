@@ -243,3 +243,34 @@ fn bad_usage_exits_2() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[cfg(feature = "vision")]
+#[test]
+fn camera_scanner_runs_end_to_end() {
+    // The simulator renders a top-camera frame of each face the robot presents; the vision
+    // pipeline reads them. MindCub3r (its scan's tilt/spin face sequence) and the line robot
+    // (all six faces directly).
+    let o = run(&["--sim", "--scanner", "camera", "--seed", "21"]);
+    let scanned = json_lines(&stdout(&o))
+        .into_iter()
+        .find(|l| l["type"] == "scanned")
+        .unwrap_or_else(|| panic!("no scan: {}", stderr(&o)));
+    assert_eq!(scanned["state"].as_str().unwrap().len(), 54);
+    let (s, _) = to_the_end(o);
+    check_summary(&s);
+    assert_eq!(s["verified_by"], "simulator read-back");
+
+    let o = run(&[
+        "--sim",
+        "--robot",
+        "line",
+        "--scanner",
+        "camera",
+        "--seed",
+        "22",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = last(&o);
+    check_summary(&s);
+    assert_eq!(s["robot"], "line");
+}

@@ -1,0 +1,347 @@
+//! `--scanner camera` for `cubot run`/`save`/`restore`: a fixed camera looks at the top
+//! face while the robot presents each face to it. On the simulators the frames are
+//! rendered (`scan::render`) from the simulated cube's sticker colours as the synthetic
+//! palette shows them (`color::synth`, seeded), then read by the real vision pipeline
+//! (`scan::detect`) into an `Rgb8` [`RawScan`] for the normal resolver path.
+//!
+//! The MindCub3r presents faces with its colour-sensor scan's face sequence
+//! ([`Mc3Run::present_faces`]), so its orientation bookkeeping is the scan's; the line robot
+//! has fixed motors and no reorientation, so its simulator shows all six faces directly.
+//!
+//! Level: cli (combines `robot` with `scan`, which the robot level may not depend on).
+//! Feature `vision`.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::color::raw::{RawScan, Scale};
+use crate::color::synth::{Appearance, Conditions, Palette};
+use crate::cube::{Alg, Face, FaceletCube, Size};
+use crate::robot::journal::Action;
+use crate::robot::model::Orientation;
+use crate::robot::pipeline::{LineRun, Mc3Run, RobotPlan, RunError, RunRobot};
+use crate::robot::planner::RobotState;
+use crate::scan::detect::{read_face, scan_faces};
+use crate::scan::image::RgbImage;
+use crate::scan::render::{render_face, RenderOptions};
+
+/// The robot under the camera.
+pub enum Presenter {
+    Mc3(Box<Mc3Run>),
+    Line(Box<LineRun>),
+}
+
+/// A robot whose scans come from a camera over the top face.
+pub struct CameraRun {
+    robot: Presenter,
+    appearance: Appearance,
+    render: RenderOptions,
+    seed: u64,
+    /// Frames taken so far (each frame gets its own render seed and noise).
+    frames: u64,
+    size: Option<Size>,
+}
+
+impl CameraRun {
+    /// `palette` and `seed`: the simulated cube's look under the simulated light.
+    pub fn new(robot: Presenter, palette: Palette, seed: u64) -> CameraRun {
+        CameraRun {
+            robot,
+            appearance: Appearance::new(palette, Conditions::for_palette(palette), seed),
+            render: RenderOptions::default(),
+            seed,
+            frames: 0,
+            size: None,
+        }
+    }
+
+    fn inner(&self) -> &dyn RunRobot {
+        match &self.robot {
+            Presenter::Mc3(r) => r.as_ref(),
+            Presenter::Line(r) => r.as_ref(),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn RunRobot {
+        match &mut self.robot {
+            Presenter::Mc3(r) => r.as_mut(),
+            Presenter::Line(r) => r.as_mut(),
+        }
+    }
+}
+
+fn no_sim() -> RunError {
+    RunError::Scan(
+        "--scanner camera renders its frames on the simulator; a camera on a real robot is \
+         not supported yet (use --sim, or --scanner sensor)"
+            .into(),
+    )
+}
+
+fn vision_err(e: crate::scan::VisionError) -> RunError {
+    RunError::Scan(format!("camera: {e}"))
+}
+
+/// Frames taken of one view before giving up on finding the cube in them (a real camera
+/// retakes a frame when, say, the arm hides a sticker row).
+const TAKES: usize = 4;
+
+/// A frame of the stickers `shown` in which the vision pipeline finds the cube: retaken
+/// (fresh light noise and pose) up to [`TAKES`] times; the last failure otherwise.
+fn readable_frame(
+    appearance: &Appearance,
+    render: &RenderOptions,
+    seed: u64,
+    frames: &mut u64,
+    n: usize,
+    shown: &[(Face, usize)],
+) -> Result<RgbImage, crate::scan::VisionError> {
+    let mut last = None;
+    for _ in 0..TAKES {
+        let img = frame(appearance, render, seed, frames, n, shown);
+        match read_face(&img, n, None) {
+            Ok(_) => return Ok(img),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| crate::scan::VisionError::Other("no frame taken".into())))
+}
+
+/// One camera frame of the stickers `shown` (each: its colour and the facelet index it
+/// stands for, image row-major), rendered and seeded.
+fn frame(
+    appearance: &Appearance,
+    render: &RenderOptions,
+    seed: u64,
+    frames: &mut u64,
+    n: usize,
+    shown: &[(Face, usize)],
+) -> RgbImage {
+    let k = *frames;
+    *frames += 1;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xca3e_7a00 ^ k.wrapping_mul(0x9e37_79b9));
+    let colors: Vec<[u8; 3]> = shown
+        .iter()
+        .map(|&(color, facelet)| {
+            appearance
+                .reading(color, facelet, facelet, Scale::Rgb8, &mut rng)
+                .map(|v| v.round().clamp(0.0, 255.0) as u8)
+        })
+        .collect();
+    render_face(&colors, n, render, seed.wrapping_add(k.wrapping_mul(7919)))
+}
+
+/// The quarter turns (clockwise) that bring a top-face image (grid row-major = top
+/// positions) into the facelet order of the face it shows; `top[p]` is the facelet index
+/// top position `p` shows.
+fn quarters_to_facelet_order(n: usize, top: &[usize]) -> Option<(Face, u8)> {
+    let per = n * n;
+    let face = *Face::ALL.get(top.first()? / per)?;
+    (0..4u8).find_map(|q| {
+        let ok = top.iter().enumerate().all(|(p, &f)| {
+            let (mut r, mut c) = (p / n, p % n);
+            for _ in 0..q {
+                (r, c) = (c, n - 1 - r);
+            }
+            f == face.index() * per + r * n + c
+        });
+        ok.then_some((face, q))
+    })
+}
+
+impl RunRobot for CameraRun {
+    fn kind(&self) -> &'static str {
+        self.inner().kind()
+    }
+
+    fn scan(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(RawScan, Orientation), RunError> {
+        let n = size.n();
+        let per = size.per_face();
+        self.size = Some(size);
+        let (appearance, render, seed) = (&self.appearance, &self.render, self.seed);
+        let frames = &mut self.frames;
+        let mut images: [Option<RgbImage>; 6] = Default::default();
+        let orientation = match &mut self.robot {
+            Presenter::Mc3(r) => r.present_faces(size, &mut |step, top, sim| {
+                let sim = sim.ok_or_else(no_sim)?;
+                let cube = sim.cube();
+                let shown: Vec<(Face, usize)> = top
+                    .iter()
+                    .enumerate()
+                    .map(|(p, &f)| (cube.colors()[p], f))
+                    .collect();
+                let img = readable_frame(appearance, render, seed, frames, n, &shown)
+                    .map_err(vision_err)?;
+                let (face, q) = quarters_to_facelet_order(n, top).ok_or_else(|| {
+                    RunError::Scan(format!(
+                        "face step {step}: the top face shows facelets {top:?}, not one face"
+                    ))
+                })?;
+                images[face.index()] = Some(img.rotated(q));
+                progress((step + 1) * per, 6 * per);
+                Ok(())
+            })?,
+            Presenter::Line(r) => {
+                let sim = r.sim.as_ref().ok_or_else(no_sim)?;
+                let cube = sim.cube();
+                if cube.colors().len() != size.stickers() {
+                    return Err(RunError::Scan(format!(
+                        "the robot holds a cube of {} stickers, not a {size}",
+                        cube.colors().len()
+                    )));
+                }
+                for face in Face::ALL {
+                    let shown: Vec<(Face, usize)> = (0..per)
+                        .map(|i| {
+                            let f = face.index() * per + i;
+                            (cube.colors()[f], f)
+                        })
+                        .collect();
+                    images[face.index()] = Some(
+                        readable_frame(appearance, render, seed, frames, n, &shown)
+                            .map_err(vision_err)?,
+                    );
+                    progress((face.index() + 1) * per, 6 * per);
+                }
+                Orientation::IDENTITY
+            }
+        };
+        let images: Vec<RgbImage> = images
+            .into_iter()
+            .enumerate()
+            .map(|(i, img)| {
+                img.ok_or_else(|| {
+                    RunError::Scan(format!(
+                        "the face sequence never showed face {}",
+                        Face::ALL[i].letter()
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let images: [RgbImage; 6] = images
+            .try_into()
+            .map_err(|_| RunError::Scan("six camera frames expected".into()))?;
+        let mut raw = scan_faces(&images, n, None).map_err(vision_err)?;
+        raw.provenance = Some(serde_json::json!({
+            "source": "camera",
+            "robot": self.inner().kind(),
+            "simulated": true,
+        }));
+        Ok((raw, orientation))
+    }
+
+    fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
+        let size = self
+            .size
+            .ok_or_else(|| RunError::Scan("a re-read needs a camera scan first".into()))?;
+        let (n, per) = (size.n(), size.per_face());
+        let (appearance, render, seed) = (&self.appearance, &self.render, self.seed);
+        let frames = &mut self.frames;
+        let mut out = Vec::with_capacity(stickers.len());
+        for &want in stickers {
+            if want >= size.stickers() {
+                return Err(RunError::Scan(format!(
+                    "sticker {want} does not exist on a {size}"
+                )));
+            }
+            // A fresh frame of the face showing the sticker; read it where it stands.
+            let (img, at) = match &mut self.robot {
+                Presenter::Mc3(r) => {
+                    let (pos, sim) = r.present_sticker(want)?;
+                    let cube = sim.ok_or_else(no_sim)?.cube();
+                    let top = r
+                        .robot
+                        .top_facelets()
+                        .ok_or_else(|| RunError::Scan("the scan frame was lost".into()))?;
+                    let shown: Vec<(Face, usize)> = top
+                        .iter()
+                        .enumerate()
+                        .map(|(p, &f)| (cube.colors()[p], f))
+                        .collect();
+                    (
+                        readable_frame(appearance, render, seed, frames, n, &shown)
+                            .map_err(vision_err)?,
+                        pos,
+                    )
+                }
+                Presenter::Line(r) => {
+                    let cube = r.sim.as_ref().ok_or_else(no_sim)?.cube();
+                    let base = want / per * per;
+                    let shown: Vec<(Face, usize)> =
+                        (base..base + per).map(|f| (cube.colors()[f], f)).collect();
+                    (
+                        readable_frame(appearance, render, seed, frames, n, &shown)
+                            .map_err(vision_err)?,
+                        want - base,
+                    )
+                }
+            };
+            let reading = read_face(&img, n, None).map_err(vision_err)?;
+            let s = reading.stickers.get(at).ok_or_else(|| {
+                RunError::Scan(format!(
+                    "camera: the frame for sticker {want} gave {} stickers",
+                    reading.stickers.len()
+                ))
+            })?;
+            out.push(s.rgb);
+        }
+        Ok(out)
+    }
+
+    fn plan(&self, candidates: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
+        self.inner().plan(candidates, start)
+    }
+
+    fn execute(
+        &mut self,
+        plan: &RobotPlan,
+        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        self.inner_mut().execute(plan, done)
+    }
+
+    fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {
+        self.inner_mut().read_back()
+    }
+
+    fn reorients(&self) -> bool {
+        self.inner().reorients()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_top_needs_no_turn() {
+        let top: Vec<usize> = (0..9).collect();
+        assert_eq!(quarters_to_facelet_order(3, &top), Some((Face::U, 0)));
+    }
+
+    #[test]
+    fn a_spun_face_is_turned_back() {
+        // The U face after y: the top position p shows the facelet the y permutation puts
+        // there; one of the four quarter turns must restore the facelet order.
+        let y = crate::cube::Move {
+            kind: crate::cube::MoveKind::Rotation(crate::cube::Axis::Y),
+            turn: crate::cube::Turn::Cw,
+        };
+        let perm = y.permutation(Size::Three);
+        let top: Vec<usize> = perm.0[..9].iter().map(|&i| i as usize).collect();
+        let (face, q) = quarters_to_facelet_order(3, &top).expect("a rotation of U");
+        assert_eq!(face, Face::U);
+        assert!(q == 1 || q == 3, "{q}");
+    }
+
+    #[test]
+    fn a_mixed_top_is_rejected() {
+        let mut top: Vec<usize> = (0..9).collect();
+        top.swap(0, 1);
+        assert_eq!(quarters_to_facelet_order(3, &top), None);
+    }
+}
