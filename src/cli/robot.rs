@@ -335,14 +335,21 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
 }
 
 /// `cubot scan --robot --port PATH`.
-pub fn scan_robot(port: Option<&Path>, g: &Global) -> CmdResult {
-    let mut r = connect(port, None, g)?;
+/// `cubot scan --robot --port PATH [--size N] [--raw-out FILE] [--best-effort]`.
+pub fn scan_robot(a: &super::scan::ScanArgs, g: &Global) -> CmdResult {
+    let mut r = connect(a.port.as_deref(), None, g)?;
+    let size = match a.size {
+        None => 3,
+        Some(n @ 2..=3) => n as u8,
+        Some(n) => anyhow::bail!("--size must be 2 or 3, not {n}"),
+    };
     let res = scan_with(
         &mut r,
         &RobotScanArgs {
-            size: 3,
+            size,
             rescans: 2,
-            ..RobotScanArgs::default()
+            raw_out: a.raw_out.clone(),
+            best_effort: a.best_effort,
         },
         g,
     );

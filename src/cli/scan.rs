@@ -40,7 +40,7 @@ pub struct ScanArgs {
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if a.robot {
-        return super::robot::scan_robot(a.port.as_deref(), g);
+        return super::robot::scan_robot(&a, g);
     }
     if a.images.is_some() || a.camera.is_some() {
         return super::scan_images::scan(a, g);
