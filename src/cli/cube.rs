@@ -74,6 +74,19 @@ pub fn parse_state(s: &str, size: Size) -> Result<FaceletCube, crate::cube::Pars
     FaceletCube::parse(s)
 }
 
+/// Every problem of an invalid cube as JSON: its fields plus a `message`.
+pub fn problems_json(invalid: &crate::cube::InvalidCube) -> Vec<serde_json::Value> {
+    invalid
+        .problems
+        .iter()
+        .map(|p| {
+            let mut v = serde_json::to_value(p).unwrap_or(json!({}));
+            v["message"] = json!(p.to_string());
+            v
+        })
+        .collect()
+}
+
 pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
     let all_ok = for_each_state(&a.state, |s| match check(s) {
         Ok(cube) => {
@@ -88,15 +101,7 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
         }
         Err(invalid) => {
             if g.json {
-                let problems: Vec<_> = invalid
-                    .problems
-                    .iter()
-                    .map(|p| {
-                        let mut v = serde_json::to_value(p).unwrap_or(json!({}));
-                        v["message"] = json!(p.to_string());
-                        v
-                    })
-                    .collect();
+                let problems = problems_json(&invalid);
                 json_line(
                     &json!({"type": "validation", "state": s, "valid": false, "problems": problems}),
                 );

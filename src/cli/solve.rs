@@ -133,15 +133,7 @@ fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
 
 fn print_invalid(g: &Global, state: &str, what: &str, e: &InvalidCube) {
     if g.json {
-        let problems: Vec<_> = e
-            .problems
-            .iter()
-            .map(|p| {
-                let mut v = serde_json::to_value(p).unwrap_or(json!({}));
-                v["message"] = json!(p.to_string());
-                v
-            })
-            .collect();
+        let problems = super::cube::problems_json(e);
         json_line(&json!({"type": "invalid", "state": state, "which": what, "problems": problems}));
     } else {
         let list: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
