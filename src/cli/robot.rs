@@ -178,20 +178,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         latency_ms: a.latency,
         ..SimConfig::default()
     })?;
-    {
-        let mut out = std::io::stdout().lock();
-        if g.json {
-            writeln!(
-                out,
-                "{}",
-                json!({"type": "sim", "path": handle.path(), "cube": handle.initial_cube().to_letters()})
-            )?;
-        } else {
-            writeln!(out, "{}", handle.path().display())?;
-            writeln!(out, "{}", handle.initial_cube().to_letters())?;
-        }
-        out.flush()?;
-    }
+    announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
     loop {
         std::thread::sleep(std::time::Duration::from_millis(50));
         for line in handle.take_log() {
@@ -200,6 +187,29 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
             }
         }
     }
+}
+
+/// A simulator's first two lines on stdout: the pty path, then the cube it holds (robot
+/// frame, before any move); with `--json` one `sim` line carrying both.
+pub(super) fn announce_sim(
+    g: &Global,
+    robot: &str,
+    path: &Path,
+    cube: &crate::cube::FaceletCube,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if g.json {
+        writeln!(
+            out,
+            "{}",
+            json!({"type": "sim", "robot": robot, "path": path, "cube": cube.to_letters()})
+        )?;
+    } else {
+        writeln!(out, "{}", path.display())?;
+        writeln!(out, "{}", cube.to_letters())?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// The calibration to use.

@@ -1062,20 +1062,7 @@ pub fn sim_line(
         palette,
         ..Default::default()
     })?;
-    {
-        let mut out = std::io::stdout().lock();
-        if g.json {
-            writeln!(
-                out,
-                "{}",
-                serde_json::json!({"type": "sim", "robot": "line", "path": handle.path(), "cube": handle.initial_cube().to_letters()})
-            )?;
-        } else {
-            writeln!(out, "{}", handle.path().display())?;
-            writeln!(out, "{}", handle.initial_cube().to_letters())?;
-        }
-        out.flush()?;
-    }
+    super::robot::announce_sim(g, "line", handle.path(), &handle.initial_cube())?;
     loop {
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -777,20 +777,12 @@ mod tests {
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
+    /// The orientation the MindCub3r scan leaves the cube in (its own sequence).
     fn after_scan() -> Orientation {
-        let mut o = Orientation::IDENTITY;
-        for p in [
-            Primitive::Tilt,
-            Primitive::Tilt,
-            Primitive::Spin(-1),
-            Primitive::Tilt,
-            Primitive::Spin(1),
-            Primitive::Tilt,
-            Primitive::Tilt,
-        ] {
-            o = o.after(p);
-        }
-        o
+        crate::robot::mindcub3r::scan_steps()
+            .iter()
+            .flatten()
+            .fold(Orientation::IDENTITY, |o, &p| o.after(p))
     }
 
     /// Executing the plan on the robot-frame cube reaches the solution's state, up to the
