@@ -215,16 +215,7 @@ impl Ev3 {
         timeout: Duration,
     ) -> Result<Reply, Ev3Error> {
         debug_assert!(cmd.reply);
-        let counter = self.next_counter();
-        let bytes = cmd.encode(counter);
-        self.log(|| format!("-> {command}: {}", protocol::hex(&bytes)));
-        self.commands_sent += 1;
-        self.transport
-            .send(&bytes)
-            .map_err(|source| Ev3Error::Transport {
-                command: command.to_string(),
-                source,
-            })?;
+        let counter = self.transmit(command, cmd, "")?;
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -287,16 +278,27 @@ impl Ev3 {
     /// Sends a command without waiting for anything.
     pub fn send_no_reply(&mut self, command: &str, cmd: &DirectCommand) -> Result<(), Ev3Error> {
         self.idle_count = [None; 4];
+        self.transmit(command, cmd, " (no reply)").map(|_| ())
+    }
+
+    /// Encodes `cmd` with the next message counter, logs and sends it; returns the counter.
+    fn transmit(
+        &mut self,
+        command: &str,
+        cmd: &DirectCommand,
+        note: &str,
+    ) -> Result<u16, Ev3Error> {
         let counter = self.next_counter();
         let bytes = cmd.encode(counter);
-        self.log(|| format!("-> {command} (no reply): {}", protocol::hex(&bytes)));
+        self.log(|| format!("-> {command}{note}: {}", protocol::hex(&bytes)));
         self.commands_sent += 1;
         self.transport
             .send(&bytes)
             .map_err(|source| Ev3Error::Transport {
                 command: command.to_string(),
                 source,
-            })
+            })?;
+        Ok(counter)
     }
 
     fn malformed(command: &str, e: protocol::ProtocolError) -> Ev3Error {

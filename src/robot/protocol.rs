@@ -674,16 +674,21 @@ pub fn hex(bytes: &[u8]) -> String {
         .join(" ")
 }
 
+/// Bytes from the hex dumps of the protocol doc (`"0D 00 | 2A 00"`; `|` separators are
+/// ignored), for tests here and in the simulator.
+#[cfg(test)]
+pub(crate) fn from_hex(s: &str) -> Vec<u8> {
+    s.split_whitespace()
+        .filter(|t| *t != "|")
+        .map(|t| u8::from_str_radix(t, 16).expect("a hex byte"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn h(s: &str) -> Vec<u8> {
-        s.split_whitespace()
-            .filter(|t| *t != "|")
-            .map(|t| u8::from_str_radix(t, 16).unwrap())
-            .collect()
-    }
+    use super::from_hex as h;
 
     #[test]
     fn constant_encodings_of_doc_section_5() {

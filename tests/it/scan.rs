@@ -21,7 +21,7 @@ fn case(id: &str) -> serde_json::Value {
     let p = shared_realdata()
         .map(|s| s.join(&rel))
         .filter(|p| p.is_file())
-        .unwrap_or_else(|| root().join("samples").join(&rel));
+        .unwrap_or_else(|| root().join("samples/realdata").join(&rel));
     serde_json::from_str(&std::fs::read_to_string(&p).expect("read case")).expect("case json")
 }
 

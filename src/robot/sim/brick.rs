@@ -1116,12 +1116,7 @@ mod tests {
     use super::*;
     use crate::robot::protocol::{decode_reply, DirectCommand, OutputPort};
 
-    fn h(s: &str) -> Vec<u8> {
-        s.split_whitespace()
-            .filter(|t| *t != "|")
-            .map(|t| u8::from_str_radix(t, 16).unwrap())
-            .collect()
-    }
+    use crate::robot::protocol::from_hex as h;
 
     fn brick() -> Brick {
         let cfg = SimConfig::default();
