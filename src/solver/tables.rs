@@ -81,6 +81,91 @@ pub(crate) struct Small {
     /// `ud_from_ud[u·24 + d % 24]`: [`UdEdges`] of a phase-2 cube from its U- and
     /// D-edge coordinates (`u16::MAX` where `u` has a U edge outside the U/D layers).
     pub ud_from_ud: Vec<u16>,
+    /// `slicepos_move[p·18 + m]`: the unordered slice positions (`SliceSorted / 24`,
+    /// 0..495) after move m; small enough to stay in L1 during phase 1.
+    pub slicepos_move: Vec<u16>,
+    /// Exact distance to phase 2 of the flip × slice-position coordinate alone, per
+    /// FlipSlice symmetry class (a lower bound on the phase-1 distance; 64,430 bytes).
+    pub fs_dist: Vec<u8>,
+    /// Exact distance to phase 2 of twist × slice positions alone, packed two 4-bit
+    /// entries a byte at `(p·2187 + twist) / 2` (a lower bound on the phase-1 distance;
+    /// 541 KB, so it answers from cache where the big table would go to memory).
+    pub ts_dist: Vec<u8>,
+    /// `fs_next[class·18 + m]`: [`Small::fs_symmove`] with the child's [`Small::fs_dist`]
+    /// in bits 24.. (class << 4 | sym below), so the first check costs no extra read.
+    pub fs_next: Vec<u32>,
+    /// `corner_reach[t·40320 + cp]`: the fewest phase-2 moves that can solve the corner
+    /// permutation after at most `t` further arbitrary face turns from `cp` (t ≤
+    /// [`CORNER_REACH_T`]): a lower bound on the phase-2 length a phase-1 node with `t`
+    /// moves to go can still lead to.
+    pub corner_reach: Vec<u8>,
+}
+
+/// Deepest phase-1 remainder [`Small::corner_reach`] covers.
+pub(crate) const CORNER_REACH_T: usize = 6;
+
+/// See [`Small::corner_reach`].
+fn corner_reach_table(corner_move: &[u16]) -> Vec<u8> {
+    let n = CornerPerm::COUNT;
+    let mut dist = vec![u8::MAX; n];
+    dist[0] = 0;
+    let mut frontier = vec![0usize];
+    let mut d = 0u8;
+    while !frontier.is_empty() {
+        let mut grown = Vec::new();
+        for &x in &frontier {
+            for &m in &P2_MOVES {
+                let y = corner_move[x * N_MOVES + m as usize] as usize;
+                if dist[y] == u8::MAX {
+                    dist[y] = d + 1;
+                    grown.push(y);
+                }
+            }
+        }
+        frontier = grown;
+        d += 1;
+    }
+    let mut out = dist.clone();
+    for t in 1..=CORNER_REACH_T {
+        let prev = out[(t - 1) * n..t * n].to_vec();
+        out.extend((0..n).map(|cp| {
+            (0..N_MOVES)
+                .map(|m| prev[corner_move[cp * N_MOVES + m] as usize])
+                .fold(prev[cp], u8::min)
+        }));
+    }
+    out
+}
+
+/// Distances of a small coordinate space from 0 by breadth-first search; `next(x, m)`
+/// is the neighbour of `x` by move `m` (0..18).
+fn bfs_small(count: usize, next: impl Fn(usize, usize) -> usize) -> Vec<u8> {
+    let mut dist = vec![u8::MAX; count];
+    dist[0] = 0;
+    let mut frontier = vec![0u32];
+    let mut d = 0u8;
+    while !frontier.is_empty() {
+        let mut grown = Vec::new();
+        for &x in &frontier {
+            for m in 0..N_MOVES {
+                let y = next(x as usize, m);
+                if dist[y] == u8::MAX {
+                    dist[y] = d + 1;
+                    grown.push(y as u32);
+                }
+            }
+        }
+        frontier = grown;
+        d += 1;
+    }
+    dist
+}
+
+/// Packs 4-bit values two a byte (low nibble first).
+fn pack4(v: &[u8]) -> Vec<u8> {
+    v.chunks(2)
+        .map(|c| c[0].min(15) | c.get(1).map_or(0, |&h| h.min(15) << 4))
+        .collect()
 }
 
 fn move_table(
@@ -232,7 +317,7 @@ impl Small {
             let (u, d) = (UEdges::get(&c).0 as usize, DEdges::get(&c).0 as usize);
             ud_from_ud[u * 24 + d % 24] = ud as u16;
         }
-        let fs_symmove = (0..N_FLIPSLICE_CLASSES * N_MOVES)
+        let fs_symmove: Vec<u32> = (0..N_FLIPSLICE_CLASSES * N_MOVES)
             .map(|i| {
                 let (c, m) = (i / N_MOVES, i % N_MOVES);
                 let fs = fs_rep[c] as usize;
@@ -241,6 +326,22 @@ impl Small {
                 let f2 = flip_move[flip * N_MOVES + m] as usize;
                 fs_sym[s2 * 2048 + f2]
             })
+            .collect();
+        let slicepos_move: Vec<u16> = (0..495 * N_MOVES)
+            .map(|i| slice_move[(i / N_MOVES) * 24 * N_MOVES + i % N_MOVES] / 24)
+            .collect();
+        let fs_dist = bfs_small(N_FLIPSLICE_CLASSES, |c, m| {
+            (fs_symmove[c * N_MOVES + m] >> 4) as usize
+        });
+        let ts_dist = pack4(&bfs_small(495 * Twist::COUNT, |x, m| {
+            let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
+            slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
+                + twist_move[t * N_MOVES + m] as usize
+        }));
+        let corner_reach = corner_reach_table(&corner_move);
+        let fs_next = fs_symmove
+            .iter()
+            .map(|&y| y | (fs_dist[(y >> 4) as usize] as u32) << 24)
             .collect();
         let st = sym_table();
         let symmult = (0..256)
@@ -255,6 +356,11 @@ impl Small {
             .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
             .collect();
         Small {
+            slicepos_move,
+            fs_dist,
+            ts_dist,
+            fs_next,
+            corner_reach,
             fs_symmove,
             symmult,
             mconj,
@@ -297,6 +403,11 @@ impl Small {
             + 4 * self.fs_symmove.len()
             + self.symmult.len()
             + self.mconj.len()
+            + 2 * self.slicepos_move.len()
+            + self.fs_dist.len()
+            + self.ts_dist.len()
+            + 4 * self.fs_next.len()
+            + self.corner_reach.len()
     }
 
     /// Index of a phase-1 state in the phase-1 pruning table.
@@ -657,6 +768,77 @@ mod tests {
         }
         assert_eq!(s.fs_rep.len(), N_FLIPSLICE_CLASSES);
         assert_eq!(s.c_rep.len(), N_CORNER_CLASSES);
+    }
+
+    /// A distance table is the exact BFS distance when 0 marks only the origin, no move
+    /// changes it by more than one, and every other entry has a neighbour one closer.
+    fn assert_exact_distance(
+        dist: impl Fn(usize) -> u8,
+        count: usize,
+        next: impl Fn(usize, usize) -> usize,
+    ) {
+        for x in 0..count {
+            let d = dist(x);
+            assert_eq!(d == 0, x == 0, "entry {x}");
+            let mut closer = false;
+            for m in 0..N_MOVES {
+                let e = dist(next(x, m));
+                assert!(e.abs_diff(d) <= 1, "entry {x} move {m}: {d} then {e}");
+                closer |= e + 1 == d;
+            }
+            assert!(d == 0 || closer, "entry {x} ({d}) has no closer neighbour");
+        }
+    }
+
+    #[test]
+    fn partial_phase1_bounds_are_exact_distances() {
+        let s = Small::build();
+        assert_exact_distance(
+            |c| s.fs_dist[c],
+            N_FLIPSLICE_CLASSES,
+            |c, m| (s.fs_symmove[c * N_MOVES + m] >> 4) as usize,
+        );
+        let ts = |i: usize| s.ts_dist[i >> 1] >> ((i & 1) * 4) & 15;
+        assert_exact_distance(ts, 495 * Twist::COUNT, |x, m| {
+            let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
+            s.slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
+                + s.twist_move[t * N_MOVES + m] as usize
+        });
+        // The class row with the distance folded in agrees with its two sources.
+        for (i, &y) in s.fs_next.iter().enumerate() {
+            assert_eq!(y & 0xff_ffff, s.fs_symmove[i]);
+            assert_eq!((y >> 24) as u8, s.fs_dist[(s.fs_symmove[i] >> 4) as usize]);
+        }
+    }
+
+    #[test]
+    fn corner_reach_bounds_the_phase2_corner_distance() {
+        let s = Small::build();
+        let n = CornerPerm::COUNT;
+        let r = |t: usize, cp: usize| s.corner_reach[t * n + cp];
+        for cp in 0..n {
+            // t = 0 is the corner distance alone: never above corner × slice.
+            let cs = (0..24).map(|sp| s.cornslice[cp * 24 + sp]).min();
+            assert_eq!(Some(r(0, cp)), cs, "corner permutation {cp}");
+            for t in 1..=CORNER_REACH_T {
+                assert!(r(t, cp) <= r(t - 1, cp));
+                for m in 0..N_MOVES {
+                    assert!(r(t, cp) <= r(t - 1, s.corner_move[cp * N_MOVES + m] as usize));
+                }
+            }
+        }
+        // A random phase-1 tail of t turns followed by any phase-2 solution of the
+        // corners: the bound at the start never exceeds the true phase-2 corner length.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..2000 {
+            use rand::Rng;
+            let cp0 = rng.gen_range(0..n);
+            let t = rng.gen_range(0..=CORNER_REACH_T);
+            let cp1 = (0..t).fold(cp0, |c, _| {
+                s.corner_move[c * N_MOVES + rng.gen_range(0..N_MOVES)] as usize
+            });
+            assert!(r(t, cp0) <= r(0, cp1));
+        }
     }
 
     #[test]
