@@ -69,6 +69,8 @@ pub(crate) enum Ended {
 }
 
 const NONE: u8 = 255;
+/// A phase-1 child whose corner-reach entry cannot prune (not read).
+const NO_REACH: usize = usize::MAX;
 
 /// `ALLOWED[last_face + 1]`: bit m set when move m may follow a move of `last_face`
 /// (never the same face, and opposite faces only in U-before-D order).
@@ -280,11 +282,15 @@ impl TwoPhase<'_> {
             kids[k] = (m, tw2, y, ti);
             k += 1;
         }
-        // Stage 2: the twist × slice bound; the survivors' big-table entries prefetched.
+        // Stage 2: the twist × slice bound; the survivors' big-table entries (and, where
+        // it can prune, their corner-reach entries) prefetched.
+        let budget2 = self.limit() - self.d1 as i64;
+        let mut kids2 = [(0u8, 0u32, 0usize, 0u16, NO_REACH); N_MOVES];
         let mut k2 = 0;
         for j in 0..k {
             let (m, tw2, y, ti) = kids[j];
-            let rest = togo - self.cost[m as usize] as u32;
+            let mi = m as usize;
+            let rest = togo - self.cost[mi] as u32;
             if (s.ts_dist[ti >> 1] >> ((ti & 1) * 4) & 15) as u32 > rest {
                 continue;
             }
@@ -297,32 +303,38 @@ impl TwoPhase<'_> {
             let i = class2 as usize * Twist::COUNT
                 + s.twist_conj[tw2 as usize * 16 + sym2 as usize] as usize;
             prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
-            kids[k2] = (m, tw2, class2 << 4 | sym2, i);
+            let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
+            let r = rest as usize;
+            let ri = if r <= CORNER_REACH_T && budget2 < s.corner_reach_max[r] as i64 {
+                let ri = r * CornerPerm::COUNT + cp2 as usize;
+                prefetch(s.corner_reach.as_ptr().wrapping_add(ri));
+                ri
+            } else {
+                NO_REACH
+            };
+            kids2[k2] = (m, class2 << 4 | sym2, i, cp2, ri);
+            kids[k2].1 = tw2;
             k2 += 1;
         }
-        // Stage 3: the big table; what the passing children read first is prefetched.
-        let budget2 = self.limit() - self.d1 as i64;
+        // Stage 3: the corner-reach bound, then the big table; what the passing children
+        // read first is prefetched.
         let mut pass = [(0u8, 0u16, 0u16); N_MOVES];
         let mut np = 0;
         for j in 0..k2 {
-            let (m, _, fs2, i) = kids[j];
+            let (m, fs2, i, cp2, ri) = kids2[j];
             let mi = m as usize;
+            if ri != NO_REACH && s.corner_reach[ri] as i64 > budget2 {
+                continue;
+            }
             if self.t.p1.get(i) as u32 > togo - self.cost[mi] as u32 {
                 continue;
             }
+            // The class row, and the coordinates carried along for phase 2 and their rows.
             prefetch(
                 s.fs_next
                     .as_ptr()
                     .wrapping_add((fs2 >> 4) as usize * N_MOVES),
             );
-            // The coordinates carried along for phase 2, and their rows.
-            let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
-            let rest = togo - self.cost[mi] as u32;
-            if rest as usize <= CORNER_REACH_T
-                && s.corner_reach[rest as usize * CornerPerm::COUNT + cp2 as usize] as i64 > budget2
-            {
-                continue;
-            }
             let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
             prefetch(s.corner_move.as_ptr().wrapping_add(cp2 as usize * N_MOVES));
             prefetch(s.slice_move.as_ptr().wrapping_add(sl2 as usize * N_MOVES));
@@ -330,7 +342,8 @@ impl TwoPhase<'_> {
             np += 1;
         }
         for &(j, cp2, sl2) in &pass[..np] {
-            let (m, tw2, fs2, _) = kids[j as usize];
+            let (m, fs2, _, _, _) = kids2[j as usize];
+            let tw2 = kids[j as usize].1;
             let rest = togo - self.cost[m as usize] as u32;
             self.path[n] = m;
             self.touch(n);

@@ -51,27 +51,27 @@ impl Nibbles {
 
 /// The small tables: moves on coordinates, symmetry classes and conjugation.
 pub(crate) struct Small {
-    pub twist_move: Vec<u16>,
+    pub twist_move: HugeTable<u16>,
     pub flip_move: Vec<u16>,
-    pub slice_move: Vec<u16>,
-    pub uedge_move: Vec<u16>,
-    pub dedge_move: Vec<u16>,
-    pub corner_move: Vec<u16>,
+    pub slice_move: HugeTable<u16>,
+    pub uedge_move: HugeTable<u16>,
+    pub dedge_move: HugeTable<u16>,
+    pub corner_move: HugeTable<u16>,
     /// Phase-2 moves (index into [`P2_MOVES`]) on [`UdEdges`].
-    pub ud_move: Vec<u16>,
+    pub ud_move: HugeTable<u16>,
     /// `twist_conj[t·16 + s]` = twist of `S_s · T · S_s⁻¹`.
-    pub twist_conj: Vec<u16>,
-    pub ud_conj: Vec<u16>,
+    pub twist_conj: HugeTable<u16>,
+    pub ud_conj: HugeTable<u16>,
     /// `fs_sym[flipslice]` = class << 4 | sym.
     pub fs_sym: Vec<u32>,
     pub fs_rep: Vec<u32>,
     /// Bit `s` set when `S_s` maps the class representative to itself.
     pub fs_stab: Vec<u16>,
-    pub c_sym: Vec<u32>,
+    pub c_sym: HugeTable<u32>,
     pub c_rep: Vec<u16>,
     pub c_stab: Vec<u16>,
     /// Exact phase-2 distance of (corner permutation, slice permutation): `cp·24 + sp`.
-    pub cornslice: Vec<u8>,
+    pub cornslice: HugeTable<u8>,
     /// `fs_symmove[class·18 + m]` = class << 4 | sym of (representative · move m).
     pub fs_symmove: Vec<u32>,
     /// `symmult[a·16 + b]`: the symmetry `S_a · S_b` (both keeping the U–D axis).
@@ -80,7 +80,7 @@ pub(crate) struct Small {
     pub mconj: Vec<u8>,
     /// `ud_from_ud[u·24 + d % 24]`: [`UdEdges`] of a phase-2 cube from its U- and
     /// D-edge coordinates (`u16::MAX` where `u` has a U edge outside the U/D layers).
-    pub ud_from_ud: Vec<u16>,
+    pub ud_from_ud: HugeTable<u16>,
     /// `slicepos_move[p·18 + m]`: the unordered slice positions (`SliceSorted / 24`,
     /// 0..495) after move m; small enough to stay in L1 during phase 1.
     pub slicepos_move: Vec<u16>,
@@ -90,15 +90,18 @@ pub(crate) struct Small {
     /// Exact distance to phase 2 of twist × slice positions alone, packed two 4-bit
     /// entries a byte at `(p·2187 + twist) / 2` (a lower bound on the phase-1 distance;
     /// 541 KB, so it answers from cache where the big table would go to memory).
-    pub ts_dist: Vec<u8>,
+    pub ts_dist: HugeTable<u8>,
     /// `fs_next[class·18 + m]`: [`Small::fs_symmove`] with the child's [`Small::fs_dist`]
     /// in bits 24.. (class << 4 | sym below), so the first check costs no extra read.
-    pub fs_next: Vec<u32>,
+    pub fs_next: HugeTable<u32>,
     /// `corner_reach[t·40320 + cp]`: the fewest phase-2 moves that can solve the corner
     /// permutation after at most `t` further arbitrary face turns from `cp` (t ≤
     /// [`CORNER_REACH_T`]): a lower bound on the phase-2 length a phase-1 node with `t`
     /// moves to go can still lead to.
-    pub corner_reach: Vec<u8>,
+    pub corner_reach: HugeTable<u8>,
+    /// The largest [`Small::corner_reach`] value of each `t` (a budget at or above it
+    /// cannot be pruned, so the entry is not read).
+    pub corner_reach_max: Vec<u8>,
 }
 
 /// Deepest phase-1 remainder [`Small::corner_reach`] covers.
@@ -355,59 +358,66 @@ impl Small {
         let mconj = (0..16 * N_MOVES)
             .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
             .collect();
+        let corner_reach_max = corner_reach
+            .chunks(CornerPerm::COUNT)
+            .map(|c| c.iter().copied().max().unwrap_or(0))
+            .collect();
         Small {
             slicepos_move,
             fs_dist,
-            ts_dist,
-            fs_next,
-            corner_reach,
+            ts_dist: HugeTable::from_vec(ts_dist),
+            fs_next: HugeTable::from_vec(fs_next),
+            corner_reach_max,
+            corner_reach: HugeTable::from_vec(corner_reach),
             fs_symmove,
             symmult,
             mconj,
-            twist_move,
+            twist_move: HugeTable::from_vec(twist_move),
             flip_move,
-            slice_move,
-            uedge_move,
-            dedge_move,
-            corner_move,
-            ud_move,
-            twist_conj,
-            ud_conj,
+            slice_move: HugeTable::from_vec(slice_move),
+            uedge_move: HugeTable::from_vec(uedge_move),
+            dedge_move: HugeTable::from_vec(dedge_move),
+            corner_move: HugeTable::from_vec(corner_move),
+            ud_move: HugeTable::from_vec(ud_move),
+            twist_conj: HugeTable::from_vec(twist_conj),
+            ud_conj: HugeTable::from_vec(ud_conj),
             fs_sym,
             fs_rep,
             fs_stab,
-            c_sym,
+            c_sym: HugeTable::from_vec(c_sym),
             c_rep,
             c_stab,
-            cornslice,
-            ud_from_ud,
+            cornslice: HugeTable::from_vec(cornslice),
+            ud_from_ud: HugeTable::from_vec(ud_from_ud),
         }
     }
 
+    /// Bytes held, counting each huge-page table at its whole 2 MiB-rounded allocation.
     pub fn bytes(&self) -> usize {
-        2 * (self.twist_move.len()
-            + self.flip_move.len()
-            + self.slice_move.len()
-            + self.uedge_move.len()
-            + self.dedge_move.len()
-            + self.corner_move.len()
-            + self.ud_move.len()
-            + self.twist_conj.len()
-            + self.ud_conj.len()
-            + self.c_rep.len()
-            + self.c_stab.len()
-            + self.fs_stab.len())
-            + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.c_sym.len())
-            + self.cornslice.len()
-            + 2 * self.ud_from_ud.len()
-            + 4 * self.fs_symmove.len()
+        self.twist_move.bytes()
+            + self.slice_move.bytes()
+            + self.uedge_move.bytes()
+            + self.dedge_move.bytes()
+            + self.corner_move.bytes()
+            + self.ud_move.bytes()
+            + self.twist_conj.bytes()
+            + self.ud_conj.bytes()
+            + self.c_sym.bytes()
+            + self.cornslice.bytes()
+            + self.ud_from_ud.bytes()
+            + self.ts_dist.bytes()
+            + self.fs_next.bytes()
+            + self.corner_reach.bytes()
+            + 2 * (self.flip_move.len()
+                + self.c_rep.len()
+                + self.c_stab.len()
+                + self.fs_stab.len()
+                + self.slicepos_move.len())
+            + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.fs_symmove.len())
             + self.symmult.len()
             + self.mconj.len()
-            + 2 * self.slicepos_move.len()
             + self.fs_dist.len()
-            + self.ts_dist.len()
-            + 4 * self.fs_next.len()
-            + self.corner_reach.len()
+            + self.corner_reach_max.len()
     }
 
     /// Index of a phase-1 state in the phase-1 pruning table.
@@ -503,6 +513,72 @@ pub(crate) fn huge_zeroed(words: usize) -> Vec<u64> {
         }
     }
     v
+}
+
+/// A read-only table in memory aligned to 2 MiB and advised onto transparent huge pages:
+/// the small tables are read at random too, and together they span more 4 KiB pages than
+/// the TLB holds. Dereferences to a slice.
+pub(crate) struct HugeTable<T: Copy> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: the table owns its memory and is never written after construction.
+unsafe impl<T: Copy + Send> Send for HugeTable<T> {}
+// SAFETY: as above; shared access is read-only.
+unsafe impl<T: Copy + Sync> Sync for HugeTable<T> {}
+
+impl<T: Copy> HugeTable<T> {
+    pub fn from_vec(v: Vec<T>) -> HugeTable<T> {
+        const HUGE: usize = 2 << 20;
+        let bytes = (v.len() * std::mem::size_of::<T>())
+            .max(1)
+            .next_multiple_of(HUGE);
+        let layout =
+            std::alloc::Layout::from_size_align(bytes, HUGE.max(std::mem::align_of::<T>()))
+                .expect("a table of at most a few MiB has a valid layout");
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let Some(ptr) = std::ptr::NonNull::new(raw as *mut T) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        #[cfg(target_os = "linux")]
+        // SAFETY: the range is exactly the allocation just made; MADV_HUGEPAGE only changes
+        // how the kernel backs it.
+        unsafe {
+            libc::madvise(raw as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+        }
+        // SAFETY: the allocation holds at least `v.len()` values of T and does not overlap `v`.
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), ptr.as_ptr(), v.len()) };
+        HugeTable {
+            ptr,
+            len: v.len(),
+            layout,
+        }
+    }
+}
+
+impl<T: Copy> HugeTable<T> {
+    /// Bytes allocated (a multiple of 2 MiB).
+    pub fn bytes(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+impl<T: Copy> std::ops::Deref for HugeTable<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` values were initialised in `from_vec` and live as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Copy> Drop for HugeTable<T> {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `from_vec` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) }
+    }
 }
 
 const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
@@ -709,25 +785,25 @@ mod tests {
         for (count, table, set, get) in [
             (
                 Twist::COUNT,
-                &s.twist_move,
+                &s.twist_move[..],
                 (|v, c| Twist(v).set(c)) as fn(u16, &mut Cc),
                 (|c| Twist::get(c).0) as fn(&Cc) -> u16,
             ),
             (
                 Flip::COUNT,
-                &s.flip_move,
+                &s.flip_move[..],
                 |v, c| Flip(v).set(c),
                 |c| Flip::get(c).0,
             ),
             (
                 SliceSorted::COUNT,
-                &s.slice_move,
+                &s.slice_move[..],
                 |v, c| SliceSorted(v).set(c),
                 |c| SliceSorted::get(c).0,
             ),
             (
                 CornerPerm::COUNT,
-                &s.corner_move,
+                &s.corner_move[..],
                 |v, c| CornerPerm(v).set(c),
                 |c| CornerPerm::get(c).0,
             ),
