@@ -333,15 +333,21 @@ impl Small {
         let slicepos_move: Vec<u16> = (0..495 * N_MOVES)
             .map(|i| slice_move[(i / N_MOVES) * 24 * N_MOVES + i % N_MOVES] / 24)
             .collect();
-        let fs_dist = bfs_small(N_FLIPSLICE_CLASSES, |c, m| {
-            (fs_symmove[c * N_MOVES + m] >> 4) as usize
-        });
-        let ts_dist = pack4(&bfs_small(495 * Twist::COUNT, |x, m| {
-            let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
-            slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
-                + twist_move[t * N_MOVES + m] as usize
-        }));
-        let corner_reach = corner_reach_table(&corner_move);
+        let (ts_dist, (fs_dist, corner_reach)) = rayon::join(
+            || {
+                pack4(&bfs_small(495 * Twist::COUNT, |x, m| {
+                    let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
+                    slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
+                        + twist_move[t * N_MOVES + m] as usize
+                }))
+            },
+            || {
+                let fs_dist = bfs_small(N_FLIPSLICE_CLASSES, |c, m| {
+                    (fs_symmove[c * N_MOVES + m] >> 4) as usize
+                });
+                (fs_dist, corner_reach_table(&corner_move))
+            },
+        );
         let fs_next = fs_symmove
             .iter()
             .map(|&y| y | (fs_dist[(y >> 4) as usize] as u32) << 24)
