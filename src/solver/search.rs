@@ -14,6 +14,9 @@ use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
 use super::cubie::{sym_table, Cc};
 use super::tables::{Nibbles, Small, CORNER_REACH_T, N_MOVES, P2_MOVES};
 
+/// Corner permutation, U-edge and D-edge coordinates, carried along phase 1 for phase 2.
+type P2Coords = (u16, u16, u16);
+
 /// Positions this close to the target get the optimal search first.
 pub(crate) const SHORT_OPTIMAL: u32 = 7;
 
@@ -195,10 +198,6 @@ struct TwoPhase<'a> {
     sym_back: usize,
     inverse: bool,
     path: [u8; 64],
-    ue: [u16; 65],
-    de: [u16; 65],
-    /// `ue[..=valid_e]` and `de[..=valid_e]` match the current path.
-    valid_e: usize,
     d1: u32,
     nodes: u64,
     stop: bool,
@@ -232,7 +231,8 @@ impl TwoPhase<'_> {
     /// and their probes are all prefetched before any is read, so the memory latencies
     /// overlap.
     #[allow(clippy::too_many_arguments)]
-    fn phase1(&mut self, tw: u16, fs: u32, sl: u16, cp: u16, n: usize, togo: u32, last: u8) {
+    fn phase1(&mut self, tw: u16, fs: u32, sl: u16, p2c: P2Coords, n: usize, togo: u32, last: u8) {
+        let (cp, ue, de) = p2c;
         let s = &self.t.small;
         let sp = sl as usize / 24;
         let (class, sym) = ((fs >> 4) as usize, (fs & 15) as usize);
@@ -267,10 +267,11 @@ impl TwoPhase<'_> {
                 // the class of flip 0, slice 0, which is the class 0 alone).
                 if tw2 == 0 && y >> 4 == 0 {
                     self.path[n] = m;
-                    self.touch(n);
                     let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
                     let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
-                    self.phase2_start(n + 1, cp2, sl2);
+                    let ue2 = s.uedge_move[ue as usize * N_MOVES + mi];
+                    let de2 = s.dedge_move[de as usize * N_MOVES + mi];
+                    self.phase2_start(n + 1, cp2, sl2, ue2, de2);
                     if self.tick() {
                         return;
                     }
@@ -318,7 +319,7 @@ impl TwoPhase<'_> {
         }
         // Stage 3: the corner-reach bound, then the big table; what the passing children
         // read first is prefetched.
-        let mut pass = [(0u8, 0u16, 0u16); N_MOVES];
+        let mut pass = [(0u8, 0u16, (0u16, 0u16, 0u16)); N_MOVES];
         let mut np = 0;
         for j in 0..k2 {
             let (m, fs2, i, cp2, ri) = kids2[j];
@@ -336,31 +337,28 @@ impl TwoPhase<'_> {
                     .wrapping_add((fs2 >> 4) as usize * N_MOVES),
             );
             let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
+            let ue2 = s.uedge_move[ue as usize * N_MOVES + mi];
+            let de2 = s.dedge_move[de as usize * N_MOVES + mi];
             prefetch(s.corner_move.as_ptr().wrapping_add(cp2 as usize * N_MOVES));
             prefetch(s.slice_move.as_ptr().wrapping_add(sl2 as usize * N_MOVES));
-            pass[np] = (j as u8, cp2, sl2);
+            prefetch(s.uedge_move.as_ptr().wrapping_add(ue2 as usize * N_MOVES));
+            prefetch(s.dedge_move.as_ptr().wrapping_add(de2 as usize * N_MOVES));
+            pass[np] = (j as u8, sl2, (cp2, ue2, de2));
             np += 1;
         }
-        for &(j, cp2, sl2) in &pass[..np] {
+        for &(j, sl2, p2c2) in &pass[..np] {
             let (m, fs2, _, _, _) = kids2[j as usize];
             let tw2 = kids[j as usize].1;
             let rest = togo - self.cost[m as usize] as u32;
             self.path[n] = m;
-            self.touch(n);
-            self.phase1(tw2, fs2, sl2, cp2, n + 1, rest, m);
+            self.phase1(tw2, fs2, sl2, p2c2, n + 1, rest, m);
             if self.tick() {
                 return;
             }
         }
     }
 
-    /// The move at `n` changed: cached coordinates after it are stale.
-    #[inline(always)]
-    fn touch(&mut self, n: usize) {
-        self.valid_e = self.valid_e.min(n);
-    }
-
-    fn phase2_start(&mut self, n1: usize, cp: u16, sl: u16) {
+    fn phase2_start(&mut self, n1: usize, cp: u16, sl: u16, ue: u16, de: u16) {
         let budget = self.limit() - self.d1 as i64;
         if budget < 0 {
             return;
@@ -371,13 +369,7 @@ impl TwoPhase<'_> {
         if cs as i64 > budget {
             return;
         }
-        for i in self.valid_e..n1 {
-            let m = self.path[i] as usize;
-            self.ue[i + 1] = s.uedge_move[self.ue[i] as usize * N_MOVES + m];
-            self.de[i + 1] = s.dedge_move[self.de[i] as usize * N_MOVES + m];
-        }
-        self.valid_e = self.valid_e.max(n1);
-        let ud = s.ud_from_ud[self.ue[n1] as usize * 24 + self.de[n1] as usize % 24];
+        let ud = s.ud_from_ud[ue as usize * 24 + de as usize % 24];
         debug_assert!(ud != u16::MAX, "phase 1 ended outside the subgroup");
         let h = cs.max(self.t.p2.get(s.p2_index(cp, ud)) as u32);
         if h as i64 > budget {
@@ -421,7 +413,6 @@ impl TwoPhase<'_> {
                 continue;
             }
             self.path[n] = m;
-            self.touch(n);
             if self.phase2(cp2, ud2, sp2, n + 1, rest, m) {
                 any = true;
                 if self.stop || self.lim.solutions == 1 {
@@ -635,9 +626,6 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         sym_back: 0,
         inverse: false,
         path: [0; 64],
-        ue: [0; 65],
-        de: [0; 65],
-        valid_e: 0,
         d1: 0,
         nodes: 0,
         stop: false,
@@ -654,14 +642,19 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             }
             tp.sym_back = syms.inv[v.sym] as usize;
             tp.inverse = v.inverse;
-            tp.ue[0] = v.ue;
-            tp.de[0] = v.de;
-            tp.valid_e = 0;
             if d1 == 0 {
-                tp.phase2_start(0, v.cp, v.sl);
+                tp.phase2_start(0, v.cp, v.sl, v.ue, v.de);
             } else {
                 let fs = (v.sl as usize / 24) * 2048 + v.fl as usize;
-                tp.phase1(v.tw, t.small.fs_sym[fs], v.sl, v.cp, 0, d1, NONE);
+                tp.phase1(
+                    v.tw,
+                    t.small.fs_sym[fs],
+                    v.sl,
+                    (v.cp, v.ue, v.de),
+                    0,
+                    d1,
+                    NONE,
+                );
             }
             if tp.stop {
                 break 'outer;
