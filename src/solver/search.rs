@@ -12,7 +12,10 @@ use std::time::Instant;
 
 use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
 use super::cubie::{sym_table, Cc};
-use super::tables::{Nibbles, Small, N_MOVES, P2_MOVES};
+use super::tables::{Nibbles, Small, CORNER_REACH_T, N_MOVES, P2_MOVES};
+
+/// Corner permutation, U-edge and D-edge coordinates, carried along phase 1 for phase 2.
+type P2Coords = (u16, u16, u16);
 
 /// Positions this close to the target get the optimal search first.
 pub(crate) const SHORT_OPTIMAL: u32 = 7;
@@ -69,6 +72,8 @@ pub(crate) enum Ended {
 }
 
 const NONE: u8 = 255;
+/// A phase-1 child whose corner-reach entry cannot prune (not read).
+const NO_REACH: usize = usize::MAX;
 
 /// `ALLOWED[last_face + 1]`: bit m set when move m may follow a move of `last_face`
 /// (never the same face, and opposite faces only in U-before-D order).
@@ -193,13 +198,6 @@ struct TwoPhase<'a> {
     sym_back: usize,
     inverse: bool,
     path: [u8; 64],
-    cp: [u16; 65],
-    ue: [u16; 65],
-    de: [u16; 65],
-    /// `cp[..=valid]` match the current path.
-    valid: usize,
-    /// `ue[..=valid_e]` and `de[..=valid_e]` match the current path.
-    valid_e: usize,
     d1: u32,
     nodes: u64,
     stop: bool,
@@ -227,107 +225,151 @@ impl TwoPhase<'_> {
 
     /// Phase-1 IDA* with exactly `togo` cost left. The edge coordinate travels as its
     /// symmetry class and symmetry (`fs`: class << 4 | sym), moved through the class move
-    /// table, so each node reads one row of it; the children's pruning entries are
-    /// prefetched before any is read, so their memory latencies overlap.
-    fn phase1(&mut self, tw: u16, fs: u32, sl: u16, n: usize, togo: u32, last: u8) {
+    /// table, so each node reads one row of it; `sp` is the unordered slice positions
+    /// (0..495). A child is first checked against the two cache-resident partial bounds
+    /// (flip × slice by class, twist × slice); only the survivors probe the big table,
+    /// and their probes are all prefetched before any is read, so the memory latencies
+    /// overlap.
+    #[allow(clippy::too_many_arguments)]
+    fn phase1(&mut self, tw: u16, fs: u32, sl: u16, p2c: P2Coords, n: usize, togo: u32, last: u8) {
+        let (cp, ue, de) = p2c;
         let s = &self.t.small;
+        let sp = sl as usize / 24;
         let (class, sym) = ((fs >> 4) as usize, (fs & 15) as usize);
-        let row = &s.fs_symmove[class * N_MOVES..class * N_MOVES + N_MOVES];
+        let row = &s.fs_next[class * N_MOVES..class * N_MOVES + N_MOVES];
         let mconj = &s.mconj[sym * N_MOVES..sym * N_MOVES + N_MOVES];
-        let mut kids = [(0u8, 0u16, 0u32, 0u16, 0usize); N_MOVES];
+        // Stage 1: the flip × slice bound (carried in the class row) and the leaves;
+        // the survivors' twist × slice entries are prefetched.
+        let mut kids = [(0u8, 0u16, 0u32, 0usize); N_MOVES];
         let mut k = 0;
-        for m in 0..N_MOVES as u8 {
-            if !allowed(last, m) {
-                continue;
-            }
+        let mut mask = ALLOWED[if last == NONE {
+            0
+        } else {
+            last as usize / 3 + 1
+        }];
+        while mask != 0 {
+            let m = mask.trailing_zeros() as u8;
+            mask &= mask - 1;
             let c = self.cost[m as usize] as u32;
             if c > togo || (c == togo && is_p2_move(m)) {
                 continue;
             }
+            let rest = togo - c;
             let mi = m as usize;
-            let tw2 = s.twist_move[tw as usize * N_MOVES + mi];
-            let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
             let y = row[mconj[mi] as usize];
-            let class2 = y >> 4;
+            if y >> 24 > rest {
+                continue;
+            }
+            let y = y & 0xff_ffff;
+            let tw2 = s.twist_move[tw as usize * N_MOVES + mi];
             if c == togo {
                 // The last phase-1 move: the child must be in the subgroup (twist 0 and
                 // the class of flip 0, slice 0, which is the class 0 alone).
-                if tw2 == 0 && class2 == 0 {
+                if tw2 == 0 && y >> 4 == 0 {
                     self.path[n] = m;
-                    self.touch(n);
-                    self.phase2_start(n + 1, sl2);
+                    let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
+                    let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
+                    let ue2 = s.uedge_move[ue as usize * N_MOVES + mi];
+                    let de2 = s.dedge_move[de as usize * N_MOVES + mi];
+                    self.phase2_start(n + 1, cp2, sl2, ue2, de2);
                     if self.tick() {
                         return;
                     }
                 }
                 continue;
             }
+            let ti = s.slicepos_move[sp * N_MOVES + mi] as usize * Twist::COUNT + tw2 as usize;
+            prefetch(s.ts_dist.as_ptr().wrapping_add(ti >> 1));
+            kids[k] = (m, tw2, y, ti);
+            k += 1;
+        }
+        // Stage 2: the twist × slice bound; the survivors' big-table entries (and, where
+        // it can prune, their corner-reach entries) prefetched.
+        let budget2 = self.limit() - self.d1 as i64;
+        let mut kids2 = [(0u8, 0u32, 0usize, 0u16, NO_REACH); N_MOVES];
+        let mut k2 = 0;
+        for j in 0..k {
+            let (m, tw2, y, ti) = kids[j];
+            let mi = m as usize;
+            let rest = togo - self.cost[mi] as u32;
+            if (s.ts_dist[ti >> 1] >> ((ti & 1) * 4) & 15) as u32 > rest {
+                continue;
+            }
+            let class2 = y >> 4;
+            // Already in the subgroup with little left: a shorter phase 1 covers it.
+            if tw2 == 0 && class2 == 0 && rest < 5 {
+                continue;
+            }
             let sym2 = s.symmult[(y & 15) as usize * 16 + sym] as u32;
             let i = class2 as usize * Twist::COUNT
                 + s.twist_conj[tw2 as usize * 16 + sym2 as usize] as usize;
             prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
+            let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
+            let r = rest as usize;
+            let ri = if r <= CORNER_REACH_T && budget2 < s.corner_reach_max[r] as i64 {
+                let ri = r * CornerPerm::COUNT + cp2 as usize;
+                prefetch(s.corner_reach.as_ptr().wrapping_add(ri));
+                ri
+            } else {
+                NO_REACH
+            };
+            kids2[k2] = (m, class2 << 4 | sym2, i, cp2, ri);
+            kids[k2].1 = tw2;
+            k2 += 1;
+        }
+        // Stage 3: the corner-reach bound, then the big table; what the passing children
+        // read first is prefetched.
+        let mut pass = [(0u8, 0u16, (0u16, 0u16, 0u16)); N_MOVES];
+        let mut np = 0;
+        for j in 0..k2 {
+            let (m, fs2, i, cp2, ri) = kids2[j];
+            let mi = m as usize;
+            if ri != NO_REACH && s.corner_reach[ri] as i64 > budget2 {
+                continue;
+            }
+            if self.t.p1.get(i) as u32 > togo - self.cost[mi] as u32 {
+                continue;
+            }
+            // The class row, and the coordinates carried along for phase 2 and their rows.
             prefetch(
-                s.fs_symmove
+                s.fs_next
                     .as_ptr()
-                    .wrapping_add(class2 as usize * N_MOVES),
+                    .wrapping_add((fs2 >> 4) as usize * N_MOVES),
             );
-            kids[k] = (m, tw2, class2 << 4 | sym2, sl2, i);
-            k += 1;
+            let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
+            let ue2 = s.uedge_move[ue as usize * N_MOVES + mi];
+            let de2 = s.dedge_move[de as usize * N_MOVES + mi];
+            prefetch(s.corner_move.as_ptr().wrapping_add(cp2 as usize * N_MOVES));
+            prefetch(s.slice_move.as_ptr().wrapping_add(sl2 as usize * N_MOVES));
+            prefetch(s.uedge_move.as_ptr().wrapping_add(ue2 as usize * N_MOVES));
+            prefetch(s.dedge_move.as_ptr().wrapping_add(de2 as usize * N_MOVES));
+            pass[np] = (j as u8, sl2, (cp2, ue2, de2));
+            np += 1;
         }
-        let mut hs = [0u32; N_MOVES];
-        for j in 0..k {
-            hs[j] = self.t.p1.get(kids[j].4) as u32;
-        }
-        for j in 0..k {
-            let (m, tw2, fs2, sl2, _) = kids[j];
+        for &(j, sl2, p2c2) in &pass[..np] {
+            let (m, fs2, _, _, _) = kids2[j as usize];
+            let tw2 = kids[j as usize].1;
             let rest = togo - self.cost[m as usize] as u32;
-            let h = hs[j];
-            if h > rest {
-                continue;
-            }
             self.path[n] = m;
-            self.touch(n);
-            if h == 0 && rest < 5 {
-                continue;
-            }
-            self.phase1(tw2, fs2, sl2, n + 1, rest, m);
+            self.phase1(tw2, fs2, sl2, p2c2, n + 1, rest, m);
             if self.tick() {
                 return;
             }
         }
     }
 
-    /// The move at `n` changed: cached coordinates after it are stale.
-    #[inline(always)]
-    fn touch(&mut self, n: usize) {
-        self.valid = self.valid.min(n);
-        self.valid_e = self.valid_e.min(n);
-    }
-
-    fn phase2_start(&mut self, n1: usize, sl: u16) {
+    fn phase2_start(&mut self, n1: usize, cp: u16, sl: u16, ue: u16, de: u16) {
         let budget = self.limit() - self.d1 as i64;
         if budget < 0 {
             return;
         }
         let s = &self.t.small;
-        for i in self.valid..n1 {
-            let m = self.path[i] as usize;
-            self.cp[i + 1] = s.corner_move[self.cp[i] as usize * N_MOVES + m];
-        }
-        self.valid = self.valid.max(n1);
-        let cp = self.cp[n1];
         // The cheap corner × slice bound first; the edges only when it passes.
         let cs = s.cornslice[cp as usize * 24 + sl as usize] as u32;
         if cs as i64 > budget {
             return;
         }
-        for i in self.valid_e..n1 {
-            let m = self.path[i] as usize;
-            self.ue[i + 1] = s.uedge_move[self.ue[i] as usize * N_MOVES + m];
-            self.de[i + 1] = s.dedge_move[self.de[i] as usize * N_MOVES + m];
-        }
-        self.valid_e = self.valid_e.max(n1);
-        let ud = s.ud_from_ud[self.ue[n1] as usize * 24 + self.de[n1] as usize % 24];
+        let ud = s.ud_from_ud[ue as usize * 24 + de as usize % 24];
         debug_assert!(ud != u16::MAX, "phase 1 ended outside the subgroup");
         let h = cs.max(self.t.p2.get(s.p2_index(cp, ud)) as u32);
         if h as i64 > budget {
@@ -371,7 +413,6 @@ impl TwoPhase<'_> {
                 continue;
             }
             self.path[n] = m;
-            self.touch(n);
             if self.phase2(cp2, ud2, sp2, n + 1, rest, m) {
                 any = true;
                 if self.stop || self.lim.solutions == 1 {
@@ -585,11 +626,6 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         sym_back: 0,
         inverse: false,
         path: [0; 64],
-        cp: [0; 65],
-        ue: [0; 65],
-        de: [0; 65],
-        valid: 0,
-        valid_e: 0,
         d1: 0,
         nodes: 0,
         stop: false,
@@ -606,16 +642,19 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             }
             tp.sym_back = syms.inv[v.sym] as usize;
             tp.inverse = v.inverse;
-            tp.cp[0] = v.cp;
-            tp.ue[0] = v.ue;
-            tp.de[0] = v.de;
-            tp.valid = 0;
-            tp.valid_e = 0;
             if d1 == 0 {
-                tp.phase2_start(0, v.sl);
+                tp.phase2_start(0, v.cp, v.sl, v.ue, v.de);
             } else {
                 let fs = (v.sl as usize / 24) * 2048 + v.fl as usize;
-                tp.phase1(v.tw, t.small.fs_sym[fs], v.sl, 0, d1, NONE);
+                tp.phase1(
+                    v.tw,
+                    t.small.fs_sym[fs],
+                    v.sl,
+                    (v.cp, v.ue, v.de),
+                    0,
+                    d1,
+                    NONE,
+                );
             }
             if tp.stop {
                 break 'outer;

@@ -51,27 +51,27 @@ impl Nibbles {
 
 /// The small tables: moves on coordinates, symmetry classes and conjugation.
 pub(crate) struct Small {
-    pub twist_move: Vec<u16>,
+    pub twist_move: HugeTable<u16>,
     pub flip_move: Vec<u16>,
-    pub slice_move: Vec<u16>,
-    pub uedge_move: Vec<u16>,
-    pub dedge_move: Vec<u16>,
-    pub corner_move: Vec<u16>,
+    pub slice_move: HugeTable<u16>,
+    pub uedge_move: HugeTable<u16>,
+    pub dedge_move: HugeTable<u16>,
+    pub corner_move: HugeTable<u16>,
     /// Phase-2 moves (index into [`P2_MOVES`]) on [`UdEdges`].
-    pub ud_move: Vec<u16>,
+    pub ud_move: HugeTable<u16>,
     /// `twist_conj[t·16 + s]` = twist of `S_s · T · S_s⁻¹`.
-    pub twist_conj: Vec<u16>,
-    pub ud_conj: Vec<u16>,
+    pub twist_conj: HugeTable<u16>,
+    pub ud_conj: HugeTable<u16>,
     /// `fs_sym[flipslice]` = class << 4 | sym.
     pub fs_sym: Vec<u32>,
     pub fs_rep: Vec<u32>,
     /// Bit `s` set when `S_s` maps the class representative to itself.
     pub fs_stab: Vec<u16>,
-    pub c_sym: Vec<u32>,
+    pub c_sym: HugeTable<u32>,
     pub c_rep: Vec<u16>,
     pub c_stab: Vec<u16>,
     /// Exact phase-2 distance of (corner permutation, slice permutation): `cp·24 + sp`.
-    pub cornslice: Vec<u8>,
+    pub cornslice: HugeTable<u8>,
     /// `fs_symmove[class·18 + m]` = class << 4 | sym of (representative · move m).
     pub fs_symmove: Vec<u32>,
     /// `symmult[a·16 + b]`: the symmetry `S_a · S_b` (both keeping the U–D axis).
@@ -80,7 +80,95 @@ pub(crate) struct Small {
     pub mconj: Vec<u8>,
     /// `ud_from_ud[u·24 + d % 24]`: [`UdEdges`] of a phase-2 cube from its U- and
     /// D-edge coordinates (`u16::MAX` where `u` has a U edge outside the U/D layers).
-    pub ud_from_ud: Vec<u16>,
+    pub ud_from_ud: HugeTable<u16>,
+    /// `slicepos_move[p·18 + m]`: the unordered slice positions (`SliceSorted / 24`,
+    /// 0..495) after move m; small enough to stay in L1 during phase 1.
+    pub slicepos_move: Vec<u16>,
+    /// Exact distance to phase 2 of the flip × slice-position coordinate alone, per
+    /// FlipSlice symmetry class (a lower bound on the phase-1 distance; 64,430 bytes).
+    pub fs_dist: Vec<u8>,
+    /// Exact distance to phase 2 of twist × slice positions alone, packed two 4-bit
+    /// entries a byte at `(p·2187 + twist) / 2` (a lower bound on the phase-1 distance;
+    /// 541 KB, so it answers from cache where the big table would go to memory).
+    pub ts_dist: HugeTable<u8>,
+    /// `fs_next[class·18 + m]`: [`Small::fs_symmove`] with the child's [`Small::fs_dist`]
+    /// in bits 24.. (class << 4 | sym below), so the first check costs no extra read.
+    pub fs_next: HugeTable<u32>,
+    /// `corner_reach[t·40320 + cp]`: the fewest phase-2 moves that can solve the corner
+    /// permutation after at most `t` further arbitrary face turns from `cp` (t ≤
+    /// [`CORNER_REACH_T`]): a lower bound on the phase-2 length a phase-1 node with `t`
+    /// moves to go can still lead to.
+    pub corner_reach: HugeTable<u8>,
+    /// The largest [`Small::corner_reach`] value of each `t` (a budget at or above it
+    /// cannot be pruned, so the entry is not read).
+    pub corner_reach_max: Vec<u8>,
+}
+
+/// Deepest phase-1 remainder [`Small::corner_reach`] covers.
+pub(crate) const CORNER_REACH_T: usize = 6;
+
+/// See [`Small::corner_reach`].
+fn corner_reach_table(corner_move: &[u16]) -> Vec<u8> {
+    let n = CornerPerm::COUNT;
+    let mut dist = vec![u8::MAX; n];
+    dist[0] = 0;
+    let mut frontier = vec![0usize];
+    let mut d = 0u8;
+    while !frontier.is_empty() {
+        let mut grown = Vec::new();
+        for &x in &frontier {
+            for &m in &P2_MOVES {
+                let y = corner_move[x * N_MOVES + m as usize] as usize;
+                if dist[y] == u8::MAX {
+                    dist[y] = d + 1;
+                    grown.push(y);
+                }
+            }
+        }
+        frontier = grown;
+        d += 1;
+    }
+    let mut out = dist.clone();
+    for t in 1..=CORNER_REACH_T {
+        let prev = out[(t - 1) * n..t * n].to_vec();
+        out.extend((0..n).map(|cp| {
+            (0..N_MOVES)
+                .map(|m| prev[corner_move[cp * N_MOVES + m] as usize])
+                .fold(prev[cp], u8::min)
+        }));
+    }
+    out
+}
+
+/// Distances of a small coordinate space from 0 by breadth-first search; `next(x, m)`
+/// is the neighbour of `x` by move `m` (0..18).
+fn bfs_small(count: usize, next: impl Fn(usize, usize) -> usize) -> Vec<u8> {
+    let mut dist = vec![u8::MAX; count];
+    dist[0] = 0;
+    let mut frontier = vec![0u32];
+    let mut d = 0u8;
+    while !frontier.is_empty() {
+        let mut grown = Vec::new();
+        for &x in &frontier {
+            for m in 0..N_MOVES {
+                let y = next(x as usize, m);
+                if dist[y] == u8::MAX {
+                    dist[y] = d + 1;
+                    grown.push(y as u32);
+                }
+            }
+        }
+        frontier = grown;
+        d += 1;
+    }
+    dist
+}
+
+/// Packs 4-bit values two a byte (low nibble first).
+fn pack4(v: &[u8]) -> Vec<u8> {
+    v.chunks(2)
+        .map(|c| c[0].min(15) | c.get(1).map_or(0, |&h| h.min(15) << 4))
+        .collect()
 }
 
 fn move_table(
@@ -232,7 +320,7 @@ impl Small {
             let (u, d) = (UEdges::get(&c).0 as usize, DEdges::get(&c).0 as usize);
             ud_from_ud[u * 24 + d % 24] = ud as u16;
         }
-        let fs_symmove = (0..N_FLIPSLICE_CLASSES * N_MOVES)
+        let fs_symmove: Vec<u32> = (0..N_FLIPSLICE_CLASSES * N_MOVES)
             .map(|i| {
                 let (c, m) = (i / N_MOVES, i % N_MOVES);
                 let fs = fs_rep[c] as usize;
@@ -241,6 +329,28 @@ impl Small {
                 let f2 = flip_move[flip * N_MOVES + m] as usize;
                 fs_sym[s2 * 2048 + f2]
             })
+            .collect();
+        let slicepos_move: Vec<u16> = (0..495 * N_MOVES)
+            .map(|i| slice_move[(i / N_MOVES) * 24 * N_MOVES + i % N_MOVES] / 24)
+            .collect();
+        let (ts_dist, (fs_dist, corner_reach)) = rayon::join(
+            || {
+                pack4(&bfs_small(495 * Twist::COUNT, |x, m| {
+                    let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
+                    slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
+                        + twist_move[t * N_MOVES + m] as usize
+                }))
+            },
+            || {
+                let fs_dist = bfs_small(N_FLIPSLICE_CLASSES, |c, m| {
+                    (fs_symmove[c * N_MOVES + m] >> 4) as usize
+                });
+                (fs_dist, corner_reach_table(&corner_move))
+            },
+        );
+        let fs_next = fs_symmove
+            .iter()
+            .map(|&y| y | (fs_dist[(y >> 4) as usize] as u32) << 24)
             .collect();
         let st = sym_table();
         let symmult = (0..256)
@@ -254,49 +364,66 @@ impl Small {
         let mconj = (0..16 * N_MOVES)
             .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
             .collect();
+        let corner_reach_max = corner_reach
+            .chunks(CornerPerm::COUNT)
+            .map(|c| c.iter().copied().max().unwrap_or(0))
+            .collect();
         Small {
+            slicepos_move,
+            fs_dist,
+            ts_dist: HugeTable::from_vec(ts_dist),
+            fs_next: HugeTable::from_vec(fs_next),
+            corner_reach_max,
+            corner_reach: HugeTable::from_vec(corner_reach),
             fs_symmove,
             symmult,
             mconj,
-            twist_move,
+            twist_move: HugeTable::from_vec(twist_move),
             flip_move,
-            slice_move,
-            uedge_move,
-            dedge_move,
-            corner_move,
-            ud_move,
-            twist_conj,
-            ud_conj,
+            slice_move: HugeTable::from_vec(slice_move),
+            uedge_move: HugeTable::from_vec(uedge_move),
+            dedge_move: HugeTable::from_vec(dedge_move),
+            corner_move: HugeTable::from_vec(corner_move),
+            ud_move: HugeTable::from_vec(ud_move),
+            twist_conj: HugeTable::from_vec(twist_conj),
+            ud_conj: HugeTable::from_vec(ud_conj),
             fs_sym,
             fs_rep,
             fs_stab,
-            c_sym,
+            c_sym: HugeTable::from_vec(c_sym),
             c_rep,
             c_stab,
-            cornslice,
-            ud_from_ud,
+            cornslice: HugeTable::from_vec(cornslice),
+            ud_from_ud: HugeTable::from_vec(ud_from_ud),
         }
     }
 
+    /// Bytes held, counting each huge-page table at its whole 2 MiB-rounded allocation.
     pub fn bytes(&self) -> usize {
-        2 * (self.twist_move.len()
-            + self.flip_move.len()
-            + self.slice_move.len()
-            + self.uedge_move.len()
-            + self.dedge_move.len()
-            + self.corner_move.len()
-            + self.ud_move.len()
-            + self.twist_conj.len()
-            + self.ud_conj.len()
-            + self.c_rep.len()
-            + self.c_stab.len()
-            + self.fs_stab.len())
-            + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.c_sym.len())
-            + self.cornslice.len()
-            + 2 * self.ud_from_ud.len()
-            + 4 * self.fs_symmove.len()
+        self.twist_move.bytes()
+            + self.slice_move.bytes()
+            + self.uedge_move.bytes()
+            + self.dedge_move.bytes()
+            + self.corner_move.bytes()
+            + self.ud_move.bytes()
+            + self.twist_conj.bytes()
+            + self.ud_conj.bytes()
+            + self.c_sym.bytes()
+            + self.cornslice.bytes()
+            + self.ud_from_ud.bytes()
+            + self.ts_dist.bytes()
+            + self.fs_next.bytes()
+            + self.corner_reach.bytes()
+            + 2 * (self.flip_move.len()
+                + self.c_rep.len()
+                + self.c_stab.len()
+                + self.fs_stab.len()
+                + self.slicepos_move.len())
+            + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.fs_symmove.len())
             + self.symmult.len()
             + self.mconj.len()
+            + self.fs_dist.len()
+            + self.corner_reach_max.len()
     }
 
     /// Index of a phase-1 state in the phase-1 pruning table.
@@ -392,6 +519,72 @@ pub(crate) fn huge_zeroed(words: usize) -> Vec<u64> {
         }
     }
     v
+}
+
+/// A read-only table in memory aligned to 2 MiB and advised onto transparent huge pages:
+/// the small tables are read at random too, and together they span more 4 KiB pages than
+/// the TLB holds. Dereferences to a slice.
+pub(crate) struct HugeTable<T: Copy> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: the table owns its memory and is never written after construction.
+unsafe impl<T: Copy + Send> Send for HugeTable<T> {}
+// SAFETY: as above; shared access is read-only.
+unsafe impl<T: Copy + Sync> Sync for HugeTable<T> {}
+
+impl<T: Copy> HugeTable<T> {
+    pub fn from_vec(v: Vec<T>) -> HugeTable<T> {
+        const HUGE: usize = 2 << 20;
+        let bytes = (v.len() * std::mem::size_of::<T>())
+            .max(1)
+            .next_multiple_of(HUGE);
+        let layout =
+            std::alloc::Layout::from_size_align(bytes, HUGE.max(std::mem::align_of::<T>()))
+                .expect("a table of at most a few MiB has a valid layout");
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let Some(ptr) = std::ptr::NonNull::new(raw as *mut T) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        #[cfg(target_os = "linux")]
+        // SAFETY: the range is exactly the allocation just made; MADV_HUGEPAGE only changes
+        // how the kernel backs it.
+        unsafe {
+            libc::madvise(raw as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+        }
+        // SAFETY: the allocation holds at least `v.len()` values of T and does not overlap `v`.
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), ptr.as_ptr(), v.len()) };
+        HugeTable {
+            ptr,
+            len: v.len(),
+            layout,
+        }
+    }
+}
+
+impl<T: Copy> HugeTable<T> {
+    /// Bytes allocated (a multiple of 2 MiB).
+    pub fn bytes(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+impl<T: Copy> std::ops::Deref for HugeTable<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` values were initialised in `from_vec` and live as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Copy> Drop for HugeTable<T> {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `from_vec` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) }
+    }
 }
 
 const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
@@ -598,25 +791,25 @@ mod tests {
         for (count, table, set, get) in [
             (
                 Twist::COUNT,
-                &s.twist_move,
+                &s.twist_move[..],
                 (|v, c| Twist(v).set(c)) as fn(u16, &mut Cc),
                 (|c| Twist::get(c).0) as fn(&Cc) -> u16,
             ),
             (
                 Flip::COUNT,
-                &s.flip_move,
+                &s.flip_move[..],
                 |v, c| Flip(v).set(c),
                 |c| Flip::get(c).0,
             ),
             (
                 SliceSorted::COUNT,
-                &s.slice_move,
+                &s.slice_move[..],
                 |v, c| SliceSorted(v).set(c),
                 |c| SliceSorted::get(c).0,
             ),
             (
                 CornerPerm::COUNT,
-                &s.corner_move,
+                &s.corner_move[..],
                 |v, c| CornerPerm(v).set(c),
                 |c| CornerPerm::get(c).0,
             ),
@@ -657,6 +850,77 @@ mod tests {
         }
         assert_eq!(s.fs_rep.len(), N_FLIPSLICE_CLASSES);
         assert_eq!(s.c_rep.len(), N_CORNER_CLASSES);
+    }
+
+    /// A distance table is the exact BFS distance when 0 marks only the origin, no move
+    /// changes it by more than one, and every other entry has a neighbour one closer.
+    fn assert_exact_distance(
+        dist: impl Fn(usize) -> u8,
+        count: usize,
+        next: impl Fn(usize, usize) -> usize,
+    ) {
+        for x in 0..count {
+            let d = dist(x);
+            assert_eq!(d == 0, x == 0, "entry {x}");
+            let mut closer = false;
+            for m in 0..N_MOVES {
+                let e = dist(next(x, m));
+                assert!(e.abs_diff(d) <= 1, "entry {x} move {m}: {d} then {e}");
+                closer |= e + 1 == d;
+            }
+            assert!(d == 0 || closer, "entry {x} ({d}) has no closer neighbour");
+        }
+    }
+
+    #[test]
+    fn partial_phase1_bounds_are_exact_distances() {
+        let s = Small::build();
+        assert_exact_distance(
+            |c| s.fs_dist[c],
+            N_FLIPSLICE_CLASSES,
+            |c, m| (s.fs_symmove[c * N_MOVES + m] >> 4) as usize,
+        );
+        let ts = |i: usize| s.ts_dist[i >> 1] >> ((i & 1) * 4) & 15;
+        assert_exact_distance(ts, 495 * Twist::COUNT, |x, m| {
+            let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
+            s.slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
+                + s.twist_move[t * N_MOVES + m] as usize
+        });
+        // The class row with the distance folded in agrees with its two sources.
+        for (i, &y) in s.fs_next.iter().enumerate() {
+            assert_eq!(y & 0xff_ffff, s.fs_symmove[i]);
+            assert_eq!((y >> 24) as u8, s.fs_dist[(s.fs_symmove[i] >> 4) as usize]);
+        }
+    }
+
+    #[test]
+    fn corner_reach_bounds_the_phase2_corner_distance() {
+        let s = Small::build();
+        let n = CornerPerm::COUNT;
+        let r = |t: usize, cp: usize| s.corner_reach[t * n + cp];
+        for cp in 0..n {
+            // t = 0 is the corner distance alone: never above corner × slice.
+            let cs = (0..24).map(|sp| s.cornslice[cp * 24 + sp]).min();
+            assert_eq!(Some(r(0, cp)), cs, "corner permutation {cp}");
+            for t in 1..=CORNER_REACH_T {
+                assert!(r(t, cp) <= r(t - 1, cp));
+                for m in 0..N_MOVES {
+                    assert!(r(t, cp) <= r(t - 1, s.corner_move[cp * N_MOVES + m] as usize));
+                }
+            }
+        }
+        // A random phase-1 tail of t turns followed by any phase-2 solution of the
+        // corners: the bound at the start never exceeds the true phase-2 corner length.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..2000 {
+            use rand::Rng;
+            let cp0 = rng.gen_range(0..n);
+            let t = rng.gen_range(0..=CORNER_REACH_T);
+            let cp1 = (0..t).fold(cp0, |c, _| {
+                s.corner_move[c * N_MOVES + rng.gen_range(0..N_MOVES)] as usize
+            });
+            assert!(r(t, cp0) <= r(0, cp1));
+        }
     }
 
     #[test]
