@@ -47,7 +47,7 @@ impl Default for ResolveOptions {
             best_effort: false,
             seed: 1,
             doubt_threshold: DEFAULT_DOUBT_NATS,
-            node_budget: 20_000,
+            node_budget: 200_000,
         }
     }
 }
@@ -89,6 +89,8 @@ pub struct Resolution {
     /// rival was not reached within the search (then `rival_exact` is false).
     pub cube_margin: f64,
     pub rival_exact: bool,
+    /// The closest rival legal cube found (scored under its own re-fitted classes).
+    pub rival: Option<FaceletCube>,
     /// The six classes (face order of `cube`).
     pub classes: Vec<ClassSummary>,
     /// The k-means first estimate: cluster per sticker and cluster centroids (Lab).
@@ -181,6 +183,50 @@ pub fn linear_readings(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 
     (lin, gains.map(|g| g / factor))
 }
 
+/// Linear RGB of one raw reading under the white balance `wb` of [`linear_readings`].
+fn to_linear(v: [f64; 3], scale: Scale, wb: [f64; 3]) -> [f64; 3] {
+    match scale {
+        Scale::Rgb8 => {
+            let s: Srgb<f64> = Srgb::new(v[0] / 255.0, v[1] / 255.0, v[2] / 255.0);
+            let l: LinSrgb<f64> = s.into_linear();
+            [l.red / wb[0], l.green / wb[1], l.blue / wb[2]]
+        }
+        Scale::Ev3Raw | Scale::Unit => std::array::from_fn(|k| v[k] / wb[k]),
+    }
+}
+
+/// Standard deviation of one raw channel value as the device reports it: quantisation of
+/// the (averaged) value plus a small multiplicative part (exposure and LED flicker). A
+/// value at the top of the range is clipped: the true value may lie well above it.
+fn device_sigma(v: f64, scale: Scale) -> f64 {
+    match scale {
+        Scale::Rgb8 if v >= 254.5 => CLIPPED_SIGMA * 255.0,
+        Scale::Rgb8 => 0.5f64.hypot(0.002 * v),
+        Scale::Ev3Raw if v >= 1019.5 => CLIPPED_SIGMA * 1020.0,
+        Scale::Ev3Raw => 1.0f64.hypot(0.004 * v),
+        Scale::Unit => 0.002f64.hypot(0.004 * v),
+    }
+}
+
+/// Relative size of the uncertainty of a clipped reading.
+const CLIPPED_SIGMA: f64 = 0.08;
+
+/// Measurement variance per Lab channel of a raw reading, read under the relative light
+/// `gain` (device noise propagated through the conversion by finite differences: a
+/// near-black reading has a huge variance in a* and b*, a bright one a small one).
+fn reading_noise(v: [f64; 3], scale: Scale, wb: [f64; 3], gain: f64, lab: &[f64; 3]) -> [f64; 3] {
+    let mut var = [0.0; 3];
+    for c in 0..3 {
+        let mut w = v;
+        w[c] += device_sigma(v[c], scale);
+        let l2 = lab_of_linear(to_linear(w, scale, wb).map(|x| x / gain));
+        for k in 0..3 {
+            var[k] += (l2[k] - lab[k]).powi(2);
+        }
+    }
+    var
+}
+
 /// CIELAB (D65) of linear RGB.
 pub fn lab_of_linear(c: [f64; 3]) -> [f64; 3] {
     let lab: Lab<palette::white_point::D65, f64> = Lab::from_color(LinSrgb::new(c[0], c[1], c[2]));
@@ -228,21 +274,61 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
     (labels, cents)
 }
 
-/// Gaussian class model (diagonal).
+/// One colour class: a Student-t per axis of its own frame in Lab, (lightness, chroma along
+/// the class's hue direction, hue across it). Wear and fading pull a sticker toward grey
+/// (radially, keeping its hue) and light changes lightness; the hue direction is the
+/// stable one, and each class learns its own spread along each axis.
 #[derive(Clone, Copy, Debug)]
 struct Class {
     mean: [f64; 3],
+    /// Variance along (L, radial, tangential).
     var: [f64; 3],
+    /// Unit hue direction (cos, sin) in the a*b* plane.
+    dir: [f64; 2],
+}
+
+/// The unit hue direction of a Lab colour (a* axis for a neutral one).
+fn hue_dir(m: &[f64; 3]) -> [f64; 2] {
+    let h = m[1].hypot(m[2]);
+    if h < 1e-9 {
+        [1.0, 0.0]
+    } else {
+        [m[1] / h, m[2] / h]
+    }
+}
+
+/// A Lab difference in a class frame.
+fn to_frame(d: [f64; 3], dir: [f64; 2]) -> [f64; 3] {
+    let [c, s] = dir;
+    [d[0], d[1] * c + d[2] * s, -d[1] * s + d[2] * c]
+}
+
+fn from_frame(f: [f64; 3], dir: [f64; 2]) -> [f64; 3] {
+    let [c, s] = dir;
+    [f[0], f[1] * c - f[2] * s, f[1] * s + f[2] * c]
+}
+
+/// A reading's (diagonal Lab) noise variance along the frame axes.
+fn noise_frame(e: &[f64; 3], dir: [f64; 2]) -> [f64; 3] {
+    let [c, s] = dir;
+    [
+        e[0],
+        e[1] * c * c + e[2] * s * s,
+        e[1] * s * s + e[2] * c * c,
+    ]
 }
 
 impl Class {
-    /// Negative log-likelihood under a Student-t per channel (heavy tails: one glare spot
-    /// or mis-sampled sticker must not outvote the cube's rules).
-    fn cost(&self, x: &[f64; 3]) -> f64 {
+    /// Negative log-likelihood of a reading `x` whose own measurement variance is `noise`
+    /// (per Lab channel), under a Student-t per frame axis (heavy tails: one glare spot or
+    /// mis-sampled sticker must not outvote the cube's rules).
+    fn cost(&self, x: &[f64; 3], noise: &[f64; 3]) -> f64 {
+        let d = to_frame(std::array::from_fn(|k| x[k] - self.mean[k]), self.dir);
+        let e = noise_frame(noise, self.dir);
         (0..3)
             .map(|k| {
-                let z2 = (x[k] - self.mean[k]).powi(2) / self.var[k];
-                0.5 * (NU + 1.0) * (z2 / NU).ln_1p() + 0.5 * self.var[k].ln()
+                let v = self.var[k] + e[k];
+                0.5 * (NU + 1.0) * (d[k] * d[k] / v / NU).ln_1p() + 0.5 * v.ln()
             })
             .sum()
     }
@@ -250,17 +336,33 @@ impl Class {
 
 /// Legal cubes within the doubt window after which the search stops (the answer is in
 /// doubt anyway).
-const MAX_RIVALS: usize = 24;
+const MAX_RIVALS: usize = 48;
+/// Extra nats searched beyond the doubt window under the shared model, for rivals that
+/// their own re-fitted classes bring closer.
+const REFIT_SLACK: f64 = 8.0;
 /// Degrees of freedom of the per-channel Student-t.
 const NU: f64 = 4.0;
-/// Minimum per-channel standard deviation in Lab units (sensor/quantisation floor).
-const MIN_SIGMA: f64 = 0.8;
-/// Pseudo-count of the pooled spread in each class's variance.
-const KAPPA_VAR: f64 = 2.0;
+/// Minimum intrinsic class spread in Lab units (the readings' own noise comes on top).
+const MIN_SIGMA: f64 = 0.2;
+/// Pseudo-count of the typical class spread in each class's variance (one reading's worth).
+const KAPPA_VAR: f64 = 1.0;
+/// Re-weighting rounds of the class fit.
+const FIT_ROUNDS: usize = 3;
 /// Pseudo-count of a profile centroid in a class mean.
 const KAPPA_MEAN: f64 = 2.0;
 
-fn fit(labs: &[[f64; 3]], labels: &[usize], prior: Option<&[[f64; 3]; 6]>) -> [Class; 6] {
+/// Fits the six class models to labelled readings. A class's spread is what the readings'
+/// scatter leaves after their own measurement noise (the moment estimate), shrunk toward
+/// the pooled spread of all classes; means weight each reading by its precision, so a
+/// reading whose colour the sensor cannot resolve (near black, clipped) hardly moves them.
+fn fit(
+    labs: &[[f64; 3]],
+    noise: &[[f64; 3]],
+    labels: &[usize],
+    prior: Option<&[[f64; 3]; 6]>,
+) -> [Class; 6] {
+    let floor = MIN_SIGMA.powi(2);
+    // Pass 1: plain means, pooled intrinsic spread (in each class's frame).
     let mut sum = [[0.0; 3]; 6];
     let mut n = [0.0f64; 6];
     for (x, &l) in labs.iter().zip(labels) {
@@ -269,32 +371,83 @@ fn fit(labs: &[[f64; 3]], labels: &[usize], prior: Option<&[[f64; 3]; 6]>) -> [C
             sum[l][k] += x[k];
         }
     }
-    let mut means = [[0.0; 3]; 6];
-    for j in 0..6 {
+    let mut classes: [Class; 6] = std::array::from_fn(|j| {
+        let mean = std::array::from_fn(|k| if n[j] > 0.0 { sum[j][k] / n[j] } else { 50.0 });
+        Class {
+            mean,
+            var: [floor; 3],
+            dir: hue_dir(&mean),
+        }
+    });
+    let mut pooled = [0.0; 3];
+    for ((x, &l), e) in labs.iter().zip(labels).zip(noise) {
+        let c = &classes[l];
+        let d = to_frame(std::array::from_fn(|k| x[k] - c.mean[k]), c.dir);
+        let ef = noise_frame(e, c.dir);
         for k in 0..3 {
-            means[j][k] = match prior {
-                Some(p) => (sum[j][k] + KAPPA_MEAN * p[j][k]) / (n[j] + KAPPA_MEAN),
-                None if n[j] > 0.0 => sum[j][k] / n[j],
-                None => 50.0,
+            pooled[k] += (d[k] * d[k] - ef[k]).max(0.0);
+        }
+    }
+    let pooled: [f64; 3] = pooled.map(|v| (v / labs.len() as f64).max(floor));
+    for c in classes.iter_mut() {
+        c.var = pooled;
+    }
+    // Pass 2: Student-t fit by iteratively re-weighted moments: each reading weighted by
+    // its precision and by the t weight (ν+1)/(ν+z²), so one glare spot or shadowed
+    // sticker does not widen its class for all the others. A profile centroid counts as
+    // KAPPA_MEAN readings of average precision.
+    for _ in 0..FIT_ROUNDS {
+        let mut wsum = [[0.0; 3]; 6];
+        let mut wx = [[0.0; 3]; 6];
+        let mut usum = [[0.0; 3]; 6];
+        let mut uss = [[0.0; 3]; 6];
+        for ((x, &l), e) in labs.iter().zip(labels).zip(noise) {
+            let c = &classes[l];
+            let d = to_frame(std::array::from_fn(|k| x[k] - c.mean[k]), c.dir);
+            let ef = noise_frame(e, c.dir);
+            for k in 0..3 {
+                let v = c.var[k] + ef[k];
+                let d2 = d[k] * d[k];
+                let u = (NU + 1.0) / (NU + d2 / v);
+                wsum[l][k] += u / v;
+                wx[l][k] += u / v * d[k];
+                usum[l][k] += u;
+                uss[l][k] += u * (d2 - ef[k]).max(0.0);
+            }
+        }
+        // The typical class spread (median over the six: one broad class, say a clipped
+        // pink, must not widen the tight ones) is the prior each class is shrunk toward.
+        let typical: [f64; 3] = std::array::from_fn(|k| {
+            let raw: Vec<f64> = (0..6).map(|j| uss[j][k] / usum[j][k].max(1e-9)).collect();
+            median(raw).max(floor)
+        });
+        for j in 0..6 {
+            let c = classes[j];
+            let pf = prior.map(|p| to_frame(std::array::from_fn(|k| p[j][k] - c.mean[k]), c.dir));
+            let offset: [f64; 3] = std::array::from_fn(|k| match pf {
+                Some(pf) => {
+                    let wbar = if n[j] > 0.0 {
+                        wsum[j][k] / n[j]
+                    } else {
+                        1.0 / pooled[k]
+                    };
+                    (wx[j][k] + KAPPA_MEAN * wbar * pf[k]) / (wsum[j][k] + KAPPA_MEAN * wbar)
+                }
+                None if wsum[j][k] > 0.0 => wx[j][k] / wsum[j][k],
+                None => 0.0,
+            });
+            let back = from_frame(offset, c.dir);
+            let mean: [f64; 3] = std::array::from_fn(|k| c.mean[k] + back[k]);
+            classes[j] = Class {
+                mean,
+                var: std::array::from_fn(|k| {
+                    ((uss[j][k] + KAPPA_VAR * typical[k]) / (n[j] + KAPPA_VAR)).max(floor)
+                }),
+                dir: hue_dir(&mean),
             };
         }
     }
-    let mut ss = [[0.0; 3]; 6];
-    for (x, &l) in labs.iter().zip(labels) {
-        for k in 0..3 {
-            ss[l][k] += (x[k] - means[l][k]).powi(2);
-        }
-    }
-    let total = labs.len() as f64;
-    let pooled: [f64; 3] = std::array::from_fn(|k| {
-        (ss.iter().map(|s| s[k]).sum::<f64>() / total).max(MIN_SIGMA.powi(2))
-    });
-    std::array::from_fn(|j| Class {
-        mean: means[j],
-        var: std::array::from_fn(|k| {
-            ((ss[j][k] + KAPPA_VAR * pooled[k]) / (n[j] + KAPPA_VAR)).max(MIN_SIGMA.powi(2))
-        }),
-    })
+    classes
 }
 
 /// A legal colouring found by the search.
@@ -560,6 +713,7 @@ fn corner_sticker_index(_size: Size, slot: usize, k: usize) -> usize {
 /// one per sticker kind on a 3x3x3 (corner / edge / centre: lens vignette, or the EV3 arm's
 /// distance to the sticker). Estimated robustly (medians of log luminance ratios to the
 /// sticker's class) from the current assignment.
+#[derive(Clone)]
 struct Illumination {
     size: Size,
     face: [f64; 6],
@@ -717,14 +871,24 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
 
     let window = opts.doubt_threshold;
     let lin = linear_readings(scan, opts.profile.as_ref()).0;
+    let noise_of = |labs: &[[f64; 3]], gain: &dyn Fn(usize) -> f64| -> Vec<[f64; 3]> {
+        scan.facelets
+            .iter()
+            .zip(labs)
+            .enumerate()
+            .map(|(i, (v, lab))| reading_noise(*v, scale, wb, gain(i), lab))
+            .collect()
+    };
+    let mut noise = noise_of(&labs, &|_| 1.0);
     let mut illum = Illumination::new(size);
     let mut labs = labs;
     let mut classes;
     let mut rounds = 0;
     let mut expanded = 0;
-    let cost_of = |labs: &[[f64; 3]], classes: &[Class; 6]| -> Vec<[f64; 6]> {
+    let cost_of = |labs: &[[f64; 3]], noise: &[[f64; 3]], classes: &[Class; 6]| -> Vec<[f64; 6]> {
         labs.iter()
-            .map(|x| std::array::from_fn(|j| classes[j].cost(x)))
+            .zip(noise)
+            .map(|(x, e)| std::array::from_fn(|j| classes[j].cost(x, e)))
             .collect()
     };
     let run = |cost: &[[f64; 6]], window: f64| match size {
@@ -734,8 +898,8 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     // Refinement: best legal cube → class models and light re-fitted to it → again, until
     // the assignment and the light settle. Only the best is needed here.
     loop {
-        classes = fit(&labs, &labels, prior.as_ref());
-        let outcome = run(&cost_of(&labs, &classes), 0.0);
+        classes = fit(&labs, &noise, &labels, prior.as_ref());
+        let outcome = run(&cost_of(&labs, &noise, &classes), 0.0);
         expanded += outcome.expanded;
         let Some(best) = outcome.candidates.first() else {
             break;
@@ -754,14 +918,15 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
                 lab_of_linear(c.map(|v| v / g))
             })
             .collect();
+        noise = noise_of(&labs, &|i| illum.gain(i));
         if (same && shift < 0.01) || rounds >= 8 {
             break;
         }
     }
     // The final search, with the doubt window, under the settled model.
-    classes = fit(&labs, &labels, prior.as_ref());
-    let cost = cost_of(&labs, &classes);
-    let outcome = run(&cost, window);
+    classes = fit(&labs, &noise, &labels, prior.as_ref());
+    let cost = cost_of(&labs, &noise, &classes);
+    let outcome = run(&cost, window + REFIT_SLACK);
     expanded += outcome.expanded;
     if outcome.candidates.is_empty() {
         let mut suspects: Vec<usize> = (0..labs.len()).collect();
@@ -775,32 +940,50 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         suspects.sort_unstable();
         return Err(ResolveError::NoLegalCube { expanded, suspects });
     }
-    let best = outcome.candidates[0].clone();
+    // Every hypothesis under its own model: re-estimate the light and re-fit the six
+    // classes to each candidate's labels, and score it under them (a profile likelihood
+    // per hypothesis, so the rival is not judged by a model fitted to the best). The
+    // cheapest is the answer. (The light's gains have zero mean log, so re-expressing the
+    // readings under another hypothesis' light leaves the Jacobian term unchanged.)
+    let own_model = |labels: &[usize]| {
+        let mut il = illum.clone();
+        il.estimate(&lin, labels);
+        let labs: Vec<[f64; 3]> = lin
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let g = il.gain(i);
+                lab_of_linear(c.map(|v| v / g))
+            })
+            .collect();
+        let noise = noise_of(&labs, &|i| il.gain(i));
+        let classes = fit(&labs, &noise, labels, prior.as_ref());
+        let total: f64 = labs
+            .iter()
+            .zip(&noise)
+            .zip(labels)
+            .map(|((x, e), &l)| classes[l].cost(x, e))
+            .sum();
+        (total, labs, noise, classes)
+    };
+    let rescored: Vec<(f64, &Candidate)> = outcome
+        .candidates
+        .iter()
+        .map(|c| (own_model(&c.labels).0, c))
+        .collect();
+    let best_idx = (0..rescored.len())
+        .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0))
+        .expect("non-empty");
+    let best = rescored[best_idx].1.clone();
+    let best_own = rescored[best_idx].0;
+    let (_, labs, noise, classes) = own_model(&best.labels);
+    let cost = cost_of(&labs, &noise, &classes);
 
     // The cube.
-    let (cube, face_of_class): (FaceletCube, [Face; 6]) = match size {
-        Size::Three => {
-            let colors: Vec<Face> = best.labels.iter().map(|&c| Face::ALL[c]).collect();
-            let cube = FaceletCube::from_colors(size, colors).expect("54 stickers");
-            (cube, Face::ALL)
-        }
-        Size::Two => {
-            let s: String = best
-                .labels
-                .iter()
-                .map(|&c| char::from(b'a' + c as u8))
-                .collect();
-            let cube = FaceletCube::parse(&s).map_err(|_| ResolveError::NoLegalCube {
-                expanded,
-                suspects: Vec::new(),
-            })?;
-            let mut map = [Face::U; 6];
-            for (i, &c) in best.labels.iter().enumerate() {
-                map[c] = cube.colors()[i];
-            }
-            (cube, map)
-        }
-    };
+    let (cube, face_of_class) = cube_of(size, &best.labels).ok_or(ResolveError::NoLegalCube {
+        expanded,
+        suspects: Vec::new(),
+    })?;
     let legal = match size {
         Size::Three => CubieCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
         Size::Two => PocketCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
@@ -828,14 +1011,23 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             }
         })
         .collect();
-    let rival = outcome.candidates.get(1);
-    let (cube_margin, rival_exact) = match rival {
-        Some(r) if r.cost <= outcome.unseen_bound => (r.cost - best.cost, true),
-        _ => ((outcome.unseen_bound - best.cost).max(0.0), false),
+    // The closest rival under its own model; candidates beyond the search are bounded by
+    // the shared model's bound (a re-fit can only lower a hypothesis' cost by what its own
+    // classes gain, which the bound does not see; the search window is widened for that).
+    let rival = (0..rescored.len())
+        .filter(|&k| k != best_idx)
+        .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0));
+    let unseen_margin = (outcome.unseen_bound - outcome.candidates[0].cost - REFIT_SLACK).max(0.0);
+    let (cube_margin, rival_exact, rival_cube) = match rival {
+        Some(k) if rescored[k].0 - best_own <= unseen_margin => {
+            (rescored[k].0 - best_own, true, Some(rescored[k].1))
+        }
+        Some(k) => (unseen_margin, false, Some(rescored[k].1)),
+        None => (unseen_margin, false, None),
     };
     let mut doubtful: Vec<usize> = Vec::new();
-    for c in outcome.candidates.iter().skip(1) {
-        if c.cost - best.cost < window {
+    for (own, c) in &rescored {
+        if *own - best_own < window {
             for i in 0..labs.len() {
                 if c.labels[i] != best.labels[i] && !doubtful.contains(&i) {
                     doubtful.push(i);
@@ -843,6 +1035,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             }
         }
     }
+    let rival = rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c));
     doubtful.sort_unstable();
     let confident = cube_margin >= window;
     let class_summaries = (0..6)
@@ -859,6 +1052,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         confident,
         cube_margin,
         rival_exact,
+        rival,
         classes: class_summaries,
         clusters,
         cluster_centroids: centroids,
@@ -872,6 +1066,26 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         });
     }
     Ok(resolution)
+}
+
+/// The cube of a labelling (class per sticker) and the face of each class.
+fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> {
+    match size {
+        Size::Three => {
+            let colors: Vec<Face> = labels.iter().map(|&c| Face::ALL[c]).collect();
+            let cube = FaceletCube::from_colors(size, colors)?;
+            Some((cube, Face::ALL))
+        }
+        Size::Two => {
+            let s: String = labels.iter().map(|&c| char::from(b'a' + c as u8)).collect();
+            let cube = FaceletCube::parse(&s).ok()?;
+            let mut map = [Face::U; 6];
+            for (i, &c) in labels.iter().enumerate() {
+                map[c] = cube.colors()[i];
+            }
+            Some((cube, map))
+        }
+    }
 }
 
 /// `perm[i]` = index into `b` matched to `a[i]`, minimising the total squared distance

@@ -250,11 +250,14 @@ fn json_and_svg_outputs() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 55);
     assert_eq!(lines[0]["type"], "resolution");
     assert_eq!(lines[0]["confident"], true);
-    for l in &lines[1..] {
-        assert_eq!(l["type"], "sticker");
+    let of = |t: &str| lines.iter().filter(|l| l["type"] == t).count();
+    // The six classes (mean and spread along lightness, chroma, hue), the closest rival
+    // cube, and one line per sticker.
+    assert_eq!((of("class"), of("rival"), of("sticker")), (6, 1, 54));
+    assert_eq!(lines.len(), 62);
+    for l in lines.iter().filter(|l| l["type"] == "sticker") {
         assert_eq!(l["lab"].as_array().unwrap().len(), 3);
         assert!(l["face"].as_str().unwrap().len() == 1);
         assert!(l["margin"].is_number());
