@@ -841,7 +841,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     let (clusters, centroids) = kmeans6(&labs, opts.seed);
 
     // Initial labels: 3x3x3 maps clusters to the centres' faces by the cheapest matching.
-    let mut labels: Vec<usize> = match size {
+    let labels: Vec<usize> = match size {
         Size::Three => {
             let centres: Vec<[f64; 3]> = (0..6).map(|f| labs[f * 9 + 4]).collect();
             let perm = best_matching(&centres, &centroids);
@@ -879,12 +879,6 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             .map(|(i, (v, lab))| reading_noise(*v, scale, wb, gain(i), lab))
             .collect()
     };
-    let mut noise = noise_of(&labs, &|_| 1.0);
-    let mut illum = Illumination::new(size);
-    let mut labs = labs;
-    let mut classes;
-    let mut rounds = 0;
-    let mut expanded = 0;
     let cost_of = |labs: &[[f64; 3]], noise: &[[f64; 3]], classes: &[Class; 6]| -> Vec<[f64; 6]> {
         labs.iter()
             .zip(noise)
@@ -895,36 +889,99 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         Size::Three => search3(cost, window, opts.node_budget),
         Size::Two => search2(cost, window, opts.node_budget),
     };
-    // Refinement: best legal cube → class models and light re-fitted to it → again, until
-    // the assignment and the light settle. Only the best is needed here.
-    loop {
-        classes = fit(&labs, &noise, &labels, prior.as_ref());
-        let outcome = run(&cost_of(&labs, &noise, &classes), 0.0);
-        expanded += outcome.expanded;
-        let Some(best) = outcome.candidates.first() else {
-            break;
-        };
-        rounds += 1;
-        let same = best.labels == labels;
-        labels = best.labels.clone();
-        // Re-estimate the light on each face (and the fall-off by sticker kind) from the
-        // stickers' classes, then re-express the readings under even light.
-        let shift = illum.estimate(&lin, &labels);
-        labs = lin
+    // The readings re-expressed under a light estimate.
+    let relight = |il: &Illumination| -> (Vec<[f64; 3]>, Vec<[f64; 3]>) {
+        let labs: Vec<[f64; 3]> = lin
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let g = illum.gain(i);
+                let g = il.gain(i);
                 lab_of_linear(c.map(|v| v / g))
             })
             .collect();
-        noise = noise_of(&labs, &|i| illum.gain(i));
-        if (same && shift < 0.01) || rounds >= 8 {
-            break;
+        let noise = noise_of(&labs, &|i| il.gain(i));
+        (labs, noise)
+    };
+    // Refinement: best legal cube → class models and light re-fitted to it → again, until
+    // the assignment and the light settle. Only the best is needed here.
+    let refine = |mut labels: Vec<usize>,
+                  mut illum: Illumination,
+                  mut labs: Vec<[f64; 3]>,
+                  mut noise: Vec<[f64; 3]>| {
+        let mut expanded = 0;
+        let mut rounds = 0;
+        loop {
+            let classes = fit(&labs, &noise, &labels, prior.as_ref());
+            let outcome = run(&cost_of(&labs, &noise, &classes), 0.0);
+            expanded += outcome.expanded;
+            let Some(best) = outcome.candidates.first() else {
+                break;
+            };
+            rounds += 1;
+            let same = best.labels == labels;
+            labels = best.labels.clone();
+            // Re-estimate the light on each face (and the fall-off by sticker kind) from
+            // the stickers' classes, then re-express the readings under even light.
+            let shift = illum.estimate(&lin, &labels);
+            (labs, noise) = relight(&illum);
+            if (same && shift < 0.01) || rounds >= 8 {
+                break;
+            }
+        }
+        (labels, illum, labs, noise, expanded)
+    };
+    // Every hypothesis under its own model: re-estimate the light and re-fit the six
+    // classes to its labels, and score it under them (a profile likelihood per
+    // hypothesis, so a rival is not judged by a model fitted to the best). (The light's
+    // gains have zero mean log, so re-expressing the readings under another hypothesis'
+    // light leaves the Jacobian term unchanged.)
+    let own_model = |labels: &[usize], start: &Illumination| {
+        let mut il = start.clone();
+        il.estimate(&lin, labels);
+        let (labs, noise) = relight(&il);
+        let classes = fit(&labs, &noise, labels, prior.as_ref());
+        let total: f64 = labs
+            .iter()
+            .zip(&noise)
+            .zip(labels)
+            .map(|((x, e), &l)| classes[l].cost(x, e))
+            .sum();
+        (total, labs, noise, classes)
+    };
+    let noise = noise_of(&labs, &|_| 1.0);
+    let (mut labels, mut illum, mut labs, mut noise, mut expanded) =
+        refine(labels, Illumination::new(size), labs, noise);
+    // 3x3x3: the refinement can settle on the right pieces with the wrong colour for
+    // whole classes (two faded colours swapped everywhere but on their centres, which a
+    // heavy-tailed class then treats as outliers). Those alternatives are the cube's own
+    // colours permuted by a whole-cube rotation, centres kept: score each legal one under
+    // its own model and restart from the best if it wins.
+    // Cost of a labelling under classes re-fitted to it, the light held fixed (for the
+    // far, whole-class alternatives below, where the light hardly depends on them).
+    let own_fixed = |labels: &[usize], labs: &[[f64; 3]], noise: &[[f64; 3]]| -> f64 {
+        let classes = fit(labs, noise, labels, prior.as_ref());
+        labs.iter()
+            .zip(noise)
+            .zip(labels)
+            .map(|((x, e), &l)| classes[l].cost(x, e))
+            .sum()
+    };
+    if size == Size::Three {
+        let base = own_fixed(&labels, &labs, &noise);
+        let better = conjugates(&labels)
+            .into_iter()
+            .map(|l| (own_fixed(&l, &labs, &noise), l))
+            .filter(|(c, _)| *c < base)
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((_, l)) = better {
+            let (l2, il2, labs2, noise2, e2) =
+                refine(l, illum.clone(), labs.clone(), noise.clone());
+            (labels, illum, labs, noise) = (l2, il2, labs2, noise2);
+            expanded += e2;
         }
     }
     // The final search, with the doubt window, under the settled model.
-    classes = fit(&labs, &noise, &labels, prior.as_ref());
+    let classes = fit(&labs, &noise, &labels, prior.as_ref());
     let cost = cost_of(&labs, &noise, &classes);
     let outcome = run(&cost, window + REFIT_SLACK);
     expanded += outcome.expanded;
@@ -940,43 +997,17 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         suspects.sort_unstable();
         return Err(ResolveError::NoLegalCube { expanded, suspects });
     }
-    // Every hypothesis under its own model: re-estimate the light and re-fit the six
-    // classes to each candidate's labels, and score it under them (a profile likelihood
-    // per hypothesis, so the rival is not judged by a model fitted to the best). The
-    // cheapest is the answer. (The light's gains have zero mean log, so re-expressing the
-    // readings under another hypothesis' light leaves the Jacobian term unchanged.)
-    let own_model = |labels: &[usize]| {
-        let mut il = illum.clone();
-        il.estimate(&lin, labels);
-        let labs: Vec<[f64; 3]> = lin
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let g = il.gain(i);
-                lab_of_linear(c.map(|v| v / g))
-            })
-            .collect();
-        let noise = noise_of(&labs, &|i| il.gain(i));
-        let classes = fit(&labs, &noise, labels, prior.as_ref());
-        let total: f64 = labs
-            .iter()
-            .zip(&noise)
-            .zip(labels)
-            .map(|((x, e), &l)| classes[l].cost(x, e))
-            .sum();
-        (total, labs, noise, classes)
-    };
     let rescored: Vec<(f64, &Candidate)> = outcome
         .candidates
         .iter()
-        .map(|c| (own_model(&c.labels).0, c))
+        .map(|c| (own_model(&c.labels, &illum).0, c))
         .collect();
     let best_idx = (0..rescored.len())
         .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0))
         .expect("non-empty");
     let best = rescored[best_idx].1.clone();
     let best_own = rescored[best_idx].0;
-    let (_, labs, noise, classes) = own_model(&best.labels);
+    let (_, labs, noise, classes) = own_model(&best.labels, &illum);
     let cost = cost_of(&labs, &noise, &classes);
 
     // The cube.
@@ -1035,7 +1066,30 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             }
         }
     }
-    let rival = rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c));
+    let mut rival = rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c));
+    let (mut cube_margin, mut rival_exact) = (cube_margin, rival_exact);
+    // The whole-class recolourings of the best (see above) are rivals too.
+    if size == Size::Three {
+        let base = own_fixed(&best.labels, &labs, &noise);
+        let closest = conjugates(&best.labels)
+            .into_iter()
+            .map(|l| (own_fixed(&l, &labs, &noise) - base, l))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((m, l)) = closest {
+            if m < cube_margin {
+                cube_margin = m.max(0.0);
+                rival_exact = true;
+                rival = cube_of(size, &l).map(|(c, _)| c);
+            }
+            if m < window {
+                for i in 0..labs.len() {
+                    if l[i] != best.labels[i] && !doubtful.contains(&i) {
+                        doubtful.push(i);
+                    }
+                }
+            }
+        }
+    }
     doubtful.sort_unstable();
     let confident = cube_margin >= window;
     let class_summaries = (0..6)
@@ -1066,6 +1120,33 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         });
     }
     Ok(resolution)
+}
+
+/// The legal 3x3x3 labellings obtained from `labels` by recolouring every non-centre
+/// sticker with a permutation of the six colours that a whole-cube rotation induces.
+fn conjugates(labels: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut perm = [0usize, 1, 2, 3, 4, 5];
+    permute(&mut perm, 0, &mut |p| {
+        let keeps_axes = Face::ALL
+            .iter()
+            .all(|f| Face::ALL[p[f.opposite().index()]] == Face::ALL[p[f.index()]].opposite());
+        if !keeps_axes || *p == [0, 1, 2, 3, 4, 5] {
+            return;
+        }
+        let l: Vec<usize> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| if i % 9 == 4 { c } else { p[c] })
+            .collect();
+        let legal = cube_of(Size::Three, &l)
+            .and_then(|(c, _)| CubieCube::from_facelets(&c))
+            .is_some_and(|c| c.is_solvable());
+        if legal {
+            out.push(l);
+        }
+    });
+    out
 }
 
 /// The cube of a labelling (class per sticker) and the face of each class.
