@@ -4,14 +4,26 @@
 //!
 //! Level: part of `color`; depends on `cube`. No printing.
 //!
-//! Likelihood model: each colour class is a Gaussian in Lab with a diagonal covariance,
-//! fitted to the stickers assigned to it (shrunk toward the pooled within-class spread, and
-//! toward a calibration profile's centroid when one is given). A sticker's cost for a class
-//! is its negative log-likelihood; a cube's cost is the sum over stickers. 3x3x3: the six
-//! centres define the classes and so the faces; the k-best search fills the 8 corner and
-//! 12 edge slots with distinct real pieces under the twist, flip and parity rules. 2x2x2:
-//! the classes come from k-means, and every colour scheme (which classes are opposite, and
-//! the handedness: 30 up to rotation) is searched.
+//! Likelihood model: each reading carries its own measurement variance in Lab (the
+//! device's noise, quantisation plus a small multiplicative part, with clipped channels
+//! very uncertain, propagated through the conversion by finite differences). Each colour
+//! class is a Student-t per axis of its own frame (lightness, chroma along the class's hue,
+//! hue across it: wear pulls a sticker toward grey along the chroma axis, light moves it
+//! in lightness, the hue is the stable part), fitted robustly (re-weighted moments) to the
+//! stickers assigned to it, its spread being what the scatter leaves after the readings'
+//! own noise, shrunk toward the median class spread (and its mean toward a calibration
+//! profile's centroid when one is given). A sticker's cost for a class is its negative
+//! log-likelihood; a cube's cost is the sum. 3x3x3: the six centres define the classes and
+//! so the faces; the k-best search fills the 8 corner and 12 edge slots with distinct real
+//! pieces under the twist, flip and parity rules. 2x2x2: the classes come from k-means, and
+//! every colour scheme (which classes are opposite, and the handedness: 30 up to rotation)
+//! is searched.
+//!
+//! Doubt: the legal cubes the search finds near the best (and, on a 3x3x3, the best's
+//! whole-class recolourings by a cube rotation, centres kept) are each scored under their
+//! OWN re-estimated light and re-fitted classes (a profile likelihood per hypothesis), not
+//! under the model fitted to the best; a rival within the doubt window puts the stickers
+//! where it differs in doubt.
 
 use palette::{FromColor, Lab, LinSrgb, Srgb};
 
@@ -1198,6 +1210,89 @@ fn permute(p: &mut [usize; 6], k: usize, f: &mut dyn FnMut(&[usize; 6])) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_noise_follows_the_device() {
+        // Relative to its own chroma, a near-black camera reading hardly resolves its hue
+        // (a count is a large step there); a bright one does; a clipped channel is
+        // uncertain in absolute terms.
+        let lab_var = |v: [f64; 3], scale: Scale, wb: [f64; 3]| {
+            let lab = lab_of_linear(to_linear(v, scale, wb));
+            (lab, reading_noise(v, scale, wb, 1.0, &lab))
+        };
+        let rel = |(lab, var): ([f64; 3], [f64; 3])| {
+            (var[1] + var[2]) / (lab[1].powi(2) + lab[2].powi(2))
+        };
+        let one = [1.0; 3];
+        let dark = lab_var([6.0, 3.0, 2.0], Scale::Rgb8, one);
+        let bright = lab_var([200.0, 100.0, 67.0], Scale::Rgb8, one);
+        assert!(rel(dark) > 20.0 * rel(bright), "{dark:?} {bright:?}");
+        let clipped = lab_var([255.0, 100.0, 67.0], Scale::Rgb8, one);
+        assert!(clipped.1[1] > 20.0 * bright.1[1], "{clipped:?} {bright:?}");
+        // EV3 counts: the same relation.
+        let wb = [300.0, 500.0, 290.0];
+        let dark = lab_var([9.0, 7.5, 5.0], Scale::Ev3Raw, wb);
+        let bright = lab_var([240.0, 200.0, 130.0], Scale::Ev3Raw, wb);
+        assert!(rel(dark) > 20.0 * rel(bright), "{dark:?} {bright:?}");
+    }
+
+    #[test]
+    fn class_frame_separates_fading_from_hue() {
+        // A class of oranges whose wear pulls some toward grey: the fit puts the spread on
+        // the chroma axis, not across the hue.
+        let base = [60.0, 40.0, 50.0];
+        let labs: Vec<[f64; 3]> = (0..9)
+            .map(|k| {
+                let w = 1.0 - 0.05 * k as f64;
+                [base[0] + 0.3 * k as f64, base[1] * w, base[2] * w]
+            })
+            .collect();
+        let noise = vec![[0.01; 3]; 9];
+        let labels = vec![0usize; 9];
+        let c = fit(&labs, &noise, &labels, None)[0];
+        assert!(c.var[1] > 10.0 * c.var[2], "{:?}", c.var);
+        // A grey-shifted orange costs less than one turned toward red by the same amount.
+        let faded = [60.0, 30.0, 37.5];
+        let redder = [60.0, 40.0 + 7.7, 50.0 - 9.6];
+        assert!(c.cost(&faded, &[0.0; 3]) < c.cost(&redder, &[0.0; 3]));
+    }
+
+    #[test]
+    fn whole_cube_recolourings_are_legal_and_keep_centres() {
+        use crate::cube::{random_state, FaceletCube};
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..5 {
+            let cube = random_state(Size::Three, &mut rng);
+            let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
+            let alts = conjugates(&labels);
+            // Rotations that keep every axis (the three half turns) always give legal
+            // cubes; others may break the twist or flip and are left out.
+            assert!((3..=23).contains(&alts.len()), "{}", alts.len());
+            let z2: Vec<usize> = labels
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    let f = Face::ALL[c];
+                    match f {
+                        _ if i % 9 == 4 => c,
+                        Face::U | Face::D | Face::R | Face::L => f.opposite().index(),
+                        _ => c,
+                    }
+                })
+                .collect();
+            assert!(alts.contains(&z2));
+            for l in &alts {
+                assert_ne!(l, &labels);
+                for f in 0..6 {
+                    assert_eq!(l[f * 9 + 4], f);
+                }
+                let colors: Vec<Face> = l.iter().map(|&c| Face::ALL[c]).collect();
+                let c = FaceletCube::from_colors(Size::Three, colors).unwrap();
+                assert!(CubieCube::from_facelets(&c).is_some_and(|c| c.is_solvable()));
+            }
+        }
+    }
 
     #[test]
     fn thirty_schemes_all_distinct() {
