@@ -1094,8 +1094,8 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
                 rival = cube_of(size, &l).map(|(c, _)| c);
             }
             if m < window {
-                for i in 0..labs.len() {
-                    if l[i] != best.labels[i] && !doubtful.contains(&i) {
+                for (i, (a, b)) in l.iter().zip(&best.labels).enumerate() {
+                    if a != b && !doubtful.contains(&i) {
                         doubtful.push(i);
                     }
                 }
