@@ -152,6 +152,18 @@ fn load_profile(p: &Option<PathBuf>) -> anyhow::Result<Option<Profile>> {
 
 fn verdict_lines(res: &crate::color::Resolution) {
     let size = res.cube.size();
+    let r2 = |v: [f64; 3]| v.map(|x| (x * 100.0).round() / 100.0);
+    for c in &res.classes {
+        json_line(&json!({
+            "type": "class",
+            "face": c.face.letter().to_string(),
+            "mean": r2(c.mean),
+            "spread": r2(c.spread),
+        }));
+    }
+    if let Some(r) = &res.rival {
+        json_line(&json!({"type": "rival", "cube": r.to_letters()}));
+    }
     for (i, s) in res.stickers.iter().enumerate() {
         json_line(&json!({
             "type": "sticker",
@@ -555,6 +567,24 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
                     })
                     .collect()
             });
+            if g.verbose > 0 && !g.json {
+                for (k, r) in results.iter().enumerate() {
+                    if r.0 != Outcome::Exact {
+                        let what = match r.0 {
+                            Outcome::Wrong => "WRONG",
+                            Outcome::Doubt => "doubt",
+                            _ => "no-cube",
+                        };
+                        println!(
+                            "  {what}: cubot synth-scan --palette {} --scale {} --size {} --seed {} (+ the same condition flags)",
+                            palette.name(),
+                            scale_name(scale),
+                            a.size,
+                            a.seed.wrapping_add(k as u64)
+                        );
+                    }
+                }
+            }
             let n = results.len().max(1) as f64;
             let count = |o: Outcome| results.iter().filter(|r| r.0 == o).count();
             let mut times: Vec<f64> = results.iter().map(|r| r.1).collect();

@@ -4,14 +4,26 @@
 //!
 //! Level: part of `color`; depends on `cube`. No printing.
 //!
-//! Likelihood model: each colour class is a Gaussian in Lab with a diagonal covariance,
-//! fitted to the stickers assigned to it (shrunk toward the pooled within-class spread, and
-//! toward a calibration profile's centroid when one is given). A sticker's cost for a class
-//! is its negative log-likelihood; a cube's cost is the sum over stickers. 3x3x3: the six
-//! centres define the classes and so the faces; the k-best search fills the 8 corner and
-//! 12 edge slots with distinct real pieces under the twist, flip and parity rules. 2x2x2:
-//! the classes come from k-means, and every colour scheme (which classes are opposite, and
-//! the handedness: 30 up to rotation) is searched.
+//! Likelihood model: each reading carries its own measurement variance in Lab (the
+//! device's noise, quantisation plus a small multiplicative part, with clipped channels
+//! very uncertain, propagated through the conversion by finite differences). Each colour
+//! class is a Student-t per axis of its own frame (lightness, chroma along the class's hue,
+//! hue across it: wear pulls a sticker toward grey along the chroma axis, light moves it
+//! in lightness, the hue is the stable part), fitted robustly (re-weighted moments) to the
+//! stickers assigned to it, its spread being what the scatter leaves after the readings'
+//! own noise, shrunk toward the median class spread (and its mean toward a calibration
+//! profile's centroid when one is given). A sticker's cost for a class is its negative
+//! log-likelihood; a cube's cost is the sum. 3x3x3: the six centres define the classes and
+//! so the faces; the k-best search fills the 8 corner and 12 edge slots with distinct real
+//! pieces under the twist, flip and parity rules. 2x2x2: the classes come from k-means, and
+//! every colour scheme (which classes are opposite, and the handedness: 30 up to rotation)
+//! is searched.
+//!
+//! Doubt: the legal cubes the search finds near the best (and, on a 3x3x3, the best's
+//! whole-class recolourings by a cube rotation, centres kept) are each scored under their
+//! OWN re-estimated light and re-fitted classes (a profile likelihood per hypothesis), not
+//! under the model fitted to the best; a rival within the doubt window puts the stickers
+//! where it differs in doubt.
 
 use palette::{FromColor, Lab, LinSrgb, Srgb};
 
@@ -47,7 +59,7 @@ impl Default for ResolveOptions {
             best_effort: false,
             seed: 1,
             doubt_threshold: DEFAULT_DOUBT_NATS,
-            node_budget: 20_000,
+            node_budget: 200_000,
         }
     }
 }
@@ -89,6 +101,8 @@ pub struct Resolution {
     /// rival was not reached within the search (then `rival_exact` is false).
     pub cube_margin: f64,
     pub rival_exact: bool,
+    /// The closest rival legal cube found (scored under its own re-fitted classes).
+    pub rival: Option<FaceletCube>,
     /// The six classes (face order of `cube`).
     pub classes: Vec<ClassSummary>,
     /// The k-means first estimate: cluster per sticker and cluster centroids (Lab).
@@ -181,6 +195,50 @@ pub fn linear_readings(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 
     (lin, gains.map(|g| g / factor))
 }
 
+/// Linear RGB of one raw reading under the white balance `wb` of [`linear_readings`].
+fn to_linear(v: [f64; 3], scale: Scale, wb: [f64; 3]) -> [f64; 3] {
+    match scale {
+        Scale::Rgb8 => {
+            let s: Srgb<f64> = Srgb::new(v[0] / 255.0, v[1] / 255.0, v[2] / 255.0);
+            let l: LinSrgb<f64> = s.into_linear();
+            [l.red / wb[0], l.green / wb[1], l.blue / wb[2]]
+        }
+        Scale::Ev3Raw | Scale::Unit => std::array::from_fn(|k| v[k] / wb[k]),
+    }
+}
+
+/// Standard deviation of one raw channel value as the device reports it: quantisation of
+/// the (averaged) value plus a small multiplicative part (exposure and LED flicker). A
+/// value at the top of the range is clipped: the true value may lie well above it.
+fn device_sigma(v: f64, scale: Scale) -> f64 {
+    match scale {
+        Scale::Rgb8 if v >= 254.5 => CLIPPED_SIGMA * 255.0,
+        Scale::Rgb8 => 0.5f64.hypot(0.002 * v),
+        Scale::Ev3Raw if v >= 1019.5 => CLIPPED_SIGMA * 1020.0,
+        Scale::Ev3Raw => 1.0f64.hypot(0.004 * v),
+        Scale::Unit => 0.002f64.hypot(0.004 * v),
+    }
+}
+
+/// Relative size of the uncertainty of a clipped reading.
+const CLIPPED_SIGMA: f64 = 0.08;
+
+/// Measurement variance per Lab channel of a raw reading, read under the relative light
+/// `gain` (device noise propagated through the conversion by finite differences: a
+/// near-black reading has a huge variance in a* and b*, a bright one a small one).
+fn reading_noise(v: [f64; 3], scale: Scale, wb: [f64; 3], gain: f64, lab: &[f64; 3]) -> [f64; 3] {
+    let mut var = [0.0; 3];
+    for c in 0..3 {
+        let mut w = v;
+        w[c] += device_sigma(v[c], scale);
+        let l2 = lab_of_linear(to_linear(w, scale, wb).map(|x| x / gain));
+        for k in 0..3 {
+            var[k] += (l2[k] - lab[k]).powi(2);
+        }
+    }
+    var
+}
+
 /// CIELAB (D65) of linear RGB.
 pub fn lab_of_linear(c: [f64; 3]) -> [f64; 3] {
     let lab: Lab<palette::white_point::D65, f64> = Lab::from_color(LinSrgb::new(c[0], c[1], c[2]));
@@ -228,21 +286,61 @@ fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
     (labels, cents)
 }
 
-/// Gaussian class model (diagonal).
+/// One colour class: a Student-t per axis of its own frame in Lab, (lightness, chroma along
+/// the class's hue direction, hue across it). Wear and fading pull a sticker toward grey
+/// (radially, keeping its hue) and light changes lightness; the hue direction is the
+/// stable one, and each class learns its own spread along each axis.
 #[derive(Clone, Copy, Debug)]
 struct Class {
     mean: [f64; 3],
+    /// Variance along (L, radial, tangential).
     var: [f64; 3],
+    /// Unit hue direction (cos, sin) in the a*b* plane.
+    dir: [f64; 2],
+}
+
+/// The unit hue direction of a Lab colour (a* axis for a neutral one).
+fn hue_dir(m: &[f64; 3]) -> [f64; 2] {
+    let h = m[1].hypot(m[2]);
+    if h < 1e-9 {
+        [1.0, 0.0]
+    } else {
+        [m[1] / h, m[2] / h]
+    }
+}
+
+/// A Lab difference in a class frame.
+fn to_frame(d: [f64; 3], dir: [f64; 2]) -> [f64; 3] {
+    let [c, s] = dir;
+    [d[0], d[1] * c + d[2] * s, -d[1] * s + d[2] * c]
+}
+
+fn from_frame(f: [f64; 3], dir: [f64; 2]) -> [f64; 3] {
+    let [c, s] = dir;
+    [f[0], f[1] * c - f[2] * s, f[1] * s + f[2] * c]
+}
+
+/// A reading's (diagonal Lab) noise variance along the frame axes.
+fn noise_frame(e: &[f64; 3], dir: [f64; 2]) -> [f64; 3] {
+    let [c, s] = dir;
+    [
+        e[0],
+        e[1] * c * c + e[2] * s * s,
+        e[1] * s * s + e[2] * c * c,
+    ]
 }
 
 impl Class {
-    /// Negative log-likelihood under a Student-t per channel (heavy tails: one glare spot
-    /// or mis-sampled sticker must not outvote the cube's rules).
-    fn cost(&self, x: &[f64; 3]) -> f64 {
+    /// Negative log-likelihood of a reading `x` whose own measurement variance is `noise`
+    /// (per Lab channel), under a Student-t per frame axis (heavy tails: one glare spot or
+    /// mis-sampled sticker must not outvote the cube's rules).
+    fn cost(&self, x: &[f64; 3], noise: &[f64; 3]) -> f64 {
+        let d = to_frame(std::array::from_fn(|k| x[k] - self.mean[k]), self.dir);
+        let e = noise_frame(noise, self.dir);
         (0..3)
             .map(|k| {
-                let z2 = (x[k] - self.mean[k]).powi(2) / self.var[k];
-                0.5 * (NU + 1.0) * (z2 / NU).ln_1p() + 0.5 * self.var[k].ln()
+                let v = self.var[k] + e[k];
+                0.5 * (NU + 1.0) * (d[k] * d[k] / v / NU).ln_1p() + 0.5 * v.ln()
             })
             .sum()
     }
@@ -250,17 +348,33 @@ impl Class {
 
 /// Legal cubes within the doubt window after which the search stops (the answer is in
 /// doubt anyway).
-const MAX_RIVALS: usize = 24;
+const MAX_RIVALS: usize = 48;
+/// Extra nats searched beyond the doubt window under the shared model, for rivals that
+/// their own re-fitted classes bring closer.
+const REFIT_SLACK: f64 = 8.0;
 /// Degrees of freedom of the per-channel Student-t.
 const NU: f64 = 4.0;
-/// Minimum per-channel standard deviation in Lab units (sensor/quantisation floor).
-const MIN_SIGMA: f64 = 0.8;
-/// Pseudo-count of the pooled spread in each class's variance.
-const KAPPA_VAR: f64 = 2.0;
+/// Minimum intrinsic class spread in Lab units (the readings' own noise comes on top).
+const MIN_SIGMA: f64 = 0.2;
+/// Pseudo-count of the typical class spread in each class's variance (one reading's worth).
+const KAPPA_VAR: f64 = 1.0;
+/// Re-weighting rounds of the class fit.
+const FIT_ROUNDS: usize = 3;
 /// Pseudo-count of a profile centroid in a class mean.
 const KAPPA_MEAN: f64 = 2.0;
 
-fn fit(labs: &[[f64; 3]], labels: &[usize], prior: Option<&[[f64; 3]; 6]>) -> [Class; 6] {
+/// Fits the six class models to labelled readings. A class's spread is what the readings'
+/// scatter leaves after their own measurement noise (the moment estimate), shrunk toward
+/// the pooled spread of all classes; means weight each reading by its precision, so a
+/// reading whose colour the sensor cannot resolve (near black, clipped) hardly moves them.
+fn fit(
+    labs: &[[f64; 3]],
+    noise: &[[f64; 3]],
+    labels: &[usize],
+    prior: Option<&[[f64; 3]; 6]>,
+) -> [Class; 6] {
+    let floor = MIN_SIGMA.powi(2);
+    // Pass 1: plain means, pooled intrinsic spread (in each class's frame).
     let mut sum = [[0.0; 3]; 6];
     let mut n = [0.0f64; 6];
     for (x, &l) in labs.iter().zip(labels) {
@@ -269,32 +383,83 @@ fn fit(labs: &[[f64; 3]], labels: &[usize], prior: Option<&[[f64; 3]; 6]>) -> [C
             sum[l][k] += x[k];
         }
     }
-    let mut means = [[0.0; 3]; 6];
-    for j in 0..6 {
+    let mut classes: [Class; 6] = std::array::from_fn(|j| {
+        let mean = std::array::from_fn(|k| if n[j] > 0.0 { sum[j][k] / n[j] } else { 50.0 });
+        Class {
+            mean,
+            var: [floor; 3],
+            dir: hue_dir(&mean),
+        }
+    });
+    let mut pooled = [0.0; 3];
+    for ((x, &l), e) in labs.iter().zip(labels).zip(noise) {
+        let c = &classes[l];
+        let d = to_frame(std::array::from_fn(|k| x[k] - c.mean[k]), c.dir);
+        let ef = noise_frame(e, c.dir);
         for k in 0..3 {
-            means[j][k] = match prior {
-                Some(p) => (sum[j][k] + KAPPA_MEAN * p[j][k]) / (n[j] + KAPPA_MEAN),
-                None if n[j] > 0.0 => sum[j][k] / n[j],
-                None => 50.0,
+            pooled[k] += (d[k] * d[k] - ef[k]).max(0.0);
+        }
+    }
+    let pooled: [f64; 3] = pooled.map(|v| (v / labs.len() as f64).max(floor));
+    for c in classes.iter_mut() {
+        c.var = pooled;
+    }
+    // Pass 2: Student-t fit by iteratively re-weighted moments: each reading weighted by
+    // its precision and by the t weight (ν+1)/(ν+z²), so one glare spot or shadowed
+    // sticker does not widen its class for all the others. A profile centroid counts as
+    // KAPPA_MEAN readings of average precision.
+    for _ in 0..FIT_ROUNDS {
+        let mut wsum = [[0.0; 3]; 6];
+        let mut wx = [[0.0; 3]; 6];
+        let mut usum = [[0.0; 3]; 6];
+        let mut uss = [[0.0; 3]; 6];
+        for ((x, &l), e) in labs.iter().zip(labels).zip(noise) {
+            let c = &classes[l];
+            let d = to_frame(std::array::from_fn(|k| x[k] - c.mean[k]), c.dir);
+            let ef = noise_frame(e, c.dir);
+            for k in 0..3 {
+                let v = c.var[k] + ef[k];
+                let d2 = d[k] * d[k];
+                let u = (NU + 1.0) / (NU + d2 / v);
+                wsum[l][k] += u / v;
+                wx[l][k] += u / v * d[k];
+                usum[l][k] += u;
+                uss[l][k] += u * (d2 - ef[k]).max(0.0);
+            }
+        }
+        // The typical class spread (median over the six: one broad class, say a clipped
+        // pink, must not widen the tight ones) is the prior each class is shrunk toward.
+        let typical: [f64; 3] = std::array::from_fn(|k| {
+            let raw: Vec<f64> = (0..6).map(|j| uss[j][k] / usum[j][k].max(1e-9)).collect();
+            median(raw).max(floor)
+        });
+        for j in 0..6 {
+            let c = classes[j];
+            let pf = prior.map(|p| to_frame(std::array::from_fn(|k| p[j][k] - c.mean[k]), c.dir));
+            let offset: [f64; 3] = std::array::from_fn(|k| match pf {
+                Some(pf) => {
+                    let wbar = if n[j] > 0.0 {
+                        wsum[j][k] / n[j]
+                    } else {
+                        1.0 / pooled[k]
+                    };
+                    (wx[j][k] + KAPPA_MEAN * wbar * pf[k]) / (wsum[j][k] + KAPPA_MEAN * wbar)
+                }
+                None if wsum[j][k] > 0.0 => wx[j][k] / wsum[j][k],
+                None => 0.0,
+            });
+            let back = from_frame(offset, c.dir);
+            let mean: [f64; 3] = std::array::from_fn(|k| c.mean[k] + back[k]);
+            classes[j] = Class {
+                mean,
+                var: std::array::from_fn(|k| {
+                    ((uss[j][k] + KAPPA_VAR * typical[k]) / (n[j] + KAPPA_VAR)).max(floor)
+                }),
+                dir: hue_dir(&mean),
             };
         }
     }
-    let mut ss = [[0.0; 3]; 6];
-    for (x, &l) in labs.iter().zip(labels) {
-        for k in 0..3 {
-            ss[l][k] += (x[k] - means[l][k]).powi(2);
-        }
-    }
-    let total = labs.len() as f64;
-    let pooled: [f64; 3] = std::array::from_fn(|k| {
-        (ss.iter().map(|s| s[k]).sum::<f64>() / total).max(MIN_SIGMA.powi(2))
-    });
-    std::array::from_fn(|j| Class {
-        mean: means[j],
-        var: std::array::from_fn(|k| {
-            ((ss[j][k] + KAPPA_VAR * pooled[k]) / (n[j] + KAPPA_VAR)).max(MIN_SIGMA.powi(2))
-        }),
-    })
+    classes
 }
 
 /// A legal colouring found by the search.
@@ -560,6 +725,7 @@ fn corner_sticker_index(_size: Size, slot: usize, k: usize) -> usize {
 /// one per sticker kind on a 3x3x3 (corner / edge / centre: lens vignette, or the EV3 arm's
 /// distance to the sticker). Estimated robustly (medians of log luminance ratios to the
 /// sticker's class) from the current assignment.
+#[derive(Clone)]
 struct Illumination {
     size: Size,
     face: [f64; 6],
@@ -687,7 +853,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     let (clusters, centroids) = kmeans6(&labs, opts.seed);
 
     // Initial labels: 3x3x3 maps clusters to the centres' faces by the cheapest matching.
-    let mut labels: Vec<usize> = match size {
+    let labels: Vec<usize> = match size {
         Size::Three => {
             let centres: Vec<[f64; 3]> = (0..6).map(|f| labs[f * 9 + 4]).collect();
             let perm = best_matching(&centres, &centroids);
@@ -717,51 +883,119 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
 
     let window = opts.doubt_threshold;
     let lin = linear_readings(scan, opts.profile.as_ref()).0;
-    let mut illum = Illumination::new(size);
-    let mut labs = labs;
-    let mut classes;
-    let mut rounds = 0;
-    let mut expanded = 0;
-    let cost_of = |labs: &[[f64; 3]], classes: &[Class; 6]| -> Vec<[f64; 6]> {
+    let noise_of = |labs: &[[f64; 3]], gain: &dyn Fn(usize) -> f64| -> Vec<[f64; 3]> {
+        scan.facelets
+            .iter()
+            .zip(labs)
+            .enumerate()
+            .map(|(i, (v, lab))| reading_noise(*v, scale, wb, gain(i), lab))
+            .collect()
+    };
+    let cost_of = |labs: &[[f64; 3]], noise: &[[f64; 3]], classes: &[Class; 6]| -> Vec<[f64; 6]> {
         labs.iter()
-            .map(|x| std::array::from_fn(|j| classes[j].cost(x)))
+            .zip(noise)
+            .map(|(x, e)| std::array::from_fn(|j| classes[j].cost(x, e)))
             .collect()
     };
     let run = |cost: &[[f64; 6]], window: f64| match size {
         Size::Three => search3(cost, window, opts.node_budget),
         Size::Two => search2(cost, window, opts.node_budget),
     };
-    // Refinement: best legal cube → class models and light re-fitted to it → again, until
-    // the assignment and the light settle. Only the best is needed here.
-    loop {
-        classes = fit(&labs, &labels, prior.as_ref());
-        let outcome = run(&cost_of(&labs, &classes), 0.0);
-        expanded += outcome.expanded;
-        let Some(best) = outcome.candidates.first() else {
-            break;
-        };
-        rounds += 1;
-        let same = best.labels == labels;
-        labels = best.labels.clone();
-        // Re-estimate the light on each face (and the fall-off by sticker kind) from the
-        // stickers' classes, then re-express the readings under even light.
-        let shift = illum.estimate(&lin, &labels);
-        labs = lin
+    // The readings re-expressed under a light estimate.
+    let relight = |il: &Illumination| -> (Vec<[f64; 3]>, Vec<[f64; 3]>) {
+        let labs: Vec<[f64; 3]> = lin
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let g = illum.gain(i);
+                let g = il.gain(i);
                 lab_of_linear(c.map(|v| v / g))
             })
             .collect();
-        if (same && shift < 0.01) || rounds >= 8 {
-            break;
+        let noise = noise_of(&labs, &|i| il.gain(i));
+        (labs, noise)
+    };
+    // Refinement: best legal cube → class models and light re-fitted to it → again, until
+    // the assignment and the light settle. Only the best is needed here.
+    let refine = |mut labels: Vec<usize>,
+                  mut illum: Illumination,
+                  mut labs: Vec<[f64; 3]>,
+                  mut noise: Vec<[f64; 3]>| {
+        let mut expanded = 0;
+        let mut rounds = 0;
+        loop {
+            let classes = fit(&labs, &noise, &labels, prior.as_ref());
+            let outcome = run(&cost_of(&labs, &noise, &classes), 0.0);
+            expanded += outcome.expanded;
+            let Some(best) = outcome.candidates.first() else {
+                break;
+            };
+            rounds += 1;
+            let same = best.labels == labels;
+            labels = best.labels.clone();
+            // Re-estimate the light on each face (and the fall-off by sticker kind) from
+            // the stickers' classes, then re-express the readings under even light.
+            let shift = illum.estimate(&lin, &labels);
+            (labs, noise) = relight(&illum);
+            if (same && shift < 0.01) || rounds >= 8 {
+                break;
+            }
+        }
+        (labels, illum, labs, noise, expanded)
+    };
+    // Every hypothesis under its own model: re-estimate the light and re-fit the six
+    // classes to its labels, and score it under them (a profile likelihood per
+    // hypothesis, so a rival is not judged by a model fitted to the best). (The light's
+    // gains have zero mean log, so re-expressing the readings under another hypothesis'
+    // light leaves the Jacobian term unchanged.)
+    let own_model = |labels: &[usize], start: &Illumination| {
+        let mut il = start.clone();
+        il.estimate(&lin, labels);
+        let (labs, noise) = relight(&il);
+        let classes = fit(&labs, &noise, labels, prior.as_ref());
+        let total: f64 = labs
+            .iter()
+            .zip(&noise)
+            .zip(labels)
+            .map(|((x, e), &l)| classes[l].cost(x, e))
+            .sum();
+        (total, labs, noise, classes)
+    };
+    let noise = noise_of(&labs, &|_| 1.0);
+    let (mut labels, mut illum, mut labs, mut noise, mut expanded) =
+        refine(labels, Illumination::new(size), labs, noise);
+    // 3x3x3: the refinement can settle on the right pieces with the wrong colour for
+    // whole classes (two faded colours swapped everywhere but on their centres, which a
+    // heavy-tailed class then treats as outliers). Those alternatives are the cube's own
+    // colours permuted by a whole-cube rotation, centres kept: score each legal one under
+    // its own model and restart from the best if it wins.
+    // Cost of a labelling under classes re-fitted to it, the light held fixed (for the
+    // far, whole-class alternatives below, where the light hardly depends on them).
+    let own_fixed = |labels: &[usize], labs: &[[f64; 3]], noise: &[[f64; 3]]| -> f64 {
+        let classes = fit(labs, noise, labels, prior.as_ref());
+        labs.iter()
+            .zip(noise)
+            .zip(labels)
+            .map(|((x, e), &l)| classes[l].cost(x, e))
+            .sum()
+    };
+    if size == Size::Three {
+        let base = own_fixed(&labels, &labs, &noise);
+        let better = conjugates(&labels)
+            .into_iter()
+            .map(|l| (own_fixed(&l, &labs, &noise), l))
+            .filter(|(c, _)| *c < base)
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((_, l)) = better {
+            let (l2, il2, labs2, noise2, e2) =
+                refine(l, illum.clone(), labs.clone(), noise.clone());
+            (labels, illum, labs, noise) = (l2, il2, labs2, noise2);
+            expanded += e2;
         }
     }
     // The final search, with the doubt window, under the settled model.
-    classes = fit(&labs, &labels, prior.as_ref());
-    let cost = cost_of(&labs, &classes);
-    let outcome = run(&cost, window);
+    let classes = fit(&labs, &noise, &labels, prior.as_ref());
+    let cost = cost_of(&labs, &noise, &classes);
+    let outcome = run(&cost, window + REFIT_SLACK);
     expanded += outcome.expanded;
     if outcome.candidates.is_empty() {
         let mut suspects: Vec<usize> = (0..labs.len()).collect();
@@ -775,32 +1009,24 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         suspects.sort_unstable();
         return Err(ResolveError::NoLegalCube { expanded, suspects });
     }
-    let best = outcome.candidates[0].clone();
+    let rescored: Vec<(f64, &Candidate)> = outcome
+        .candidates
+        .iter()
+        .map(|c| (own_model(&c.labels, &illum).0, c))
+        .collect();
+    let best_idx = (0..rescored.len())
+        .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0))
+        .expect("non-empty");
+    let best = rescored[best_idx].1.clone();
+    let best_own = rescored[best_idx].0;
+    let (_, labs, noise, classes) = own_model(&best.labels, &illum);
+    let cost = cost_of(&labs, &noise, &classes);
 
     // The cube.
-    let (cube, face_of_class): (FaceletCube, [Face; 6]) = match size {
-        Size::Three => {
-            let colors: Vec<Face> = best.labels.iter().map(|&c| Face::ALL[c]).collect();
-            let cube = FaceletCube::from_colors(size, colors).expect("54 stickers");
-            (cube, Face::ALL)
-        }
-        Size::Two => {
-            let s: String = best
-                .labels
-                .iter()
-                .map(|&c| char::from(b'a' + c as u8))
-                .collect();
-            let cube = FaceletCube::parse(&s).map_err(|_| ResolveError::NoLegalCube {
-                expanded,
-                suspects: Vec::new(),
-            })?;
-            let mut map = [Face::U; 6];
-            for (i, &c) in best.labels.iter().enumerate() {
-                map[c] = cube.colors()[i];
-            }
-            (cube, map)
-        }
-    };
+    let (cube, face_of_class) = cube_of(size, &best.labels).ok_or(ResolveError::NoLegalCube {
+        expanded,
+        suspects: Vec::new(),
+    })?;
     let legal = match size {
         Size::Three => CubieCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
         Size::Two => PocketCube::from_facelets(&cube).is_some_and(|c| c.is_solvable()),
@@ -828,17 +1054,50 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             }
         })
         .collect();
-    let rival = outcome.candidates.get(1);
-    let (cube_margin, rival_exact) = match rival {
-        Some(r) if r.cost <= outcome.unseen_bound => (r.cost - best.cost, true),
-        _ => ((outcome.unseen_bound - best.cost).max(0.0), false),
+    // The closest rival under its own model; candidates beyond the search are bounded by
+    // the shared model's bound (a re-fit can only lower a hypothesis' cost by what its own
+    // classes gain, which the bound does not see; the search window is widened for that).
+    let rival = (0..rescored.len())
+        .filter(|&k| k != best_idx)
+        .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0));
+    let unseen_margin = (outcome.unseen_bound - outcome.candidates[0].cost - REFIT_SLACK).max(0.0);
+    let (cube_margin, rival_exact, rival_cube) = match rival {
+        Some(k) if rescored[k].0 - best_own <= unseen_margin => {
+            (rescored[k].0 - best_own, true, Some(rescored[k].1))
+        }
+        Some(k) => (unseen_margin, false, Some(rescored[k].1)),
+        None => (unseen_margin, false, None),
     };
     let mut doubtful: Vec<usize> = Vec::new();
-    for c in outcome.candidates.iter().skip(1) {
-        if c.cost - best.cost < window {
+    for (own, c) in &rescored {
+        if *own - best_own < window {
             for i in 0..labs.len() {
                 if c.labels[i] != best.labels[i] && !doubtful.contains(&i) {
                     doubtful.push(i);
+                }
+            }
+        }
+    }
+    let mut rival = rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c));
+    let (mut cube_margin, mut rival_exact) = (cube_margin, rival_exact);
+    // The whole-class recolourings of the best (see above) are rivals too.
+    if size == Size::Three {
+        let base = own_fixed(&best.labels, &labs, &noise);
+        let closest = conjugates(&best.labels)
+            .into_iter()
+            .map(|l| (own_fixed(&l, &labs, &noise) - base, l))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((m, l)) = closest {
+            if m < cube_margin {
+                cube_margin = m.max(0.0);
+                rival_exact = true;
+                rival = cube_of(size, &l).map(|(c, _)| c);
+            }
+            if m < window {
+                for (i, (a, b)) in l.iter().zip(&best.labels).enumerate() {
+                    if a != b && !doubtful.contains(&i) {
+                        doubtful.push(i);
+                    }
                 }
             }
         }
@@ -859,6 +1118,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         confident,
         cube_margin,
         rival_exact,
+        rival,
         classes: class_summaries,
         clusters,
         cluster_centroids: centroids,
@@ -872,6 +1132,53 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         });
     }
     Ok(resolution)
+}
+
+/// The legal 3x3x3 labellings obtained from `labels` by recolouring every non-centre
+/// sticker with a permutation of the six colours that a whole-cube rotation induces.
+fn conjugates(labels: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut perm = [0usize, 1, 2, 3, 4, 5];
+    permute(&mut perm, 0, &mut |p| {
+        let keeps_axes = Face::ALL
+            .iter()
+            .all(|f| Face::ALL[p[f.opposite().index()]] == Face::ALL[p[f.index()]].opposite());
+        if !keeps_axes || *p == [0, 1, 2, 3, 4, 5] {
+            return;
+        }
+        let l: Vec<usize> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| if i % 9 == 4 { c } else { p[c] })
+            .collect();
+        let legal = cube_of(Size::Three, &l)
+            .and_then(|(c, _)| CubieCube::from_facelets(&c))
+            .is_some_and(|c| c.is_solvable());
+        if legal {
+            out.push(l);
+        }
+    });
+    out
+}
+
+/// The cube of a labelling (class per sticker) and the face of each class.
+fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> {
+    match size {
+        Size::Three => {
+            let colors: Vec<Face> = labels.iter().map(|&c| Face::ALL[c]).collect();
+            let cube = FaceletCube::from_colors(size, colors)?;
+            Some((cube, Face::ALL))
+        }
+        Size::Two => {
+            let s: String = labels.iter().map(|&c| char::from(b'a' + c as u8)).collect();
+            let cube = FaceletCube::parse(&s).ok()?;
+            let mut map = [Face::U; 6];
+            for (i, &c) in labels.iter().enumerate() {
+                map[c] = cube.colors()[i];
+            }
+            Some((cube, map))
+        }
+    }
 }
 
 /// `perm[i]` = index into `b` matched to `a[i]`, minimising the total squared distance
@@ -903,6 +1210,89 @@ fn permute(p: &mut [usize; 6], k: usize, f: &mut dyn FnMut(&[usize; 6])) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_noise_follows_the_device() {
+        // Relative to its own chroma, a near-black camera reading hardly resolves its hue
+        // (a count is a large step there); a bright one does; a clipped channel is
+        // uncertain in absolute terms.
+        let lab_var = |v: [f64; 3], scale: Scale, wb: [f64; 3]| {
+            let lab = lab_of_linear(to_linear(v, scale, wb));
+            (lab, reading_noise(v, scale, wb, 1.0, &lab))
+        };
+        let rel = |(lab, var): ([f64; 3], [f64; 3])| {
+            (var[1] + var[2]) / (lab[1].powi(2) + lab[2].powi(2))
+        };
+        let one = [1.0; 3];
+        let dark = lab_var([6.0, 3.0, 2.0], Scale::Rgb8, one);
+        let bright = lab_var([200.0, 100.0, 67.0], Scale::Rgb8, one);
+        assert!(rel(dark) > 20.0 * rel(bright), "{dark:?} {bright:?}");
+        let clipped = lab_var([255.0, 100.0, 67.0], Scale::Rgb8, one);
+        assert!(clipped.1[1] > 20.0 * bright.1[1], "{clipped:?} {bright:?}");
+        // EV3 counts: the same relation.
+        let wb = [300.0, 500.0, 290.0];
+        let dark = lab_var([9.0, 7.5, 5.0], Scale::Ev3Raw, wb);
+        let bright = lab_var([240.0, 200.0, 130.0], Scale::Ev3Raw, wb);
+        assert!(rel(dark) > 20.0 * rel(bright), "{dark:?} {bright:?}");
+    }
+
+    #[test]
+    fn class_frame_separates_fading_from_hue() {
+        // A class of oranges whose wear pulls some toward grey: the fit puts the spread on
+        // the chroma axis, not across the hue.
+        let base = [60.0, 40.0, 50.0];
+        let labs: Vec<[f64; 3]> = (0..9)
+            .map(|k| {
+                let w = 1.0 - 0.05 * k as f64;
+                [base[0] + 0.3 * k as f64, base[1] * w, base[2] * w]
+            })
+            .collect();
+        let noise = vec![[0.01; 3]; 9];
+        let labels = vec![0usize; 9];
+        let c = fit(&labs, &noise, &labels, None)[0];
+        assert!(c.var[1] > 10.0 * c.var[2], "{:?}", c.var);
+        // A grey-shifted orange costs less than one turned toward red by the same amount.
+        let faded = [60.0, 30.0, 37.5];
+        let redder = [60.0, 40.0 + 7.7, 50.0 - 9.6];
+        assert!(c.cost(&faded, &[0.0; 3]) < c.cost(&redder, &[0.0; 3]));
+    }
+
+    #[test]
+    fn whole_cube_recolourings_are_legal_and_keep_centres() {
+        use crate::cube::{random_state, FaceletCube};
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..5 {
+            let cube = random_state(Size::Three, &mut rng);
+            let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
+            let alts = conjugates(&labels);
+            // Rotations that keep every axis (the three half turns) always give legal
+            // cubes; others may break the twist or flip and are left out.
+            assert!((3..=23).contains(&alts.len()), "{}", alts.len());
+            let z2: Vec<usize> = labels
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    let f = Face::ALL[c];
+                    match f {
+                        _ if i % 9 == 4 => c,
+                        Face::U | Face::D | Face::R | Face::L => f.opposite().index(),
+                        _ => c,
+                    }
+                })
+                .collect();
+            assert!(alts.contains(&z2));
+            for l in &alts {
+                assert_ne!(l, &labels);
+                for f in 0..6 {
+                    assert_eq!(l[f * 9 + 4], f);
+                }
+                let colors: Vec<Face> = l.iter().map(|&c| Face::ALL[c]).collect();
+                let c = FaceletCube::from_colors(Size::Three, colors).unwrap();
+                assert!(CubieCube::from_facelets(&c).is_some_and(|c| c.is_solvable()));
+            }
+        }
+    }
 
     #[test]
     fn thirty_schemes_all_distinct() {
