@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Orientation, Primitive, Timings};
 use crate::cube::{Alg, Axis, Face, FaceletCube, Move, MoveKind, Size, Turn};
+use crate::solver::costed::SequenceCost;
 
 /// Why a move sequence cannot be planned.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -560,6 +561,71 @@ impl Planner {
             seconds,
             end: end_state,
         })
+    }
+
+    /// The robot's time for face-turn sequences from `start`, as the min-plus automaton the
+    /// solver's costed search prices paths with ([`SequenceCost`]). After a face turn the
+    /// robot holds that face at the bottom with the arm at hold; its state is which of the
+    /// four orientations with that face down it is in × the turntable's last direction
+    /// (8 states). Entries are exactly this planner's DP steps (cheapest whole-cube walk +
+    /// the turn), so the automaton's cost of a sequence is what [`Planner::plan`] gives
+    /// for it without the commuting-pair swap (which can only make the plan cheaper).
+    pub fn sequence_cost(&self, start: RobotState) -> SequenceCost {
+        const K: usize = 8;
+        let down: Vec<Vec<Orientation>> = Face::ALL
+            .iter()
+            .map(|&f| {
+                self.orientations
+                    .iter()
+                    .copied()
+                    .filter(|o| o.at(Face::D) == f)
+                    .collect()
+            })
+            .collect();
+        // Automaton state j of a move of face f: (heading h = j / 2, direction j % 2).
+        let state_node = |f: Face, j: usize| {
+            self.node(&RobotState {
+                orientation: down[f.index()][j / 2],
+                arm: Arm::Hold,
+                turntable: if j % 2 == 0 { 1 } else { -1 },
+            })
+        };
+        // From robot node `a`, move m: the cost to end in each state j.
+        let row = |a: usize, m: usize| -> [f64; K] {
+            let face = Face::ALL[m / 3];
+            let turn = Turn::ALL[m % 3];
+            let mut out = [f64::INFINITY; K];
+            for (h, &o) in down[face.index()].iter().enumerate() {
+                for d in DIRS {
+                    let s = RobotState {
+                        orientation: o,
+                        arm: Arm::Hold,
+                        turntable: d,
+                    };
+                    let walk = self.dist[a * NODES + self.node(&s)];
+                    for &k in turn_options(turn, self.costs.both_half_directions) {
+                        let p = Primitive::Turn(k);
+                        let j = h * 2 + usize::from(k < 0);
+                        out[j] = out[j].min(walk + self.costs.cost(&s, p));
+                    }
+                }
+            }
+            out
+        };
+        let from = self.node(&start);
+        let mut first = Vec::with_capacity(18 * K);
+        for m in 0..18 {
+            first.extend(row(from, m));
+        }
+        let mut step = Vec::with_capacity(18 * 18 * K * K);
+        for p in 0..18 {
+            for m in 0..18 {
+                for i in 0..K {
+                    step.extend(row(state_node(Face::ALL[p / 3], i), m));
+                }
+            }
+        }
+        SequenceCost::new(K, &first, &step).expect("8 states, finite non-negative costs")
     }
 
     /// Plans every candidate and returns the index and plan of the cheapest (ties: the
