@@ -19,6 +19,7 @@ use crate::robot::pipeline::{
     self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot, Services, TargetSpec,
 };
 use crate::robot::planner::{CostModel, Planner};
+use crate::solver::costed::{CostedOptions, SequenceCost};
 use crate::solver::{SolveOptions, Solver, TableOptions};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +75,10 @@ pub struct RobotOpts {
     /// Re-scans of doubtful stickers before giving up.
     #[arg(long, default_value_t = 3)]
     pub max_rescans: usize,
+    /// MindCub3r, 3x3x3: milliseconds of robot-cost search for solutions that are cheap
+    /// for the robot (not merely short), on top of the solver's candidates (0: off).
+    #[arg(long, default_value_t = 1500, value_name = "MS")]
+    pub search_ms: u64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -580,9 +585,30 @@ fn with_solver<T>(
             )
             .map_err(|e| e.to_string())
     };
+    let search = Duration::from_millis(o.search_ms);
+    let costed = move |s: &FaceletCube,
+                       t: &FaceletCube,
+                       cost: &SequenceCost,
+                       bound: Option<f64>|
+          -> Result<Vec<Alg>, String> {
+        solver
+            .solve_costed(
+                s,
+                t,
+                cost,
+                &CostedOptions {
+                    time_limit: search,
+                    bound,
+                    ..CostedOptions::default()
+                },
+            )
+            .map(|o| o.solutions.into_iter().map(|s| s.alg).collect())
+            .map_err(|e| e.to_string())
+    };
     let services = Services {
         resolve: &resolve,
         solve: &solve,
+        solve_costed: (o.search_ms > 0).then_some(&costed as &pipeline::CostedFn),
     };
     Ok(f(&services))
 }
@@ -768,7 +794,7 @@ pub struct BenchRobotArgs {
     pub seed: u64,
     /// Solutions asked of the solver per cube (and per symmetric variant): the candidates
     /// whose best plan bounds the robot-cost search (0: the first solution only).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 100)]
     pub solutions: usize,
     /// Longest solution our planner may choose (the baseline always uses ≤ 20).
     #[arg(long, default_value_t = 22)]
@@ -823,7 +849,6 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
 fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
     use crate::robot::model::{Orientation, Primitive};
     use crate::robot::planner::{greedy, Arm, Plan, RobotState};
-    use crate::solver::costed::CostedOptions;
     use rand::SeedableRng;
     let solver = load_solver(g)?;
     let t = timings(a.robot_config.as_deref())?;
@@ -1071,6 +1096,7 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
                 palette: palette.to_string(),
                 size: 3,
                 max_rescans: 3,
+                search_ms: 0,
             };
             let stop = Arc::new(AtomicBool::new(false));
             let opts = RunOptions {

@@ -920,6 +920,43 @@ mod tests {
     }
 
     #[test]
+    fn sequence_cost_is_the_dp_cost() {
+        // The automaton prices a sequence exactly as the DP plans it (the DP may also swap
+        // commuting opposite-face pairs, which can only make it cheaper).
+        let planner = Planner::new(CostModel::default());
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let mut swaps = 0;
+        for i in 0..40 {
+            let start = RobotState {
+                orientation: Orientation::all()[i % 24],
+                arm: if i % 3 == 0 { Arm::Hold } else { Arm::Away },
+                turntable: [0, 1, -1][i % 3],
+            };
+            let sc = planner.sequence_cost(start);
+            let alg = random_moves(Size::Three, 1 + i % 21, &mut rng);
+            let plan = planner.plan(&alg, start).unwrap();
+            let c = sc.cost(&alg).unwrap();
+            assert!(c >= plan.seconds - 1e-4, "{alg}: {c} < {}", plan.seconds);
+            let opposite_pair = alg
+                .moves()
+                .windows(2)
+                .any(|w| w[0].face_index().unwrap() / 3 % 3 == w[1].face_index().unwrap() / 3 % 3);
+            if opposite_pair {
+                swaps += 1;
+            } else {
+                assert!((c - plan.seconds).abs() < 1e-4, "{alg}: {c} vs {}", plan.seconds);
+            }
+        }
+        assert!(swaps < 40);
+        assert_eq!(
+            planner
+                .sequence_cost(RobotState::new(Orientation::IDENTITY))
+                .cost(&Alg::new()),
+            Some(0.0)
+        );
+    }
+
+    #[test]
     fn known_costs() {
         let costs = CostModel::plain(Timings::default());
         let t = &costs.timings;

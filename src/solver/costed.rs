@@ -883,3 +883,72 @@ fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One state; every move costs 1 after a move of another axis, 3 after an opposite
+    /// face, the first move 2.
+    fn toy() -> SequenceCost {
+        let start = vec![2.0; N_MOVES];
+        let step: Vec<f64> = (0..N_MOVES * N_MOVES)
+            .map(|pm| {
+                let (p, m) = (pm / N_MOVES, pm % N_MOVES);
+                if p / 3 % 3 == m / 3 % 3 {
+                    3.0
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        SequenceCost::new(1, &start, &step).unwrap()
+    }
+
+    #[test]
+    fn sequence_cost_prices_sequences() {
+        let sc = toy();
+        assert_eq!(sc.cost(&Alg::new()), Some(0.0));
+        assert_eq!(sc.cost(&Alg::parse("R").unwrap()), Some(2.0));
+        assert_eq!(sc.cost(&Alg::parse("R U F2").unwrap()), Some(4.0));
+        assert_eq!(sc.cost(&Alg::parse("R L U").unwrap()), Some(6.0));
+        // The same face twice is never priced; slices and rotations are not face turns.
+        assert_eq!(sc.cost(&Alg::parse("R R").unwrap()), None);
+        assert_eq!(sc.cost(&Alg::parse("R x").unwrap()), None);
+    }
+
+    #[test]
+    fn bad_automata_are_refused() {
+        let e = |r: Result<SequenceCost, SolverError>| match r {
+            Err(SolverError::CostModel { reason }) => reason,
+            other => panic!("{other:?}"),
+        };
+        assert!(e(SequenceCost::new(0, &[], &[])).contains("0 states"));
+        assert!(e(SequenceCost::new(2, &[1.0; 18], &[1.0; 18 * 18 * 4])).contains("36"));
+        let mut step = vec![1.0; 18 * 18];
+        step[5] = -1.0;
+        assert!(e(SequenceCost::new(1, &[1.0; 18], &step)).contains("-1"));
+        step[5] = f64::NAN;
+        assert!(SequenceCost::new(1, &[1.0; 18], &step).is_err());
+        step[5] = f64::INFINITY;
+        assert!(SequenceCost::new(1, &[1.0; 18], &step).is_ok());
+    }
+
+    #[test]
+    fn bound_tables_are_lower_bounds() {
+        // Exactly n more moves after any move costs at least n (toy: 1 per move), and
+        // with only U/D moves allowed every step after the first is an opposite face (3).
+        let sc = toy();
+        let (suf, pre) = bound_tables(&sc, 6, u32::MAX);
+        for n in 0..=6 {
+            for m in 0..N_MOVES {
+                assert_eq!(suf[n * N_MOVES + m], n as f32);
+                assert_eq!(pre[n * N_MOVES + m], 2.0 + n as f32);
+            }
+        }
+        let ud = (0..N_MOVES).filter(|m| m / 3 % 3 == 0).fold(0, |a, m| a | 1 << m);
+        let (suf, _) = bound_tables(&sc, 3, ud);
+        // After R: one U/D move (1), then each further one is opposite (3).
+        assert_eq!(suf[2 * N_MOVES + 3], 4.0);
+    }
+}
