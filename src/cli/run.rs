@@ -794,7 +794,7 @@ pub struct BenchRobotArgs {
     pub seed: u64,
     /// Solutions asked of the solver per cube (and per symmetric variant): the candidates
     /// whose best plan bounds the robot-cost search (0: the first solution only).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 1000)]
     pub solutions: usize,
     /// Longest solution our planner may choose (the baseline always uses ≤ 20).
     #[arg(long, default_value_t = 22)]
@@ -815,7 +815,7 @@ pub struct BenchRobotArgs {
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
     /// Robot-cost search: wall-clock budget per cube (ms).
-    #[arg(long, default_value_t = 1500)]
+    #[arg(long, default_value_t = 1000)]
     pub search_ms: u64,
     /// Robot-cost search: node budget per cube (deterministic whatever the load).
     #[arg(long)]
@@ -951,7 +951,7 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
             cands.push(first.clone());
         }
         cand_total += cands.len();
-        let (_, p) = planner.choose(&cands, start)?;
+        let (_, p) = planner.choose_screened(&cands, start, 32)?;
         let many_solve = t1.elapsed().as_secs_f64();
         check(i, &cube, &p, "candidate")?;
         many.add(plain.run(start, &p.primitives)?.1, &p, many_solve);

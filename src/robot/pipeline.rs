@@ -113,8 +113,8 @@ pub struct Services<'a> {
 }
 
 /// See [`Services::solve_costed`].
-pub type CostedFn<'a> = dyn Fn(&FaceletCube, &FaceletCube, &SequenceCost, Option<f64>) -> Result<Vec<Alg>, String>
-    + 'a;
+pub type CostedFn<'a> =
+    dyn Fn(&FaceletCube, &FaceletCube, &SequenceCost, Option<f64>) -> Result<Vec<Alg>, String> + 'a;
 
 /// A robot the pipeline can drive.
 pub trait RunRobot {
@@ -569,16 +569,17 @@ pub fn finish(
     // A robot with a cost model: search for solutions that are cheap for it, bounded by
     // the best plan of the candidates (each one checked like the candidates).
     let mut cands = cands;
-    if let (Some(costed), Some(sc), Size::Three) = (
-        services.solve_costed,
-        robot.sequence_cost(&pos.robot),
-        size,
-    ) {
+    if let (Some(costed), Some(sc), Size::Three) =
+        (services.solve_costed, robot.sequence_cost(&pos.robot), size)
+    {
         let bound = robot.plan(&cands, &pos.robot)?.seconds;
         if let Ok(more) = costed(&plain(&pos.cube), &plain(&aligned), &sc, Some(bound)) {
             for a in more {
                 let mut c = plain(&pos.cube);
-                if c.apply(&a).is_ok() && c.colors() == plain(&aligned).colors() && !cands.contains(&a) {
+                if c.apply(&a).is_ok()
+                    && c.colors() == plain(&aligned).colors()
+                    && !cands.contains(&a)
+                {
                     cands.push(a);
                 }
             }
@@ -940,7 +941,7 @@ pub fn mindcub3r_plan(
     cands: &[Alg],
     start: &RobotState,
 ) -> Result<RobotPlan, RunError> {
-    let (chosen, plan) = planner.choose(cands, *start)?;
+    let (chosen, plan) = planner.choose_screened(cands, *start, 32)?;
     let baseline = cands
         .first()
         .map(|a| {

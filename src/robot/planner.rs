@@ -628,6 +628,36 @@ impl Planner {
         SequenceCost::new(K, &first, &step).expect("8 states, finite non-negative costs")
     }
 
+    /// [`Planner::choose`] for many candidates: prices every candidate with the automaton
+    /// of [`Planner::sequence_cost`] (a few hundred additions each), then plans the `keep`
+    /// cheapest exactly. The automaton's price is the DP's without the commuting-pair
+    /// swap, so the screen only ever misjudges by that swap's saving.
+    pub fn choose_screened(
+        &self,
+        candidates: &[Alg],
+        start: RobotState,
+        keep: usize,
+    ) -> Result<(usize, Plan), PlanError> {
+        if candidates.len() <= keep {
+            return self.choose(candidates, start);
+        }
+        let sc = self.sequence_cost(start);
+        let mut priced: Vec<(f64, usize)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (sc.cost(a).unwrap_or(f64::NAN), i))
+            .collect();
+        if priced.iter().any(|p| p.0.is_nan()) {
+            // Something the automaton cannot price (not face turns): the DP says why.
+            return self.choose(candidates, start);
+        }
+        priced.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        priced.truncate(keep.max(1));
+        let short: Vec<Alg> = priced.iter().map(|&(_, i)| candidates[i].clone()).collect();
+        let (j, plan) = self.choose(&short, start)?;
+        Ok((priced[j].1, plan))
+    }
+
     /// Plans every candidate and returns the index and plan of the cheapest (ties: the
     /// fewer face turns, then the earlier candidate).
     pub fn choose(
@@ -944,7 +974,11 @@ mod tests {
             if opposite_pair {
                 swaps += 1;
             } else {
-                assert!((c - plan.seconds).abs() < 1e-4, "{alg}: {c} vs {}", plan.seconds);
+                assert!(
+                    (c - plan.seconds).abs() < 1e-4,
+                    "{alg}: {c} vs {}",
+                    plan.seconds
+                );
             }
         }
         assert!(swaps < 40);
@@ -953,6 +987,25 @@ mod tests {
                 .sequence_cost(RobotState::new(Orientation::IDENTITY))
                 .cost(&Alg::new()),
             Some(0.0)
+        );
+    }
+
+    #[test]
+    fn screening_keeps_the_cheapest() {
+        let planner = Planner::new(CostModel::default());
+        let start = RobotState::new(after_scan());
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let cands: Vec<Alg> = (0..60)
+            .map(|_| random_moves(Size::Three, 18, &mut rng))
+            .collect();
+        let (i, all) = planner.choose(&cands, start).unwrap();
+        let (j, screened) = planner.choose_screened(&cands, start, 8).unwrap();
+        assert_eq!(screened, planner.plan(&cands[j], start).unwrap());
+        // The screen misjudges only by a commuting pair's swap: within a turn's cost.
+        assert!(screened.seconds <= all.seconds + 1.0, "{i} vs {j}");
+        assert_eq!(
+            planner.choose_screened(&cands[..3], start, 8).unwrap().0,
+            planner.choose(&cands[..3], start).unwrap().0
         );
     }
 

@@ -946,7 +946,9 @@ mod tests {
                 assert_eq!(pre[n * N_MOVES + m], 2.0 + n as f32);
             }
         }
-        let ud = (0..N_MOVES).filter(|m| m / 3 % 3 == 0).fold(0, |a, m| a | 1 << m);
+        let ud = (0..N_MOVES)
+            .filter(|m| m / 3 % 3 == 0)
+            .fold(0, |a, m| a | 1 << m);
         let (suf, _) = bound_tables(&sc, 3, ud);
         // After R: one U/D move (1), then each further one is opposite (3).
         assert_eq!(suf[2 * N_MOVES + 3], 4.0);

@@ -395,8 +395,12 @@ fn costed_search_reaches_any_target_and_refuses_what_it_cannot_do() {
     assert!(out.solutions.is_empty());
     // 2x2x2 and mismatched sizes are refused with a reason.
     let two = FaceletCube::solved(Size::Two);
-    assert!(solver.solve_costed(&two, &two, &sc, &budget(10, None)).is_err());
-    assert!(solver.solve_costed(&start, &two, &sc, &budget(10, None)).is_err());
+    assert!(solver
+        .solve_costed(&two, &two, &sc, &budget(10, None))
+        .is_err());
+    assert!(solver
+        .solve_costed(&start, &two, &sc, &budget(10, None))
+        .is_err());
 }
 
 #[test]
@@ -417,7 +421,10 @@ fn bench_robot_reports_baseline_candidates_and_costed_search() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let rows: Vec<_> = lines.iter().filter(|v| v["type"] == "bench-robot").collect();
+    let rows: Vec<_> = lines
+        .iter()
+        .filter(|v| v["type"] == "bench-robot")
+        .collect();
     assert_eq!(rows.len(), 3);
     let secs = |i: usize| rows[i]["mean_robot_seconds"].as_f64().unwrap();
     // The costed row never loses to the candidates it was bounded by (up to the backlash
@@ -428,6 +435,9 @@ fn bench_robot_reports_baseline_candidates_and_costed_search() {
         assert!(r["mean_face_turns"].as_f64().unwrap() > 5.0);
         assert!(r["mean_solve_seconds"].as_f64().is_some());
     }
-    let ratio = lines.iter().find(|v| v["type"] == "bench-robot-ratio").unwrap();
+    let ratio = lines
+        .iter()
+        .find(|v| v["type"] == "bench-robot-ratio")
+        .unwrap();
     assert!(ratio["ratio"].as_f64().unwrap() < 1.0);
 }
