@@ -101,29 +101,57 @@ impl SequenceCost {
         &self.start[m as usize * self.k..(m as usize + 1) * self.k]
     }
 
-    /// The automaton's cost of a face-turn sequence (0 for the empty one); `None` when a
-    /// move is not a face turn or the sequence cannot be executed.
+    /// The automaton's cost of a face-turn sequence (0 for the empty one), taking each
+    /// pair of consecutive turns of opposite faces in the cheaper order (they commute);
+    /// `None` when a move is not a face turn or the sequence cannot be executed.
     pub fn cost(&self, alg: &Alg) -> Option<f64> {
         let mut moves = Vec::with_capacity(alg.len());
         for m in alg.moves() {
             moves.push(m.face_index()? as u8);
         }
-        let c = self.cost_of(&moves);
+        let c = self.cost_commuting(&moves);
         c.is_finite().then_some(c as f64)
     }
 
-    fn cost_of(&self, moves: &[u8]) -> f32 {
-        let Some((&first, rest)) = moves.split_first() else {
-            return 0.0;
+    /// See [`SequenceCost::cost`]: the cost vectors after each prefix, one per possible
+    /// last move (two after a swappable pair).
+    fn cost_commuting(&self, moves: &[u8]) -> f32 {
+        let mut alts: Vec<(u8, [f32; MAX_STATES])> = Vec::new();
+        let then = |alts: &[(u8, [f32; MAX_STATES])], m: u8| {
+            let mut w = [INF; MAX_STATES];
+            if alts.is_empty() {
+                w[..self.k].copy_from_slice(self.start_of(m));
+            }
+            for (last, v) in alts {
+                let x = self.forward(v, *last, m);
+                for j in 0..self.k {
+                    w[j] = w[j].min(x[j]);
+                }
+            }
+            w
         };
-        let mut v = [INF; MAX_STATES];
-        v[..self.k].copy_from_slice(self.start_of(first));
-        let mut prev = first;
-        for &m in rest {
-            v = self.forward(&v, prev, m);
-            prev = m;
+        let mut i = 0;
+        while i < moves.len() {
+            let a = moves[i];
+            match moves.get(i + 1) {
+                Some(&b) if a / 3 != b / 3 && a / 3 % 3 == b / 3 % 3 => {
+                    let mut next = Vec::with_capacity(2);
+                    for (x, y) in [(a, b), (b, a)] {
+                        let v = then(&alts, x);
+                        next.push((y, self.forward(&v, x, y)));
+                    }
+                    alts = next;
+                    i += 2;
+                }
+                _ => {
+                    alts = vec![(a, then(&alts, a))];
+                    i += 1;
+                }
+            }
         }
-        v[..self.k].iter().copied().fold(INF, f32::min)
+        alts.iter()
+            .flat_map(|(_, v)| v[..self.k].iter().copied())
+            .fold(if moves.is_empty() { 0.0 } else { INF }, f32::min)
     }
 
     /// `w[j] = min_i v[i] + step[p][m][i][j]`.
@@ -912,6 +940,7 @@ mod tests {
         assert_eq!(sc.cost(&Alg::parse("R").unwrap()), Some(2.0));
         assert_eq!(sc.cost(&Alg::parse("R U F2").unwrap()), Some(4.0));
         assert_eq!(sc.cost(&Alg::parse("R L U").unwrap()), Some(6.0));
+        assert_eq!(sc.cost(&Alg::parse("U R L").unwrap()), Some(6.0));
         // The same face twice is never priced; slices and rotations are not face turns.
         assert_eq!(sc.cost(&Alg::parse("R R").unwrap()), None);
         assert_eq!(sc.cost(&Alg::parse("R x").unwrap()), None);
