@@ -342,11 +342,12 @@ fn costed_search_returns_valid_solutions_and_never_loses() {
             let mut c = cube.clone();
             c.apply(&s.alg).unwrap();
             assert!(c.is_solved(), "{} does not solve {cube}", s.alg);
-            assert!((sc.cost(&s.alg).unwrap() - s.cost).abs() < 1e-3);
-            // The exact DP plans it at most at the automaton's price, and its primitives
-            // solve the robot-frame cube.
+            // The search priced its order; the automaton and the DP may swap commuting
+            // pairs (cheaper or equal), and agree with each other exactly.
+            let priced = sc.cost(&s.alg).unwrap();
+            assert!(priced <= s.cost + 1e-3);
             let plan = planner.plan(&s.alg, start).unwrap();
-            assert!(plan.seconds <= s.cost + 1e-3);
+            assert!((plan.seconds - priced).abs() < 1e-3);
             let mut robot = cubot::robot::frames::to_robot(&cube, &start.orientation);
             cubot::robot::planner::apply_primitives(&mut robot, &plan.primitives);
             assert!(robot.is_solved());
