@@ -19,6 +19,7 @@ use crate::robot::pipeline::{
     self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot, Services, TargetSpec,
 };
 use crate::robot::planner::{CostModel, Planner};
+use crate::solver::costed::{CostedOptions, SequenceCost};
 use crate::solver::{SolveOptions, Solver, TableOptions};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +75,10 @@ pub struct RobotOpts {
     /// Re-scans of doubtful stickers before giving up.
     #[arg(long, default_value_t = 3)]
     pub max_rescans: usize,
+    /// MindCub3r, 3x3x3: milliseconds of robot-cost search for solutions that are cheap
+    /// for the robot (not merely short), on top of the solver's candidates (0: off).
+    #[arg(long, default_value_t = 1500, value_name = "MS")]
+    pub search_ms: u64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -580,9 +585,30 @@ fn with_solver<T>(
             )
             .map_err(|e| e.to_string())
     };
+    let search = Duration::from_millis(o.search_ms);
+    let costed = move |s: &FaceletCube,
+                       t: &FaceletCube,
+                       cost: &SequenceCost,
+                       bound: Option<f64>|
+          -> Result<Vec<Alg>, String> {
+        solver
+            .solve_costed(
+                s,
+                t,
+                cost,
+                &CostedOptions {
+                    time_limit: search,
+                    bound,
+                    ..CostedOptions::default()
+                },
+            )
+            .map(|o| o.solutions.into_iter().map(|s| s.alg).collect())
+            .map_err(|e| e.to_string())
+    };
     let services = Services {
         resolve: &resolve,
         solve: &solve,
+        solve_costed: (o.search_ms > 0).then_some(&costed as &pipeline::CostedFn),
     };
     Ok(f(&services))
 }
@@ -766,8 +792,9 @@ pub struct BenchRobotArgs {
     pub cubes: usize,
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
-    /// Solutions asked of the solver per cube (and per symmetric variant) for our planner.
-    #[arg(long, default_value_t = 300)]
+    /// Solutions asked of the solver per cube (and per symmetric variant): the candidates
+    /// whose best plan bounds the robot-cost search (0: the first solution only).
+    #[arg(long, default_value_t = 1000)]
     pub solutions: usize,
     /// Longest solution our planner may choose (the baseline always uses ≤ 20).
     #[arg(long, default_value_t = 22)]
@@ -787,6 +814,15 @@ pub struct BenchRobotArgs {
     /// MindCub3r calibration whose timings the planner uses (default: calibration/mindcub3r.toml).
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
+    /// Robot-cost search: wall-clock budget per cube (ms).
+    #[arg(long, default_value_t = 1000)]
+    pub search_ms: u64,
+    /// Robot-cost search: node budget per cube (deterministic whatever the load).
+    #[arg(long)]
+    pub search_nodes: Option<u64>,
+    /// Robot-cost search: longest solution considered.
+    #[arg(long, default_value_t = 24)]
+    pub search_max_length: u32,
 }
 
 fn timings(path: Option<&Path>) -> Result<crate::robot::model::Timings> {
@@ -811,8 +847,8 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
 }
 
 fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
-    use crate::robot::model::Orientation;
-    use crate::robot::planner::{greedy, Arm, RobotState};
+    use crate::robot::model::{Orientation, Primitive};
+    use crate::robot::planner::{greedy, Arm, Plan, RobotState};
     use rand::SeedableRng;
     let solver = load_solver(g)?;
     let t = timings(a.robot_config.as_deref())?;
@@ -830,20 +866,48 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
         arm: Arm::Away,
         turntable: 0,
     };
+    let automaton = planner.sequence_cost(start);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed);
     let solved = FaceletCube::solved(Size::Three);
-    let (mut base_s, mut ours_s, mut base_len, mut ours_len) = (0.0, 0.0, 0usize, 0usize);
-    let (mut base_tilts, mut ours_tilts, mut base_spins, mut ours_spins) =
-        (0usize, 0usize, 0usize, 0usize);
-    let mut cand_total = 0usize;
+
+    /// Sums over the cubes for one planner.
+    #[derive(Default)]
+    struct Sum {
+        seconds: f64,
+        turns: usize,
+        tilts: usize,
+        spins: usize,
+        solve_seconds: f64,
+    }
+    impl Sum {
+        fn add(&mut self, secs: f64, p: &Plan, solve: f64) {
+            self.seconds += secs;
+            self.turns += p.alg.len();
+            self.tilts += p.count(|p| p == Primitive::Tilt);
+            self.spins += p.count(|p| matches!(p, Primitive::Spin(_)));
+            self.solve_seconds += solve;
+        }
+    }
+    let (mut base, mut many, mut costed) = (Sum::default(), Sum::default(), Sum::default());
+    let (mut cand_total, mut nodes, mut complete, mut improved) = (0usize, 0u64, 0usize, 0usize);
     let bar = progress_bar(g, "plan");
     if let Some(b) = &bar {
         b.set_length(a.cubes as u64);
     }
     let t0 = std::time::Instant::now();
     let syms = crate::robot::planner::Symmetry::all(true);
+    // Every plan is checked: executing its primitives must solve the cube.
+    let check = |i: usize, cube: &FaceletCube, p: &Plan, what: &str| -> Result<()> {
+        let mut robot = crate::robot::frames::to_robot(cube, &start.orientation);
+        crate::robot::planner::apply_primitives(&mut robot, &p.primitives);
+        if !robot.is_solved() {
+            bail!("cube {i}: the {what} plan does not solve the cube");
+        }
+        Ok(())
+    };
     for i in 0..a.cubes {
         let cube = crate::cube::random_state(Size::Three, &mut rng);
+        let t1 = std::time::Instant::now();
         let first = solver
             .solve(&cube, &solved, &SolveOptions::default())
             .map_err(|e| anyhow!("cube {i}: {e}"))?;
@@ -852,6 +916,11 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
             .next()
             .ok_or_else(|| anyhow!("cube {i}: no solution"))?;
         let b = greedy(&first, start, &plain)?;
+        check(i, &cube, &b, "baseline")?;
+        base.add(b.seconds, &b, t1.elapsed().as_secs_f64());
+
+        // The length-driven candidates: N shortest solutions (+ the inverse problem).
+        let t1 = std::time::Instant::now();
         let solve = |s: &FaceletCube, tg: &FaceletCube, n: usize| -> Result<Vec<Alg>, String> {
             solver
                 .solve(
@@ -865,35 +934,56 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
                 )
                 .map_err(|e| e.to_string())
         };
-        let mut cands = crate::robot::frames::candidates(
-            &cube,
-            &solved,
-            &syms[..a.symmetries.min(syms.len())],
-            true,
-            a.solutions,
-            &solve,
-        )
-        .map_err(|e| anyhow!("cube {i}: {e}"))?;
+        let mut cands = if a.solutions > 0 {
+            crate::robot::frames::candidates(
+                &cube,
+                &solved,
+                &syms[..a.symmetries.min(syms.len())],
+                true,
+                a.solutions,
+                &solve,
+            )
+            .map_err(|e| anyhow!("cube {i}: {e}"))?
+        } else {
+            Vec::new()
+        };
         if !cands.contains(&first) {
             cands.push(first.clone());
         }
         cand_total += cands.len();
-        let (_, p) = planner.choose(&cands, start)?;
-        let secs = plain.run(start, &p.primitives)?.1;
-        // Every plan is checked: executing it must solve the cube.
-        let mut robot = crate::robot::frames::to_robot(&cube, &start.orientation);
-        crate::robot::planner::apply_primitives(&mut robot, &p.primitives);
-        if !robot.is_solved() {
-            bail!("cube {i}: the plan does not solve the cube");
-        }
-        base_s += b.seconds;
-        ours_s += secs;
-        base_len += first.len();
-        ours_len += p.alg.len();
-        base_tilts += b.count(|p| p == crate::robot::model::Primitive::Tilt);
-        ours_tilts += p.count(|p| p == crate::robot::model::Primitive::Tilt);
-        base_spins += b.count(|p| matches!(p, crate::robot::model::Primitive::Spin(_)));
-        ours_spins += p.count(|p| matches!(p, crate::robot::model::Primitive::Spin(_)));
+        let (_, p) = planner.choose_screened(&cands, start, 32)?;
+        let many_solve = t1.elapsed().as_secs_f64();
+        check(i, &cube, &p, "candidate")?;
+        many.add(plain.run(start, &p.primitives)?.1, &p, many_solve);
+
+        // The robot-cost search, bounded by that plan, then the same exact DP.
+        let t1 = std::time::Instant::now();
+        let out = solver
+            .solve_costed(
+                &cube,
+                &solved,
+                &automaton,
+                &CostedOptions {
+                    max_length: a.search_max_length,
+                    time_limit: Duration::from_millis(a.search_ms),
+                    max_nodes: a.search_nodes,
+                    bound: Some(p.seconds),
+                    solutions: 8,
+                },
+            )
+            .map_err(|e| anyhow!("cube {i}: {e}"))?;
+        nodes += out.nodes;
+        complete += usize::from(out.complete);
+        let mut all: Vec<Alg> = out.solutions.iter().map(|s| s.alg.clone()).collect();
+        all.push(p.alg.clone());
+        let (chosen, q) = planner.choose(&all, start)?;
+        improved += usize::from(chosen + 1 < all.len());
+        check(i, &cube, &q, "costed")?;
+        costed.add(
+            plain.run(start, &q.primitives)?.1,
+            &q,
+            many_solve + t1.elapsed().as_secs_f64(),
+        );
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -902,61 +992,80 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
         b.finish_and_clear();
     }
     let n = a.cubes.max(1) as f64;
-    let row = |name: &str, s: f64, len: usize, tilts: usize, spins: usize| {
+    let row = |name: String, s: &Sum| {
         serde_json::json!({
             "type": "bench-robot",
             "planner": name,
             "cubes": a.cubes,
-            "mean_robot_seconds": s / n,
-            "mean_face_turns": len as f64 / n,
-            "mean_tilts": tilts as f64 / n,
-            "mean_spins": spins as f64 / n,
+            "mean_robot_seconds": s.seconds / n,
+            "mean_face_turns": s.turns as f64 / n,
+            "mean_tilts": s.tilts as f64 / n,
+            "mean_spins": s.spins as f64 / n,
+            "mean_solve_seconds": s.solve_seconds / n,
         })
     };
     let rows = [
         row(
-            "baseline: first <=20 two-phase solution + per-move table",
-            base_s,
-            base_len,
-            base_tilts,
-            base_spins,
+            "baseline: first <=20 two-phase solution + per-move table".into(),
+            &base,
         ),
         row(
-            "cubot: N solutions + orientation DP",
-            ours_s,
-            ours_len,
-            ours_tilts,
-            ours_spins,
+            format!(
+                "N shortest solutions (N={}, <={}) + inverse, orientation DP",
+                a.solutions, a.max_length
+            ),
+            &many,
+        ),
+        row(
+            format!(
+                "cubot: robot-cost search (<={}, {} ms{}) + DP",
+                a.search_max_length,
+                a.search_ms,
+                a.search_nodes
+                    .map(|n| format!(", {n} nodes"))
+                    .unwrap_or_default()
+            ),
+            &costed,
         ),
     ];
-    let ratio = ours_s / base_s.max(1e-9);
+    let ratio = costed.seconds / base.seconds.max(1e-9);
+    let ratio_many = many.seconds / base.seconds.max(1e-9);
     if g.json {
         for r in &rows {
             super::output::json_line(r);
         }
         super::output::json_line(&serde_json::json!({
             "type": "bench-robot-ratio", "ratio": ratio, "reduction": 1.0 - ratio,
-            "mean_candidates": cand_total as f64 / n, "wall_seconds": t0.elapsed().as_secs_f64(),
+            "ratio_candidates_only": ratio_many,
+            "mean_candidates": cand_total as f64 / n,
+            "mean_search_nodes": nodes as f64 / n,
+            "searches_complete": complete, "search_improved": improved,
+            "wall_seconds": t0.elapsed().as_secs_f64(),
         }));
     } else {
         println!(
-            "{:<60} {:>9} {:>7} {:>6} {:>6}",
-            "planner", "robot s", "turns", "tilts", "spins"
+            "{:<70} {:>8} {:>6} {:>6} {:>6} {:>8}",
+            "planner", "robot s", "turns", "tilts", "spins", "solve s"
         );
         for r in &rows {
             println!(
-                "{:<60} {:>9.2} {:>7.2} {:>6.2} {:>6.2}",
+                "{:<70} {:>8.2} {:>6.2} {:>6.2} {:>6.2} {:>8.3}",
                 r["planner"].as_str().unwrap_or(""),
                 r["mean_robot_seconds"].as_f64().unwrap_or(0.0),
                 r["mean_face_turns"].as_f64().unwrap_or(0.0),
                 r["mean_tilts"].as_f64().unwrap_or(0.0),
                 r["mean_spins"].as_f64().unwrap_or(0.0),
+                r["mean_solve_seconds"].as_f64().unwrap_or(0.0),
             );
         }
         println!(
-            "ratio {ratio:.3} ({:.1}% less robot time); {:.1} candidates per cube; {} cubes in {:.1} s",
+            "ratio to baseline {ratio:.3} ({:.1}% less robot time; candidates alone {ratio_many:.3}); \
+             {:.1} candidates and {:.0} search nodes per cube; search improved {improved}/{}, \
+             complete {complete}; {} cubes in {:.1} s",
             100.0 * (1.0 - ratio),
             cand_total as f64 / n,
+            nodes as f64 / n,
+            a.cubes,
             a.cubes,
             t0.elapsed().as_secs_f64()
         );
@@ -987,6 +1096,7 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
                 palette: palette.to_string(),
                 size: 3,
                 max_rescans: 3,
+                search_ms: 0,
             };
             let stop = Arc::new(AtomicBool::new(false));
             let opts = RunOptions {

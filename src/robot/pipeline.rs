@@ -20,6 +20,7 @@ use super::model::{Orientation, Primitive};
 use super::planner::{self, Arm, CostModel, PlanError, Planner, RobotState, Symmetry};
 use crate::color::raw::RawScan;
 use crate::cube::{Alg, Face, FaceletCube, Size};
+use crate::solver::costed::SequenceCost;
 
 /// What went wrong, with the evidence. [`RunError::is_no`] tells a well-formed "no"
 /// (exit 1) from an operational failure (exit 2).
@@ -105,7 +106,15 @@ pub struct Services<'a> {
     /// `solve(start, target, n)`: up to n solutions, shortest first (3x3x3: exactly to the
     /// target; 2x2x2: up to a whole-cube rotation).
     pub solve: &'a super::frames::SolveFn<'a, String>,
+    /// `solve_costed(start, target, cost, bound)`: 3x3x3 solutions that are cheap under a
+    /// robot's cost automaton (only those cheaper than `bound`), cheapest first; `None`:
+    /// the robot executes the cheapest of the `solve` candidates.
+    pub solve_costed: Option<&'a CostedFn<'a>>,
 }
+
+/// See [`Services::solve_costed`].
+pub type CostedFn<'a> =
+    dyn Fn(&FaceletCube, &FaceletCube, &SequenceCost, Option<f64>) -> Result<Vec<Alg>, String> + 'a;
 
 /// A robot the pipeline can drive.
 pub trait RunRobot {
@@ -123,6 +132,11 @@ pub trait RunRobot {
     /// The cheapest execution among candidate solutions, and the baseline's time for the
     /// first candidate.
     fn plan(&self, candidates: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError>;
+    /// The robot's execution time of face-turn sequences from `start` as a cost
+    /// automaton for the solver's robot-cost search; `None`: no such model.
+    fn sequence_cost(&self, _start: &RobotState) -> Option<SequenceCost> {
+        None
+    }
     /// Executes; `done` is called after each action the robot confirmed, and may stop the
     /// run by returning an error.
     fn execute(
@@ -552,6 +566,25 @@ pub fn finish(
         candidates: cands.len(),
         shortest: cands.iter().map(|a| a.len()).min().unwrap_or(0),
     });
+    // A robot with a cost model: search for solutions that are cheap for it, bounded by
+    // the best plan of the candidates (each one checked like the candidates).
+    let mut cands = cands;
+    if let (Some(costed), Some(sc), Size::Three) =
+        (services.solve_costed, robot.sequence_cost(&pos.robot), size)
+    {
+        let bound = robot.plan(&cands, &pos.robot)?.seconds;
+        if let Ok(more) = costed(&plain(&pos.cube), &plain(&aligned), &sc, Some(bound)) {
+            for a in more {
+                let mut c = plain(&pos.cube);
+                if c.apply(&a).is_ok()
+                    && c.colors() == plain(&aligned).colors()
+                    && !cands.contains(&a)
+                {
+                    cands.push(a);
+                }
+            }
+        }
+    }
     let plan = robot.plan(&cands, &pos.robot)?;
     events(RunEvent::Planned {
         solution: plan.alg.to_string(),
@@ -908,7 +941,7 @@ pub fn mindcub3r_plan(
     cands: &[Alg],
     start: &RobotState,
 ) -> Result<RobotPlan, RunError> {
-    let (chosen, plan) = planner.choose(cands, *start)?;
+    let (chosen, plan) = planner.choose_screened(cands, *start, 32)?;
     let baseline = cands
         .first()
         .map(|a| {
@@ -1048,6 +1081,22 @@ fn relative(base: &Orientation, now: &Orientation) -> Orientation {
 pub type FaceLook<'a> =
     dyn FnMut(usize, &[usize], Option<&super::sim::SimHandle>) -> Result<(), RunError> + 'a;
 
+impl Mc3Run {
+    /// Where planning starts: re-reads may have turned the cube since the scan, so from
+    /// where it is now (a resumed run did not scan: the journal's orientation holds).
+    fn plan_start(&self, start: &RobotState) -> RobotState {
+        if self.scanned {
+            RobotState {
+                orientation: self.relative_orientation(),
+                arm: Arm::Away,
+                turntable: 0,
+            }
+        } else {
+            *start
+        }
+    }
+}
+
 fn robot_err(e: super::mindcub3r::RobotError) -> RunError {
     RunError::Robot(e.to_string())
 }
@@ -1076,18 +1125,11 @@ impl RunRobot for Mc3Run {
     }
 
     fn plan(&self, cands: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
-        // Re-reads may have turned the cube since the scan: plan from where it is now. (A
-        // resumed run did not scan: the journal's orientation holds.)
-        let start = if self.scanned {
-            RobotState {
-                orientation: self.relative_orientation(),
-                arm: Arm::Away,
-                turntable: 0,
-            }
-        } else {
-            *start
-        };
-        mindcub3r_plan(&self.planner, cands, &start)
+        mindcub3r_plan(&self.planner, cands, &self.plan_start(start))
+    }
+
+    fn sequence_cost(&self, start: &RobotState) -> Option<SequenceCost> {
+        Some(self.planner.sequence_cost(self.plan_start(start)))
     }
 
     fn execute(

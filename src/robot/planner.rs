@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Orientation, Primitive, Timings};
 use crate::cube::{Alg, Axis, Face, FaceletCube, Move, MoveKind, Size, Turn};
+use crate::solver::costed::SequenceCost;
 
 /// Why a move sequence cannot be planned.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -562,6 +563,100 @@ impl Planner {
         })
     }
 
+    /// The robot's time for face-turn sequences from `start`, as the min-plus automaton the
+    /// solver's costed search prices paths with ([`SequenceCost`]). After a face turn the
+    /// robot holds that face at the bottom with the arm at hold; its state is which of the
+    /// four orientations with that face down it is in × the turntable's last direction
+    /// (8 states). Entries are exactly this planner's DP steps (cheapest whole-cube walk +
+    /// the turn), so [`SequenceCost::cost`] of a sequence is what [`Planner::plan`] gives.
+    pub fn sequence_cost(&self, start: RobotState) -> SequenceCost {
+        const K: usize = 8;
+        let down: Vec<Vec<Orientation>> = Face::ALL
+            .iter()
+            .map(|&f| {
+                self.orientations
+                    .iter()
+                    .copied()
+                    .filter(|o| o.at(Face::D) == f)
+                    .collect()
+            })
+            .collect();
+        // Automaton state j of a move of face f: (heading h = j / 2, direction j % 2).
+        let state_node = |f: Face, j: usize| {
+            self.node(&RobotState {
+                orientation: down[f.index()][j / 2],
+                arm: Arm::Hold,
+                turntable: if j % 2 == 0 { 1 } else { -1 },
+            })
+        };
+        // From robot node `a`, move m: the cost to end in each state j.
+        let row = |a: usize, m: usize| -> [f64; K] {
+            let face = Face::ALL[m / 3];
+            let turn = Turn::ALL[m % 3];
+            let mut out = [f64::INFINITY; K];
+            for (h, &o) in down[face.index()].iter().enumerate() {
+                for d in DIRS {
+                    let s = RobotState {
+                        orientation: o,
+                        arm: Arm::Hold,
+                        turntable: d,
+                    };
+                    let walk = self.dist[a * NODES + self.node(&s)];
+                    for &k in turn_options(turn, self.costs.both_half_directions) {
+                        let p = Primitive::Turn(k);
+                        let j = h * 2 + usize::from(k < 0);
+                        out[j] = out[j].min(walk + self.costs.cost(&s, p));
+                    }
+                }
+            }
+            out
+        };
+        let from = self.node(&start);
+        let mut first = Vec::with_capacity(18 * K);
+        for m in 0..18 {
+            first.extend(row(from, m));
+        }
+        let mut step = Vec::with_capacity(18 * 18 * K * K);
+        for p in 0..18 {
+            for m in 0..18 {
+                for i in 0..K {
+                    step.extend(row(state_node(Face::ALL[p / 3], i), m));
+                }
+            }
+        }
+        SequenceCost::new(K, &first, &step).expect("8 states, finite non-negative costs")
+    }
+
+    /// [`Planner::choose`] for many candidates: prices every candidate with the automaton
+    /// of [`Planner::sequence_cost`] (a few hundred additions per move), then plans the
+    /// `keep` cheapest exactly (the automaton's price is the DP's; planning also yields
+    /// the primitives).
+    pub fn choose_screened(
+        &self,
+        candidates: &[Alg],
+        start: RobotState,
+        keep: usize,
+    ) -> Result<(usize, Plan), PlanError> {
+        if candidates.len() <= keep {
+            return self.choose(candidates, start);
+        }
+        let sc = self.sequence_cost(start);
+        let mut priced: Vec<(f64, usize)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (sc.cost(a).unwrap_or(f64::NAN), i))
+            .collect();
+        if priced.iter().any(|p| p.0.is_nan()) {
+            // Something the automaton cannot price (not face turns): the DP says why.
+            return self.choose(candidates, start);
+        }
+        priced.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        priced.truncate(keep.max(1));
+        let short: Vec<Alg> = priced.iter().map(|&(_, i)| candidates[i].clone()).collect();
+        let (j, plan) = self.choose(&short, start)?;
+        Ok((priced[j].1, plan))
+    }
+
     /// Plans every candidate and returns the index and plan of the cheapest (ties: the
     /// fewer face turns, then the earlier candidate).
     pub fn choose(
@@ -851,6 +946,66 @@ mod tests {
                 g.seconds
             );
         }
+    }
+
+    #[test]
+    fn sequence_cost_is_the_dp_cost() {
+        // The automaton prices a sequence exactly as the DP plans it (both taking each
+        // commuting opposite-face pair in the cheaper order).
+        let planner = Planner::new(CostModel::default());
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let mut swaps = 0;
+        for i in 0..40 {
+            let start = RobotState {
+                orientation: Orientation::all()[i % 24],
+                arm: if i % 3 == 0 { Arm::Hold } else { Arm::Away },
+                turntable: [0, 1, -1][i % 3],
+            };
+            let sc = planner.sequence_cost(start);
+            let alg = random_moves(Size::Three, 1 + i % 21, &mut rng);
+            let plan = planner.plan(&alg, start).unwrap();
+            let c = sc.cost(&alg).unwrap();
+            assert!(c >= plan.seconds - 1e-4, "{alg}: {c} < {}", plan.seconds);
+            let opposite_pair = alg
+                .moves()
+                .windows(2)
+                .any(|w| w[0].face_index().unwrap() / 3 % 3 == w[1].face_index().unwrap() / 3 % 3);
+            if opposite_pair {
+                swaps += 1;
+            } else {
+                assert!(
+                    (c - plan.seconds).abs() < 1e-4,
+                    "{alg}: {c} vs {}",
+                    plan.seconds
+                );
+            }
+        }
+        assert!(swaps < 40);
+        assert_eq!(
+            planner
+                .sequence_cost(RobotState::new(Orientation::IDENTITY))
+                .cost(&Alg::new()),
+            Some(0.0)
+        );
+    }
+
+    #[test]
+    fn screening_keeps_the_cheapest() {
+        let planner = Planner::new(CostModel::default());
+        let start = RobotState::new(after_scan());
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let cands: Vec<Alg> = (0..60)
+            .map(|_| random_moves(Size::Three, 18, &mut rng))
+            .collect();
+        let (i, all) = planner.choose(&cands, start).unwrap();
+        let (j, screened) = planner.choose_screened(&cands, start, 8).unwrap();
+        assert_eq!(screened, planner.plan(&cands[j], start).unwrap());
+        // The automaton prices exactly as the DP: the screen loses nothing.
+        assert!((screened.seconds - all.seconds).abs() < 1e-6, "{i} vs {j}");
+        assert_eq!(
+            planner.choose_screened(&cands[..3], start, 8).unwrap().0,
+            planner.choose(&cands[..3], start).unwrap().0
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod cache;
 pub mod coord;
+pub mod costed;
 pub(crate) mod cubie;
 pub(crate) mod pocket;
 pub(crate) mod search;
@@ -130,6 +131,8 @@ pub enum SolverError {
     Table { path: PathBuf, reason: String },
     #[error("no cache directory: set --cache-dir or CUBOT_CACHE_DIR")]
     NoCacheDir,
+    #[error("robot-cost search: {reason}")]
+    CostModel { reason: String },
     #[error("internal error: the solution {moves} does not reach the target")]
     Internal { moves: String },
 }

@@ -11,6 +11,8 @@ const FAST: &[&str] = &[
     "3",
     "--max-length",
     "20",
+    "--search-ms",
+    "300",
     "-q",
 ];
 
@@ -273,4 +275,170 @@ fn camera_scanner_runs_end_to_end() {
     let s = last(&o);
     check_summary(&s);
     assert_eq!(s["robot"], "line");
+}
+
+// ----- the robot-cost search (library level, shared solver tables) -----
+
+fn solver() -> &'static cubot::solver::Solver {
+    static SOLVER: std::sync::OnceLock<cubot::solver::Solver> = std::sync::OnceLock::new();
+    SOLVER.get_or_init(|| {
+        cubot::solver::Solver::new(&cubot::solver::TableOptions {
+            cache_dir: Some(crate::support::cache_dir()),
+            ..Default::default()
+        })
+        .expect("solver tables")
+    })
+}
+
+fn after_scan() -> cubot::robot::planner::RobotState {
+    let o = cubot::robot::mindcub3r::scan_steps()
+        .iter()
+        .flatten()
+        .fold(cubot::robot::model::Orientation::IDENTITY, |o, &p| {
+            o.after(p)
+        });
+    cubot::robot::planner::RobotState::new(o)
+}
+
+fn budget(nodes: u64, bound: Option<f64>) -> cubot::solver::costed::CostedOptions {
+    cubot::solver::costed::CostedOptions {
+        max_nodes: Some(nodes),
+        time_limit: std::time::Duration::from_secs(120),
+        bound,
+        solutions: 4,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn costed_search_returns_valid_solutions_and_never_loses() {
+    use cubot::robot::planner::{CostModel, Planner};
+    use rand::SeedableRng;
+    let solver = solver();
+    let planner = Planner::new(CostModel::default());
+    let start = after_scan();
+    let sc = planner.sequence_cost(start);
+    let solved = FaceletCube::solved(Size::Three);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+    let (mut old_total, mut new_total) = (0.0, 0.0);
+    for _ in 0..6 {
+        let cube = cubot::cube::random_state(Size::Three, &mut rng);
+        let opts = cubot::solver::SolveOptions {
+            solutions: 20,
+            max_length: 21,
+            ..Default::default()
+        };
+        let cands = solver.solve(&cube, &solved, &opts).unwrap();
+        let (_, old) = planner.choose(&cands, start).unwrap();
+        let out = solver
+            .solve_costed(&cube, &solved, &sc, &budget(150_000, Some(old.seconds)))
+            .unwrap();
+        assert!(out.nodes >= 150_000 || out.complete);
+        for w in out.solutions.windows(2) {
+            assert!(w[0].cost <= w[1].cost, "cheapest first");
+        }
+        for s in &out.solutions {
+            assert!(s.cost < old.seconds, "{} ≥ bound {}", s.cost, old.seconds);
+            let mut c = cube.clone();
+            c.apply(&s.alg).unwrap();
+            assert!(c.is_solved(), "{} does not solve {cube}", s.alg);
+            // The search priced its order; the automaton and the DP may swap commuting
+            // pairs (cheaper or equal), and agree with each other exactly.
+            let priced = sc.cost(&s.alg).unwrap();
+            assert!(priced <= s.cost + 1e-3);
+            let plan = planner.plan(&s.alg, start).unwrap();
+            assert!((plan.seconds - priced).abs() < 1e-3);
+            let mut robot = cubot::robot::frames::to_robot(&cube, &start.orientation);
+            cubot::robot::planner::apply_primitives(&mut robot, &plan.primitives);
+            assert!(robot.is_solved());
+        }
+        let mut all = cands.clone();
+        all.extend(out.solutions.iter().map(|s| s.alg.clone()));
+        let (_, new) = planner.choose(&all, start).unwrap();
+        assert!(new.seconds <= old.seconds + 1e-9);
+        old_total += old.seconds;
+        new_total += new.seconds;
+    }
+    assert!(
+        new_total < 0.97 * old_total,
+        "costed {new_total} vs candidates {old_total}"
+    );
+}
+
+#[test]
+fn costed_search_reaches_any_target_and_refuses_what_it_cannot_do() {
+    use cubot::robot::planner::{CostModel, Planner};
+    use rand::SeedableRng;
+    let solver = solver();
+    let sc = Planner::new(CostModel::default()).sequence_cost(after_scan());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let start = cubot::cube::random_state(Size::Three, &mut rng);
+    let target = cubot::cube::random_state(Size::Three, &mut rng);
+    let out = solver
+        .solve_costed(&start, &target, &sc, &budget(50_000, None))
+        .unwrap();
+    assert!(!out.solutions.is_empty());
+    for s in &out.solutions {
+        let mut c = start.clone();
+        c.apply(&s.alg).unwrap();
+        assert_eq!(c.colors(), target.colors());
+    }
+    // Already at the target: the empty solution, free.
+    let out = solver
+        .solve_costed(&start, &start, &sc, &budget(1000, None))
+        .unwrap();
+    assert_eq!(out.solutions[0].alg, Alg::new());
+    assert_eq!(out.solutions[0].cost, 0.0);
+    // A bound nothing can beat: no solutions, no error.
+    let out = solver
+        .solve_costed(&start, &target, &sc, &budget(20_000, Some(1.0)))
+        .unwrap();
+    assert!(out.solutions.is_empty());
+    // 2x2x2 and mismatched sizes are refused with a reason.
+    let two = FaceletCube::solved(Size::Two);
+    assert!(solver
+        .solve_costed(&two, &two, &sc, &budget(10, None))
+        .is_err());
+    assert!(solver
+        .solve_costed(&start, &two, &sc, &budget(10, None))
+        .is_err());
+}
+
+#[test]
+fn bench_robot_reports_baseline_candidates_and_costed_search() {
+    let out = cubot(&[
+        "--json",
+        "bench",
+        "robot",
+        "--cubes",
+        "2",
+        "--solutions",
+        "5",
+        "--search-nodes",
+        "20000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rows: Vec<_> = lines
+        .iter()
+        .filter(|v| v["type"] == "bench-robot")
+        .collect();
+    assert_eq!(rows.len(), 3);
+    let secs = |i: usize| rows[i]["mean_robot_seconds"].as_f64().unwrap();
+    // The costed row never loses to the candidates it was bounded by (up to the backlash
+    // estimate the planner weighs and the simulator's clock does not count).
+    assert!(secs(2) <= secs(1) + 0.1, "{} > {}", secs(2), secs(1));
+    assert!(secs(1) < secs(0));
+    for r in &rows {
+        assert!(r["mean_face_turns"].as_f64().unwrap() > 5.0);
+        assert!(r["mean_solve_seconds"].as_f64().is_some());
+    }
+    let ratio = lines
+        .iter()
+        .find(|v| v["type"] == "bench-robot-ratio")
+        .unwrap();
+    assert!(ratio["ratio"].as_f64().unwrap() < 1.0);
 }
