@@ -2,9 +2,7 @@
 //!
 //! File layout (little-endian): magic `CUBOTTBL`, format version (u32), table name (32
 //! bytes, NUL-padded), entry count (u64), bits per entry (u32), symmetry count (u32),
-//! payload length in bytes (u64), CRC-32 of the payload (u32), then the payload: the
-//! packed entries as little-endian u64 words, then any extra words the table keeps (the
-//! phase-1 table: its per-distance counts). A file
+//! payload length in bytes (u64), CRC-32 of the payload (u32), then the payload. A file
 //! whose header or checksum does not match is never trusted: the table is rebuilt and
 //! the caller gets a note saying why.
 //!
@@ -13,12 +11,12 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::tables::Nibbles;
 use super::SolverError;
 
 pub(crate) const MAGIC: &[u8; 8] = b"CUBOTTBL";
-/// Bumped whenever a coordinate or table definition changes (2: the phase-1 table holds
-/// distances mod 3 in 2 bits, followed by its per-distance counts).
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// Bumped whenever a coordinate or table definition changes.
+pub(crate) const FORMAT_VERSION: u32 = 1;
 const HEADER_LEN: usize = 8 + 4 + 32 + 8 + 4 + 4 + 8 + 4;
 
 /// The cache directory: the given one, else `$CUBOT_CACHE_DIR`, else the platform cache
@@ -38,7 +36,7 @@ pub fn table_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.v{FORMAT_VERSION}.tbl"))
 }
 
-fn header(name: &str, entries: u64, bits: u32, payload: &[u8]) -> Vec<u8> {
+fn header(name: &str, entries: u64, payload: &[u8]) -> Vec<u8> {
     let mut h = Vec::with_capacity(HEADER_LEN);
     h.extend_from_slice(MAGIC);
     h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -46,23 +44,15 @@ fn header(name: &str, entries: u64, bits: u32, payload: &[u8]) -> Vec<u8> {
     n[..name.len().min(32)].copy_from_slice(&name.as_bytes()[..name.len().min(32)]);
     h.extend_from_slice(&n);
     h.extend_from_slice(&entries.to_le_bytes());
-    h.extend_from_slice(&bits.to_le_bytes());
+    h.extend_from_slice(&4u32.to_le_bytes());
     h.extend_from_slice(&16u32.to_le_bytes());
     h.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     h.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
     h
 }
 
-/// Writes a table of `entries` entries of `bits` bits packed in `words`, followed by
-/// `extra` words (atomically: a temporary file, then a rename).
-pub(crate) fn save(
-    path: &Path,
-    name: &str,
-    bits: u32,
-    entries: usize,
-    words: &[u64],
-    extra: &[u64],
-) -> Result<(), SolverError> {
+/// Writes a table (atomically: a temporary file, then a rename).
+pub(crate) fn save(path: &Path, name: &str, table: &Nibbles) -> Result<(), SolverError> {
     let io = |e: std::io::Error| SolverError::Table {
         path: path.to_path_buf(),
         reason: e.to_string(),
@@ -70,14 +60,14 @@ pub(crate) fn save(
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let mut payload = Vec::with_capacity((words.len() + extra.len()) * 8);
-    for w in words.iter().chain(extra) {
+    let mut payload = Vec::with_capacity(table.words.len() * 8);
+    for w in &table.words {
         payload.extend_from_slice(&w.to_le_bytes());
     }
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     {
         let mut f = std::fs::File::create(&tmp).map_err(io)?;
-        f.write_all(&header(name, entries as u64, bits, &payload))
+        f.write_all(&header(name, table.len as u64, &payload))
             .map_err(io)?;
         f.write_all(&payload).map_err(io)?;
         f.sync_all().map_err(io)?;
@@ -92,15 +82,8 @@ pub(crate) enum LoadFailure {
     Bad(String),
 }
 
-/// Reads a table of `entries` entries of `bits` bits followed by `extra` words, checking
-/// every header field and the checksum: (the packed words, the extra words).
-pub(crate) fn load(
-    path: &Path,
-    name: &str,
-    bits: u32,
-    entries: usize,
-    extra: usize,
-) -> Result<(Vec<u64>, Vec<u64>), LoadFailure> {
+/// Reads a table, checking every header field and the checksum.
+pub(crate) fn load(path: &Path, name: &str, entries: usize) -> Result<Nibbles, LoadFailure> {
     let mut f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadFailure::Missing),
@@ -128,15 +111,13 @@ pub(crate) fn load(
             "holds table {stored_name:?}, expected {name:?}"
         )));
     }
-    let want_bits = bits;
     let (n, bits, syms, plen, crc) = (u64_at(44), u32_at(52), u32_at(56), u64_at(60), u32_at(68));
-    let (n, stored_bits) = (n, bits);
-    if n != entries as u64 || stored_bits != want_bits || syms != 16 {
+    if n != entries as u64 || bits != 4 || syms != 16 {
         return Err(LoadFailure::Bad(format!(
-            "parameters {n} entries / {stored_bits} bits / {syms} symmetries, expected {entries} / {want_bits} / 16"
+            "parameters {n} entries / {bits} bits / {syms} symmetries, expected {entries} / 4 / 16"
         )));
     }
-    let words = entries.div_ceil(64 / want_bits as usize) + extra;
+    let words = entries.div_ceil(16);
     if plen != (words * 8) as u64 {
         return Err(LoadFailure::Bad(format!(
             "payload of {plen} bytes, expected {}",
@@ -167,8 +148,10 @@ pub(crate) fn load(
     for w in table.iter_mut() {
         *w = u64::from_le(*w);
     }
-    let tail = table.split_off(words - extra);
-    Ok((table, tail))
+    Ok(Nibbles {
+        words: table,
+        len: entries,
+    })
 }
 
 #[cfg(test)]
@@ -178,40 +161,25 @@ mod tests {
     #[test]
     fn round_trip_and_corruption_is_detected() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let words: Vec<u64> = (0..100u64).map(|x| x * 0x0123_4567_89ab_cdef).collect();
-        let extra = vec![7u64, 9];
+        let t = Nibbles {
+            words: (0..100u64).map(|x| x * 0x0123_4567_89ab_cdef).collect(),
+            len: 1600,
+        };
         let p = table_path(dir.path(), "test");
-        let load = |p: &Path, name: &str, bits: u32, n: usize| load(p, name, bits, n, 2);
-        assert!(matches!(
-            load(&p, "test", 4, 1600),
-            Err(LoadFailure::Missing)
-        ));
-        save(&p, "test", 4, 1600, &words, &extra).expect("save");
-        assert_eq!(load(&p, "test", 4, 1600).expect("load"), (words, extra));
-        assert!(matches!(
-            load(&p, "other", 4, 1600),
-            Err(LoadFailure::Bad(_))
-        ));
-        assert!(matches!(
-            load(&p, "test", 4, 1601),
-            Err(LoadFailure::Bad(_))
-        ));
-        assert!(matches!(
-            load(&p, "test", 2, 1600),
-            Err(LoadFailure::Bad(_))
-        ));
+        assert!(matches!(load(&p, "test", 1600), Err(LoadFailure::Missing)));
+        save(&p, "test", &t).expect("save");
+        assert_eq!(load(&p, "test", 1600).expect("load"), t);
+        assert!(matches!(load(&p, "other", 1600), Err(LoadFailure::Bad(_))));
+        assert!(matches!(load(&p, "test", 1601), Err(LoadFailure::Bad(_))));
         let mut bytes = std::fs::read(&p).expect("read");
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         std::fs::write(&p, &bytes).expect("write");
-        match load(&p, "test", 4, 1600) {
+        match load(&p, "test", 1600) {
             Err(LoadFailure::Bad(r)) => assert!(r.contains("checksum"), "{r}"),
             other => panic!("corruption not detected: {other:?}"),
         }
         std::fs::write(&p, &bytes[..100]).expect("write");
-        assert!(matches!(
-            load(&p, "test", 4, 1600),
-            Err(LoadFailure::Bad(_))
-        ));
+        assert!(matches!(load(&p, "test", 1600), Err(LoadFailure::Bad(_))));
     }
 }

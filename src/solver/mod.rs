@@ -25,7 +25,6 @@ use crate::cube::{
 
 use cubie::Cc;
 use pocket::PocketTables;
-use rayon::prelude::*;
 use search::{Ended, Found, Limits, Tables3};
 use tables::{build_prun, PrunKind, Small};
 
@@ -163,9 +162,6 @@ pub struct TableHistogram {
 /// The solver: 3x3x3 and 2x2x2 tables in memory. Cheap to share between threads.
 pub struct Solver {
     three: Tables3,
-    /// The phase-1 build's counts per exact distance: 16 stored-entry counts, then 16
-    /// full-space state counts (the table itself keeps distances mod 3).
-    p1_counts: Vec<u64>,
     /// Built on the first 2x2x2 solve (a fraction of a second).
     pocket: std::sync::OnceLock<PocketTables>,
     notes: Vec<String>,
@@ -180,7 +176,7 @@ pub fn table_status(cache_dir: Option<&std::path::Path>) -> Result<Vec<TableStat
         .iter()
         .map(|&k| {
             let path = cache::table_path(&dir, k.name());
-            let state = match cache::load(&path, k.name(), k.bits(), k.entries(), k.extra_words()) {
+            let state = match cache::load(&path, k.name(), k.entries()) {
                 Ok(_) => TableState::Ok,
                 Err(cache::LoadFailure::Missing) => TableState::Missing,
                 Err(cache::LoadFailure::Bad(r)) => TableState::Bad(r),
@@ -210,13 +206,7 @@ impl Solver {
         for kind in KINDS {
             let path = dir.as_ref().map(|d| cache::table_path(d, kind.name()));
             let loaded = match (&path, opts.rebuild) {
-                (Some(p), false) => match cache::load(
-                    p,
-                    kind.name(),
-                    kind.bits(),
-                    kind.entries(),
-                    kind.extra_words(),
-                ) {
+                (Some(p), false) => match cache::load(p, kind.name(), kind.entries()) {
                     Ok(t) => Some(t),
                     Err(cache::LoadFailure::Missing) => None,
                     Err(cache::LoadFailure::Bad(reason)) => {
@@ -237,22 +227,8 @@ impl Solver {
                         Some(p) => build_prun(&small, kind, &|l: &str, d, n| p(l, d, n)),
                         None => build_prun(&small, kind, &quiet),
                     };
-                    // Phase 1 is kept as distances mod 3, with the build's per-distance
-                    // counts (which the mod-3 entries cannot give back).
-                    let t = match kind {
-                        PrunKind::Phase1 => {
-                            let (stored, states) =
-                                tables::depth_counts(&t, coord::Twist::COUNT, &small.fs_stab);
-                            let m = tables::Mod3::from_exact(&t);
-                            drop(t);
-                            (m.words, stored.into_iter().chain(states).collect())
-                        }
-                        PrunKind::Phase2 => (t.words, Vec::new()),
-                    };
                     if let Some(p) = &path {
-                        if let Err(e) =
-                            cache::save(p, kind.name(), kind.bits(), kind.entries(), &t.0, &t.1)
-                        {
+                        if let Err(e) = cache::save(p, kind.name(), &t) {
                             notes.push(format!("cannot cache the {}: {e}", kind.label()));
                         }
                     }
@@ -261,19 +237,10 @@ impl Solver {
             };
             prun.push(table);
         }
-        let (w2, _) = prun.pop().expect("two tables");
-        let (w1, p1_counts) = prun.pop().expect("two tables");
-        let p1 = tables::Mod3 {
-            words: w1,
-            len: PrunKind::Phase1.entries(),
-        };
-        let p2 = tables::Nibbles {
-            words: w2,
-            len: PrunKind::Phase2.entries(),
-        };
+        let p2 = prun.pop().expect("two tables");
+        let p1 = prun.pop().expect("two tables");
         Ok(Solver {
             three: Tables3 { small, p1, p2 },
-            p1_counts,
             pocket: std::sync::OnceLock::new(),
             notes,
         })
@@ -304,7 +271,16 @@ impl Solver {
             v
         };
         let sym = |t: &tables::Nibbles, raw: usize, stab: &[u16]| {
-            let (stored, states) = tables::depth_counts(t, raw, stab);
+            let mut stored = vec![0u64; 16];
+            let mut states = vec![0u64; 16];
+            for (c, &st) in stab.iter().enumerate() {
+                let w = 16 / st.count_ones() as u64;
+                for r in 0..raw {
+                    let d = t.get(c * raw + r) as usize;
+                    stored[d] += 1;
+                    states[d] += w;
+                }
+            }
             (trim(stored), trim(states))
         };
         let dist = |t: &[u8]| {
@@ -315,27 +291,7 @@ impl Solver {
             h
         };
         let small = &self.three.small;
-        let (s1, f1) = (
-            trim(self.p1_counts[..16].to_vec()),
-            trim(self.p1_counts[16..].to_vec()),
-        );
-        // What the phase-1 table holds: its entries per distance mod 3 (these must be the
-        // per-distance counts above folded mod 3).
-        let p1 = &self.three.p1;
-        let m3 = p1
-            .words
-            .par_iter()
-            .enumerate()
-            .map(|(w, &x)| {
-                let mut c = [0u64; 4];
-                for k in 0..32 {
-                    if w * 32 + k < p1.len {
-                        c[(x >> (2 * k) & 3) as usize] += 1;
-                    }
-                }
-                c
-            })
-            .reduce(|| [0u64; 4], |a, b| std::array::from_fn(|i| a[i] + b[i]));
+        let (s1, f1) = sym(&self.three.p1, coord::Twist::COUNT, &small.fs_stab);
         let (s2, f2) = sym(&self.three.p2, coord::UdEdges::COUNT, &small.c_stab);
         let (ph, pq) = (dist(&self.pocket().htm), dist(&self.pocket().qtm));
         vec![
@@ -343,11 +299,6 @@ impl Solver {
                 name: PrunKind::Phase1.name(),
                 stored: s1,
                 states: f1,
-            },
-            TableHistogram {
-                name: "phase1-flipslice-twist-mod3",
-                stored: trim(m3.to_vec()),
-                states: trim(m3.to_vec()),
             },
             TableHistogram {
                 name: PrunKind::Phase2.name(),

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
 use super::cubie::{sym_table, Cc};
-use super::tables::{Mod3, Nibbles, Small, CORNER_REACH_T, N_MOVES, P2_MOVES};
+use super::tables::{Nibbles, Small, CORNER_REACH_T, N_MOVES, P2_MOVES};
 
 /// Corner permutation, U-edge and D-edge coordinates, carried along phase 1 for phase 2.
 type P2Coords = (u16, u16, u16);
@@ -23,76 +23,14 @@ pub(crate) const SHORT_OPTIMAL: u32 = 7;
 /// The loaded 3x3x3 tables.
 pub(crate) struct Tables3 {
     pub small: Small,
-    /// Phase-1 distances mod 3: a child's exact distance follows from its parent's
-    /// ([`Mod3::next`]); a root's comes from [`Tables3::h1`].
-    pub p1: Mod3,
+    pub p1: Nibbles,
     pub p2: Nibbles,
 }
 
 impl Tables3 {
-    /// The exact phase-1 distances of up to 6 positions (twist, flip, slice), found by
-    /// descending: from a position at distance d > 0 some move reaches d − 1, and any
-    /// child whose entry is (d − 1) mod 3 is such a move (the children are at d − 1, d
-    /// or d + 1). The edges move as symmetry class and symmetry through the class move
-    /// table, as in phase 1; the descents are interleaved and each step's 18 probes
-    /// prefetched together, so their memory latencies overlap.
-    pub fn h1_many(&self, pos: &[(u16, u16, u16)]) -> [u32; 6] {
-        let s = &self.small;
-        let mut d = [0u32; 6];
-        // (twist, class << 4 | sym, own entry mod 3), per position still descending.
-        let mut cur = [(0u16, 0u32, 0u8); 6];
-        let mut live = 0u32;
-        for (k, &(tw, fl, sl)) in pos.iter().take(6).enumerate() {
-            cur[k] = (
-                tw,
-                s.fs_sym[(sl as usize / 24) * 2048 + fl as usize],
-                self.p1.get(s.p1_index(tw, fl, sl)),
-            );
-            live |= 1 << k;
-        }
-        let mut kids = [[(0u16, 0u32, 0usize); N_MOVES]; 6];
-        // Phase-1 distances are at most 12; the bound only guards against a bad table.
-        for _ in 0..32 {
-            let mut l = live;
-            while l != 0 {
-                let k = l.trailing_zeros() as usize;
-                l &= l - 1;
-                let (tw, fs, _) = cur[k];
-                if tw == 0 && fs >> 4 == 0 {
-                    live &= !(1 << k);
-                    continue;
-                }
-                let (class, sym) = ((fs >> 4) as usize, (fs & 15) as usize);
-                let row = &s.fs_next[class * N_MOVES..class * N_MOVES + N_MOVES];
-                let mconj = &s.mconj[sym * N_MOVES..sym * N_MOVES + N_MOVES];
-                for m in 0..N_MOVES {
-                    let y = row[mconj[m] as usize] & 0xff_ffff;
-                    let tw2 = s.twist_move[tw as usize * N_MOVES + m];
-                    let sym2 = s.symmult[(y & 15) as usize * 16 + sym] as u32;
-                    let i = (y >> 4) as usize * Twist::COUNT
-                        + s.twist_conj[tw2 as usize * 16 + sym2 as usize] as usize;
-                    prefetch(self.p1.words.as_ptr().wrapping_add(i >> 5));
-                    kids[k][m] = (tw2, (y >> 4) << 4 | sym2, i);
-                }
-            }
-            if live == 0 {
-                break;
-            }
-            let mut l = live;
-            while l != 0 {
-                let k = l.trailing_zeros() as usize;
-                l &= l - 1;
-                let want = (cur[k].2 + 2) % 3;
-                match kids[k].iter().find(|c| self.p1.get(c.2) == want) {
-                    Some(c) => {
-                        cur[k] = (c.0, c.1, want);
-                        d[k] += 1;
-                    }
-                    None => live &= !(1 << k),
-                }
-            }
-        }
-        d
+    #[inline(always)]
+    fn h1(&self, tw: u16, fl: u16, sl: u16) -> u32 {
+        self.p1.get(self.small.p1_index(tw, fl, sl)) as u32
     }
 
     #[inline(always)]
@@ -201,8 +139,7 @@ struct Variant {
 }
 
 impl Variant {
-    /// The variant's coordinates; `h` is filled in by [`Variant::all`].
-    fn new(c: &Cc, sym: usize, inverse: bool) -> Variant {
+    fn new(t: &Tables3, c: &Cc, sym: usize, inverse: bool) -> Variant {
         let x = if inverse { c.inv() } else { *c };
         let x = x.conj(sym);
         let (tw, fl, sl) = (Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0);
@@ -215,28 +152,8 @@ impl Variant {
             cp: CornerPerm::get(&x).0,
             ue: UEdges::get(&x).0,
             de: DEdges::get(&x).0,
-            h: 0,
+            h: t.h1(tw, fl, sl),
         }
-    }
-
-    /// The distinct variants of `c` (three axes × the inverse) with their exact phase-1
-    /// distances.
-    fn all(t: &Tables3, c: &Cc) -> Vec<Variant> {
-        let mut variants: Vec<Variant> = Vec::with_capacity(6);
-        for inverse in [false, true] {
-            for k in 0..3 {
-                let v = Variant::new(c, 16 * k, inverse);
-                if !variants.iter().any(|w| w.key() == v.key()) {
-                    variants.push(v);
-                }
-            }
-        }
-        let pos: Vec<(u16, u16, u16)> = variants.iter().map(|v| (v.tw, v.fl, v.sl)).collect();
-        let h = t.h1_many(&pos);
-        for (v, h) in variants.iter_mut().zip(h) {
-            v.h = h;
-        }
-        variants
     }
 
     fn key(&self) -> (u16, u16, u16, u16, u16, u16) {
@@ -314,17 +231,7 @@ impl TwoPhase<'_> {
     /// and their probes are all prefetched before any is read, so the memory latencies
     /// overlap.
     #[allow(clippy::too_many_arguments)]
-    fn phase1(
-        &mut self,
-        tw: u16,
-        fs: u32,
-        sl: u16,
-        p2c: P2Coords,
-        n: usize,
-        togo: u32,
-        d: u32,
-        last: u8,
-    ) {
+    fn phase1(&mut self, tw: u16, fs: u32, sl: u16, p2c: P2Coords, n: usize, togo: u32, last: u8) {
         let (cp, ue, de) = p2c;
         let s = &self.t.small;
         let sp = sl as usize / 24;
@@ -396,7 +303,7 @@ impl TwoPhase<'_> {
             let sym2 = s.symmult[(y & 15) as usize * 16 + sym] as u32;
             let i = class2 as usize * Twist::COUNT
                 + s.twist_conj[tw2 as usize * 16 + sym2 as usize] as usize;
-            prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 5));
+            prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
             let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
             let r = rest as usize;
             let ri = if r <= CORNER_REACH_T && budget2 < s.corner_reach_max[r] as i64 {
@@ -412,7 +319,7 @@ impl TwoPhase<'_> {
         }
         // Stage 3: the corner-reach bound, then the big table; what the passing children
         // read first is prefetched.
-        let mut pass = [(0u8, 0u16, (0u16, 0u16, 0u16), 0u32); N_MOVES];
+        let mut pass = [(0u8, 0u16, (0u16, 0u16, 0u16)); N_MOVES];
         let mut np = 0;
         for j in 0..k2 {
             let (m, fs2, i, cp2, ri) = kids2[j];
@@ -420,8 +327,7 @@ impl TwoPhase<'_> {
             if ri != NO_REACH && s.corner_reach[ri] as i64 > budget2 {
                 continue;
             }
-            let d2 = self.t.p1.next(d, i);
-            if d2 > togo - self.cost[mi] as u32 {
+            if self.t.p1.get(i) as u32 > togo - self.cost[mi] as u32 {
                 continue;
             }
             // The class row, and the coordinates carried along for phase 2 and their rows.
@@ -437,15 +343,15 @@ impl TwoPhase<'_> {
             prefetch(s.slice_move.as_ptr().wrapping_add(sl2 as usize * N_MOVES));
             prefetch(s.uedge_move.as_ptr().wrapping_add(ue2 as usize * N_MOVES));
             prefetch(s.dedge_move.as_ptr().wrapping_add(de2 as usize * N_MOVES));
-            pass[np] = (j as u8, sl2, (cp2, ue2, de2), d2);
+            pass[np] = (j as u8, sl2, (cp2, ue2, de2));
             np += 1;
         }
-        for &(j, sl2, p2c2, d2) in &pass[..np] {
+        for &(j, sl2, p2c2) in &pass[..np] {
             let (m, fs2, _, _, _) = kids2[j as usize];
             let tw2 = kids[j as usize].1;
             let rest = togo - self.cost[m as usize] as u32;
             self.path[n] = m;
-            self.phase1(tw2, fs2, sl2, p2c2, n + 1, rest, d2, m);
+            self.phase1(tw2, fs2, sl2, p2c2, n + 1, rest, m);
             if self.tick() {
                 return;
             }
@@ -558,8 +464,6 @@ struct Short<'a> {
 #[derive(Clone, Copy)]
 struct ShortNode {
     ax: [(u16, u16, u16); 3],
-    /// The exact phase-1 distance of each axis.
-    dist: [u32; 3],
     cp: u16,
     ue: u16,
     de: u16,
@@ -567,7 +471,10 @@ struct ShortNode {
 
 impl Short<'_> {
     fn h(&self, n: &ShortNode) -> u32 {
-        n.dist.iter().copied().max().unwrap_or(0)
+        n.ax.iter()
+            .map(|&(tw, fl, sl)| self.t.h1(tw, fl, sl))
+            .max()
+            .unwrap_or(0)
     }
 
     fn is_solved(&self, n: &ShortNode) -> bool {
@@ -577,7 +484,6 @@ impl Short<'_> {
     fn step(&self, n: &ShortNode, m: usize) -> ShortNode {
         let s = &self.t.small;
         let mut ax = n.ax;
-        let mut dist = n.dist;
         for (k, a) in ax.iter_mut().enumerate() {
             let mk = self.axis_moves[k][m] as usize;
             *a = (
@@ -585,11 +491,9 @@ impl Short<'_> {
                 s.flip_move[a.1 as usize * N_MOVES + mk],
                 s.slice_move[a.2 as usize * N_MOVES + mk],
             );
-            dist[k] = self.t.p1.next(dist[k], s.p1_index(a.0, a.1, a.2));
         }
         ShortNode {
             ax,
-            dist,
             cp: s.corner_move[n.cp as usize * N_MOVES + m],
             ue: s.uedge_move[n.ue as usize * N_MOVES + m],
             de: s.dedge_move[n.de as usize * N_MOVES + m],
@@ -654,7 +558,15 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
     }
     let cost = move_costs(lim.qtm);
     let syms = sym_table();
-    let variants = Variant::all(t, c);
+    let mut variants: Vec<Variant> = Vec::with_capacity(6);
+    for inverse in [false, true] {
+        for k in 0..3 {
+            let v = Variant::new(t, c, 16 * k, inverse);
+            if !variants.iter().any(|w| w.key() == v.key()) {
+                variants.push(v);
+            }
+        }
+    }
     let lower = variants.iter().map(|v| v.h).max().unwrap_or(0);
     let mut keep = Keeper {
         n: lim.solutions.max(1),
@@ -663,16 +575,11 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
 
     let short_max = SHORT_OPTIMAL.min(lim.max_cost);
     if lower <= short_max {
-        let ax: [(u16, u16, u16); 3] = std::array::from_fn(|k| {
-            let x = c.conj(16 * k);
-            (Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0)
-        });
         let root = ShortNode {
-            ax,
-            dist: {
-                let h = t.h1_many(&ax);
-                [h[0], h[1], h[2]]
-            },
+            ax: std::array::from_fn(|k| {
+                let x = c.conj(16 * k);
+                (Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0)
+            }),
             cp: CornerPerm::get(c).0,
             ue: UEdges::get(c).0,
             de: DEdges::get(c).0,
@@ -746,7 +653,6 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
                     (v.cp, v.ue, v.de),
                     0,
                     d1,
-                    v.h,
                     NONE,
                 );
             }
@@ -768,7 +674,12 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
 
 /// See [`super::Solver::lower_bounds`].
 pub(crate) fn lower_bounds(t: &Tables3, c: &Cc) -> (u32, Option<u32>) {
-    let h1 = Variant::all(t, c).iter().map(|v| v.h).max().unwrap_or(0);
+    let mut h1 = 0;
+    for inverse in [false, true] {
+        for k in 0..3 {
+            h1 = h1.max(Variant::new(t, c, 16 * k, inverse).h);
+        }
+    }
     let (tw, fl, sl) = (Twist::get(c).0, Flip::get(c).0, SliceSorted::get(c).0);
     let h2 = (tw == 0 && fl == 0 && sl < 24).then(|| {
         let s = &t.small;

@@ -49,59 +49,6 @@ impl Nibbles {
     }
 }
 
-/// A packed table of 2-bit entries holding distances mod 3 (Kociemba's and cube20src's
-/// phase-1 trick): a neighbour of a position at exact distance d is at d − 1, d or d + 1,
-/// so its distance mod 3 gives its exact distance. Half the size of [`Nibbles`], so much
-/// more of it stays in the last-level cache.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Mod3 {
-    pub words: Vec<u64>,
-    pub len: usize,
-}
-
-impl Mod3 {
-    /// The stored distance mod 3.
-    #[inline(always)]
-    pub fn get(&self, i: usize) -> u8 {
-        ((self.words[i >> 5] >> ((i & 31) * 2)) & 3) as u8
-    }
-
-    /// The exact distance of a neighbour of a position at exact distance `d` whose entry
-    /// is `i`.
-    #[inline(always)]
-    pub fn next(&self, d: u32, i: usize) -> u32 {
-        next_dist(d, self.get(i))
-    }
-
-    /// Packs exact distances (every entry reached) as distances mod 3.
-    pub fn from_exact(t: &Nibbles) -> Mod3 {
-        let mut words = huge_zeroed(t.len.div_ceil(32));
-        words.par_iter_mut().enumerate().for_each(|(w, out)| {
-            let mut x = 0u64;
-            for k in 0..32 {
-                let i = w * 32 + k;
-                if i >= t.len {
-                    break;
-                }
-                x |= ((t.get(i) % 3) as u64) << (2 * k);
-            }
-            *out = x;
-        });
-        Mod3 { words, len: t.len }
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.words.len() * 8
-    }
-}
-
-/// The exact distance of a neighbour (stored value `v` = its distance mod 3) of a
-/// position at exact distance `d`.
-#[inline(always)]
-pub(crate) fn next_dist(d: u32, v: u8) -> u32 {
-    (d + (v as u32 + 4 - d % 3) % 3).wrapping_sub(1)
-}
-
 /// The small tables: moves on coordinates, symmetry classes and conjugation.
 pub(crate) struct Small {
     pub twist_move: HugeTable<u16>,
@@ -550,23 +497,6 @@ impl PrunKind {
             PrunKind::Phase2 => N_CORNER_CLASSES * UdEdges::COUNT,
         }
     }
-    /// Bits per stored entry: phase 1 keeps distances mod 3 ([`Mod3`]), phase 2 exact
-    /// distances capped at 15 ([`Nibbles`]).
-    pub fn bits(self) -> u32 {
-        match self {
-            PrunKind::Phase1 => 2,
-            PrunKind::Phase2 => 4,
-        }
-    }
-    /// u64 words stored after the table in its cache file: for phase 1, the build's
-    /// per-distance counts (16 stored-entry counts, then 16 full-space state counts),
-    /// which the mod-3 entries alone cannot give back.
-    pub fn extra_words(self) -> usize {
-        match self {
-            PrunKind::Phase1 => 32,
-            PrunKind::Phase2 => 0,
-        }
-    }
 }
 
 /// A zeroed table of `words` u64, backed by transparent huge pages where the system
@@ -803,35 +733,6 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
     }
     progress(kind.label(), total, total);
     Nibbles { words, len }
-}
-
-/// Per-distance counts of a symmetry-reduced table of exact distances: the entries as
-/// stored, and the states of the full coordinate space they stand for (a class with
-/// stabiliser S stands for 16/|S| states). Index = distance (15 = "15 or more").
-pub(crate) fn depth_counts(t: &Nibbles, raw: usize, stab: &[u16]) -> (Vec<u64>, Vec<u64>) {
-    stab.par_iter()
-        .enumerate()
-        .map(|(c, &st)| {
-            let w = 16 / st.count_ones() as u64;
-            let mut stored = vec![0u64; 16];
-            let mut states = vec![0u64; 16];
-            for r in 0..raw {
-                let d = t.get(c * raw + r) as usize;
-                stored[d] += 1;
-                states[d] += w;
-            }
-            (stored, states)
-        })
-        .reduce(
-            || (vec![0u64; 16], vec![0u64; 16]),
-            |mut a, b| {
-                for d in 0..16 {
-                    a.0[d] += b.0[d];
-                    a.1[d] += b.1[d];
-                }
-                a
-            },
-        )
 }
 
 #[cfg(test)]
