@@ -257,6 +257,9 @@ fn sticker_geometry(size: Size) -> (f64, f64) {
 pub(crate) struct Brick {
     pub size: Size,
     pub clock: f64,
+    /// Simulated seconds during which at least one motor was running: the robot's own
+    /// motion time, free of the gaps in which the brick waited for the host.
+    pub motion: f64,
     motors: [SimMotor; 4],
     physics: Physics,
     /// Sensor ports (0..3) → device type.
@@ -342,6 +345,7 @@ impl Brick {
         let mut b = Brick {
             size: cube.size(),
             clock: 0.0,
+            motion: 0.0,
             motors,
             physics,
             sensors,
@@ -426,6 +430,9 @@ impl Brick {
 
     fn step_once(&mut self) {
         self.clock += DT;
+        if self.motors.iter().any(SimMotor::busy) {
+            self.motion += DT;
+        }
         let a_before = self.motors[0].phys;
         let da = self.motors[0].step(DT);
         let db = self.motors[1].step(DT);

@@ -124,6 +124,7 @@ impl Default for SimConfig {
 
 struct Shared {
     clock: f64,
+    motion: f64,
     cube: FaceletCube,
     tilts: u64,
     log: Vec<String>,
@@ -157,6 +158,13 @@ impl SimHandle {
     /// Simulated seconds since start.
     pub fn clock(&self) -> f64 {
         self.lock().clock
+    }
+
+    /// Simulated seconds during which a motor was running: the robot's motion time, which
+    /// (unlike [`clock`](Self::clock)) does not grow when the host is slow to send the next
+    /// command.
+    pub fn motion_seconds(&self) -> f64 {
+        self.lock().motion
     }
 
     /// Tilts performed so far.
@@ -226,6 +234,7 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
     let brick = Brick::new(&cfg, cube.clone());
     let shared = Arc::new(Mutex::new(Shared {
         clock: 0.0,
+        motion: 0.0,
         cube: cube.clone(),
         tilts: 0,
         log: Vec::new(),
@@ -321,6 +330,7 @@ fn serve(
         }
         let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
         s.clock = brick.clock;
+        s.motion = brick.motion;
         s.tilts = brick.tilts;
         s.cube = brick.cube();
         s.log.append(&mut brick.log);
