@@ -112,7 +112,20 @@ mod imp {
             let sep = if i + 1 < facelets.len() { "," } else { "" };
             text.push_str(&format!("    [{}, {}, {}]{sep}\n", f[0], f[1], f[2]));
         }
-        text.push_str("  ]\n}\n");
+        text.push_str("  ]");
+        if let Some(sigma) = &raw.sigma {
+            // Each reading's standard error per channel (see calibration/README.md).
+            text.push_str(",\n  \"sigma\": [\n");
+            for (i, s) in sigma.iter().enumerate() {
+                let sep = if i + 1 < sigma.len() { "," } else { "" };
+                text.push_str(&format!(
+                    "    [{:.3}, {:.3}, {:.3}]{sep}\n",
+                    s[0], s[1], s[2]
+                ));
+            }
+            text.push_str("  ]");
+        }
+        text.push_str("\n}\n");
         std::fs::write(path, text).with_context(|| format!("write {}", path.display()))
     }
 

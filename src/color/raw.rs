@@ -11,6 +11,11 @@
 //! of the shared real data carry a free-text `value_scale` instead, which is read, and
 //! failing that the scale is inferred from the values. Unknown fields are ignored, so those
 //! case files load as they are.
+//!
+//! Optional `"sigma": [[sr, sg, sb], ...]` (one per reading, same order and scale): each
+//! reading's own standard error per channel, as measured by the source (the image sampler
+//! fills it from the pixels it averaged). Where it is absent (EV3 and sensor scans, the
+//! shared case files) the resolver uses its fixed model of the device's noise.
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +46,14 @@ pub enum RawScanError {
         found: usize,
         expected: usize,
     },
+    #[error("{found} sigma entries for {expected} readings")]
+    SigmaCount { found: usize, expected: usize },
+    #[error("sigma of reading {index} ({facelet}): {value} is not a usable standard error")]
+    Sigma {
+        index: usize,
+        facelet: String,
+        value: f64,
+    },
     #[error("reading {index} ({facelet}): {value} is not a usable colour value")]
     Value {
         index: usize,
@@ -56,6 +69,10 @@ pub struct RawScan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<Scale>,
     pub facelets: Vec<[f64; 3]>,
+    /// Each reading's own standard error per channel (same scale as `facelets`), when the
+    /// source measured it; `None`: the resolver's device noise model applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma: Option<Vec<[f64; 3]>>,
     /// Free-form: where the readings came from (device, file, date).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<serde_json::Value>,
@@ -70,6 +87,7 @@ impl RawScan {
             size: size.n() as u64,
             scale: Some(scale),
             facelets,
+            sigma: None,
             provenance: None,
             value_scale: None,
         }
@@ -113,6 +131,27 @@ impl RawScan {
                 }
             }
         }
+        if let Some(sigma) = &self.sigma {
+            if sigma.len() != self.facelets.len() {
+                return Err(RawScanError::SigmaCount {
+                    found: sigma.len(),
+                    expected: self.facelets.len(),
+                });
+            }
+            for (index, s) in sigma.iter().enumerate() {
+                for &value in s {
+                    if !value.is_finite() || value < 0.0 {
+                        let face = crate::cube::Face::ALL[index / size.per_face()];
+                        let facelet = format!("{}{}", face.letter(), index % size.per_face() + 1);
+                        return Err(RawScanError::Sigma {
+                            index,
+                            facelet,
+                            value,
+                        });
+                    }
+                }
+            }
+        }
         Ok(())
     }
 
@@ -144,6 +183,39 @@ impl RawScan {
             Scale::Ev3Raw
         } else {
             Scale::Rgb8
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sigma_is_optional_checked_and_round_trips() {
+        let readings: Vec<String> = (0..54).map(|_| "[10, 20, 30]".to_string()).collect();
+        let base = format!("{{\"size\": 3, \"facelets\": [{}]", readings.join(","));
+        let plain = RawScan::from_json(&format!("{base}}}")).unwrap();
+        assert!(plain.sigma.is_none());
+        assert!(!plain.to_json().contains("sigma"));
+        let sig: Vec<String> = (0..54).map(|_| "[0.5, 0.5, 0.5]".to_string()).collect();
+        let with =
+            RawScan::from_json(&format!("{base}, \"sigma\": [{}]}}", sig.join(","))).unwrap();
+        assert_eq!(with.sigma.as_ref().map(Vec::len), Some(54));
+        assert_eq!(RawScan::from_json(&with.to_json()).unwrap(), with);
+        let short = format!("{base}, \"sigma\": [{}]}}", sig[..53].join(","));
+        assert!(matches!(
+            RawScan::from_json(&short),
+            Err(RawScanError::SigmaCount { found: 53, .. })
+        ));
+        let mut bad = sig.clone();
+        bad[9] = "[0.5, -1, 0.5]".into();
+        let bad = format!("{base}, \"sigma\": [{}]}}", bad.join(","));
+        match RawScan::from_json(&bad) {
+            Err(RawScanError::Sigma {
+                index: 9, facelet, ..
+            }) => assert_eq!(facelet, "R1"),
+            other => panic!("{other:?}"),
         }
     }
 }

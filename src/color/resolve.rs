@@ -220,17 +220,41 @@ fn device_sigma(v: f64, scale: Scale) -> f64 {
     }
 }
 
+/// Whether a raw channel value sits at the top of the device's range.
+fn clipped(v: f64, scale: Scale) -> bool {
+    match scale {
+        Scale::Rgb8 => v >= 254.5,
+        Scale::Ev3Raw => v >= 1019.5,
+        Scale::Unit => false,
+    }
+}
+
 /// Relative size of the uncertainty of a clipped reading.
 const CLIPPED_SIGMA: f64 = 0.08;
 
 /// Measurement variance per Lab channel of a raw reading, read under the relative light
 /// `gain` (device noise propagated through the conversion by finite differences: a
 /// near-black reading has a huge variance in a* and b*, a bright one a small one).
-fn reading_noise(v: [f64; 3], scale: Scale, wb: [f64; 3], gain: f64, lab: &[f64; 3]) -> [f64; 3] {
+///
+/// `own`: the reading's own standard error per raw channel when the scan carries one
+/// (`RawScan::sigma`, e.g. from the pixels an image sampler averaged); it replaces the
+/// device model, except for a clipped channel, which stays very uncertain whatever its
+/// measured spread (every pixel at the top of the range has no spread).
+fn reading_noise(
+    v: [f64; 3],
+    own: Option<[f64; 3]>,
+    scale: Scale,
+    wb: [f64; 3],
+    gain: f64,
+    lab: &[f64; 3],
+) -> [f64; 3] {
     let mut var = [0.0; 3];
     for c in 0..3 {
         let mut w = v;
-        w[c] += device_sigma(v[c], scale);
+        w[c] += match own {
+            Some(s) if !clipped(v[c], scale) => s[c],
+            _ => device_sigma(v[c], scale),
+        };
         let l2 = lab_of_linear(to_linear(w, scale, wb).map(|x| x / gain));
         for k in 0..3 {
             var[k] += (l2[k] - lab[k]).powi(2);
@@ -888,7 +912,10 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             .iter()
             .zip(labs)
             .enumerate()
-            .map(|(i, (v, lab))| reading_noise(*v, scale, wb, gain(i), lab))
+            .map(|(i, (v, lab))| {
+                let own = scan.sigma.as_ref().and_then(|s| s.get(i).copied());
+                reading_noise(*v, own, scale, wb, gain(i), lab)
+            })
             .collect()
     };
     let cost_of = |labs: &[[f64; 3]], noise: &[[f64; 3]], classes: &[Class; 6]| -> Vec<[f64; 6]> {
@@ -1212,13 +1239,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_reading_s_own_error_replaces_the_device_model_except_when_clipped() {
+        let wb = [1.0; 3];
+        let v = [120.0, 80.0, 40.0];
+        let lab = lab_of_linear(to_linear(v, Scale::Rgb8, wb));
+        let device = reading_noise(v, None, Scale::Rgb8, wb, 1.0, &lab);
+        let own = reading_noise(v, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
+        let large = reading_noise(v, Some([3.0; 3]), Scale::Rgb8, wb, 1.0, &lab);
+        for k in 0..3 {
+            assert!(
+                own[k] < device[k] && device[k] < large[k],
+                "{own:?} {device:?} {large:?}"
+            );
+        }
+        let hot = [255.0, 80.0, 40.0];
+        let lab = lab_of_linear(to_linear(hot, Scale::Rgb8, wb));
+        let a = reading_noise(hot, None, Scale::Rgb8, wb, 1.0, &lab);
+        let b = reading_noise(hot, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
+        assert!(b[0] > 0.5 * a[0], "clipped stays uncertain: {a:?} {b:?}");
+    }
+
+    #[test]
     fn reading_noise_follows_the_device() {
         // Relative to its own chroma, a near-black camera reading hardly resolves its hue
         // (a count is a large step there); a bright one does; a clipped channel is
         // uncertain in absolute terms.
         let lab_var = |v: [f64; 3], scale: Scale, wb: [f64; 3]| {
             let lab = lab_of_linear(to_linear(v, scale, wb));
-            (lab, reading_noise(v, scale, wb, 1.0, &lab))
+            (lab, reading_noise(v, None, scale, wb, 1.0, &lab))
         };
         let rel = |(lab, var): ([f64; 3], [f64; 3])| {
             (var[1] + var[2]) / (lab[1].powi(2) + lab[2].powi(2))

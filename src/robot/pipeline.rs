@@ -435,6 +435,8 @@ fn reread(
             list.push(v);
             let n = list.len() as f64;
             raw.facelets[i] = std::array::from_fn(|k| list.iter().map(|r| r[k]).sum::<f64>() / n);
+            // A re-read's own error is not known: the resolver's device model applies.
+            raw.sigma = None;
         }
     }
     Ok(())

@@ -54,6 +54,8 @@ pub struct StickerReading {
     pub rgb: [f64; 3],
     /// Mean distance of the kept pixels from `rgb` (low = a clean, uniform sticker).
     pub spread: f64,
+    /// Standard error of `rgb` per channel (8-bit counts), from the pixels averaged.
+    pub sigma: [f64; 3],
     /// Whether a detected region supported this sticker (false: placed from the grid, or
     /// taken from the rig).
     pub detected: bool,
@@ -134,6 +136,7 @@ fn sticker(quad: Quad, sampled: Quad, s: Sample, detected: bool) -> StickerReadi
         sampled,
         rgb: s.rgb,
         spread: s.spread,
+        sigma: s.sigma,
         detected,
     }
 }
@@ -589,6 +592,7 @@ pub fn scan_faces_with(
         }
     }
     let mut facelets = Vec::with_capacity(6 * n * n);
+    let mut sigma = Vec::with_capacity(6 * n * n);
     let mut readings = Vec::with_capacity(6);
     for face in Face::ALL {
         let rf = rig.map(|r| r.face(face));
@@ -605,7 +609,11 @@ pub fn scan_faces_with(
         let orientation = rf.map(|r| r.orientation).unwrap_or_default();
         let rgbs: Vec<[f64; 3]> = reading.stickers.iter().map(|s| s.rgb).collect();
         facelets.extend(orientation.to_facelets(n, &rgbs));
+        let sigmas: Vec<[f64; 3]> = reading.stickers.iter().map(|s| s.sigma).collect();
+        sigma.extend(orientation.to_facelets(n, &sigmas));
         readings.push(reading);
     }
-    Ok((RawScan::new(size, Scale::Rgb8, facelets), readings))
+    let mut scan = RawScan::new(size, Scale::Rgb8, facelets);
+    scan.sigma = Some(sigma);
+    Ok((scan, readings))
 }

@@ -1,6 +1,18 @@
 //! Robust colour of one sticker: the pixels inside a (shrunken) sticker quad, minus the
 //! darkest (black plastic border, shadow) and brightest (specular highlight) ones, minus
-//! colour outliers around the median; the mean of what is left.
+//! colour outliers around the median; the mean of what is left, with its standard error.
+//!
+//! Standard error per channel (`Sample::sigma`, carried into `RawScan::sigma` so the
+//! resolver weighs each reading by what was actually measured): the spread of the kept
+//! pixels over the square root of the number of *independent* pixels (neighbouring pixels
+//! share noise through demosaicing, so pixels closer than [`NOISE_CORRELATION_PX`] count
+//! as one), combined with two floors that averaging cannot remove:
+//! - rounding to 8 bits: when the pixels do not dither (a flat or saturated patch all at
+//!   one value) the true mean is only known within the step, a uniform error of
+//!   1/√12 count;
+//! - exposure and gain that differ between the separate frames of the six faces (auto
+//!   exposure, white balance): the same 0.2 % of the value the resolver's 8-bit device
+//!   model assumes for a single reading.
 //!
 //! Level: `scan` (pure Rust).
 
@@ -15,6 +27,16 @@ const DROP_DARK: f64 = 0.12;
 /// Share of the brightest pixels dropped (specular highlights).
 const DROP_BRIGHT: f64 = 0.10;
 
+/// Distance (full-resolution pixels) over which a camera's pixel noise is correlated:
+/// Bayer demosaicing interpolates each colour from a 2-pixel neighbourhood.
+pub const NOISE_CORRELATION_PX: f64 = 2.0;
+
+/// Standard deviation of the rounding to an 8-bit value (uniform over one step).
+const ROUNDING_SIGMA: f64 = 0.288_675_134_594_812_9; // 1/sqrt(12)
+
+/// Relative frame-to-frame exposure and gain variation (see the module docs).
+const FRAME_GAIN_SIGMA: f64 = 0.002;
+
 /// The colour of one region and how many pixels it came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
@@ -23,6 +45,8 @@ pub struct Sample {
     pub pixels: usize,
     /// Mean distance (RGB units) of those pixels from the result: low for a clean sticker.
     pub spread: f64,
+    /// Standard error of `rgb` per channel (8-bit counts), see the module docs.
+    pub sigma: [f64; 3],
 }
 
 /// Samples the pixels inside `quad` (image pixel coordinates). `None` when the quad holds
@@ -60,10 +84,23 @@ pub fn sample_quad(img: &RgbImage, quad: &Quad) -> Option<Sample> {
         }
         y += step;
     }
-    robust_mean(&mut px)
+    robust_mean(&mut px).map(|s| with_sigma(s, step))
 }
 
-/// The trimmed, outlier-rejected mean of a set of pixels (reorders `px`).
+/// Fills `sigma` for a sample whose pixels were taken `step` pixels apart.
+fn with_sigma(mut s: Sample, step: usize) -> Sample {
+    let per = (step as f64 / NOISE_CORRELATION_PX).min(1.0).powi(2);
+    let independent = (s.pixels as f64 * per).max(1.0);
+    for c in 0..3 {
+        let mean_error = s.sigma[c] / independent.sqrt();
+        let floor = ROUNDING_SIGMA.hypot(FRAME_GAIN_SIGMA * s.rgb[c]);
+        s.sigma[c] = mean_error.hypot(floor);
+    }
+    s
+}
+
+/// The trimmed, outlier-rejected mean of a set of pixels (reorders `px`); its `sigma` is
+/// the per-channel standard deviation of the kept pixels (not yet an error of the mean).
 pub fn robust_mean(px: &mut [[u8; 3]]) -> Option<Sample> {
     if px.is_empty() {
         return None;
@@ -91,16 +128,20 @@ pub fn robust_mean(px: &mut [[u8; 3]]) -> Option<Sample> {
         return None;
     }
     let rgb = sum.map(|s| s / count as f64);
-    let spread = kept
-        .iter()
-        .filter(|p| dist(p, &median) <= limit)
-        .map(|p| dist(p, &rgb))
-        .sum::<f64>()
-        / count as f64;
+    let inliers = || kept.iter().filter(|p| dist(p, &median) <= limit);
+    let spread = inliers().map(|p| dist(p, &rgb)).sum::<f64>() / count as f64;
+    let mut var = [0.0; 3];
+    for p in inliers() {
+        for c in 0..3 {
+            var[c] += (p[c] as f64 - rgb[c]).powi(2);
+        }
+    }
+    let sd = var.map(|v| (v / (count.max(2) - 1) as f64).sqrt());
     Some(Sample {
         rgb,
         pixels: count,
         spread,
+        sigma: sd,
     })
 }
 
@@ -150,6 +191,31 @@ mod tests {
         let s = sample_quad(&img, &q).unwrap();
         assert!((s.rgb[0] - 200.0).abs() < 1.0, "{:?}", s.rgb);
         assert!((s.rgb[1] - 40.0).abs() < 1.0, "{:?}", s.rgb);
+    }
+
+    #[test]
+    fn standard_error_has_floors_and_grows_with_pixel_noise() {
+        let q = [[2.0, 2.0], [38.0, 2.0], [38.0, 38.0], [2.0, 38.0]];
+        let flat = RgbImage::new(40, 40, [200, 100, 50]);
+        let s = sample_quad(&flat, &q).unwrap();
+        for c in 0..3 {
+            let floor = ROUNDING_SIGMA.hypot(FRAME_GAIN_SIGMA * s.rgb[c]);
+            assert!((s.sigma[c] - floor).abs() < 1e-9, "{:?}", s.sigma);
+        }
+        let mut noisy = RgbImage::new(40, 40, [0, 0, 0]);
+        for y in 0..40 {
+            for x in 0..40 {
+                let d = if (x + y) % 2 == 0 { 8 } else { 0 };
+                noisy.put(x, y, [196 + d, 96 + d, 46 + d]);
+            }
+        }
+        let n = sample_quad(&noisy, &q).unwrap();
+        assert!(
+            n.sigma.iter().zip(&s.sigma).all(|(a, b)| a > b),
+            "{:?}",
+            n.sigma
+        );
+        assert!(n.sigma.iter().all(|&v| v < 1.0), "{:?}", n.sigma);
     }
 
     #[test]
