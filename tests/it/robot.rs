@@ -148,7 +148,10 @@ fn a_scan_takes_no_more_simulated_time_than_the_stock_program() {
     r.scan(Size::Three, &mut |_| {}).unwrap();
     let took = h.motion_seconds() - t0;
     eprintln!("colour-sensor scan: {took:.1} simulated seconds of motion");
-    assert!(took <= 30.0, "scan took {took:.1} simulated seconds of motion");
+    assert!(
+        took <= 30.0,
+        "scan took {took:.1} simulated seconds of motion"
+    );
 }
 
 /// `cubot sim --pty ...` as a child process: (child, pty path, cube line).
