@@ -28,7 +28,7 @@ use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
 use super::cubie::{sym_table, Cc};
 use super::search::{inverse_move, Tables3};
 use super::tables::{N_MOVES, P2_MOVES};
-use super::{cubie_of, Solver, SolverError};
+use super::{Solver, SolverError};
 use crate::cube::{Alg, Face, FaceletCube, Move, Size, Turn};
 
 /// Largest number of automaton states.
@@ -267,15 +267,7 @@ impl Solver {
                 reason: "the costed search solves 3x3x3 cubes only".into(),
             });
         }
-        let s = cubie_of(start).map_err(SolverError::Invalid)?;
-        let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
-        if start.symbols() != target.symbols() {
-            return Err(SolverError::DifferentCentres {
-                start: start.symbols().iter().collect(),
-                target: target.symbols().iter().collect(),
-            });
-        }
-        let y = Cc::from_cubie(&t.inverse().multiply(&s));
+        let (s, t, y) = super::problem3(start, target)?;
         let t0 = Instant::now();
         let mut search = Search::new(&self.three, cost, opts, t0);
         search.run(&y);

@@ -363,15 +363,7 @@ impl Solver {
         };
         let (found, check): (Result<Vec<Found>, Ended>, Check) = match start.size() {
             Size::Three => {
-                let s = cubie_of(start).map_err(SolverError::Invalid)?;
-                let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
-                if start.symbols() != target.symbols() {
-                    return Err(SolverError::DifferentCentres {
-                        start: start.symbols().iter().collect(),
-                        target: target.symbols().iter().collect(),
-                    });
-                }
-                let y = Cc::from_cubie(&t.inverse().multiply(&s));
+                let (s, t, y) = problem3(start, target)?;
                 (
                     search::solve(&self.three, &y, &lim),
                     Box::new(move |moves: &[u8]| {
@@ -440,6 +432,24 @@ fn problems(c: &FaceletCube) -> InvalidCube {
             }],
         },
     }
+}
+
+/// The 3x3x3 problem `start` → `target` at the cubie level: both cubies (validated) and the
+/// cube `target⁻¹ · start` the searches solve to identity; both must share their centres.
+pub(crate) fn problem3(
+    start: &FaceletCube,
+    target: &FaceletCube,
+) -> Result<(CubieCube, CubieCube, Cc), SolverError> {
+    let s = cubie_of(start).map_err(SolverError::Invalid)?;
+    let t = cubie_of(target).map_err(SolverError::InvalidTarget)?;
+    if start.symbols() != target.symbols() {
+        return Err(SolverError::DifferentCentres {
+            start: start.symbols().iter().collect(),
+            target: target.symbols().iter().collect(),
+        });
+    }
+    let y = Cc::from_cubie(&t.inverse().multiply(&s));
+    Ok((s, t, y))
 }
 
 fn cubie_of(c: &FaceletCube) -> Result<CubieCube, InvalidCube> {
