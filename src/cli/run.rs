@@ -811,6 +811,13 @@ pub struct BenchRobotArgs {
     /// Robot for the end-to-end runs.
     #[arg(long, value_enum, default_value = "mindcub3r")]
     pub robot: RobotKind,
+    /// Scanner for the end-to-end runs (camera: the simulator renders frames for the vision
+    /// pipeline).
+    #[arg(long, value_enum, default_value = "sensor")]
+    pub scanner: ScannerKind,
+    /// End-to-end runs at a time (each with its own simulator on its own pty).
+    #[arg(long, default_value_t = 8)]
+    pub jobs: usize,
     /// MindCub3r calibration whose timings the planner uses (default: calibration/mindcub3r.toml).
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
@@ -1073,72 +1080,173 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
     Ok(())
 }
 
+/// What one seeded end-to-end run came to.
+enum E2eOutcome {
+    Reached,
+    /// The pipeline said "reached" but the simulator's cube is not solved.
+    FalseSuccess,
+    NotReached,
+    Refused(String),
+    Failed(String),
+}
+
+/// One seeded `run --sim` in this process: scan, resolve, solve, plan, execute, verify,
+/// judged against the simulator's own cube (not the pipeline's word).
+fn e2e_once(
+    a: &BenchRobotArgs,
+    solver: &Solver,
+    palette: &str,
+    seed: u64,
+    journal: PathBuf,
+) -> E2eOutcome {
+    let o = RobotOpts {
+        sim: true,
+        port: None,
+        robot: a.robot,
+        scanner: a.scanner,
+        calibration: None,
+        robot_config: a.robot_config.clone(),
+        faults: None,
+        seed,
+        speed: 5000.0,
+        palette: palette.to_string(),
+        size: 3,
+        max_rescans: 3,
+        search_ms: 0,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let opts = RunOptions {
+        size: Size::Three,
+        target: None,
+        solutions: 2,
+        symmetries: false,
+        mirror: false,
+        inverse: true,
+        max_rescans: 3,
+        journal,
+        stop: stop.clone(),
+    };
+    let mut robot = match connect(&o, None, &stop) {
+        Ok(r) => r,
+        Err(e) => return E2eOutcome::Failed(format!("{e:#}")),
+    };
+    let r = match with_solver(solver, &o, 21, |s| {
+        pipeline::run(robot.as_mut(), s, &opts, &mut |_| {})
+    }) {
+        Ok(r) => r,
+        Err(e) => return E2eOutcome::Failed(format!("{e:#}")),
+    };
+    // The truth, independent of the pipeline: the simulator's cube itself.
+    let truth = robot.read_back().map(|(_, now)| now.is_solved());
+    match r {
+        Ok(rep) if rep.reached_target && truth == Some(true) => E2eOutcome::Reached,
+        Ok(rep) if rep.reached_target => E2eOutcome::FalseSuccess,
+        Ok(_) => E2eOutcome::NotReached,
+        Err(e) if e.is_no() => E2eOutcome::Refused(e.to_string()),
+        Err(e) => E2eOutcome::Failed(e.to_string()),
+    }
+}
+
+/// `bench robot --runs N`: seeded end-to-end runs per palette, `--jobs` at a time (a run
+/// mostly waits on its simulator, so more jobs than cores pay), every miss named by seed.
 fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
+    use std::sync::atomic::AtomicUsize;
     let dir = tempfile_dir()?;
+    let jobs = a.jobs.max(1);
     for palette in a
         .palettes
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
     {
-        let (mut ok, mut not_reached, mut no, mut failed, mut false_success) = (0, 0, 0, 0, 0);
-        for k in 0..a.runs {
-            let o = RobotOpts {
-                sim: true,
-                port: None,
-                robot: a.robot,
-                scanner: ScannerKind::Sensor,
-                calibration: None,
-                robot_config: a.robot_config.clone(),
-                faults: None,
-                seed: a.seed.wrapping_add(k as u64),
-                speed: 5000.0,
-                palette: palette.to_string(),
-                size: 3,
-                max_rescans: 3,
-                search_ms: 0,
-            };
-            let stop = Arc::new(AtomicBool::new(false));
-            let opts = RunOptions {
-                size: Size::Three,
-                target: None,
-                solutions: 2,
-                symmetries: false,
-                mirror: false,
-                inverse: true,
-                max_rescans: 3,
-                journal: dir.join(format!("{palette}-{k}.jsonl")),
-                stop: stop.clone(),
-            };
-            let mut robot = connect(&o, None, &stop)?;
-            let r = with_solver(solver, &o, 21, |s| {
-                pipeline::run(robot.as_mut(), s, &opts, &mut |_| {})
-            })?;
-            // The truth, independent of the pipeline: the simulator's cube itself.
-            let truth = robot.read_back().map(|(_, now)| now.is_solved());
-            match r {
-                Ok(rep) if rep.reached_target => {
-                    ok += 1;
-                    if truth != Some(true) {
-                        false_success += 1;
+        palette
+            .parse::<Palette>()
+            .map_err(|e| anyhow!("--palettes: {e}"))?;
+        let started = std::time::Instant::now();
+        let bar = progress_bar(g, palette);
+        if let Some(b) = &bar {
+            b.set_length(a.runs as u64);
+        }
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<(u64, E2eOutcome)>> = Mutex::new(Vec::with_capacity(a.runs));
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.min(a.runs.max(1)) {
+                scope.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= a.runs {
+                        break;
                     }
+                    let seed = a.seed.wrapping_add(k as u64);
+                    let journal = dir.join(format!("{palette}-{seed}.jsonl"));
+                    let out = e2e_once(a, solver, palette, seed, journal.clone());
+                    let _ = std::fs::remove_file(&journal);
+                    if let Some(b) = &bar {
+                        b.inc(1);
+                    }
+                    if let Ok(mut r) = results.lock() {
+                        r.push((seed, out));
+                    }
+                });
+            }
+        });
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let mut results = results.into_inner().unwrap_or_default();
+        results.sort_by_key(|(s, _)| *s);
+        let (mut ok, mut not_reached, mut no, mut failed, mut false_success) = (0, 0, 0, 0, 0);
+        for (seed, out) in &results {
+            let (kind, why) = match out {
+                E2eOutcome::Reached => {
+                    ok += 1;
+                    continue;
                 }
-                Ok(_) => not_reached += 1,
-                Err(e) if e.is_no() => no += 1,
-                Err(_) => failed += 1,
+                E2eOutcome::FalseSuccess => {
+                    false_success += 1;
+                    (
+                        "false-success",
+                        "reported reached, simulator's cube not solved",
+                    )
+                }
+                E2eOutcome::NotReached => {
+                    not_reached += 1;
+                    ("not-reached", "executed, target not reached")
+                }
+                E2eOutcome::Refused(e) => {
+                    no += 1;
+                    ("refused", e.as_str())
+                }
+                E2eOutcome::Failed(e) => {
+                    failed += 1;
+                    ("failed", e.as_str())
+                }
+            };
+            if g.json {
+                super::output::json_line(&serde_json::json!({
+                    "type": "bench-robot-e2e-miss", "palette": palette, "seed": seed,
+                    "outcome": kind, "error": why,
+                }));
+            } else {
+                println!("  {palette} seed {seed}: {kind}: {why}");
             }
         }
+        let secs = started.elapsed().as_secs_f64();
         let v = serde_json::json!({
-            "type": "bench-robot-e2e", "palette": palette, "runs": a.runs, "reached": ok,
+            "type": "bench-robot-e2e", "palette": palette, "runs": a.runs,
+            "first_seed": a.seed, "scanner": format!("{:?}", a.scanner).to_lowercase(),
+            "robot": format!("{:?}", a.robot).to_lowercase(), "reached": ok,
             "not_reached": not_reached, "refused": no, "failed": failed,
             "false_success": false_success,
             "success_rate": ok as f64 / a.runs.max(1) as f64,
+            "jobs": jobs, "wall_seconds": secs,
         });
         if g.json {
             super::output::json_line(&v);
         } else {
             println!(
-                "end to end, {palette}: {ok}/{} reached the target ({:.2}%), {not_reached} not reached, {no} refused (ambiguous/invalid scan), {failed} failed; success reported on a cube not at the target: {false_success}",
+                "end to end, {palette} (seeds {}..{}): {ok}/{} reached the target ({:.2}%), {not_reached} not reached, {no} refused (ambiguous/invalid scan), {failed} failed; success reported on a cube not at the target: {false_success}  [{secs:.0} s, {jobs} jobs]",
+                a.seed,
+                a.seed.wrapping_add(a.runs.saturating_sub(1) as u64),
                 a.runs,
                 100.0 * ok as f64 / a.runs.max(1) as f64
             );

@@ -442,3 +442,41 @@ fn bench_robot_reports_baseline_candidates_and_costed_search() {
         .unwrap();
     assert!(ratio["ratio"].as_f64().unwrap() < 1.0);
 }
+
+#[test]
+fn bench_robot_end_to_end_runs_in_parallel_and_judges_by_the_simulator() {
+    let out = cubot(&[
+        "bench",
+        "robot",
+        "--cubes",
+        "0",
+        "--runs",
+        "3",
+        "--jobs",
+        "3",
+        "--palettes",
+        "faded",
+        "--seed",
+        "4242",
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let v = last(&out);
+    assert_eq!(v["type"], "bench-robot-e2e");
+    assert_eq!(v["palette"], "faded");
+    assert_eq!(v["runs"], 3);
+    assert_eq!(v["reached"], 3, "{v}");
+    assert_eq!(v["false_success"], 0);
+    let bad = cubot(&[
+        "bench",
+        "robot",
+        "--cubes",
+        "0",
+        "--runs",
+        "1",
+        "--palettes",
+        "plaid",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "stderr: {}", stderr(&bad));
+}
