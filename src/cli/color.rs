@@ -16,7 +16,7 @@ use crate::color::resolve::facelet_names;
 use crate::color::svg::resolution_svg;
 use crate::color::synth::{synth_scan as synthesize, Appearance, Conditions, Palette};
 use crate::color::{
-    resolve as resolve_scan, Profile, RawScan, ResolveError, ResolveOptions, Scale,
+    resolve as resolve_scan, Profile, RawScan, Resolution, ResolveError, ResolveOptions, Scale,
 };
 use crate::cube::{random_state, FaceletCube, Size};
 
@@ -178,6 +178,63 @@ fn verdict_lines(res: &crate::color::Resolution) {
     }
 }
 
+/// A resolved scan: the `resolution` line (JSON) or the state's letters (text), as
+/// `resolve` and `scan` print it.
+pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
+    let letters = res.cube.to_letters();
+    if g.json {
+        json_line(&json!({
+            "type": "resolution",
+            "cube": letters,
+            "confident": res.confident,
+            "cube_margin": res.cube_margin,
+            "doubtful": facelet_names(&res.doubtful, res.cube.size()).split_whitespace().collect::<Vec<_>>(),
+        }));
+    } else {
+        println!("{letters}");
+    }
+}
+
+/// A scan too close to call: the `doubt` line naming the doubtful stickers and the best
+/// guess, as `resolve` and `scan` print it.
+pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution) {
+    let margin = best.cube_margin;
+    let names = facelet_names(doubtful, best.cube.size());
+    let letters = best.cube.to_letters();
+    if g.json {
+        json_line(&json!({
+            "type": "doubt",
+            "doubtful": names.split_whitespace().collect::<Vec<_>>(),
+            "doubtful_indices": doubtful,
+            "cube_margin": margin,
+            "best": letters,
+        }));
+    } else {
+        println!(
+            "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}; re-scan them or use --best-effort)"
+        );
+    }
+}
+
+/// No legal cube within the resolver's budget: the `doubt` line naming the least certain
+/// stickers, as `resolve` and `scan` print it.
+pub(crate) fn print_no_legal_cube(g: &Global, expanded: usize, suspects: &[usize], size: Size) {
+    let names = facelet_names(suspects, size);
+    if g.json {
+        json_line(&json!({
+            "type": "doubt",
+            "message": "no legal cube found within the search budget",
+            "expanded": expanded,
+            "doubtful": names.split_whitespace().collect::<Vec<_>>(),
+            "doubtful_indices": suspects,
+        }));
+    } else {
+        println!(
+            "doubt: no legal cube found within the search budget ({expanded} nodes); least certain stickers: {names} (re-scan them)"
+        );
+    }
+}
+
 pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
     let scan = read_scan(&a.scan)?;
     let opts = ResolveOptions {
@@ -194,66 +251,37 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
                 std::fs::write(p, resolution_svg(&res))
                     .with_context(|| format!("cannot write {}", p.display()))?;
             }
+            print_resolution(g, &res);
             if g.json {
-                json_line(&json!({
-                    "type": "resolution",
-                    "cube": res.cube.to_letters(),
-                    "confident": res.confident,
-                    "cube_margin": res.cube_margin,
-                    "doubtful": facelet_names(&res.doubtful, size).split_whitespace().collect::<Vec<_>>(),
-                }));
                 verdict_lines(&res);
-            } else {
-                println!("{}", res.cube.to_letters());
-                if g.verbose > 0 {
-                    eprintln!(
-                        "margin to the best rival legal cube: {}{:.1} nats{} ({} search nodes)",
-                        if res.rival_exact { "" } else { "≥ " },
-                        res.cube_margin,
-                        if res.confident {
-                            ""
-                        } else {
-                            " (best effort: not confident)"
-                        },
-                        res.expanded
-                    );
-                }
+            } else if g.verbose > 0 {
+                eprintln!(
+                    "margin to the best rival legal cube: {}{:.1} nats{} ({} search nodes)",
+                    if res.rival_exact { "" } else { "≥ " },
+                    res.cube_margin,
+                    if res.confident {
+                        ""
+                    } else {
+                        " (best effort: not confident)"
+                    },
+                    res.expanded
+                );
             }
             Ok(Exit::Ok)
         }
         Err(ResolveError::Ambiguous { doubtful, best }) => {
-            let margin = best.cube_margin;
             if let Some(p) = &a.svg {
                 std::fs::write(p, resolution_svg(&best))
                     .with_context(|| format!("cannot write {}", p.display()))?;
             }
-            let names = facelet_names(&doubtful, size);
+            print_ambiguous(g, &doubtful, &best);
             if g.json {
-                json_line(&json!({
-                    "type": "doubt",
-                    "doubtful": names.split_whitespace().collect::<Vec<_>>(),
-                    "doubtful_indices": doubtful,
-                    "cube_margin": margin,
-                    "best": best.cube.to_letters(),
-                }));
                 verdict_lines(&best);
-            } else {
-                println!(
-                    "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {}; re-scan them or use --best-effort)",
-                    best.cube.to_letters()
-                );
             }
             Ok(Exit::No)
         }
         Err(ResolveError::NoLegalCube { expanded, suspects }) => {
-            let names = facelet_names(&suspects, size);
-            if g.json {
-                json_line(
-                    &json!({"type": "doubt", "message": "no legal cube found within the search budget", "expanded": expanded, "doubtful": names.split_whitespace().collect::<Vec<_>>(), "doubtful_indices": suspects}),
-                );
-            } else {
-                println!("doubt: no legal cube found within the search budget ({expanded} nodes); least certain stickers: {names} (re-scan them)");
-            }
+            print_no_legal_cube(g, expanded, &suspects, size);
             Ok(Exit::No)
         }
         Err(e) => {

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -81,6 +81,21 @@ pub struct RobotOpts {
     pub search_ms: u64,
 }
 
+/// Where the run is journaled and what the solver is asked, shared by `run` and `restore`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ExecuteOpts {
+    /// Where to write the journal (default: the cache dir's journals/).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Solutions asked of the solver (per variant of the problem); the robot executes the
+    /// one its planner finds cheapest.
+    #[arg(long, default_value_t = 100)]
+    pub solutions: usize,
+    /// Longest solution considered (face turns).
+    #[arg(long, default_value_t = 21)]
+    pub max_length: u32,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -94,16 +109,8 @@ pub struct RunArgs {
     /// Finish the run a journal records (no re-scan).
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
-    /// Where to write the journal (default: the cache dir's journals/).
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
-    /// Solutions asked of the solver (per variant of the problem); the robot executes the
-    /// one its planner finds cheapest.
-    #[arg(long, default_value_t = 100)]
-    pub solutions: usize,
-    /// Longest solution considered (face turns).
-    #[arg(long, default_value_t = 21)]
-    pub max_length: u32,
+    #[command(flatten)]
+    pub execute: ExecuteOpts,
     /// Also solve the 48 whole-cube symmetric variants of the problem.
     #[arg(long)]
     pub symmetries: bool,
@@ -123,12 +130,8 @@ pub struct RestoreArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub robot: RobotOpts,
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
-    #[arg(long, default_value_t = 100)]
-    pub solutions: usize,
-    #[arg(long, default_value_t = 21)]
-    pub max_length: u32,
+    #[command(flatten)]
+    pub execute: ExecuteOpts,
 }
 
 fn size_of(n: u8) -> Result<Size> {
@@ -629,34 +632,45 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
     Ok(None)
 }
 
+/// The pipeline's options for `run` (and `restore`, and `run --resume`).
+fn run_options(
+    a: &RunArgs,
+    size: Size,
+    target: Option<TargetSpec>,
+    journal: PathBuf,
+    stop: &Arc<AtomicBool>,
+) -> RunOptions {
+    RunOptions {
+        size,
+        target,
+        solutions: a.execute.solutions,
+        symmetries: a.symmetries,
+        mirror: a.symmetries,
+        inverse: true,
+        max_rescans: a.robot.max_rescans,
+        journal,
+        stop: stop.clone(),
+    }
+}
+
 pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let stop = Arc::new(AtomicBool::new(false));
     install_ctrlc(&stop);
-    let journal_path = a.journal.clone().unwrap_or_else(|| default_journal(g));
+    let journal_path = a
+        .execute
+        .journal
+        .clone()
+        .unwrap_or_else(|| default_journal(g));
     if let Some(jpath) = &a.resume {
         return resume(&a, g, jpath, journal_path, stop);
     }
     let size = size_of(a.robot.size)?;
     let target = target_spec(&a)?;
-    let opts = RunOptions {
-        size,
-        target,
-        solutions: a.solutions,
-        symmetries: a.symmetries,
-        mirror: a.symmetries,
-        inverse: true,
-        max_rescans: a.robot.max_rescans,
-        journal: journal_path,
-        stop: stop.clone(),
-    };
+    let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.robot, None, &stop)?;
-    let rep = Mutex::new(Reporter::new(g));
-    let r = with_services(g, &a.robot, a.max_length, |s| {
-        pipeline::run(robot.as_mut(), s, &opts, &mut |e| {
-            if let Ok(mut r) = rep.lock() {
-                r.event(e)
-            }
-        })
+    let mut rep = Reporter::new(g);
+    let r = with_services(g, &a.robot, a.execute.max_length, |s| {
+        pipeline::run(robot.as_mut(), s, &opts, &mut |e| rep.event(e))
     })?;
     outcome(g, r)
 }
@@ -682,25 +696,17 @@ fn resume(
     };
     // The simulator starts from the cube the journal left.
     let start = ropts.sim.then(|| rec.state.clone());
-    let opts = RunOptions {
-        size,
-        target: None,
-        solutions: a.solutions,
-        symmetries: a.symmetries,
-        mirror: a.symmetries,
-        inverse: true,
-        max_rescans: a.robot.max_rescans,
-        journal: if a.journal.is_some() {
-            journal_path
-        } else {
-            jpath.to_path_buf()
-        },
-        stop: stop.clone(),
+    // Carry on in the same journal unless told otherwise.
+    let journal = if a.execute.journal.is_some() {
+        journal_path
+    } else {
+        jpath.to_path_buf()
     };
+    let opts = run_options(a, size, None, journal, &stop);
     let mut robot = connect(&ropts, start, &stop)?;
-    let rep = Mutex::new(Reporter::new(g));
+    let mut rep = Reporter::new(g);
     let colors = rec.start.colors.clone();
-    let r = with_services(g, &ropts, a.max_length, |s| {
+    let r = with_services(g, &ropts, a.execute.max_length, |s| {
         pipeline::finish(
             robot.as_mut(),
             s,
@@ -710,11 +716,7 @@ fn resume(
             true,
             0,
             true,
-            &mut |e| {
-                if let Ok(mut r) = rep.lock() {
-                    r.event(e)
-                }
-            },
+            &mut |e| rep.event(e),
         )
     })?;
     outcome(g, r)
@@ -725,7 +727,7 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     install_ctrlc(&stop);
     let size = size_of(a.robot.size)?;
     let mut robot = connect(&a.robot, None, &stop)?;
-    let rep = Mutex::new(Reporter::new(g));
+    let mut rep = Reporter::new(g);
     let calibration = serde_json::json!({
         "robot": robot.kind(),
         "scanner": format!("{:?}", a.robot.scanner).to_lowercase(),
@@ -739,11 +741,7 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
             size,
             a.robot.max_rescans,
             calibration,
-            &mut |e| {
-                if let Ok(mut r) = rep.lock() {
-                    r.event(e)
-                }
-            },
+            &mut |e| rep.event(e),
         )
     })?;
     match r {
@@ -777,9 +775,7 @@ pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
         target: None,
         target_file: Some(a.file),
         resume: None,
-        journal: a.journal,
-        solutions: a.solutions,
-        max_length: a.max_length,
+        execute: a.execute,
         symmetries: false,
     };
     run(args, g)

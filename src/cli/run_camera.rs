@@ -34,12 +34,17 @@ pub enum Presenter {
 /// A robot whose scans come from a camera over the top face.
 pub struct CameraRun {
     robot: Presenter,
+    camera: Camera,
+    size: Option<Size>,
+}
+
+/// The simulated camera: the cube's look under the light, and the frames it has taken.
+struct Camera {
     appearance: Appearance,
     render: RenderOptions,
     seed: u64,
     /// Frames taken so far (each frame gets its own render seed and noise).
     frames: u64,
-    size: Option<Size>,
 }
 
 impl CameraRun {
@@ -47,10 +52,12 @@ impl CameraRun {
     pub fn new(robot: Presenter, palette: Palette, seed: u64) -> CameraRun {
         CameraRun {
             robot,
-            appearance: Appearance::new(palette, Conditions::for_palette(palette), seed),
-            render: RenderOptions::default(),
-            seed,
-            frames: 0,
+            camera: Camera {
+                appearance: Appearance::new(palette, Conditions::for_palette(palette), seed),
+                render: RenderOptions::default(),
+                seed,
+                frames: 0,
+            },
             size: None,
         }
     }
@@ -86,49 +93,53 @@ fn vision_err(e: crate::scan::VisionError) -> RunError {
 /// retakes a frame when, say, the arm hides a sticker row).
 const TAKES: usize = 4;
 
-/// A frame of the stickers `shown` in which the vision pipeline finds the cube: retaken
-/// (fresh light noise and pose) up to [`TAKES`] times; the last failure otherwise.
-fn readable_frame(
-    appearance: &Appearance,
-    render: &RenderOptions,
-    seed: u64,
-    frames: &mut u64,
-    n: usize,
-    shown: &[(Face, usize)],
-) -> Result<RgbImage, crate::scan::VisionError> {
-    let mut last = None;
-    for _ in 0..TAKES {
-        let img = frame(appearance, render, seed, frames, n, shown);
-        match read_face(&img, n, None) {
-            Ok(_) => return Ok(img),
-            Err(e) => last = Some(e),
+impl Camera {
+    /// A frame of the stickers `shown` in which the vision pipeline finds the cube: retaken
+    /// (fresh light noise and pose) up to [`TAKES`] times; the last failure otherwise.
+    fn readable_frame(&mut self, n: usize, shown: &[(Face, usize)]) -> Result<RgbImage, RunError> {
+        let mut last = None;
+        for _ in 0..TAKES {
+            let img = self.frame(n, shown);
+            match read_face(&img, n, None) {
+                Ok(_) => return Ok(img),
+                Err(e) => last = Some(e),
+            }
         }
+        Err(vision_err(last.unwrap_or_else(|| {
+            crate::scan::VisionError::Other("no frame taken".into())
+        })))
     }
-    Err(last.unwrap_or_else(|| crate::scan::VisionError::Other("no frame taken".into())))
+
+    /// One camera frame of the stickers `shown` (each: its colour and the facelet index it
+    /// stands for, image row-major), rendered and seeded.
+    fn frame(&mut self, n: usize, shown: &[(Face, usize)]) -> RgbImage {
+        let (seed, k) = (self.seed, self.frames);
+        self.frames += 1;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xca3e_7a00 ^ k.wrapping_mul(0x9e37_79b9));
+        let colors: Vec<[u8; 3]> = shown
+            .iter()
+            .map(|&(color, facelet)| {
+                self.appearance
+                    .reading(color, facelet, facelet, Scale::Rgb8, &mut rng)
+                    .map(|v| v.round().clamp(0.0, 255.0) as u8)
+            })
+            .collect();
+        render_face(
+            &colors,
+            n,
+            &self.render,
+            seed.wrapping_add(k.wrapping_mul(7919)),
+        )
+    }
 }
 
-/// One camera frame of the stickers `shown` (each: its colour and the facelet index it
-/// stands for, image row-major), rendered and seeded.
-fn frame(
-    appearance: &Appearance,
-    render: &RenderOptions,
-    seed: u64,
-    frames: &mut u64,
-    n: usize,
-    shown: &[(Face, usize)],
-) -> RgbImage {
-    let k = *frames;
-    *frames += 1;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xca3e_7a00 ^ k.wrapping_mul(0x9e37_79b9));
-    let colors: Vec<[u8; 3]> = shown
-        .iter()
-        .map(|&(color, facelet)| {
-            appearance
-                .reading(color, facelet, facelet, Scale::Rgb8, &mut rng)
-                .map(|v| v.round().clamp(0.0, 255.0) as u8)
-        })
-        .collect();
-    render_face(&colors, n, render, seed.wrapping_add(k.wrapping_mul(7919)))
+/// What the top face shows: for each top position (row-major), the colour of the sticker
+/// there on `cube` and the facelet index `top` says it stands for.
+fn top_shown(cube: &FaceletCube, top: &[usize]) -> Vec<(Face, usize)> {
+    top.iter()
+        .enumerate()
+        .map(|(p, &f)| (cube.colors()[p], f))
+        .collect()
 }
 
 /// The quarter turns (clockwise) that bring a top-face image (grid row-major = top
@@ -162,20 +173,13 @@ impl RunRobot for CameraRun {
         let n = size.n();
         let per = size.per_face();
         self.size = Some(size);
-        let (appearance, render, seed) = (&self.appearance, &self.render, self.seed);
-        let frames = &mut self.frames;
+        let camera = &mut self.camera;
         let mut images: [Option<RgbImage>; 6] = Default::default();
         let orientation = match &mut self.robot {
             Presenter::Mc3(r) => r.present_faces(size, &mut |step, top, sim| {
                 let sim = sim.ok_or_else(no_sim)?;
                 let cube = sim.cube();
-                let shown: Vec<(Face, usize)> = top
-                    .iter()
-                    .enumerate()
-                    .map(|(p, &f)| (cube.colors()[p], f))
-                    .collect();
-                let img = readable_frame(appearance, render, seed, frames, n, &shown)
-                    .map_err(vision_err)?;
+                let img = camera.readable_frame(n, &top_shown(&cube, top))?;
                 let (face, q) = quarters_to_facelet_order(n, top).ok_or_else(|| {
                     RunError::Scan(format!(
                         "face step {step}: the top face shows facelets {top:?}, not one face"
@@ -201,10 +205,7 @@ impl RunRobot for CameraRun {
                             (cube.colors()[f], f)
                         })
                         .collect();
-                    images[face.index()] = Some(
-                        readable_frame(appearance, render, seed, frames, n, &shown)
-                            .map_err(vision_err)?,
-                    );
+                    images[face.index()] = Some(camera.readable_frame(n, &shown)?);
                     progress((face.index() + 1) * per, 6 * per);
                 }
                 Orientation::IDENTITY
@@ -239,8 +240,7 @@ impl RunRobot for CameraRun {
             .size
             .ok_or_else(|| RunError::Scan("a re-read needs a camera scan first".into()))?;
         let (n, per) = (size.n(), size.per_face());
-        let (appearance, render, seed) = (&self.appearance, &self.render, self.seed);
-        let frames = &mut self.frames;
+        let camera = &mut self.camera;
         let mut out = Vec::with_capacity(stickers.len());
         for &want in stickers {
             if want >= size.stickers() {
@@ -257,27 +257,14 @@ impl RunRobot for CameraRun {
                         .robot
                         .top_facelets()
                         .ok_or_else(|| RunError::Scan("the scan frame was lost".into()))?;
-                    let shown: Vec<(Face, usize)> = top
-                        .iter()
-                        .enumerate()
-                        .map(|(p, &f)| (cube.colors()[p], f))
-                        .collect();
-                    (
-                        readable_frame(appearance, render, seed, frames, n, &shown)
-                            .map_err(vision_err)?,
-                        pos,
-                    )
+                    (camera.readable_frame(n, &top_shown(&cube, &top))?, pos)
                 }
                 Presenter::Line(r) => {
                     let cube = r.sim.as_ref().ok_or_else(no_sim)?.cube();
                     let base = want / per * per;
                     let shown: Vec<(Face, usize)> =
                         (base..base + per).map(|f| (cube.colors()[f], f)).collect();
-                    (
-                        readable_frame(appearance, render, seed, frames, n, &shown)
-                            .map_err(vision_err)?,
-                        want - base,
-                    )
+                    (camera.readable_frame(n, &shown)?, want - base)
                 }
             };
             let reading = read_face(&img, n, None).map_err(vision_err)?;

@@ -184,10 +184,8 @@ mod imp {
     /// Resolves the scan and prints the result: the state as the first word (exit 0), or
     /// `doubt: ...` / `invalid: ...` (exit 1), as `cubot resolve` does.
     fn resolve_scan(raw: &RawScan, best_effort: bool, g: &Global) -> anyhow::Result<Outcome> {
-        use crate::cli::output::json_line;
-        use crate::color::resolve::facelet_names;
+        use crate::cli::color::{print_ambiguous, print_no_legal_cube, print_resolution};
         use crate::color::{resolve, ResolveError, ResolveOptions};
-        use serde_json::json;
         let opts = ResolveOptions {
             best_effort,
             ..ResolveOptions::default()
@@ -195,71 +193,32 @@ mod imp {
         let size = raw.cube_size();
         match resolve(raw, &opts) {
             Ok(res) => {
-                let letters = res.cube.to_letters();
-                if g.json {
-                    json_line(&json!({
-                        "type": "resolution",
-                        "cube": letters,
-                        "confident": res.confident,
-                        "cube_margin": res.cube_margin,
-                        "doubtful": facelet_names(&res.doubtful, size).split_whitespace().collect::<Vec<_>>(),
-                    }));
-                } else {
-                    println!("{letters}");
-                    if g.verbose > 0 {
-                        eprintln!(
-                            "margin to the best rival legal cube: {:.1} nats{}",
-                            res.cube_margin,
-                            if res.confident {
-                                ""
-                            } else {
-                                " (best effort: not confident)"
-                            }
-                        );
-                    }
+                print_resolution(g, &res);
+                if !g.json && g.verbose > 0 {
+                    eprintln!(
+                        "margin to the best rival legal cube: {:.1} nats{}",
+                        res.cube_margin,
+                        if res.confident {
+                            ""
+                        } else {
+                            " (best effort: not confident)"
+                        }
+                    );
                 }
                 Ok(Outcome {
                     exit: Exit::Ok,
-                    letters: Some(letters.chars().collect()),
+                    letters: Some(res.cube.to_letters().chars().collect()),
                 })
             }
             Err(ResolveError::Ambiguous { doubtful, best }) => {
-                let margin = best.cube_margin;
-                let names = facelet_names(&doubtful, size);
-                let letters = best.cube.to_letters();
-                if g.json {
-                    json_line(&json!({
-                        "type": "doubt",
-                        "doubtful": names.split_whitespace().collect::<Vec<_>>(),
-                        "doubtful_indices": doubtful,
-                        "cube_margin": margin,
-                        "best": letters,
-                    }));
-                } else {
-                    println!(
-                        "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}; re-scan them or use --best-effort)"
-                    );
-                }
+                print_ambiguous(g, &doubtful, &best);
                 Ok(Outcome {
                     exit: Exit::No,
-                    letters: Some(letters.chars().collect()),
+                    letters: Some(best.cube.to_letters().chars().collect()),
                 })
             }
             Err(ResolveError::NoLegalCube { expanded, suspects }) => {
-                let names = facelet_names(&suspects, size);
-                if g.json {
-                    json_line(&json!({
-                        "type": "doubt",
-                        "message": "no legal cube found within the search budget",
-                        "expanded": expanded,
-                        "doubtful": names.split_whitespace().collect::<Vec<_>>(),
-                        "doubtful_indices": suspects,
-                    }));
-                } else {
-                    println!(
-                        "doubt: no legal cube found within the search budget ({expanded} nodes); least certain stickers: {names} (re-scan them)"
-                    );
-                }
+                print_no_legal_cube(g, expanded, &suspects, size);
                 Ok(Outcome {
                     exit: Exit::No,
                     letters: None,

@@ -558,25 +558,12 @@ impl MindCub3r {
             input,
             expected: t,
         };
+        let motor =
+            |role: &str, port: OutputPort, t: i8| exp(role, port.to_string(), port.as_input(), t);
         self.ev3.check_devices(&[
-            exp(
-                "tilt arm",
-                p.arm.to_string(),
-                p.arm.as_input(),
-                device::LARGE_MOTOR,
-            ),
-            exp(
-                "turntable",
-                p.turntable.to_string(),
-                p.turntable.as_input(),
-                device::LARGE_MOTOR,
-            ),
-            exp(
-                "colour-sensor arm",
-                p.sensor_arm.to_string(),
-                p.sensor_arm.as_input(),
-                device::MEDIUM_MOTOR,
-            ),
+            motor("tilt arm", p.arm, device::LARGE_MOTOR),
+            motor("turntable", p.turntable, device::LARGE_MOTOR),
+            motor("colour-sensor arm", p.sensor_arm, device::MEDIUM_MOTOR),
             exp(
                 "colour sensor",
                 p.color_sensor.to_string(),

@@ -528,8 +528,9 @@ impl Reply {
     }
 }
 
-/// Decodes one framed reply (length field included).
-pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
+/// The header every frame (command or reply) starts with: checks the length field against
+/// the frame and returns the message counter and the type byte.
+fn frame_header(frame: &[u8]) -> Result<(u16, u8), ProtocolError> {
     if frame.len() < 5 {
         return Err(ProtocolError::Short {
             len: frame.len(),
@@ -544,7 +545,13 @@ pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
         });
     }
     let counter = u16::from_le_bytes([frame[2], frame[3]]);
-    let ok = match frame[4] {
+    Ok((counter, frame[4]))
+}
+
+/// Decodes one framed reply (length field included).
+pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
+    let (counter, kind) = frame_header(frame)?;
+    let ok = match kind {
         DIRECT_REPLY => true,
         DIRECT_REPLY_ERROR => false,
         other => return Err(ProtocolError::Type(other)),
@@ -589,21 +596,7 @@ impl CommandFrame {
 
 /// Decodes one framed command (length field included).
 pub fn decode_command(frame: &[u8]) -> Result<CommandFrame, ProtocolError> {
-    if frame.len() < 5 {
-        return Err(ProtocolError::Short {
-            len: frame.len(),
-            need: 5,
-        });
-    }
-    let field = u16::from_le_bytes([frame[0], frame[1]]) as usize;
-    if field != frame.len() - 2 {
-        return Err(ProtocolError::Length {
-            field,
-            actual: frame.len() - 2,
-        });
-    }
-    let counter = u16::from_le_bytes([frame[2], frame[3]]);
-    let kind = frame[4];
+    let (counter, kind) = frame_header(frame)?;
     match kind {
         DIRECT_COMMAND_REPLY | DIRECT_COMMAND_NO_REPLY => {
             if frame.len() < 7 {

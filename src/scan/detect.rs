@@ -474,7 +474,7 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
     let to_full = Homography {
         h: [inv_scale, 0.0, 0.0, 0.0, inv_scale, 0.0, 0.0, 0.0, 1.0],
     };
-    let full = compose(&to_full, &fit.h);
+    let full = to_full.compose(&fit.h);
     let mut stickers = Vec::with_capacity(n * n);
     for r in 0..n {
         for c in 0..n {
@@ -553,16 +553,6 @@ fn best_partial(cands: &[Candidate], n: usize) -> usize {
         .max()
         .unwrap_or(0)
         .min(min_support(n).saturating_sub(1))
-}
-
-fn compose(a: &Homography, b: &Homography) -> Homography {
-    let mut h = [0.0; 9];
-    for r in 0..3 {
-        for c in 0..3 {
-            h[r * 3 + c] = (0..3).map(|k| a.h[r * 3 + k] * b.h[k * 3 + c]).sum();
-        }
-    }
-    Homography { h }
 }
 
 /// Reads six faces (URFDLB order) into a scan, with default options.

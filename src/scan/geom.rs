@@ -71,6 +71,18 @@ impl Homography {
         Some(Homography { h })
     }
 
+    /// The map `p -> self(inner(p))` (the matrix product `self * inner`).
+    pub fn compose(&self, inner: &Homography) -> Homography {
+        let (a, b) = (&self.h, &inner.h);
+        let mut h = [0.0; 9];
+        for r in 0..3 {
+            for c in 0..3 {
+                h[r * 3 + c] = (0..3).map(|k| a[r * 3 + k] * b[k * 3 + c]).sum();
+            }
+        }
+        Homography { h }
+    }
+
     /// Least-squares fit of `src[i] -> dst[i]` (at least 4 pairs, not all collinear).
     /// Coordinates are normalised (centroid at 0, mean distance sqrt 2) before solving.
     pub fn fit(src: &[Pt], dst: &[Pt]) -> Option<Homography> {
@@ -104,7 +116,7 @@ impl Homography {
             ],
         };
         // H = Td^-1 * Hn * Ts
-        let h = mul(&mul(&td.inverse()?, &hn), &ts);
+        let h = td.inverse()?.compose(&hn).compose(&ts);
         let s = if h.h[8].abs() > 1e-12 { h.h[8] } else { 1.0 };
         let mut out = h;
         for v in out.h.iter_mut() {
@@ -112,16 +124,6 @@ impl Homography {
         }
         out.h.iter().all(|v| v.is_finite()).then_some(out)
     }
-}
-
-fn mul(a: &Homography, b: &Homography) -> Homography {
-    let mut h = [0.0; 9];
-    for r in 0..3 {
-        for c in 0..3 {
-            h[r * 3 + c] = (0..3).map(|k| a.h[r * 3 + k] * b.h[k * 3 + c]).sum();
-        }
-    }
-    Homography { h }
 }
 
 fn normaliser(pts: &[Pt]) -> Option<(Homography, Vec<Pt>)> {

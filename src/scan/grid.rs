@@ -225,7 +225,7 @@ fn hypothesis(
         // Shift so that the window starts at lattice (0, 0).
         let shift = Homography::affine([window.0 as f64, window.1 as f64], [1.0, 0.0], [0.0, 1.0]);
         if pass == 3 {
-            map = mul(&map, &shift);
+            map = map.compose(&shift);
             for c in cells.iter_mut() {
                 c.0 = (c.0 .0 - window.0, c.0 .1 - window.1);
             }
@@ -312,10 +312,11 @@ fn best_window(
     // like stickers.
     ties.into_iter()
         .map(|w| {
-            let shifted = mul(
-                map,
-                &Homography::affine([w.0 as f64, w.1 as f64], [1.0, 0.0], [0.0, 1.0]),
-            );
+            let shifted = map.compose(&Homography::affine(
+                [w.0 as f64, w.1 as f64],
+                [1.0, 0.0],
+                [0.0, 1.0],
+            ));
             let mut s = 0.0;
             for r in 0..n {
                 for c in 0..n {
@@ -441,16 +442,6 @@ fn inv3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
         }
     }
     Some(r)
-}
-
-fn mul(a: &Homography, b: &Homography) -> Homography {
-    let mut h = [0.0; 9];
-    for r in 0..3 {
-        for c in 0..3 {
-            h[r * 3 + c] = (0..3).map(|k| a.h[r * 3 + k] * b.h[k * 3 + c]).sum();
-        }
-    }
-    Homography { h }
 }
 
 #[cfg(test)]

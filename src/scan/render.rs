@@ -332,27 +332,28 @@ fn gaussian_blur(buf: &mut [f32], w: usize, h: usize, sigma: f64) {
     let sum: f32 = k.iter().sum();
     let k: Vec<f32> = k.iter().map(|v| v / sum).collect();
     let mut tmp = vec![0f32; buf.len()];
+    blur_pass(buf, &mut tmp, w, h, &k, true);
+    blur_pass(&tmp, buf, w, h, &k, false);
+}
+
+/// One 1-D pass of the (odd, centred) kernel `k` over an RGB float image, along rows
+/// (`horizontal`) or columns, clamping at the border.
+fn blur_pass(src: &[f32], dst: &mut [f32], w: usize, h: usize, k: &[f32], horizontal: bool) {
+    let r = (k.len() / 2) as isize;
     for y in 0..h {
         for x in 0..w {
             for c in 0..3 {
                 let mut a = 0.0;
                 for (j, kv) in k.iter().enumerate() {
-                    let xx = (x as isize + j as isize - r).clamp(0, w as isize - 1) as usize;
-                    a += kv * buf[3 * (y * w + xx) + c];
+                    let d = j as isize - r;
+                    let at = if horizontal {
+                        y * w + (x as isize + d).clamp(0, w as isize - 1) as usize
+                    } else {
+                        (y as isize + d).clamp(0, h as isize - 1) as usize * w + x
+                    };
+                    a += kv * src[3 * at + c];
                 }
-                tmp[3 * (y * w + x) + c] = a;
-            }
-        }
-    }
-    for y in 0..h {
-        for x in 0..w {
-            for c in 0..3 {
-                let mut a = 0.0;
-                for (j, kv) in k.iter().enumerate() {
-                    let yy = (y as isize + j as isize - r).clamp(0, h as isize - 1) as usize;
-                    a += kv * tmp[3 * (yy * w + x) + c];
-                }
-                buf[3 * (y * w + x) + c] = a;
+                dst[3 * (y * w + x) + c] = a;
             }
         }
     }

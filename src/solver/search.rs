@@ -330,19 +330,18 @@ impl TwoPhase<'_> {
             if self.t.p1.get(i) as u32 > togo - self.cost[mi] as u32 {
                 continue;
             }
-            // The class row, and the coordinates carried along for phase 2 and their rows.
-            prefetch(
-                s.fs_next
-                    .as_ptr()
-                    .wrapping_add((fs2 >> 4) as usize * N_MOVES),
-            );
+            // The child's class and twist rows, and the coordinates carried along for
+            // phase 2 and their rows (whole rows: they may straddle two cache lines).
+            let tw2 = kids[j].1;
+            prefetch_row(&s.fs_next, (fs2 >> 4) as usize);
+            prefetch_row(&s.twist_move, tw2 as usize);
             let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
             let ue2 = s.uedge_move[ue as usize * N_MOVES + mi];
             let de2 = s.dedge_move[de as usize * N_MOVES + mi];
-            prefetch(s.corner_move.as_ptr().wrapping_add(cp2 as usize * N_MOVES));
-            prefetch(s.slice_move.as_ptr().wrapping_add(sl2 as usize * N_MOVES));
-            prefetch(s.uedge_move.as_ptr().wrapping_add(ue2 as usize * N_MOVES));
-            prefetch(s.dedge_move.as_ptr().wrapping_add(de2 as usize * N_MOVES));
+            prefetch_row(&s.corner_move, cp2 as usize);
+            prefetch_row(&s.slice_move, sl2 as usize);
+            prefetch_row(&s.uedge_move, ue2 as usize);
+            prefetch_row(&s.dedge_move, de2 as usize);
             pass[np] = (j as u8, sl2, (cp2, ue2, de2));
             np += 1;
         }
@@ -364,12 +363,17 @@ impl TwoPhase<'_> {
             return;
         }
         let s = &self.t.small;
+        // The three independent first reads start together: the corner × slice bound,
+        // and the two the big-table index needs first.
+        let udi = ue as usize * 24 + de as usize % 24;
+        prefetch(s.ud_from_ud.as_ptr().wrapping_add(udi));
+        prefetch(s.c_sym.as_ptr().wrapping_add(cp as usize));
         // The cheap corner × slice bound first; the edges only when it passes.
         let cs = s.cornslice[cp as usize * 24 + sl as usize] as u32;
         if cs as i64 > budget {
             return;
         }
-        let ud = s.ud_from_ud[ue as usize * 24 + de as usize % 24];
+        let ud = s.ud_from_ud[udi];
         debug_assert!(ud != u16::MAX, "phase 1 ended outside the subgroup");
         let h = cs.max(self.t.p2.get(s.p2_index(cp, ud)) as u32);
         if h as i64 > budget {
@@ -384,6 +388,9 @@ impl TwoPhase<'_> {
     }
 
     /// Depth-first phase 2 with exactly `togo` cost left; true when a solution was kept.
+    /// Like phase 1, the children are checked in stages whose memory reads are all
+    /// prefetched before any is used: first the corner × slice bound (and the rows of
+    /// the symmetry tables the big-table index needs), then the big table.
     fn phase2(&mut self, cp: u16, ud: u16, sp: u16, n: usize, togo: u32, last: u8) -> bool {
         if togo == 0 {
             return cp == 0 && ud == 0 && sp == 0 && self.record(n);
@@ -392,24 +399,46 @@ impl TwoPhase<'_> {
             return false;
         }
         let s = &self.t.small;
-        let mut any = false;
+        let nm = P2_MOVES.len();
+        let mut kids = [(0u8, 0u16, 0u16, 0u16); 10];
+        let mut k = 0;
         for (i, &m) in P2_MOVES.iter().enumerate() {
-            if !allowed(last, m) {
+            if !allowed(last, m) || self.cost[m as usize] as u32 > togo {
                 continue;
             }
-            let c = self.cost[m as usize] as u32;
-            if c > togo {
-                continue;
-            }
-            let rest = togo - c;
             let mi = m as usize;
             let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
             let sp2 = s.slice_move[sp as usize * N_MOVES + mi];
+            let ud2 = s.ud_move[ud as usize * nm + i];
+            prefetch(
+                s.cornslice
+                    .as_ptr()
+                    .wrapping_add(cp2 as usize * 24 + sp2 as usize),
+            );
+            prefetch(s.c_sym.as_ptr().wrapping_add(cp2 as usize));
+            prefetch(s.ud_conj.as_ptr().wrapping_add(ud2 as usize * 16));
+            kids[k] = (m, cp2, sp2, ud2);
+            k += 1;
+        }
+        let mut pass = [(0u8, 0u16, 0u16, 0u16, 0usize); 10];
+        let mut np = 0;
+        for &(m, cp2, sp2, ud2) in &kids[..k] {
+            let rest = togo - self.cost[m as usize] as u32;
             if s.cornslice[cp2 as usize * 24 + sp2 as usize] as u32 > rest {
                 continue;
             }
-            let ud2 = s.ud_move[ud as usize * P2_MOVES.len() + i];
-            if self.t.p2.get(s.p2_index(cp2, ud2)) as u32 > rest {
+            let i = s.p2_index(cp2, ud2);
+            prefetch(self.t.p2.words.as_ptr().wrapping_add(i >> 4));
+            // The rows the child reads first.
+            prefetch(s.corner_move.as_ptr().wrapping_add(cp2 as usize * N_MOVES));
+            prefetch(s.ud_move.as_ptr().wrapping_add(ud2 as usize * nm));
+            pass[np] = (m, cp2, sp2, ud2, i);
+            np += 1;
+        }
+        let mut any = false;
+        for &(m, cp2, sp2, ud2, i) in &pass[..np] {
+            let rest = togo - self.cost[m as usize] as u32;
+            if self.t.p2.get(i) as u32 > rest {
                 continue;
             }
             self.path[n] = m;
@@ -567,7 +596,13 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             }
         }
     }
-    let lower = variants.iter().map(|v| v.h).max().unwrap_or(0);
+    // Within each phase-1 depth, the variants whose phase-1 distance is largest go first:
+    // at depth d1 they have the fewest spare moves, so their searches are the cheapest
+    // (a variant with none left descends the exact table straight), while their
+    // phase-1 solutions get the same phase-2 budget as everyone's. On the 1000 random
+    // states this cut the search work (phase-1 and phase-2 nodes) of the median cube by 12 %.
+    variants.sort_by_key(|v| std::cmp::Reverse(v.h));
+    let lower = variants.first().map_or(0, |v| v.h);
     let mut keep = Keeper {
         n: lim.solutions.max(1),
         found: Vec::new(),
@@ -687,6 +722,15 @@ pub(crate) fn lower_bounds(t: &Tables3, c: &Cc) -> (u32, Option<u32>) {
         t.h2(CornerPerm::get(c).0, ud, sl)
     });
     (h1, h2)
+}
+
+/// Prefetches row `r` of a move-indexed table (`N_MOVES` entries a row): its first and
+/// last entries, so both lines of a row that straddles a line boundary are requested.
+#[inline(always)]
+fn prefetch_row<T>(table: &[T], r: usize) {
+    let p = table.as_ptr().wrapping_add(r * N_MOVES);
+    prefetch(p);
+    prefetch(p.wrapping_add(N_MOVES - 1));
 }
 
 /// Asks the CPU to start loading the cache line at `p` (a hint; no effect on results).

@@ -28,11 +28,21 @@ fn last(out: &std::process::Output) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no JSON; stderr: {}", stderr(out)))
 }
 
+/// `cubot ARGS --json` with the [`FAST`] options.
+fn fast(args: &[&str]) -> std::process::Output {
+    let mut all = args.to_vec();
+    all.push("--json");
+    all.extend_from_slice(FAST);
+    cubot(&all)
+}
+
 fn run(extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", "--json"];
-    args.extend_from_slice(FAST);
-    args.extend_from_slice(extra);
-    cubot(&args)
+    fast(&[&["run"], extra].concat())
+}
+
+/// `cubot run --resume JOURNAL --sim`, fast.
+fn resume(journal: &str) -> std::process::Output {
+    fast(&["run", "--resume", journal, "--sim"])
 }
 
 /// Runs to the end: a run the simulated brick stops with a mechanical fault (its layer-play
@@ -48,10 +58,7 @@ fn to_the_end(first: std::process::Output) -> (serde_json::Value, usize) {
         let i = last(&o);
         assert_eq!(i["type"], "interrupted", "{i}; {}", stderr(&o));
         assert_eq!(i["state"].as_str().unwrap().len(), 54);
-        let j = i["journal"].as_str().unwrap().to_string();
-        let mut args = vec!["run", "--resume", &j, "--sim", "--json"];
-        args.extend_from_slice(FAST);
-        o = cubot(&args);
+        o = resume(i["journal"].as_str().unwrap());
     }
     panic!("still interrupted after 8 resumes: {}", stderr(&o));
 }
@@ -122,24 +129,8 @@ fn save_then_restore_reaches_the_saved_state() {
     assert_eq!(saved["colors"].as_array().unwrap().len(), 6);
     let state = saved["state"].as_str().unwrap().to_string();
     assert_eq!(stdout(&o).trim(), state);
-    let mut args = vec![
-        "restore",
-        f.to_str().unwrap(),
-        "--sim",
-        "--seed",
-        "22",
-        "--json",
-    ];
-    args.extend_from_slice(&[
-        "--speed",
-        "5000",
-        "--solutions",
-        "3",
-        "--max-length",
-        "20",
-        "-q",
-    ]);
-    let (s, _) = to_the_end(cubot(&args));
+    let o = fast(&["restore", f.to_str().unwrap(), "--sim", "--seed", "22"]);
+    let (s, _) = to_the_end(o);
     check_summary(&s);
     assert_eq!(s["target"].as_str().unwrap(), state);
 }
@@ -166,9 +157,7 @@ fn interrupted_run_resumes_from_its_journal() {
     let state = i["state"].as_str().unwrap();
     assert_eq!(state.len(), 54);
     assert!(stderr(&o).contains("--resume"));
-    let mut args = vec!["run", "--resume", j.to_str().unwrap(), "--sim", "--json"];
-    args.extend_from_slice(FAST);
-    let (s, _) = to_the_end(cubot(&args));
+    let (s, _) = to_the_end(resume(j.to_str().unwrap()));
     check_summary(&s);
     assert_eq!(s["resumed"], true);
 }
@@ -199,20 +188,7 @@ fn line_robot_runs_and_resumes() {
     assert_eq!(i["type"], "interrupted");
     assert_eq!(i["steps"], 5);
     assert!(i["reason"].as_str().unwrap().contains("STALL"));
-    let o = cubot(&[
-        "run",
-        "--resume",
-        j.to_str().unwrap(),
-        "--sim",
-        "--json",
-        "--speed",
-        "5000",
-        "--solutions",
-        "3",
-        "--max-length",
-        "20",
-        "-q",
-    ]);
+    let o = resume(j.to_str().unwrap());
     assert!(o.status.success(), "{}", stderr(&o));
     let s = last(&o);
     check_summary(&s);
