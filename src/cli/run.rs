@@ -1164,7 +1164,8 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
             b.set_length(a.runs as u64);
         }
         let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<(u64, E2eOutcome)>> = Mutex::new(Vec::with_capacity(a.runs));
+        let results: std::sync::Mutex<Vec<(u64, E2eOutcome)>> =
+            std::sync::Mutex::new(Vec::with_capacity(a.runs));
         std::thread::scope(|scope| {
             for _ in 0..jobs.min(a.runs.max(1)) {
                 scope.spawn(|| loop {
