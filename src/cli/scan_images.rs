@@ -21,7 +21,7 @@ mod imp {
     use super::*;
     use crate::cli::Exit;
     use crate::cube::Face;
-    use crate::scan::detect::{scan_faces_with, FaceReading, ReadOptions};
+    use crate::scan::detect::{scan_faces_with, unclipped_scan, FaceReading, ReadOptions};
     use crate::scan::io;
     use crate::scan::{RawScan, RgbImage, Rig};
 
@@ -65,6 +65,7 @@ mod imp {
             "calibration": a.calibration.as_ref().map(|p| p.display().to_string()),
             "detected": readings.iter().map(|r| r.stickers.iter().filter(|s| s.detected).count()).collect::<Vec<_>>(),
         }));
+        let raw = second_opinion(raw, &readings, rig.as_ref(), g);
         if let Some(path) = &a.raw_out {
             write_raw(path, &raw)?;
         }
@@ -179,6 +180,41 @@ mod imp {
         pub exit: Exit,
         /// Resolved face letter per facelet (URFDLB), when there is an answer to draw.
         pub letters: Option<Vec<char>>,
+    }
+
+    /// The scan to resolve: as read, unless its colours are in doubt and reading the
+    /// saturated stickers from their unsaturated pixels ([`unclipped_scan`]) makes the
+    /// resolver confident. Which one was used goes into the provenance (and `-v`).
+    fn second_opinion(
+        raw: RawScan,
+        readings: &[FaceReading],
+        rig: Option<&Rig>,
+        g: &Global,
+    ) -> RawScan {
+        use crate::color::{resolve, ResolveOptions};
+        let confident = |r: &RawScan| resolve(r, &ResolveOptions::default()).is_ok();
+        if confident(&raw) {
+            return raw;
+        }
+        let Some(mut alt) = unclipped_scan(&raw, readings, rig) else {
+            return raw;
+        };
+        if !confident(&alt) {
+            return raw;
+        }
+        let rebuilt: usize = readings
+            .iter()
+            .map(|r| r.stickers.iter().filter(|s| s.unclipped.is_some()).count())
+            .sum();
+        if let Some(serde_json::Value::Object(p)) = alt.provenance.as_mut() {
+            p.insert("unclipped_stickers".into(), rebuilt.into());
+        }
+        if !g.json && g.verbose > 0 {
+            eprintln!(
+                "in doubt as read; confident with the {rebuilt} saturated sticker(s) read from their unsaturated pixels"
+            );
+        }
+        alt
     }
 
     /// Resolves the scan and prints the result: the state as the first word (exit 0), or

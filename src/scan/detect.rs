@@ -16,7 +16,7 @@ use super::geom::{cell_quad, map_quad, shrink_quad, Homography, Pt, Quad};
 use super::grid::{fit_grid, fold_angle, min_support, Candidate, GridFit};
 use super::image::RgbImage;
 use super::rig::{Rig, RigFace, DEFAULT_SAMPLE_FILL};
-use super::sample::{sample_quad, Sample};
+use super::sample::{sample_sticker, Sample};
 use super::VisionError;
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::{Face, Size};
@@ -54,6 +54,9 @@ pub struct StickerReading {
     pub rgb: [f64; 3],
     /// Mean distance of the kept pixels from `rgb` (low = a clean, uniform sticker).
     pub spread: f64,
+    /// When the sampled centre is a saturated plateau: the colour rebuilt from the sticker's
+    /// unsaturated pixels (`scan::sample` docs), the second opinion [`unclipped_scan`] uses.
+    pub unclipped: Option<Sample>,
     /// Standard error of `rgb` per channel (8-bit counts), from the pixels averaged.
     pub sigma: [f64; 3],
     /// Whether a detected region supported this sticker (false: placed from the grid, or
@@ -111,7 +114,7 @@ pub fn read_face_with(
         let mut stickers = Vec::with_capacity(n * n);
         for (i, q) in regions.iter().enumerate() {
             let sampled = shrink_quad(q, opts.sample_fill);
-            let s = sample_quad(img, &sampled).ok_or(VisionError::OutOfFrame {
+            let s = sample_sticker(img, q, &sampled).ok_or(VisionError::OutOfFrame {
                 width: img.width,
                 height: img.height,
                 n,
@@ -130,10 +133,16 @@ pub fn read_face_with(
     detect_face(img, n, opts)
 }
 
-fn sticker(quad: Quad, sampled: Quad, s: Sample, detected: bool) -> StickerReading {
+fn sticker(
+    quad: Quad,
+    sampled: Quad,
+    (s, unclipped): (Sample, Option<Sample>),
+    detected: bool,
+) -> StickerReading {
     StickerReading {
         quad,
         sampled,
+        unclipped,
         rgb: s.rgb,
         spread: s.spread,
         sigma: s.sigma,
@@ -497,7 +506,7 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
             {
                 return Err(oof);
             }
-            let s = sample_quad(img, &sampled).ok_or(oof)?;
+            let s = sample_sticker(img, &quad, &sampled).ok_or(oof)?;
             stickers.push(sticker(quad, sampled, s, fit.support[i].is_some()));
         }
     }
@@ -606,4 +615,36 @@ pub fn scan_faces_with(
     let mut scan = RawScan::new(size, Scale::Rgb8, facelets);
     scan.sigma = Some(sigma);
     Ok((scan, readings))
+}
+
+/// The second opinion on a scan whose colours are in doubt: `scan` with every sticker whose
+/// centre was a saturated plateau read instead from its unsaturated pixels
+/// (`StickerReading::unclipped`; a yellow that photographs almost white keeps its hue
+/// there). `readings` and `rig` as given to and returned by [`scan_faces_with`]; `None`
+/// when no sticker was saturated.
+pub fn unclipped_scan(
+    scan: &RawScan,
+    readings: &[FaceReading],
+    rig: Option<&Rig>,
+) -> Option<RawScan> {
+    if !readings
+        .iter()
+        .any(|r| r.stickers.iter().any(|s| s.unclipped.is_some()))
+    {
+        return None;
+    }
+    let mut facelets = Vec::with_capacity(scan.facelets.len());
+    let mut sigma = Vec::with_capacity(scan.facelets.len());
+    for (face, reading) in Face::ALL.iter().zip(readings) {
+        let orientation = rig.map(|r| r.face(*face).orientation).unwrap_or_default();
+        let pick = |s: &StickerReading| s.unclipped.map_or((s.rgb, s.sigma), |u| (u.rgb, u.sigma));
+        let rgbs: Vec<[f64; 3]> = reading.stickers.iter().map(|s| pick(s).0).collect();
+        let sigmas: Vec<[f64; 3]> = reading.stickers.iter().map(|s| pick(s).1).collect();
+        facelets.extend(orientation.to_facelets(reading.n, &rgbs));
+        sigma.extend(orientation.to_facelets(reading.n, &sigmas));
+    }
+    let mut out = scan.clone();
+    out.facelets = facelets;
+    out.sigma = Some(sigma);
+    Some(out)
 }

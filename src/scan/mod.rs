@@ -17,7 +17,9 @@
 //!    lattice holds enough candidates is refused ([`VisionError::NoCube`]).
 //! 3. **Sampling** ([`sample`]), at full resolution: the centred part of each sticker
 //!    (`sample_fill` of its side), dropping the darkest and brightest pixels (border,
-//!    specular highlights) and colour outliers; the mean of the rest.
+//!    specular highlights) and colour outliers; the mean of the rest. A sticker whose
+//!    centre is clipped to a plateau also gets a reading from its unsaturated pixels, the
+//!    second opinion for a scan in doubt ([`detect::unclipped_scan`]).
 //! 4. **Orientation** ([`rig`]): each face's image grid is turned into facelet order as
 //!    the rig says (default: the rubiks-cube-tracker convention, photos upright as in the
 //!    net), giving a [`RawScan`] (`Scale::Rgb8`) via [`detect::scan_faces`].

@@ -14,6 +14,21 @@
 //!   exposure, white balance): the same 0.2 % of the value the resolver's 8-bit device
 //!   model assumes for a single reading.
 //!
+//! Saturated stickers ([`sample_sticker`]): a white or pale yellow sticker under bright
+//! light can clip the sensor, so the centre of the sticker is a flat plateau near full scale
+//! whose channel ratios say nothing about its colour (a cream yellow and a white then read
+//! within 2-3 counts of each other). The hue survives where the light is weaker: towards the
+//! sticker's rim, pixels fall below saturation, and because darkening a surface scales all
+//! three encoded channels by about the same factor (sRGB is close to a power law), their
+//! channel *ratios* are the sticker's own. So when most of the centre is saturated,
+//! [`sample_sticker`] also returns a second reading built from the brightest unsaturated
+//! pixels of the whole sticker (the darker ones mix with the black border), scaled up to
+//! the plateau's brightness: the dimmest colour consistent with the clipped centre. The
+//! scan uses it as a second opinion when the colours as read are in doubt
+//! (`scan::detect::unclipped_scan`): on a webcam's small stickers the unclipped ring lies
+//! within a few pixels of the border and catches the neighbours' colours through chroma
+//! subsampling, so it is not the first choice.
+//!
 //! Level: `scan` (pure Rust).
 
 use super::geom::{in_convex_quad, Quad};
@@ -21,6 +36,10 @@ use super::image::RgbImage;
 
 /// At most this many pixels are looked at per sticker (a regular subsample beyond that).
 const MAX_PIXELS: f64 = 1200.0;
+
+/// At most this many pixels are looked at per saturated sticker's rim (only a thin ring is
+/// bright but unclipped, so it is read at full resolution up to this).
+const MAX_RIM_PIXELS: f64 = 40_000.0;
 
 /// Share of the darkest pixels dropped (border, shadow).
 const DROP_DARK: f64 = 0.12;
@@ -49,9 +68,87 @@ pub struct Sample {
     pub sigma: [f64; 3],
 }
 
+/// A pixel whose largest channel reaches this is taken as clipped by the sensor.
+const SATURATED: u8 = 250;
+
+/// The centre counts as a saturated plateau when at least this share of it is clipped.
+const SATURATED_SHARE: f64 = 0.5;
+
+/// Rim pixels used for a saturated sticker are at least this bright (luma, share of the
+/// plateau's): just below clipping, little mixed with the black border.
+const NEAR_PLATEAU: f64 = 0.8;
+
+/// Fewest unsaturated pixels of the whole sticker needed to rebuild a saturated reading.
+const MIN_RIM_PIXELS: usize = 24;
+
+/// One sticker's colour: the robust mean of its centred region `sampled` (see the module
+/// docs) and, when that region is a saturated plateau, the colour rebuilt from the
+/// unsaturated pixels of the whole sticker `quad` (`None` when the centre is not saturated
+/// or too few such pixels exist). `None` when `sampled` holds no pixel of the image.
+pub fn sample_sticker(
+    img: &RgbImage,
+    quad: &Quad,
+    sampled: &Quad,
+) -> Option<(Sample, Option<Sample>)> {
+    let (mut px, step) = pixels_in(img, sampled, MAX_PIXELS)?;
+    let clipped = px.iter().filter(|p| saturated(p)).count();
+    let plain = robust_mean(&mut px).map(|s| with_sigma(s, step))?;
+    let rebuilt = ((clipped as f64) >= SATURATED_SHARE * px.len() as f64)
+        .then(|| desaturated(img, quad, &plain))
+        .flatten();
+    Some((plain, rebuilt))
+}
+
+fn saturated(p: &[u8; 3]) -> bool {
+    p[0].max(p[1]).max(p[2]) >= SATURATED
+}
+
+fn luma_f(p: &[f64; 3]) -> f64 {
+    77.0 * p[0] + 150.0 * p[1] + 29.0 * p[2]
+}
+
+fn luma(p: &[u8; 3]) -> u32 {
+    77 * p[0] as u32 + 150 * p[1] as u32 + 29 * p[2] as u32
+}
+
+/// The saturated sticker's colour from its brightest unsaturated pixels (the upper half,
+/// by luma, of those in the sticker), scaled so that its largest channel matches the
+/// plateau's. `None` when too few such pixels exist.
+fn desaturated(img: &RgbImage, quad: &Quad, plateau: &Sample) -> Option<Sample> {
+    let (all, step) = pixels_in(img, quad, MAX_RIM_PIXELS)?;
+    let floor = NEAR_PLATEAU * luma_f(&plateau.rgb);
+    let mut bright: Vec<[u8; 3]> = all
+        .into_iter()
+        .filter(|p| !saturated(p) && luma(p) as f64 >= floor)
+        .collect();
+    if bright.len() < MIN_RIM_PIXELS {
+        return None;
+    }
+    let rim = with_sigma(robust_mean(&mut bright)?, step);
+    let top = rim.rgb.iter().copied().fold(0.0, f64::max);
+    let want = plateau.rgb.iter().copied().fold(0.0, f64::max);
+    if top <= 0.0 {
+        return None;
+    }
+    let k = want / top;
+    Some(Sample {
+        rgb: rim.rgb.map(|v| (v * k).min(255.0)),
+        pixels: rim.pixels,
+        spread: rim.spread * k,
+        sigma: rim.sigma.map(|v| v * k),
+    })
+}
+
 /// Samples the pixels inside `quad` (image pixel coordinates). `None` when the quad holds
 /// no pixel of the image.
 pub fn sample_quad(img: &RgbImage, quad: &Quad) -> Option<Sample> {
+    let (mut px, step) = pixels_in(img, quad, MAX_PIXELS)?;
+    robust_mean(&mut px).map(|s| with_sigma(s, step))
+}
+
+/// The pixels inside `quad` (a regular subsample of at most `most`) and the
+/// subsampling step. `None` when the quad lies outside the image.
+fn pixels_in(img: &RgbImage, quad: &Quad, most: f64) -> Option<(Vec<[u8; 3]>, usize)> {
     if img.is_empty() {
         return None;
     }
@@ -71,7 +168,7 @@ pub fn sample_quad(img: &RgbImage, quad: &Quad) -> Option<Sample> {
         return None;
     }
     let area = (x1 - x0 + 1.0) * (y1 - y0 + 1.0);
-    let step = ((area / MAX_PIXELS).sqrt().floor() as usize).max(1);
+    let step = ((area / most).sqrt().floor() as usize).max(1);
     let mut px: Vec<[u8; 3]> = Vec::new();
     let mut y = y0 as usize;
     while y as f64 <= y1 {
@@ -84,7 +181,7 @@ pub fn sample_quad(img: &RgbImage, quad: &Quad) -> Option<Sample> {
         }
         y += step;
     }
-    robust_mean(&mut px).map(|s| with_sigma(s, step))
+    (!px.is_empty()).then_some((px, step))
 }
 
 /// Fills `sigma` for a sample whose pixels were taken `step` pixels apart.
@@ -105,7 +202,7 @@ pub fn robust_mean(px: &mut [[u8; 3]]) -> Option<Sample> {
     if px.is_empty() {
         return None;
     }
-    px.sort_unstable_by_key(|p| 77 * p[0] as u32 + 150 * p[1] as u32 + 29 * p[2] as u32);
+    px.sort_unstable_by_key(luma);
     let n = px.len();
     let lo = ((n as f64) * DROP_DARK).floor() as usize;
     let hi = n - ((n as f64) * DROP_BRIGHT).floor() as usize;
@@ -216,6 +313,38 @@ mod tests {
             n.sigma
         );
         assert!(n.sigma.iter().all(|&v| v < 1.0), "{:?}", n.sigma);
+    }
+
+    /// A cream sticker clipped to a near-white plateau in its middle, its true hue only in
+    /// the unclipped ring around it: the plain reading is the plateau, the rebuilt one has
+    /// the cream's channel ratios at the plateau's brightness. An unclipped sticker gets no
+    /// rebuilt reading.
+    #[test]
+    fn a_saturated_sticker_is_rebuilt_from_its_unclipped_pixels() {
+        let cream = [228.0, 236.0, 200.0];
+        let mut img = RgbImage::new(60, 60, [15, 15, 15]);
+        for y in 5..55 {
+            for x in 5..55 {
+                let r = ((x as f64 - 29.5).powi(2) + (y as f64 - 29.5).powi(2)).sqrt();
+                // Light falls off from the middle: clipped within 22 px, below beyond.
+                let gain = 1.7 - 0.02 * r;
+                let p = cream.map(|c: f64| (c * gain).min(252.0) as u8);
+                img.put(x, y, p);
+            }
+        }
+        let quad = [[5.0, 5.0], [55.0, 5.0], [55.0, 55.0], [5.0, 55.0]];
+        let centre = [[18.0, 18.0], [42.0, 18.0], [42.0, 42.0], [18.0, 42.0]];
+        let (plain, rebuilt) = sample_sticker(&img, &quad, &centre).unwrap();
+        assert!(plain.rgb.iter().all(|&c| c > 245.0), "{:?}", plain.rgb);
+        let r = rebuilt.expect("saturated centre");
+        assert!((r.rgb[1] - 252.0).abs() < 1.5, "{:?}", r.rgb);
+        for c in 0..3 {
+            let want = cream[c] / cream[1] * 252.0;
+            assert!((r.rgb[c] - want).abs() < 4.0, "{:?} vs {want}", r.rgb);
+        }
+        let flat = RgbImage::new(60, 60, [200, 120, 40]);
+        let (_, none) = sample_sticker(&flat, &quad, &centre).unwrap();
+        assert!(none.is_none());
     }
 
     #[test]

@@ -92,6 +92,12 @@ fn webcam_sets_match_the_tracker_and_resolve_to_legal_cubes() {
     assert!(close * 100 >= total * 95, "{close}/{total}");
 }
 
+/// The 1080p set: its whites and near-white yellows are clipped to one plateau, so as read
+/// the scan is a doubt; read again from their unsaturated pixels, the saturated stickers
+/// keep their hue and the resolver is confident of the expected state (exit 0, no
+/// `--best-effort`). The raw file says so, carries a standard error per reading, and
+/// resolves the same on its own; only rebuilt stickers may stray from the tracker's
+/// (clipped) readings.
 #[test]
 fn the_1080p_set_gives_its_expected_state_and_pictures() {
     let tmp = tempfile::tempdir().unwrap();
@@ -106,67 +112,55 @@ fn the_1080p_set_gives_its_expected_state_and_pictures() {
         "scan",
         "--images",
         dir.to_str().unwrap(),
-        "--best-effort",
         "--annotate",
         ann.to_str().unwrap(),
         "--raw-out",
         raw.to_str().unwrap(),
+        "-v",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out).split_whitespace().next(),
         Some(expected.as_str())
     );
+    assert!(
+        stderr(&out).contains("in doubt as read"),
+        "{}",
+        stderr(&out)
+    );
     for f in ["U", "R", "F", "D", "L", "B"] {
         assert!(ann.join(format!("{f}.png")).is_file(), "annotated {f}");
     }
-    let ours = facelets(&serde_json::from_str(&std::fs::read_to_string(&raw).unwrap()).unwrap());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&raw).unwrap()).unwrap();
+    let rebuilt = v["provenance"]["unclipped_stickers"].as_u64().unwrap() as usize;
+    assert!((1..=54).contains(&rebuilt), "{rebuilt}");
+    let ours = facelets(&v);
     let theirs = facelets(&case("trk-1080-3x3x3-random-01"));
     let k = ours
         .iter()
         .zip(&theirs)
         .filter(|(a, b)| (0..3).all(|c| (a[c] - b[c]).abs() <= 15.0))
         .count();
-    assert!(k >= 52, "{k}/54 within 15 of the tracker");
-}
-
-/// Without `--best-effort` the 1080p set is (still) a doubt: its whites and near-white
-/// yellows are too close for the 8-nat test even with each reading's own measured error.
-/// The best guess must be the expected state, the raw scan must carry a standard error
-/// per reading, and `cubot resolve` on that file must say the same.
-#[test]
-fn the_1080p_set_carries_its_own_reading_errors_and_is_an_honest_doubt() {
-    let tmp = tempfile::tempdir().unwrap();
-    let expected = case("trk-1080-3x3x3-random-01")["expected"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let dir = images("camera-1920x1080/3x3x3-random-01");
-    let raw = tmp.path().join("raw.json");
-    let out = cubot(&[
-        "scan",
-        "--images",
-        dir.to_str().unwrap(),
-        "--raw-out",
-        raw.to_str().unwrap(),
-    ]);
-    let text = format!("{}{}", stdout(&out), stderr(&out));
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("doubt"), "{text}");
-    assert!(text.contains(&expected), "best guess: {text}");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&raw).unwrap()).unwrap();
+    assert!(
+        k + rebuilt >= 54,
+        "{k}/54 within 15 of the tracker, {rebuilt} rebuilt"
+    );
     let sigma = facelets(&serde_json::json!({ "facelets": v["sigma"].clone() }));
     assert_eq!(sigma.len(), 54);
-    // Rounding (1/sqrt 12) and the 0.2 % frame gain are floors; ~1,000 averaged pixels
-    // keep every error of a clean sticker within a couple of counts.
+    // Rounding (1/sqrt 12) and the 0.2 % frame gain are floors; averaged pixels keep every
+    // error within a few counts.
     for s in &sigma {
         for &c in s {
-            assert!((0.28..3.0).contains(&c), "{s:?}");
+            assert!((0.28..10.0).contains(&c), "{s:?}");
         }
     }
     let again = cubot(&["resolve", raw.to_str().unwrap()]);
-    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        stdout(&again).split_whitespace().next(),
+        Some(expected.as_str())
+    );
 }
 
 #[test]
