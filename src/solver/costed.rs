@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
 use super::cubie::{sym_table, Cc};
-use super::search::{inverse_move, Tables3};
+use super::search::{inverse_move, prefetch, Tables3};
 use super::tables::{N_MOVES, P2_MOVES};
 use super::{Solver, SolverError};
 use crate::cube::{Alg, Face, FaceletCube, Move, Size, Turn};
@@ -890,18 +890,6 @@ fn sort_kids(kids: &mut [Kid], vs: &mut [[f32; MAX_STATES]]) {
             b -= 1;
         }
     }
-}
-
-/// Asks the CPU to start loading the cache line at `p` (a hint; no effect on results).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint that never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]

@@ -735,7 +735,7 @@ fn prefetch_row<T>(table: &[T], r: usize) {
 
 /// Asks the CPU to start loading the cache line at `p` (a hint; no effect on results).
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint that never faults, whatever the address.
     unsafe {
