@@ -337,7 +337,13 @@ mod imp {
                         Ok(r) => io::annotate(&truth.image, r, None)?,
                         Err(_) => truth.image.clone(),
                     };
-                    io::save_image(&dir.join(format!("render-{seed}.png")), &img)?;
+                    let kind = match (result.is_ok(), truth.occluded) {
+                        (true, true) => "misplaced-occluded",
+                        (true, false) => "misplaced",
+                        (false, true) => "no-grid-occluded",
+                        (false, false) => "no-grid",
+                    };
+                    io::save_image(&dir.join(format!("render-{seed}-{kind}.png")), &img)?;
                 }
                 if good {
                     ok += 1;

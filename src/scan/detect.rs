@@ -13,13 +13,17 @@ use opencv::imgproc;
 use opencv::prelude::*;
 
 use super::geom::{cell_quad, map_quad, shrink_quad, Homography, Pt, Quad};
-use super::grid::{fit_grid, fold_angle, min_support, Candidate, GridFit};
+use super::grid::{fit_grid, fold_angle, min_support, Candidate, GridFit, OBLONG};
 use super::image::RgbImage;
 use super::rig::{Rig, RigFace, DEFAULT_SAMPLE_FILL};
 use super::sample::{sample_sticker, Sample};
 use super::VisionError;
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::{Face, Size};
+
+/// Share of a strip (the visible part of a sticker partly under an arm) that is sampled:
+/// well inside both its true edge and the blurred edge of the arm.
+const STRIP_SAMPLE_FILL: f64 = 0.6;
 
 /// Detection runs on a copy reduced by the smallest integer factor that brings the long
 /// side to at most this many pixels.
@@ -191,6 +195,13 @@ fn working_copy(img: &RgbImage) -> Result<Work, VisionError> {
     })
 }
 
+fn chroma(img: &RgbImage) -> Vec<u8> {
+    img.data
+        .chunks_exact(3)
+        .map(|p| p[0].max(p[1]).max(p[2]) - p[0].min(p[1]).min(p[2]))
+        .collect()
+}
+
 fn channel_max(img: &RgbImage) -> Vec<u8> {
     img.data
         .chunks_exact(3)
@@ -228,13 +239,23 @@ fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
     let vmat = Mat::new_rows_cols_with_bytes::<u8>(work.height as i32, work.width as i32, &v)?;
     let mut blur = Mat::default();
     imgproc::gaussian_blur_def(&vmat, &mut blur, core::Size::new(5, 5), 0.0)?;
+    // Chroma (channel max - min): a coloured sticker against a grey arm of about its
+    // brightness has no edge in the channel maximum, but a strong one here.
+    let ch = chroma(work);
+    let cmat = Mat::new_rows_cols_with_bytes::<u8>(work.height as i32, work.width as i32, &ch)?;
+    let mut cblur = Mat::default();
+    imgproc::gaussian_blur_def(&cmat, &mut cblur, core::Size::new(5, 5), 0.0)?;
     let frame_area = (work.width * work.height) as f64;
     let short = work.width.min(work.height) as f64;
     let mut out: Vec<Candidate> = Vec::new();
     let mut strips: Vec<Candidate> = Vec::new();
     for (lo, hi) in [(20.0, 60.0), (40.0, 110.0)] {
+        let mut vedges = Mat::default();
+        imgproc::canny_def(&blur, &mut vedges, lo, hi)?;
+        let mut cedges = Mat::default();
+        imgproc::canny_def(&cblur, &mut cedges, lo, hi)?;
         let mut edges = Mat::default();
-        imgproc::canny_def(&blur, &mut edges, lo, hi)?;
+        core::bitwise_or_def(&vedges, &cedges, &mut edges)?;
         let kernel =
             imgproc::get_structuring_element_def(imgproc::MORPH_RECT, core::Size::new(3, 3))?;
         let mut thick = Mat::default();
@@ -273,12 +294,8 @@ fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
                     let mut pts = [Point2f::default(); 4];
                     rect.points(&mut pts)?;
                     let quad = order_quad(pts.map(|p| [p.x as f64 + 0.5, p.y as f64 + 0.5]));
-                    strips.push(Candidate {
-                        quad,
-                        centre: [rect.center.x as f64 + 0.5, rect.center.y as f64 + 0.5],
-                        side: rw.max(rh) + 2.0,
-                        angle: fold_angle((rect.angle as f64).to_radians()),
-                    });
+                    let centre = [rect.center.x as f64 + 0.5, rect.center.y as f64 + 0.5];
+                    push_strip(&mut strips, quad, centre, rw.min(rh));
                 }
                 continue;
             }
@@ -300,6 +317,11 @@ fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
                 side: side + 2.0,
                 angle: fold_angle(e[1].atan2(e[0])),
             };
+            if aspect > OBLONG {
+                // Oblong: a sticker seen at a slant, or one whose edge is under an arm.
+                // The grid decides which (`grid::fit_grid`).
+                push_strip(&mut strips, quad, centre, rw.min(rh));
+            }
             // Same region found twice (two threshold pairs, nested contours): keep the larger.
             match out
                 .iter_mut()
@@ -318,6 +340,24 @@ fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
         stickers: out,
         strips,
     })
+}
+
+/// Adds a strip unless the other threshold pair already found it.
+fn push_strip(strips: &mut Vec<Candidate>, quad: Quad, centre: Pt, short: f64) {
+    let e = [quad[1][0] - quad[0][0], quad[1][1] - quad[0][1]];
+    let f = [quad[2][0] - quad[1][0], quad[2][1] - quad[1][1]];
+    let strip = Candidate {
+        quad,
+        centre,
+        side: e[0].hypot(e[1]).max(f[0].hypot(f[1])) + 2.0,
+        angle: fold_angle(e[1].atan2(e[0])),
+    };
+    if !strips
+        .iter()
+        .any(|s| super::geom::dist(s.centre, strip.centre) < (0.25 * short).max(2.0))
+    {
+        strips.push(strip);
+    }
 }
 
 /// Orders four corners as top-left, top-right, bottom-right, bottom-left (image axes).
@@ -463,7 +503,9 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
         let w = &work.rgb;
         let dark = dark_threshold(w, &cands);
         let strips = &regions.strips;
-        fit_grid(&cands, n, &|h, r, c| cell_score(w, strips, dark, h, r, c))
+        fit_grid(&cands, strips, n, &|h, r, c| {
+            cell_score(w, strips, dark, h, r, c)
+        })
     };
     let fit = match fit {
         Some(f) => f,
@@ -496,8 +538,20 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
             };
             let quad =
                 map_quad(&full, &cell_quad(r, c, fit.fill)).ok_or_else(|| oof_clone(&oof))?;
-            let sampled = map_quad(&full, &cell_quad(r, c, fit.fill * opts.sample_fill))
-                .ok_or_else(|| oof_clone(&oof))?;
+            // A sticker seen only as a strip (the rest under an arm) is read from the strip.
+            let seen = match (fit.support[i], fit.strip[i]) {
+                (None, Some(k)) => Some(
+                    regions.strips[k]
+                        .quad
+                        .map(|p| [p[0] * inv_scale, p[1] * inv_scale]),
+                ),
+                _ => None,
+            };
+            let sampled = match &seen {
+                Some(q) => shrink_quad(q, STRIP_SAMPLE_FILL),
+                None => map_quad(&full, &cell_quad(r, c, fit.fill * opts.sample_fill))
+                    .ok_or_else(|| oof_clone(&oof))?,
+            };
             let centre = super::geom::quad_centre(&quad);
             if centre[0] < 0.0
                 || centre[1] < 0.0
@@ -506,8 +560,8 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
             {
                 return Err(oof);
             }
-            let s = sample_sticker(img, &quad, &sampled).ok_or(oof)?;
-            stickers.push(sticker(quad, sampled, s, fit.support[i].is_some()));
+            let s = sample_sticker(img, seen.as_ref().unwrap_or(&quad), &sampled).ok_or(oof)?;
+            stickers.push(sticker(quad, sampled, s, fit.supported_cell(i)));
         }
     }
     let candidates = cands

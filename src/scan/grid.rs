@@ -9,6 +9,12 @@
 //! the tie by how sticker-like the unsupported cells look. Cells without a candidate are
 //! recovered from the fitted grid.
 //!
+//! *Strips* (a sticker partly hidden by something straight lying across it, such as a robot
+//! arm) support cells too. A strip keeps the sticker's full width and one of its true edges,
+//! so it is completed to the two squares it can be part of ([`completions`]); a completion
+//! may take a lattice node that no whole sticker takes, at most one per strip. This is what
+//! lets a 2x2x2 face with one row under an arm (two whole stickers and two strips) be found.
+//!
 //! Level: `scan` (pure Rust).
 
 use super::geom::{dist, Homography, Pt, Quad};
@@ -33,14 +39,63 @@ pub struct GridFit {
     pub support: Vec<Option<usize>>,
     /// Sticker side as a share of the pitch (from the supporting candidates).
     pub fill: f64,
+    /// Per cell (row-major), the strip (index into the strips given) that supports it: a
+    /// sticker seen only in part, the rest hidden.
+    pub strip: Vec<Option<usize>>,
     /// RMS distance of supporting centres from their cells, in pitches.
     pub residual: f64,
 }
 
 impl GridFit {
-    pub fn supported(&self) -> usize {
-        self.support.iter().filter(|s| s.is_some()).count()
+    /// Whether a whole sticker or a strip supports cell `i`.
+    pub fn supported_cell(&self, i: usize) -> bool {
+        self.support[i].is_some() || self.strip[i].is_some()
     }
+
+    /// Cells supported by a whole sticker or a strip.
+    pub fn supported(&self) -> usize {
+        (0..self.support.len())
+            .filter(|&i| self.supported_cell(i))
+            .count()
+    }
+}
+
+/// The two squares a strip can be the visible part of: it keeps its long side (the
+/// sticker's width) and one of its long edges, and the hidden part lies beyond the other.
+pub fn completions(strip: &Candidate) -> [Candidate; 2] {
+    let q = &strip.quad;
+    let a = [q[1][0] - q[0][0], q[1][1] - q[0][1]];
+    let b = [q[2][0] - q[1][0], q[2][1] - q[1][1]];
+    let (la, lb) = (a[0].hypot(a[1]), b[0].hypot(b[1]));
+    // u along the long side, v across; lengths grown by the pixel dilated edges take off.
+    let (u, lu, v, lv) = if la >= lb {
+        (a, la, b, lb)
+    } else {
+        (b, lb, a, la)
+    };
+    let (long, short) = (lu + 2.0, lv + 2.0);
+    let u = [u[0] / lu.max(1e-9), u[1] / lu.max(1e-9)];
+    let v = [v[0] / lv.max(1e-9), v[1] / lv.max(1e-9)];
+    let shift = (long - short).max(0.0) / 2.0;
+    [1.0, -1.0].map(|sign| {
+        let c = [
+            strip.centre[0] + sign * shift * v[0],
+            strip.centre[1] + sign * shift * v[1],
+        ];
+        let h = long / 2.0;
+        let quad = [
+            [c[0] - h * u[0] - h * v[0], c[1] - h * u[1] - h * v[1]],
+            [c[0] + h * u[0] - h * v[0], c[1] + h * u[1] - h * v[1]],
+            [c[0] + h * u[0] + h * v[0], c[1] + h * u[1] + h * v[1]],
+            [c[0] - h * u[0] + h * v[0], c[1] - h * u[1] + h * v[1]],
+        ];
+        Candidate {
+            quad,
+            centre: c,
+            side: long,
+            angle: fold_angle(u[1].atan2(u[0])),
+        }
+    })
 }
 
 /// The minimum number of supporting candidates for a face to count as found.
@@ -66,30 +121,88 @@ pub fn fold_angle(a: f64) -> f64 {
 
 struct Hyp {
     fit: GridFit,
-    score: (usize, f64),
+    /// Cells supported, of them by whole stickers, how sticker-like the n x n cells look
+    /// (the sum of `cell_score`), residual.
+    score: (usize, usize, f64, f64),
 }
 
-/// Fits the grid; `None` when no lattice holds at least [`min_support`] candidates.
+impl Hyp {
+    /// More support wins, then more whole stickers; between lattices equal in both (a
+    /// cube's stickers, or the holes of a LEGO beam beside it), the cells that look more
+    /// like stickers on dark plastic, unless the two look alike: then the better fit.
+    fn beats(&self, other: &Hyp) -> bool {
+        let (a, b) = (self.score, other.score);
+        if a.0 != b.0 {
+            return a.0 > b.0;
+        }
+        if (a.2 - b.2).abs() > 0.5 {
+            return a.2 > b.2;
+        }
+        if a.1 != b.1 {
+            return a.1 > b.1;
+        }
+        a.3 < b.3
+    }
+}
+
+/// Whole stickers and strip completions in one list: `origin[i]` is the strip a completion
+/// came from (`None` for a whole sticker).
+struct Pool {
+    all: Vec<Candidate>,
+    origin: Vec<Option<usize>>,
+    /// Whole-sticker regions clearly longer than wide.
+    oblong: Vec<bool>,
+    whole: usize,
+}
+
+/// A region whose long side exceeds its short side by more than this is *oblong*: a
+/// sticker seen at a slant, or one partly under an arm. It is offered both as a whole
+/// sticker and as a strip, and the lattice decides (the nearer to a node wins).
+pub const OBLONG: f64 = 1.2;
+
+/// Long side over short side of a quadrilateral.
+fn aspect(q: &Quad) -> f64 {
+    let e = dist(q[0], q[1]) + dist(q[2], q[3]);
+    let f = dist(q[1], q[2]) + dist(q[3], q[0]);
+    e.max(f) / e.min(f).max(1e-9)
+}
+
+/// Fits the grid to whole-sticker candidates and strips (stickers partly hidden); `None`
+/// when no lattice holds at least [`min_support`] cells, two of them whole stickers.
 pub fn fit_grid(
     cands: &[Candidate],
+    strips: &[Candidate],
     n: usize,
     cell_score: &dyn Fn(&Homography, usize, usize) -> f64,
 ) -> Option<GridFit> {
-    if cands.len() < min_support(n) {
+    if cands.len() < 2 || cands.len() + strips.len() < min_support(n) {
         return None;
     }
-    // Seeds: candidates with the most similar-sized neighbours first.
+    let mut pool = Pool {
+        all: cands.to_vec(),
+        origin: vec![None; cands.len()],
+        oblong: cands.iter().map(|c| aspect(&c.quad) > OBLONG).collect(),
+        whole: cands.len(),
+    };
+    for (k, s) in strips.iter().enumerate() {
+        for c in completions(s) {
+            pool.all.push(c);
+            pool.origin.push(Some(k));
+            pool.oblong.push(false);
+        }
+    }
+    // Seeds: whole stickers with the most similar-sized neighbours (a strip counted once).
     let mut order: Vec<(usize, usize)> = (0..cands.len())
         .map(|i| {
             let s = cands[i].side;
-            let k = cands
-                .iter()
-                .filter(|c| {
-                    c.side > 0.75 * s
-                        && c.side < 1.33 * s
-                        && dist(c.centre, cands[i].centre) < 4.0 * s
-                })
-                .count();
+            let near = |c: &Candidate| {
+                c.side > 0.75 * s && c.side < 1.33 * s && dist(c.centre, cands[i].centre) < 4.0 * s
+            };
+            let k = cands.iter().filter(|c| near(c)).count()
+                + strips
+                    .iter()
+                    .filter(|t| completions(t).iter().any(near))
+                    .count();
             (k, i)
         })
         .collect();
@@ -106,24 +219,18 @@ pub fn fit_grid(
             continue;
         }
         if let Some(best) = &best {
-            if best.score.0 >= k.min(n * n) {
+            if best.score.0 > k.min(n * n) {
                 // No seed with fewer similar neighbours can beat this.
                 break;
             }
         }
         attempts += 1;
         tried[seed] = true;
-        if let Some(h) = hypothesis(cands, n, seed, cell_score) {
+        if let Some(h) = hypothesis(&pool, n, seed, cell_score) {
             for i in h.fit.support.iter().flatten() {
                 tried[*i] = true;
             }
-            let better = match &best {
-                None => true,
-                Some(b) => {
-                    h.score.0 > b.score.0 || (h.score.0 == b.score.0 && h.score.1 < b.score.1)
-                }
-            };
-            if better {
+            if best.as_ref().is_none_or(|b| h.beats(b)) {
                 best = Some(h);
             }
         }
@@ -132,11 +239,12 @@ pub fn fit_grid(
 }
 
 fn hypothesis(
-    cands: &[Candidate],
+    pool: &Pool,
     n: usize,
     seed: usize,
     cell_score: &dyn Fn(&Homography, usize, usize) -> f64,
 ) -> Option<Hyp> {
+    let cands = &pool.all;
     let s0 = &cands[seed];
     let group: Vec<usize> = (0..cands.len())
         .filter(|&i| {
@@ -146,20 +254,23 @@ fn hypothesis(
                 && dist(c.centre, s0.centre) < 1.6 * n as f64 * s0.side * 1.5
         })
         .collect();
-    // Axis: the seed's angle refined by the group's (relative, folded).
+    // Axis: the seed's angle refined by the group's whole stickers (relative, folded).
     let mut rel: Vec<f64> = group
         .iter()
+        .filter(|&&i| i < pool.whole)
         .map(|&i| fold_angle(cands[i].angle - s0.angle))
         .collect();
     rel.sort_by(f64::total_cmp);
     let theta = fold_angle(s0.angle + rel[rel.len() / 2]);
-    // Pitch: nearest similar neighbour of each group member.
+    // Pitch: nearest similar neighbour of each whole sticker in the group (completions
+    // come in pairs whose spacing is not a pitch).
     let mut nn: Vec<f64> = group
         .iter()
+        .filter(|&&i| i < pool.whole)
         .filter_map(|&i| {
             group
                 .iter()
-                .filter(|&&j| j != i)
+                .filter(|&&j| j != i && j < pool.whole)
                 .map(|&j| dist(cands[i].centre, cands[j].centre))
                 .filter(|&d| d > 0.7 * cands[i].side && d < 2.2 * cands[i].side)
                 .min_by(f64::total_cmp)
@@ -169,7 +280,44 @@ fn hypothesis(
         return None;
     }
     nn.sort_by(f64::total_cmp);
-    let pitch = nn[nn.len() / 2];
+    // The group's typical spacing, and the seed's own when it differs (the group may hold
+    // a regular pattern of similar size nearby, such as a beam's windows).
+    let mut pitches = vec![nn[nn.len() / 2]];
+    if let Some(own) = group
+        .iter()
+        .filter(|&&j| j != seed && j < pool.whole)
+        .map(|&j| dist(s0.centre, cands[j].centre))
+        .filter(|&d| d > 0.7 * s0.side && d < 2.2 * s0.side)
+        .min_by(f64::total_cmp)
+    {
+        if (own / pitches[0] - 1.0).abs() > 0.15 {
+            pitches.push(own);
+        }
+    }
+    let mut best: Option<Hyp> = None;
+    for pitch in pitches {
+        if let Some(h) = lattice(pool, n, seed, &group, theta, pitch, cell_score) {
+            if best.as_ref().is_none_or(|b| h.beats(b)) {
+                best = Some(h);
+            }
+        }
+    }
+    best
+}
+
+/// Assigns the group to a lattice with axis `theta` and `pitch` through the seed, keeps the
+/// best n x n window and refines the map (see [`fit_grid`]).
+fn lattice(
+    pool: &Pool,
+    n: usize,
+    seed: usize,
+    group: &[usize],
+    theta: f64,
+    pitch: f64,
+    cell_score: &dyn Fn(&Homography, usize, usize) -> f64,
+) -> Option<Hyp> {
+    let cands = &pool.all;
+    let s0 = &cands[seed];
     let ex = [theta.cos() * pitch, theta.sin() * pitch];
     let ey = [-theta.sin() * pitch, theta.cos() * pitch];
     // Lattice coordinates relative to the seed (seed at (0.5, 0.5) of its own cell).
@@ -187,7 +335,7 @@ fn hypothesis(
         let inv = map.inverse()?;
         let tol = if pass == 0 { 0.3 } else { 0.25 };
         let mut cells: Vec<((i64, i64), usize, f64)> = Vec::new();
-        for &i in &group {
+        for &i in group {
             let g = match inv.apply(cands[i].centre) {
                 Some(g) => g,
                 None => continue,
@@ -199,21 +347,51 @@ fn hypothesis(
                 continue;
             }
             let key = (ix as i64, iy as i64);
+            // A whole sticker before a completion, then the nearer; an oblong region
+            // (perhaps a sticker cut by an arm) competes with completions on distance.
+            let rank = |j: usize, r: f64| (pool.origin[j].is_some() || pool.oblong[j], r);
             match cells.iter_mut().find(|c| c.0 == key) {
-                Some(c) if c.2 <= r => {}
+                Some(c) if rank(c.1, c.2) <= rank(i, r) => {}
                 Some(c) => *c = (key, i, r),
                 None => cells.push((key, i, r)),
             }
         }
+        // At most one completion per strip: the nearer.
+        let mut k = 0;
+        while k < cells.len() {
+            let (i, r) = (cells[k].1, cells[k].2);
+            let clash = pool.origin[i].is_some()
+                && cells
+                    .iter()
+                    .any(|c| c.1 != i && pool.origin[c.1] == pool.origin[i] && (c.2, c.1) < (r, i));
+            if clash {
+                cells.remove(k);
+            } else {
+                k += 1;
+            }
+        }
         // Keep only the best n x n window of lattice nodes.
-        let window = best_window(&cells, n, &map, cell_score)?;
+        let window = best_window(&cells, pool.whole, n, &map, cell_score)?;
         cells.retain(|c| in_window(c.0, window, n));
-        let src: Vec<Pt> = cells
+        // The map is fitted to whole stickers when they span both axes; a completion's
+        // centre is only as good as the straight edge the strip was cut by.
+        // Oblong regions (perhaps cut) are left out too when the rest suffice.
+        let square: Vec<_> = cells
+            .iter()
+            .filter(|c| c.1 < pool.whole && !pool.oblong[c.1])
+            .cloned()
+            .collect();
+        let whole: Vec<_> = cells.iter().filter(|c| c.1 < pool.whole).cloned().collect();
+        let fit_cells = [&square, &whole]
+            .into_iter()
+            .find(|f| f.len() >= 3 && spans_2d(f))
+            .unwrap_or(&cells);
+        let src: Vec<Pt> = fit_cells
             .iter()
             .map(|c| [c.0 .0 as f64 + 0.5, c.0 .1 as f64 + 0.5])
             .collect();
-        let dst: Vec<Pt> = cells.iter().map(|c| cands[c.1].centre).collect();
-        let refit = if pass >= 1 && spread_2d(&cells, n) {
+        let dst: Vec<Pt> = fit_cells.iter().map(|c| cands[c.1].centre).collect();
+        let refit = if pass >= 1 && spread_2d(fit_cells, n) {
             Homography::fit(&src, &dst).filter(|h| sane(h, &src, &dst, pitch))
         } else {
             None
@@ -232,27 +410,41 @@ fn hypothesis(
             assigned = cells;
         }
     }
-    if assigned.len() < min_support(n) {
+    let whole = assigned.iter().filter(|c| c.1 < pool.whole).count();
+    if assigned.len() < min_support(n) || whole < 2 {
         return None;
     }
     let mut support = vec![None; n * n];
+    let mut strip = vec![None; n * n];
     let mut sq = 0.0;
     for c in &assigned {
-        support[c.0 .1 as usize * n + c.0 .0 as usize] = Some(c.1);
+        let cell = c.0 .1 as usize * n + c.0 .0 as usize;
+        match pool.origin[c.1] {
+            None => support[cell] = Some(c.1),
+            Some(k) => strip[cell] = Some(k),
+        }
         sq += c.2 * c.2;
     }
     let mut fills: Vec<f64> = assigned
         .iter()
+        .filter(|c| c.1 < pool.whole)
         .map(|c| cands[c.1].side / local_pitch(&map, c.0))
         .collect();
     fills.sort_by(f64::total_cmp);
     let fill = fills[fills.len() / 2].clamp(0.5, 0.98);
     let residual = (sq / assigned.len() as f64).sqrt();
+    let mut look = 0.0;
+    for r in 0..n {
+        for c in 0..n {
+            look += cell_score(&map, r, c);
+        }
+    }
     Some(Hyp {
-        score: (assigned.len(), residual),
+        score: (assigned.len(), whole, look, residual),
         fit: GridFit {
             h: map,
             support,
+            strip,
             fill,
             residual,
         },
@@ -276,8 +468,11 @@ fn in_window(c: (i64, i64), w: (i64, i64), n: usize) -> bool {
     c.0 >= w.0 && c.0 < w.0 + n && c.1 >= w.1 && c.1 < w.1 + n
 }
 
+/// The n x n window of lattice nodes with the most supported cells, then the most whole
+/// stickers (`cells[..].1 < whole`), then the most sticker-like empty cells.
 fn best_window(
     cells: &[((i64, i64), usize, f64)],
+    whole: usize,
     n: usize,
     map: &Homography,
     cell_score: &dyn Fn(&Homography, usize, usize) -> f64,
@@ -290,11 +485,15 @@ fn best_window(
     let ys = cells.iter().map(|c| c.0 .1);
     let (xmin, xmax) = (xs.clone().min()?, xs.max()?);
     let (ymin, ymax) = (ys.clone().min()?, ys.max()?);
-    let mut best: Option<((i64, i64), usize)> = None;
+    let mut best: Option<((i64, i64), (usize, usize))> = None;
     let mut ties: Vec<(i64, i64)> = Vec::new();
     for wx in (xmin - span)..=xmax {
         for wy in (ymin - span)..=ymax {
-            let k = cells.iter().filter(|c| in_window(c.0, (wx, wy), n)).count();
+            let inside = cells.iter().filter(|c| in_window(c.0, (wx, wy), n));
+            let k = (
+                inside.clone().count(),
+                inside.filter(|c| c.1 < whole).count(),
+            );
             match best {
                 Some((_, bk)) if bk > k => {}
                 Some((_, bk)) if bk == k => ties.push((wx, wy)),
@@ -336,16 +535,18 @@ fn best_window(
 /// row and every column of the window (with fewer, extrapolating perspective to a hidden
 /// row amplifies noise, and the affine map is the safer model).
 fn spread_2d(cells: &[((i64, i64), usize, f64)], n: usize) -> bool {
-    if cells.len() < 5 {
-        return false;
-    }
+    let _ = n;
+    cells.len() >= 5 && spans_2d(cells)
+}
+
+/// Whether the cells cover at least two rows and two columns.
+fn spans_2d(cells: &[((i64, i64), usize, f64)]) -> bool {
     let mut xs: Vec<i64> = cells.iter().map(|c| c.0 .0).collect();
     let mut ys: Vec<i64> = cells.iter().map(|c| c.0 .1).collect();
     xs.sort();
     xs.dedup();
     ys.sort();
     ys.dedup();
-    let _ = n;
     xs.len() >= 2 && ys.len() >= 2
 }
 
@@ -477,7 +678,7 @@ mod tests {
         // A lone square of another size elsewhere.
         let other = Homography::affine([400.0, 300.0], [20.0, 0.0], [0.0, 20.0]);
         cands.push(cand(&other, 0, 0));
-        let fit = fit_grid(&cands, 3, &|_, _, _| 0.0).unwrap();
+        let fit = fit_grid(&cands, &[], 3, &|_, _, _| 0.0).unwrap();
         assert_eq!(fit.supported(), 8);
         for r in 0..3 {
             for c in 0..3 {
@@ -488,10 +689,72 @@ mod tests {
         }
     }
 
+    /// The visible part of cell (r, c) when everything above grid row `cut` is hidden.
+    fn strip(h: &Homography, r: usize, c: usize, fill: f64, cut: f64) -> Candidate {
+        let m = (1.0 - fill) / 2.0;
+        let (x0, x1) = (c as f64 + m, c as f64 + 1.0 - m);
+        let (y0, y1) = (cut.max(r as f64 + m), r as f64 + 1.0 - m);
+        let q = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]].map(|p| h.apply(p).unwrap());
+        let e = [q[1][0] - q[0][0], q[1][1] - q[0][1]];
+        Candidate {
+            quad: q,
+            centre: h.apply([(x0 + x1) / 2.0, (y0 + y1) / 2.0]).unwrap(),
+            side: (e[0] * e[0] + e[1] * e[1]).sqrt(),
+            angle: fold_angle(e[1].atan2(e[0])),
+        }
+    }
+
+    #[test]
+    fn a_strip_completes_to_the_sticker_it_was_cut_from() {
+        let h = Homography::affine([100.0, 50.0], [40.0, 0.0], [0.0, 40.0]);
+        let s = strip(&h, 0, 1, 0.85, 0.6);
+        let want = h.apply([1.5, 0.5]).unwrap();
+        let got = completions(&s);
+        let best = got
+            .iter()
+            .map(|c| dist(c.centre, want))
+            .fold(f64::MAX, f64::min);
+        assert!(best < 1.5, "completions {got:?}, want centre {want:?}");
+    }
+
+    #[test]
+    fn a_two_by_two_face_with_a_row_under_an_arm_is_found_from_its_strips() {
+        let truth = Homography {
+            h: [60.0, 6.0, 150.0, -5.0, 58.0, 90.0, 0.0003, -0.0004, 1.0],
+        };
+        // Row 0 is hidden above y = 0.7 (grid units): two whole stickers, two strips, and
+        // a lone square elsewhere.
+        let cands = vec![
+            cand(&truth, 1, 0),
+            cand(&truth, 1, 1),
+            cand(
+                &Homography::affine([400.0, 20.0], [50.0, 0.0], [0.0, 50.0]),
+                0,
+                0,
+            ),
+        ];
+        let strips = vec![
+            strip(&truth, 0, 0, 0.85, 0.7),
+            strip(&truth, 0, 1, 0.85, 0.7),
+        ];
+        let fit = fit_grid(&cands, &strips, 2, &|_, _, _| 0.0).unwrap();
+        assert_eq!(fit.supported(), 4);
+        assert_eq!(fit.strip.iter().flatten().count(), 2);
+        for r in 0..2 {
+            for c in 0..2 {
+                let p = fit.h.apply([c as f64 + 0.5, r as f64 + 0.5]).unwrap();
+                let t = truth.apply([c as f64 + 0.5, r as f64 + 0.5]).unwrap();
+                assert!(dist(p, t) < 0.1 * 58.0, "cell {r},{c}: {p:?} vs {t:?}");
+            }
+        }
+        // Without the strips two stickers are not a grid.
+        assert!(fit_grid(&cands, &[], 2, &|_, _, _| 0.0).is_none());
+    }
+
     #[test]
     fn too_few_candidates_is_no_grid() {
         let truth = Homography::affine([0.0, 0.0], [30.0, 0.0], [0.0, 30.0]);
         let cands = vec![cand(&truth, 0, 0), cand(&truth, 2, 2)];
-        assert!(fit_grid(&cands, 3, &|_, _, _| 0.0).is_none());
+        assert!(fit_grid(&cands, &[], 3, &|_, _, _| 0.0).is_none());
     }
 }
