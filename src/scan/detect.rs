@@ -252,10 +252,17 @@ fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
     for (lo, hi) in [(20.0, 60.0), (40.0, 110.0)] {
         let mut vedges = Mat::default();
         imgproc::canny_def(&blur, &mut vedges, lo, hi)?;
-        let mut cedges = Mat::default();
-        imgproc::canny_def(&cblur, &mut cedges, lo, hi)?;
-        let mut edges = Mat::default();
-        core::bitwise_or_def(&vedges, &cedges, &mut edges)?;
+        // Chroma edges at the sensitive thresholds only (the second pair is for noisy
+        // frames, where chroma noise is worse still).
+        let edges = if lo < 30.0 {
+            let mut cedges = Mat::default();
+            imgproc::canny_def(&cblur, &mut cedges, lo, hi)?;
+            let mut both = Mat::default();
+            core::bitwise_or_def(&vedges, &cedges, &mut both)?;
+            both
+        } else {
+            vedges
+        };
         let kernel =
             imgproc::get_structuring_element_def(imgproc::MORPH_RECT, core::Size::new(3, 3))?;
         let mut thick = Mat::default();

@@ -6,17 +6,22 @@
 //! Pipeline for one face image ([`detect::read_face`], feature `vision`):
 //!
 //! 1. **Candidates** ([`detect`]): the image is reduced by an integer factor to at most
-//!    [`detect::WORK_SIZE`] pixels on its long side; on the per-pixel channel maximum
-//!    (dark blue and green stickers stay bright against black plastic) Canny edges are
-//!    dilated, and the regions they enclose whose shape is a filled, convex,
-//!    roughly square quadrilateral of plausible size become candidate stickers.
+//!    [`detect::WORK_SIZE`] pixels on its long side; Canny edges of the per-pixel channel
+//!    maximum (dark blue and green stickers stay bright against black plastic) and of the
+//!    chroma (a coloured sticker against a grey arm of its brightness) are dilated, and
+//!    the regions they enclose whose shape is a filled, convex, roughly square
+//!    quadrilateral of plausible size become candidate stickers; thin and oblong ones are
+//!    kept as strips (a sticker partly under an arm).
 //! 2. **Grid** ([`grid`]): candidates of similar size are put on a lattice (axes from their
-//!    edge directions, pitch from neighbour distances), refined to a homography, and the
-//!    n x n window with the most candidates is the face. Stickers without a candidate
-//!    (hidden by a robot arm, glare) are recovered from the fitted grid; a frame where no
-//!    lattice holds enough candidates is refused ([`VisionError::NoCube`]).
+//!    edge directions, pitch from neighbour distances), strips completed to the squares
+//!    they were cut from may fill nodes no whole sticker takes, the map is refined to a
+//!    homography, and the n x n window with the most supports is the face (between equal
+//!    lattices, the one whose cells look most like stickers on dark plastic). Stickers
+//!    without a candidate (hidden by a robot arm, glare) are recovered from the fitted
+//!    grid; a frame where no lattice holds enough candidates is refused
+//!    ([`VisionError::NoCube`]).
 //! 3. **Sampling** ([`sample`]), at full resolution: the centred part of each sticker
-//!    (`sample_fill` of its side), dropping the darkest and brightest pixels (border,
+//!    (`sample_fill` of its side; of a strip-supported one, the centre of the strip), dropping the darkest and brightest pixels (border,
 //!    specular highlights) and colour outliers; the mean of the rest. A sticker whose
 //!    centre is clipped to a plateau also gets a reading from its unsaturated pixels, the
 //!    second opinion for a scan in doubt ([`detect::unclipped_scan`]).
