@@ -24,6 +24,9 @@ use crate::cube::{Face, Size};
 /// Share of a strip (the visible part of a sticker partly under an arm) that is sampled:
 /// well inside both its true edge and the blurred edge of the arm.
 const STRIP_SAMPLE_FILL: f64 = 0.6;
+/// Largest difference of channel shares (r, g, b over their sum) between two readings
+/// taken to be the same surface under different light.
+const SAME_SURFACE_SHARE: f64 = 0.03;
 
 /// Detection runs on a copy reduced by the smallest integer factor that brings the long
 /// side to at most this many pixels.
@@ -554,11 +557,6 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
                 ),
                 _ => None,
             };
-            let sampled = match &seen {
-                Some(q) => shrink_quad(q, STRIP_SAMPLE_FILL),
-                None => map_quad(&full, &cell_quad(r, c, fit.fill * opts.sample_fill))
-                    .ok_or_else(|| oof_clone(&oof))?,
-            };
             let centre = super::geom::quad_centre(&quad);
             if centre[0] < 0.0
                 || centre[1] < 0.0
@@ -567,7 +565,19 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
             {
                 return Err(oof);
             }
-            let s = sample_sticker(img, seen.as_ref().unwrap_or(&quad), &sampled).ok_or(oof)?;
+            let in_cell = map_quad(&full, &cell_quad(r, c, fit.fill * opts.sample_fill))
+                .ok_or_else(|| oof_clone(&oof))?;
+            let cell = sample_sticker(img, &quad, &in_cell).ok_or_else(|| oof_clone(&oof))?;
+            let (sampled, s) = match &seen {
+                Some(q) => {
+                    let in_strip = shrink_quad(q, STRIP_SAMPLE_FILL);
+                    match sample_sticker(img, q, &in_strip) {
+                        Some(s) if !same_surface_better_lit(&cell.0, &s.0) => (in_strip, s),
+                        _ => (in_cell, cell),
+                    }
+                }
+                None => (in_cell, cell),
+            };
             stickers.push(sticker(quad, sampled, s, fit.supported_cell(i)));
         }
     }
@@ -582,6 +592,21 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
         candidates,
         from_rig: false,
     })
+}
+
+/// Whether the cell's centre shows the same surface as the strip found in it, only better
+/// lit: the same chromaticity (channel shares within [`SAME_SURFACE_SHARE`]) and brighter.
+/// Then the strip is a shaded band of a sticker whose outline was lost, not the visible
+/// part of one under an arm, and the cell is the better reading.
+fn same_surface_better_lit(cell: &Sample, strip: &Sample) -> bool {
+    let share = |s: &Sample| {
+        let sum = (s.rgb[0] + s.rgb[1] + s.rgb[2]).max(1.0);
+        s.rgb.map(|x| x / sum)
+    };
+    let (a, b) = (share(cell), share(strip));
+    let close = (0..3).all(|k| (a[k] - b[k]).abs() <= SAME_SURFACE_SHARE);
+    let sum = |s: &Sample| s.rgb[0] + s.rgb[1] + s.rgb[2];
+    close && sum(cell) > sum(strip)
 }
 
 fn oof_clone(e: &VisionError) -> VisionError {
@@ -708,4 +733,34 @@ pub fn unclipped_scan(
     out.facelets = facelets;
     out.sigma = Some(sigma);
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(rgb: [f64; 3]) -> Sample {
+        Sample {
+            rgb,
+            pixels: 100,
+            spread: 2.0,
+            sigma: [0.5; 3],
+        }
+    }
+
+    #[test]
+    fn a_shaded_band_of_a_sticker_yields_to_the_cell() {
+        // A green sticker's shadowed lower band (real 320x240 webcam frame) and its centre.
+        let band = reading([91.0, 105.0, 66.0]);
+        let centre = reading([179.0, 216.0, 139.0]);
+        assert!(same_surface_better_lit(&centre, &band));
+        // The arm over a white sticker: a light grey arm is darker than the visible white.
+        let white = reading([228.0, 230.0, 232.0]);
+        let arm = reading([170.0, 170.0, 175.0]);
+        assert!(!same_surface_better_lit(&arm, &white));
+        // A red strip beside a dark arm: different surfaces.
+        let red = reading([180.0, 30.0, 25.0]);
+        let dark_arm = reading([60.0, 60.0, 64.0]);
+        assert!(!same_surface_better_lit(&dark_arm, &red));
+    }
 }
