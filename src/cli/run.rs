@@ -1033,6 +1033,9 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
     ];
     let ratio = costed.seconds / base.seconds.max(1e-9);
     let ratio_many = many.seconds / base.seconds.max(1e-9);
+    // What no planner can beat on these timings (a counting bound, see
+    // `SequenceCost::floor_for_random`): the 3x3x3 has 43,252,003,274,489,856,000 positions.
+    let floor = automaton.floor_for_random(43_252_003_274_489_856_000u128 as f64, 0.01);
     if g.json {
         for r in &rows {
             super::output::json_line(r);
@@ -1044,6 +1047,12 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
             "mean_search_nodes": nodes as f64 / n,
             "searches_complete": complete, "search_improved": improved,
             "wall_seconds": t0.elapsed().as_secs_f64(),
+        }));
+        super::output::json_line(&serde_json::json!({
+            "type": "bench-robot-floor",
+            "mean_robot_seconds_at_least": floor.mean,
+            "median_robot_seconds_at_least": floor.median,
+            "baseline_ratio_at_least": floor.mean / (base.seconds / n).max(1e-9),
         }));
     } else {
         println!(
@@ -1071,6 +1080,13 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
             a.cubes,
             a.cubes,
             t0.elapsed().as_secs_f64()
+        );
+        println!(
+            "floor on these timings, any solver and planner, uniformly random cubes: mean >= {:.2} s \
+             (ratio to this baseline >= {:.3}), median >= {:.2} s",
+            floor.mean,
+            floor.mean / (base.seconds / n).max(1e-9),
+            floor.median
         );
     }
     Ok(())

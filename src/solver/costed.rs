@@ -31,6 +31,55 @@ use super::tables::{N_MOVES, P2_MOVES};
 use super::{Solver, SolverError};
 use crate::cube::{Alg, Face, FaceletCube, Move, Size, Turn};
 
+/// What [`SequenceCost::floor_for_random`] proves about a uniformly random position.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostFloor {
+    /// No solver's mean cost over uniformly random positions can be below this.
+    pub mean: f64,
+    /// At least half of all positions cost at least this much.
+    pub median: f64,
+    /// Counting resolution (cost units).
+    pub quantum: f64,
+}
+
+/// `(mean, median)` floors from counting the walks from node 0 of a graph by cost (see
+/// [`SequenceCost::floor_for_random`]); edges are `(from, to, cost in quanta of q)`.
+fn walk_floor(nodes: usize, edges: &[(usize, usize, usize)], positions: f64, q: f64) -> (f64, f64) {
+    if edges.iter().any(|e| e.2 == 0) {
+        // A free step makes the count unbounded: nothing can be proved this way.
+        return (0.0, 0.0);
+    }
+    // ways[t][v]: walks ending at v whose cost is t quanta; `cumulative` counts the
+    // walks of ≤ t quanta (the empty one included): at most that many positions cost
+    // ≤ t q.
+    let mut ways: Vec<Vec<f64>> = vec![vec![0.0; nodes]];
+    ways[0][0] = 1.0;
+    let mut cumulative = 1.0;
+    let (mut mean, mut median, mut half) = (0.0, 0.0, false);
+    for t in 1..=10_000_000usize {
+        let mut row = vec![0.0; nodes];
+        for &(a, b, c) in edges {
+            if c <= t {
+                row[b] += ways[t - c][a];
+            }
+        }
+        cumulative += row.iter().sum::<f64>();
+        ways.push(row);
+        let share = (cumulative / positions).min(1.0);
+        // P(cost > T) ≥ 1 − share for T in [(t − 1) q, t q).
+        mean += q * (1.0 - share);
+        if !half && share >= 0.5 {
+            // At (t − 1) q the share was still below one half.
+            half = true;
+            median = (t - 1) as f64 * q;
+        }
+        if share >= 1.0 {
+            break;
+        }
+    }
+    (mean, median)
+}
+
 /// Largest number of automaton states.
 pub const MAX_STATES: usize = 16;
 const INF: f32 = f32::INFINITY;
@@ -152,6 +201,51 @@ impl SequenceCost {
         alts.iter()
             .flat_map(|(_, v)| v[..self.k].iter().copied())
             .fold(if moves.is_empty() { 0.0 } else { INF }, f32::min)
+    }
+
+    /// A provable floor under this cost for a uniformly random element of a group with
+    /// `positions` elements, solved by face turns from the start state. A sequence solves
+    /// exactly one position, so if at most `N(T)` face-turn sequences cost `≤ T`, at most
+    /// `N(T)` positions do, and `P(cost > T) ≥ 1 − N(T) / positions` for every solver and
+    /// executor this automaton prices. `N(T)` is bounded by counting every *state path*
+    /// (a sequence together with the automaton state after each move) of cost `≤ T`: the
+    /// cheapest path of each sequence is among them. Sequences never turn one face twice
+    /// in a row (merging the two turns is never dearer). `quantum` is the counting
+    /// resolution in cost units; costs are rounded down to it, which only lowers the floor.
+    /// The floor is loose where many paths of one sequence cost about the same.
+    pub fn floor_for_random(&self, positions: f64, quantum: f64) -> CostFloor {
+        let k = self.k;
+        let q = quantum.max(1e-6);
+        let units = |c: f64| -> Option<usize> {
+            (c.is_finite() && c >= 0.0).then(|| ((c / q) + 1e-9).floor() as usize)
+        };
+        // Node 0 is the start, node 1 + m k + j is "move m done, in state j".
+        let mut edges: Vec<(usize, usize, usize)> = Vec::new();
+        for m in 0..N_MOVES {
+            for j in 0..k {
+                if let Some(c) = units(self.start_of(m as u8)[j] as f64) {
+                    edges.push((0, 1 + m * k + j, c));
+                }
+            }
+        }
+        for p in 0..N_MOVES {
+            for m in 0..N_MOVES {
+                let s = self.st(p as u8, m as u8);
+                for i in 0..k {
+                    for j in 0..k {
+                        if let Some(c) = units(s[i * k + j] as f64) {
+                            edges.push((1 + p * k + i, 1 + m * k + j, c));
+                        }
+                    }
+                }
+            }
+        }
+        let (mean, median) = walk_floor(1 + N_MOVES * k, &edges, positions, q);
+        CostFloor {
+            mean,
+            median,
+            quantum: q,
+        }
     }
 
     /// `w[j] = min_i v[i] + step[p][m][i][j]`.
@@ -924,6 +1018,30 @@ mod tests {
         // The same face twice is never priced; slices and rotations are not face turns.
         assert_eq!(sc.cost(&Alg::parse("R R").unwrap()), None);
         assert_eq!(sc.cost(&Alg::parse("R x").unwrap()), None);
+    }
+
+    #[test]
+    fn the_counting_floor_matches_a_hand_count() {
+        // Every move costs 1: 18 · 15^(n−1) sequences of n moves, 1 + Σ of them of cost
+        // ≤ n: 19, 289, 4339, 65089, 976339. Over 10^6 positions at least half cost more
+        // than 4 (65089 < 500000 ≤ 976339), and the mean is at least
+        // Σ_t (1 − N(t) / 10^6) = 5 − 1.046075.
+        let sc = SequenceCost::new(1, &[1.0; N_MOVES], &[1.0; N_MOVES * N_MOVES]).unwrap();
+        let f = sc.floor_for_random(1e6, 1.0);
+        assert_eq!(f.median, 4.0);
+        assert!((f.mean - 3.953925).abs() < 1e-9, "{f:?}");
+        // A finer quantum counts the same sequences: the floors cannot drop.
+        let g = sc.floor_for_random(1e6, 0.25);
+        assert!(g.mean >= f.mean - 1e-9 && g.median >= f.median, "{g:?}");
+        // Two states where one would do: the second, dearer one only adds paths (the
+        // floor is still valid, never higher).
+        let mut step2 = vec![0.0; N_MOVES * N_MOVES * 4];
+        for (x, v) in step2.iter_mut().enumerate() {
+            *v = if x % 2 == 0 { 1.0 } else { 1.5 };
+        }
+        let two = SequenceCost::new(2, &[1.0, 1.5].repeat(N_MOVES), &step2).unwrap();
+        let h = two.floor_for_random(1e6, 0.25);
+        assert!(h.mean <= g.mean + 1e-9 && h.mean > 3.0, "{h:?}");
     }
 
     #[test]
