@@ -456,7 +456,7 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
             continue;
         }
         let c = validate(line)
-            .map_err(|e| anyhow::anyhow!("{}:{}: not a real cube: {e}", path.display(), i + 1))?;
+            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
         states.push(c);
     }
     if let Some(n) = a.count {
