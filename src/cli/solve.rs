@@ -455,8 +455,7 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let c = validate(line)
-            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
+        let c = validate(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
         states.push(c);
     }
     if let Some(n) = a.count {

@@ -42,42 +42,36 @@ pub struct CostFloor {
     pub quantum: f64,
 }
 
-/// `(mean, median)` floors from counting the walks from node 0 of a graph by cost (see
-/// [`SequenceCost::floor_for_random`]); edges are `(from, to, cost in quanta of q)`.
-fn walk_floor(nodes: usize, edges: &[(usize, usize, usize)], positions: f64, q: f64) -> (f64, f64) {
-    if edges.iter().any(|e| e.2 == 0) {
-        // A free step makes the count unbounded: nothing can be proved this way.
-        return (0.0, 0.0);
+/// Marks an impossible transition in integer costs.
+const NONE_U: u32 = u32::MAX;
+/// Most sequence summaries [`SequenceCost::count_by_cost`] will track (a few thousand
+/// occur for the MindCub3r's timings).
+pub const MAX_SUMMARIES: usize = 1_000_000;
+
+/// Cost vectors relative to their minimum, interned (see
+/// [`SequenceCost::floor_for_random`]).
+#[derive(Default)]
+struct RelVectors {
+    vectors: Vec<Vec<u32>>,
+    index: std::collections::HashMap<Vec<u32>, u32>,
+}
+
+impl RelVectors {
+    /// The id of `v − min v` and `min v` (`NONE_U` entries stay `NONE_U`).
+    fn intern(&mut self, v: &[u32]) -> (u32, u32) {
+        let lo = v.iter().copied().min().unwrap_or(NONE_U);
+        let rel: Vec<u32> = v
+            .iter()
+            .map(|&x| if x == NONE_U { NONE_U } else { x - lo })
+            .collect();
+        if let Some(&id) = self.index.get(&rel) {
+            return (id, lo);
+        }
+        let id = self.vectors.len() as u32;
+        self.index.insert(rel.clone(), id);
+        self.vectors.push(rel);
+        (id, lo)
     }
-    // ways[t][v]: walks ending at v whose cost is t quanta; `cumulative` counts the
-    // walks of ≤ t quanta (the empty one included): at most that many positions cost
-    // ≤ t q.
-    let mut ways: Vec<Vec<f64>> = vec![vec![0.0; nodes]];
-    ways[0][0] = 1.0;
-    let mut cumulative = 1.0;
-    let (mut mean, mut median, mut half) = (0.0, 0.0, false);
-    for t in 1..=10_000_000usize {
-        let mut row = vec![0.0; nodes];
-        for &(a, b, c) in edges {
-            if c <= t {
-                row[b] += ways[t - c][a];
-            }
-        }
-        cumulative += row.iter().sum::<f64>();
-        ways.push(row);
-        let share = (cumulative / positions).min(1.0);
-        // P(cost > T) ≥ 1 − share for T in [(t − 1) q, t q).
-        mean += q * (1.0 - share);
-        if !half && share >= 0.5 {
-            // At (t − 1) q the share was still below one half.
-            half = true;
-            median = (t - 1) as f64 * q;
-        }
-        if share >= 1.0 {
-            break;
-        }
-    }
-    (mean, median)
 }
 
 /// Largest number of automaton states.
@@ -207,44 +201,141 @@ impl SequenceCost {
     /// `positions` elements, solved by face turns from the start state. A sequence solves
     /// exactly one position, so if at most `N(T)` face-turn sequences cost `≤ T`, at most
     /// `N(T)` positions do, and `P(cost > T) ≥ 1 − N(T) / positions` for every solver and
-    /// executor this automaton prices. `N(T)` is bounded by counting every *state path*
-    /// (a sequence together with the automaton state after each move) of cost `≤ T`: the
-    /// cheapest path of each sequence is among them. Sequences never turn one face twice
-    /// in a row (merging the two turns is never dearer). `quantum` is the counting
-    /// resolution in cost units; costs are rounded down to it, which only lowers the floor.
-    /// The floor is loose where many paths of one sequence cost about the same.
-    pub fn floor_for_random(&self, positions: f64, quantum: f64) -> CostFloor {
-        let k = self.k;
+    /// executor this automaton prices; `N(T)` comes from [`SequenceCost::count_by_cost`].
+    /// For the floor to bind a robot, the automaton must not overprice anything it can do
+    /// (price it as its clock counts, with every option it has), and a half turn must cost
+    /// no more than two quarter turns of the same face (sequences never turn one face twice
+    /// in a row). `None` when the counting is not possible (see `count_by_cost`).
+    pub fn floor_for_random(&self, positions: f64, quantum: f64) -> Option<CostFloor> {
         let q = quantum.max(1e-6);
-        let units = |c: f64| -> Option<usize> {
-            (c.is_finite() && c >= 0.0).then(|| ((c / q) + 1e-9).floor() as usize)
-        };
-        // Node 0 is the start, node 1 + m k + j is "move m done, in state j".
-        let mut edges: Vec<(usize, usize, usize)> = Vec::new();
-        for m in 0..N_MOVES {
-            for j in 0..k {
-                if let Some(c) = units(self.start_of(m as u8)[j] as f64) {
-                    edges.push((0, 1 + m * k + j, c));
-                }
+        let mut cumulative = 1.0; // the empty sequence
+        let (mut mean, mut median, mut half) = (0.0, 0.0, false);
+        let counted = self.count_by_cost(q, |t, here| {
+            cumulative += here;
+            let share = (cumulative / positions).min(1.0);
+            // P(cost > T) ≥ P(cost > t q) ≥ 1 − share for T in [(t − 1) q, t q).
+            mean += q * (1.0 - share);
+            if !half && share >= 0.5 {
+                // At (t − 1) q the share was still below one half.
+                half = true;
+                median = (t - 1) as f64 * q;
             }
-        }
-        for p in 0..N_MOVES {
-            for m in 0..N_MOVES {
-                let s = self.st(p as u8, m as u8);
-                for i in 0..k {
-                    for j in 0..k {
-                        if let Some(c) = units(s[i * k + j] as f64) {
-                            edges.push((1 + p * k + i, 1 + m * k + j, c));
-                        }
-                    }
-                }
-            }
-        }
-        let (mean, median) = walk_floor(1 + N_MOVES * k, &edges, positions, q);
-        CostFloor {
+            share < 1.0
+        });
+        counted.then_some(CostFloor {
             mean,
             median,
             quantum: q,
+        })
+    }
+
+    /// Counts the face-turn sequences (no face twice in a row) by cost: calls
+    /// `visit(t, n)` for t = 1, 2, … with the number `n` of sequences whose cost, in whole
+    /// quanta of `quantum` (each step rounded down, after allowing for `f32` storage), is
+    /// `t`, until `visit` returns false. Each sequence is counted once, at its cheapest
+    /// path through the automaton: it is summarised by its last move and its cost vector
+    /// over the states *relative to its minimum* (the minimum is its cost); the next
+    /// move's vector depends only on that summary, and few summaries occur, so the count
+    /// is a dynamic programme over (cost, last move, relative vector). Returns false
+    /// (having visited nothing) when a step is free (the count is unbounded) or the
+    /// summaries exceed [`MAX_SUMMARIES`].
+    pub fn count_by_cost(&self, quantum: f64, mut visit: impl FnMut(usize, f64) -> bool) -> bool {
+        let k = self.k;
+        let q = quantum.max(1e-6);
+        let units = |c: f32| -> u32 {
+            if c.is_finite() {
+                ((c as f64 / q) * (1.0 + 1e-6)).floor().max(0.0) as u32
+            } else {
+                NONE_U
+            }
+        };
+        let step_u: Vec<u32> = self.step.iter().map(|&c| units(c)).collect();
+        let start_u: Vec<u32> = self.start.iter().map(|&c| units(c)).collect();
+        // Interned relative vectors; a node is (last move, vector id).
+        let mut rel = RelVectors::default();
+        let mut node_of: std::collections::HashMap<(u8, u32), usize> = Default::default();
+        let mut nodes: Vec<(u8, u32)> = Vec::new();
+        // edges[n]: (next node, cost increment) for every allowed next move.
+        let mut edges: Vec<Vec<(usize, u32)>> = Vec::new();
+        let mut first: Vec<(usize, u32)> = Vec::new();
+        let mut add_node = |key: (u8, u32),
+                            nodes: &mut Vec<(u8, u32)>,
+                            edges: &mut Vec<Vec<(usize, u32)>>|
+         -> usize {
+            *node_of.entry(key).or_insert_with(|| {
+                nodes.push(key);
+                edges.push(Vec::new());
+                nodes.len() - 1
+            })
+        };
+        for m in 0..N_MOVES {
+            let (id, lo) = rel.intern(&start_u[m * k..m * k + k]);
+            if lo != NONE_U {
+                let n = add_node((m as u8, id), &mut nodes, &mut edges);
+                first.push((n, lo));
+            }
+        }
+        let mut done = 0;
+        while done < nodes.len() {
+            if nodes.len() > MAX_SUMMARIES {
+                return false;
+            }
+            let (p, id) = nodes[done];
+            let r = rel.vectors[id as usize].clone();
+            let mut out = Vec::with_capacity(N_MOVES);
+            for m in 0..N_MOVES {
+                if p as usize / 3 == m / 3 {
+                    continue;
+                }
+                let o = (p as usize * N_MOVES + m) * k * k;
+                let mut w = vec![NONE_U; k];
+                for i in 0..k {
+                    if r[i] == NONE_U {
+                        continue;
+                    }
+                    for j in 0..k {
+                        let c = step_u[o + i * k + j];
+                        if c != NONE_U {
+                            w[j] = w[j].min(r[i] + c);
+                        }
+                    }
+                }
+                let (id2, lo) = rel.intern(&w);
+                if lo != NONE_U {
+                    let n2 = add_node((m as u8, id2), &mut nodes, &mut edges);
+                    out.push((n2, lo));
+                }
+            }
+            edges[done] = out;
+            done += 1;
+        }
+        let all = || first.iter().chain(edges.iter().flatten());
+        if nodes.is_empty() || all().any(|e| e.1 == 0) {
+            return false;
+        }
+        // ways[t % ring][n]: sequences summarised by node n that cost t quanta.
+        let ring = all().map(|e| e.1 as usize).max().unwrap_or(0) + 1;
+        let mut ways = vec![vec![0.0f64; nodes.len()]; ring];
+        for &(n, c) in &first {
+            ways[c as usize % ring][n] += 1.0;
+        }
+        let mut t = 1usize;
+        loop {
+            let slot = t % ring;
+            let here = std::mem::replace(&mut ways[slot], vec![0.0; nodes.len()]);
+            let mut total = 0.0;
+            for (n, &x) in here.iter().enumerate() {
+                if x != 0.0 {
+                    total += x;
+                    for &(n2, c) in &edges[n] {
+                        ways[(t + c as usize) % ring][n2] += x;
+                    }
+                }
+            }
+            if !visit(t, total) {
+                return true;
+            }
+            t += 1;
         }
     }
 
@@ -1027,21 +1118,74 @@ mod tests {
         // than 4 (65089 < 500000 ≤ 976339), and the mean is at least
         // Σ_t (1 − N(t) / 10^6) = 5 − 1.046075.
         let sc = SequenceCost::new(1, &[1.0; N_MOVES], &[1.0; N_MOVES * N_MOVES]).unwrap();
-        let f = sc.floor_for_random(1e6, 1.0);
+        let f = sc.floor_for_random(1e6, 1.0).unwrap();
         assert_eq!(f.median, 4.0);
         assert!((f.mean - 3.953925).abs() < 1e-9, "{f:?}");
         // A finer quantum counts the same sequences: the floors cannot drop.
-        let g = sc.floor_for_random(1e6, 0.25);
+        let g = sc.floor_for_random(1e6, 0.25).unwrap();
         assert!(g.mean >= f.mean - 1e-9 && g.median >= f.median, "{g:?}");
-        // Two states where one would do: the second, dearer one only adds paths (the
-        // floor is still valid, never higher).
+        // A second, dearer state changes no sequence's cheapest cost: same floor.
         let mut step2 = vec![0.0; N_MOVES * N_MOVES * 4];
         for (x, v) in step2.iter_mut().enumerate() {
             *v = if x % 2 == 0 { 1.0 } else { 1.5 };
         }
         let two = SequenceCost::new(2, &[1.0, 1.5].repeat(N_MOVES), &step2).unwrap();
-        let h = two.floor_for_random(1e6, 0.25);
-        assert!(h.mean <= g.mean + 1e-9 && h.mean > 3.0, "{h:?}");
+        assert_eq!(two.floor_for_random(1e6, 0.25).unwrap(), g);
+        // A free step proves nothing.
+        let free = SequenceCost::new(1, &[0.0; N_MOVES], &[1.0; N_MOVES * N_MOVES]).unwrap();
+        assert!(free.floor_for_random(1e6, 1.0).is_none());
+    }
+
+    #[test]
+    fn sequences_are_counted_once_at_their_cheapest_path() {
+        // A seeded 3-state automaton with costs 9..30 quanta; every sequence of up to four
+        // moves priced by brute force (minimum over all state paths). Five moves cost at
+        // least 45, so below that the counts must agree exactly.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let k = 3;
+        let start: Vec<f64> = (0..N_MOVES * k)
+            .map(|_| rng.gen_range(9..=30) as f64)
+            .collect();
+        let step: Vec<f64> = (0..N_MOVES * N_MOVES * k * k)
+            .map(|_| rng.gen_range(9..=30) as f64)
+            .collect();
+        let sc = SequenceCost::new(k, &start, &step).unwrap();
+        let mut brute = vec![0.0f64; 45];
+        fn walk(sc: &SequenceCost, v: [f32; MAX_STATES], last: u8, len: usize, out: &mut [f64]) {
+            if len == 4 {
+                return;
+            }
+            for m in 0..N_MOVES as u8 {
+                if m / 3 == last / 3 {
+                    continue;
+                }
+                let w = sc.forward(&v, last, m);
+                let c = w[..sc.k].iter().copied().fold(INF, f32::min) as usize;
+                if c < out.len() {
+                    out[c] += 1.0;
+                    walk(sc, w, m, len + 1, out);
+                }
+            }
+        }
+        for m in 0..N_MOVES as u8 {
+            let mut v = [INF; MAX_STATES];
+            v[..k].copy_from_slice(sc.start_of(m));
+            let c = v[..k].iter().copied().fold(INF, f32::min) as usize;
+            if c < brute.len() {
+                brute[c] += 1.0;
+                walk(&sc, v, m, 1, &mut brute);
+            }
+        }
+        let mut counted = vec![0.0f64; 45];
+        assert!(sc.count_by_cost(1.0, |t, n| {
+            if t < 45 {
+                counted[t] = n;
+            }
+            t < 45
+        }));
+        assert_eq!(counted, brute);
+        assert!(brute.iter().sum::<f64>() > 1000.0);
     }
 
     #[test]
