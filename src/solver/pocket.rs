@@ -8,12 +8,10 @@
 // Index loops over parallel arrays (slots, pieces, moves) read best as they are.
 #![allow(clippy::needless_range_loop)]
 
-use std::time::Instant;
-
 use crate::cube::{Face, PocketCube, Turn};
 
 use super::coord::{perm_rank, perm_unrank};
-use super::search::{Ended, Found, Limits};
+use super::search::{record, Clock, Ended, Found, Limits};
 
 /// The nine face turns that keep DBL fixed: U U2 U' R R2 R' F F2 F' (face-turn indices 0..9).
 pub(crate) const POCKET_MOVES: usize = 9;
@@ -163,12 +161,10 @@ impl PocketTables {
             want: lim.solutions.max(1),
             path: Vec::with_capacity(16),
             found: Vec::new(),
-            deadline: lim.deadline,
-            nodes: 0,
-            timed_out: false,
+            clock: Clock::new(lim.deadline),
         };
         for bound in d..=lim.max_cost {
-            if search.dfs(s, bound, usize::MAX) || search.timed_out {
+            if search.dfs(s, bound, usize::MAX) || search.clock.timed_out {
                 break;
             }
             if d == 0 {
@@ -176,7 +172,7 @@ impl PocketTables {
             }
         }
         if search.found.is_empty() {
-            return Err(if search.timed_out {
+            return Err(if search.clock.timed_out {
                 Ended::TimedOut
             } else {
                 Ended::Exhausted
@@ -192,9 +188,7 @@ struct Descent<'a> {
     want: usize,
     path: Vec<u8>,
     found: Vec<Found>,
-    deadline: Option<Instant>,
-    nodes: u64,
-    timed_out: bool,
+    clock: Clock,
 }
 
 impl Descent<'_> {
@@ -202,22 +196,12 @@ impl Descent<'_> {
         if togo == 0 {
             if s == 0 {
                 let cost = self.path.iter().map(|&m| cost(m as usize, self.qtm)).sum();
-                self.found.push(Found {
-                    moves: self.path.clone(),
-                    cost,
-                });
-                return self.found.len() >= self.want;
+                return record(&mut self.found, &self.path, cost, self.want);
             }
             return false;
         }
-        self.nodes += 1;
-        if self.nodes & 1023 == 0 {
-            if let Some(d) = self.deadline {
-                if Instant::now() >= d {
-                    self.timed_out = true;
-                    return true;
-                }
-            }
+        if self.clock.tick() {
+            return true;
         }
         for m in 0..POCKET_MOVES {
             if m / 3 == last_face {

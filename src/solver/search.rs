@@ -62,6 +62,46 @@ pub(crate) struct Found {
     pub cost: u32,
 }
 
+/// The node count and time limit of a depth-first search.
+pub(crate) struct Clock {
+    pub nodes: u64,
+    deadline: Option<Instant>,
+    pub timed_out: bool,
+}
+
+impl Clock {
+    pub fn new(deadline: Option<Instant>) -> Clock {
+        Clock {
+            nodes: 0,
+            deadline,
+            timed_out: false,
+        }
+    }
+
+    /// Counts a node; true once the deadline has passed (looked at every 1024 nodes).
+    #[inline]
+    pub fn tick(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes & 1023 == 0 {
+            if let Some(d) = self.deadline {
+                if Instant::now() >= d {
+                    self.timed_out = true;
+                }
+            }
+        }
+        self.timed_out
+    }
+}
+
+/// Records `path` (of cost `cost`) as a solution; true when `want` are in hand.
+pub(crate) fn record(found: &mut Vec<Found>, path: &[u8], cost: u32, want: usize) -> bool {
+    found.push(Found {
+        moves: path.to_vec(),
+        cost,
+    });
+    found.len() >= want
+}
+
 /// Why a search ended with no solution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ended {
@@ -199,9 +239,8 @@ struct TwoPhase<'a> {
     inverse: bool,
     path: [u8; 64],
     d1: u32,
-    nodes: u64,
+    clock: Clock,
     stop: bool,
-    timed_out: bool,
 }
 
 impl TwoPhase<'_> {
@@ -211,14 +250,8 @@ impl TwoPhase<'_> {
 
     #[inline]
     fn tick(&mut self) -> bool {
-        self.nodes += 1;
-        if self.nodes & 1023 == 0 {
-            if let Some(d) = self.lim.deadline {
-                if Instant::now() >= d {
-                    self.stop = true;
-                    self.timed_out = true;
-                }
-            }
+        if self.clock.tick() {
+            self.stop = true;
         }
         self.stop
     }
@@ -483,9 +516,7 @@ struct Short<'a> {
     path: Vec<u8>,
     found: Vec<Found>,
     want: usize,
-    nodes: u64,
-    deadline: Option<Instant>,
-    timed_out: bool,
+    clock: Clock,
     solved_ue: u16,
     solved_de: u16,
 }
@@ -537,22 +568,12 @@ impl Short<'_> {
                     .iter()
                     .map(|&m| self.cost[m as usize] as u32)
                     .sum();
-                self.found.push(Found {
-                    moves: self.path.clone(),
-                    cost,
-                });
-                return self.found.len() >= self.want;
+                return record(&mut self.found, &self.path, cost, self.want);
             }
             return false;
         }
-        self.nodes += 1;
-        if self.nodes & 1023 == 0 {
-            if let Some(d) = self.deadline {
-                if Instant::now() >= d {
-                    self.timed_out = true;
-                    return true;
-                }
-            }
+        if self.clock.tick() {
+            return true;
         }
         for m in 0..N_MOVES as u8 {
             if !allowed(last, m) {
@@ -626,9 +647,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             path: Vec::new(),
             found: Vec::new(),
             want: keep.n,
-            nodes: 0,
-            deadline: lim.deadline,
-            timed_out: false,
+            clock: Clock::new(lim.deadline),
             solved_ue: UEdges::get(&Cc::ID).0,
             solved_de: DEdges::get(&Cc::ID).0,
         };
@@ -640,7 +659,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         for f in short.found.drain(..) {
             keep.offer(f);
         }
-        if short.timed_out {
+        if short.clock.timed_out {
             return if keep.found.is_empty() {
                 Err(Ended::TimedOut)
             } else {
@@ -662,9 +681,8 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         inverse: false,
         path: [0; 64],
         d1: 0,
-        nodes: 0,
+        clock: Clock::new(lim.deadline),
         stop: false,
-        timed_out: false,
     };
     'outer: for d1 in 0..=lim.max_cost {
         if d1 as i64 > tp.limit() {
@@ -697,7 +715,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         }
     }
     if tp.keep.found.is_empty() {
-        Err(if tp.timed_out {
+        Err(if tp.clock.timed_out {
             Ended::TimedOut
         } else {
             Ended::Exhausted
