@@ -12,6 +12,7 @@ use crate::cube::{Face, PocketCube, Turn};
 
 use super::coord::{perm_rank, perm_unrank};
 use super::search::{record, Clock, Ended, Found, Limits};
+use super::tables::bfs_distances;
 
 /// The nine face turns that keep DBL fixed: U U2 U' R R2 R' F F2 F' (face-turn indices 0..9).
 pub(crate) const POCKET_MOVES: usize = 9;
@@ -69,27 +70,11 @@ fn move_cube(m: usize) -> PocketCube {
 }
 
 fn bfs(perm_move: &[u16], twist_move: &[u16], moves: &[usize]) -> Vec<u8> {
-    let mut dist = vec![u8::MAX; N_STATES];
-    dist[0] = 0;
-    let mut frontier = vec![0u32];
-    let mut d = 0;
-    while !frontier.is_empty() {
-        let mut next = Vec::new();
-        for &x in &frontier {
-            let (p, t) = (x as usize / N_TWIST, x as usize % N_TWIST);
-            for &m in moves {
-                let y = perm_move[p * POCKET_MOVES + m] as usize * N_TWIST
-                    + twist_move[t * POCKET_MOVES + m] as usize;
-                if dist[y] == u8::MAX {
-                    dist[y] = d + 1;
-                    next.push(y as u32);
-                }
-            }
-        }
-        frontier = next;
-        d += 1;
-    }
-    dist
+    bfs_distances(N_STATES, moves, |x, m| {
+        let (p, t) = (x / N_TWIST, x % N_TWIST);
+        perm_move[p * POCKET_MOVES + m] as usize * N_TWIST
+            + twist_move[t * POCKET_MOVES + m] as usize
+    })
 }
 
 impl PocketTables {
@@ -237,6 +222,31 @@ fn cost(m: usize, qtm: bool) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distance_tables_have_the_known_distributions() {
+        // The 3,674,160 positions of the 2x2x2 (one corner fixed) by optimal distance,
+        // half-turn and quarter-turn metric (God's number 11 and 14).
+        let t = PocketTables::build();
+        let hist = |d: &[u8]| {
+            let mut h = vec![0u64; 1 + *d.iter().max().unwrap() as usize];
+            for &x in d {
+                h[x as usize] += 1;
+            }
+            h
+        };
+        assert_eq!(
+            hist(&t.htm),
+            [1, 9, 54, 321, 1847, 9992, 50136, 227536, 870072, 1887748, 623800, 2644]
+        );
+        assert_eq!(
+            hist(&t.qtm),
+            [
+                1, 6, 27, 120, 534, 2256, 8969, 33058, 114149, 360508, 930588, 1350852, 782536,
+                90280, 276
+            ]
+        );
+    }
 
     #[test]
     fn index_round_trips() {

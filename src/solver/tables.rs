@@ -143,6 +143,17 @@ fn corner_reach_table(corner_move: &[u16]) -> Vec<u8> {
 /// Distances of a small coordinate space from 0 by breadth-first search; `next(x, m)`
 /// is the neighbour of `x` by move `m` (0..18).
 fn bfs_small(count: usize, next: impl Fn(usize, usize) -> usize) -> Vec<u8> {
+    let all: Vec<usize> = (0..N_MOVES).collect();
+    bfs_distances(count, &all, next)
+}
+
+/// Distances from 0 by breadth-first search over `count` states, using the moves
+/// `moves`; `next(x, m)` is the neighbour of `x` by move `m`.
+pub(crate) fn bfs_distances(
+    count: usize,
+    moves: &[usize],
+    next: impl Fn(usize, usize) -> usize,
+) -> Vec<u8> {
     let mut dist = vec![u8::MAX; count];
     dist[0] = 0;
     let mut frontier = vec![0u32];
@@ -150,7 +161,7 @@ fn bfs_small(count: usize, next: impl Fn(usize, usize) -> usize) -> Vec<u8> {
     while !frontier.is_empty() {
         let mut grown = Vec::new();
         for &x in &frontier {
-            for m in 0..N_MOVES {
+            for &m in moves {
                 let y = next(x as usize, m);
                 if dist[y] == u8::MAX {
                     dist[y] = d + 1;
