@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
-use super::cubie::{sym_table, Cc};
+use super::cubie::{move_cube, sym_table, Cc};
 use super::tables::{Nibbles, Small, CORNER_REACH_T, N_MOVES, P2_MOVES};
 
 /// Corner permutation, U-edge and D-edge coordinates, carried along phase 1 for phase 2.
@@ -161,14 +161,33 @@ const fn is_p2_move(m: u8) -> bool {
 }
 
 /// The inverse of face turn `m`.
+/// Largest length limit for which premove variants are searched too.
+const PREMOVES_UP_TO: u32 = 19;
+
 pub(crate) fn inverse_move(m: u8) -> u8 {
     m / 3 * 3 + (2 - m % 3)
+}
+
+/// Appends `m` to `moves`, merging it with a last move of the same face.
+fn push_merged(moves: &mut Vec<u8>, m: u8) {
+    match moves.last() {
+        Some(&l) if l / 3 == m / 3 => {
+            moves.pop();
+            let quarters = (l % 3 + 1 + m % 3 + 1) % 4;
+            if quarters != 0 {
+                moves.push(m / 3 * 3 + quarters - 1);
+            }
+        }
+        _ => moves.push(m),
+    }
 }
 
 struct Variant {
     /// Symmetry conjugating the cube into this variant (0, 16 or 32: URF3^k).
     sym: usize,
     inverse: bool,
+    /// A move done before the cube (so after the variant's solution), or `NONE`.
+    pre: u8,
     tw: u16,
     fl: u16,
     sl: u16,
@@ -180,12 +199,26 @@ struct Variant {
 
 impl Variant {
     fn new(t: &Tables3, c: &Cc, sym: usize, inverse: bool) -> Variant {
+        Variant::with_premove(t, c, sym, inverse, NONE)
+    }
+
+    /// The variant that solves `pre · c` (or `pre · c⁻¹`): its solution followed by `pre`
+    /// solves `c` (its inverse), so it finds solutions that end with one move outside
+    /// the phase-2 group after phase 2, which plain two-phase reaches only with a long
+    /// phase 1.
+    fn with_premove(t: &Tables3, c: &Cc, sym: usize, inverse: bool, pre: u8) -> Variant {
         let x = if inverse { c.inv() } else { *c };
+        let x = if pre == NONE {
+            x
+        } else {
+            move_cube(pre as usize).mul(&x)
+        };
         let x = x.conj(sym);
         let (tw, fl, sl) = (Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0);
         Variant {
             sym,
             inverse,
+            pre,
             tw,
             fl,
             sl,
@@ -237,6 +270,9 @@ struct TwoPhase<'a> {
     keep: Keeper,
     sym_back: usize,
     inverse: bool,
+    /// The current variant's premove (`NONE`) and its cost.
+    pre: u8,
+    pre_cost: u32,
     path: [u8; 64],
     d1: u32,
     clock: Clock,
@@ -245,7 +281,7 @@ struct TwoPhase<'a> {
 
 impl TwoPhase<'_> {
     fn limit(&self) -> i64 {
-        self.keep.limit(self.lim.max_cost, self.lim.keep_searching)
+        self.keep.limit(self.lim.max_cost, self.lim.keep_searching) - self.pre_cost as i64
     }
 
     #[inline]
@@ -490,7 +526,13 @@ impl TwoPhase<'_> {
 
     fn record(&mut self, n: usize) -> bool {
         let mconj = &sym_table().mconj[self.sym_back];
-        let mut moves: Vec<u8> = self.path[..n].iter().map(|&m| mconj[m as usize]).collect();
+        let mut moves: Vec<u8> = Vec::with_capacity(n + 1);
+        for &m in &self.path[..n] {
+            push_merged(&mut moves, mconj[m as usize]);
+        }
+        if self.pre != NONE {
+            push_merged(&mut moves, self.pre);
+        }
         if self.inverse {
             moves.reverse();
             for m in moves.iter_mut() {
@@ -624,6 +666,28 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
     // states this cut the search work (phase-1 and phase-2 nodes) of the median cube by 12 %.
     variants.sort_by_key(|v| std::cmp::Reverse(v.h));
     let lower = variants.first().map_or(0, |v| v.h);
+    // Premove variants (after the plain ones at each phase-1 depth) where short
+    // solutions are asked for: they reach the solutions that end with a move outside the
+    // phase-2 group, at a phase-1 depth one less.
+    if lim.max_cost <= PREMOVES_UP_TO {
+        let plain = variants.len();
+        for inverse in [false, true] {
+            for k in 0..3 {
+                for q in 0..N_MOVES as u8 {
+                    // Only moves outside this axis's phase-2 group: any other premove
+                    // could be part of phase 2 already.
+                    if is_p2_move(syms.mconj[16 * k][q as usize]) {
+                        continue;
+                    }
+                    let v = Variant::with_premove(t, c, 16 * k, inverse, q);
+                    if !variants.iter().any(|w| w.key() == v.key()) {
+                        variants.push(v);
+                    }
+                }
+            }
+        }
+        variants[plain..].sort_by_key(|v| std::cmp::Reverse(v.h));
+    }
     let mut keep = Keeper {
         n: lim.solutions.max(1),
         found: Vec::new(),
@@ -679,12 +743,16 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         keep,
         sym_back: 0,
         inverse: false,
+        pre: NONE,
+        pre_cost: 0,
         path: [0; 64],
         d1: 0,
         clock: Clock::new(lim.deadline),
         stop: false,
     };
     'outer: for d1 in 0..=lim.max_cost {
+        tp.pre = NONE;
+        tp.pre_cost = 0;
         if d1 as i64 > tp.limit() {
             break;
         }
@@ -695,6 +763,15 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             }
             tp.sym_back = syms.inv[v.sym] as usize;
             tp.inverse = v.inverse;
+            tp.pre = v.pre;
+            tp.pre_cost = if v.pre == NONE {
+                0
+            } else {
+                cost[v.pre as usize] as u32
+            };
+            if d1 as i64 > tp.limit() {
+                continue;
+            }
             if d1 == 0 {
                 tp.phase2_start(0, v.cp, v.sl, v.ue, v.de);
             } else {
@@ -761,4 +838,25 @@ pub(crate) fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_premove_merges_with_a_last_move_of_its_face() {
+        // Moves: U U2 U' R R2 R' … (0, 1, 2, 3, 4, 5 …).
+        let merged = |start: &[u8], m: u8| {
+            let mut v = start.to_vec();
+            push_merged(&mut v, m);
+            v
+        };
+        assert_eq!(merged(&[3], 0), [3, 0]); // R then U
+        assert_eq!(merged(&[3], 3), [4]); // R R = R2
+        assert_eq!(merged(&[3], 5), Vec::<u8>::new()); // R R' = nothing
+        assert_eq!(merged(&[0, 4], 3), [0, 5]); // R2 R = R'
+        assert_eq!(merged(&[4], 4), Vec::<u8>::new()); // R2 R2 = nothing
+        assert_eq!(merged(&[], 17), [17]);
+    }
 }

@@ -306,6 +306,53 @@ fn pocket_in_any_orientation_and_all_optimal_solutions() {
 }
 
 #[test]
+fn short_limits_search_with_premoves_and_stay_correct() {
+    // At ≤ 19 (and below) the search also solves `q · cube` for the moves `q` outside each
+    // axis's phase-2 group and appends `q`: every solution must still solve the cube,
+    // respect the limit (after merging a last move with `q`), and be distinct, in both
+    // metrics.
+    let mut rng = ChaCha8Rng::seed_from_u64(19);
+    for _ in 0..6 {
+        let start = random_state(Size::Three, &mut rng);
+        let opts = SolveOptions {
+            max_length: 19,
+            solutions: 3,
+            ..SolveOptions::default()
+        };
+        let s = solve(&start, &opts);
+        assert_eq!(s.len(), 3, "{start}");
+        for (i, a) in s.iter().enumerate() {
+            assert!(a.htm() <= 19, "{start}: {a}");
+            assert!(applied(&start, a).is_solved(), "{start}: {a}");
+            let moves = a.moves();
+            for w in moves.windows(2) {
+                assert_ne!(
+                    w[0].face_index().map(|m| m / 3),
+                    w[1].face_index().map(|m| m / 3),
+                    "{a}: a face twice in a row"
+                );
+            }
+            assert!(s[..i].iter().all(|b| b != a));
+        }
+    }
+    // Quarter-turn metric (a half-turn premove costs 2): a 9-move scramble has a solution
+    // of at most 18 quarter turns.
+    for _ in 0..4 {
+        let alg = random_moves(Size::Three, 9, &mut rng);
+        let start = scrambled(Size::Three, &alg);
+        let bound = alg.qtm();
+        let q = SolveOptions {
+            metric: Metric::Qtm,
+            max_length: bound,
+            ..SolveOptions::default()
+        };
+        let s = solve(&start, &q);
+        assert!(s[0].qtm() <= bound, "{alg}: {}", s[0]);
+        assert!(applied(&start, &s[0]).is_solved(), "{alg}: {}", s[0]);
+    }
+}
+
+#[test]
 fn several_distinct_solutions_and_quarter_turns() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let start = random_state(Size::Three, &mut rng);
