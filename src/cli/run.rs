@@ -856,7 +856,6 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
     let solver = load_solver(g)?;
     let t = timings(a.robot_config.as_deref())?;
     let plain = CostModel::plain(t.clone());
-    let t_floor = t.clone();
     let planner = Planner::new(CostModel::new(t));
     // The orientation the MindCub3r scan leaves the cube in (mechanics doc §6.1).
     let mut o = Orientation::IDENTITY;
@@ -1040,11 +1039,11 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
     // allowed either way: a relaxation of every plan the robot could execute.
     let relaxed = Planner::new(CostModel {
         both_half_directions: true,
-        ..CostModel::plain(t_floor.clone())
+        ..plain.clone()
     });
     // Valid only while a half turn is no dearer than two quarter turns (see
     // `SequenceCost::floor_for_random`).
-    let floor = (t_floor.turn_half <= 2.0 * t_floor.turn_quarter)
+    let floor = (plain.timings.turn_half <= 2.0 * plain.timings.turn_quarter)
         .then(|| {
             relaxed
                 .sequence_cost(start)

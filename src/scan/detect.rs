@@ -599,13 +599,10 @@ fn detect_face(img: &RgbImage, n: usize, opts: &ReadOptions) -> Result<FaceReadi
 /// Then the strip is a shaded band of a sticker whose outline was lost, not the visible
 /// part of one under an arm, and the cell is the better reading.
 fn same_surface_better_lit(cell: &Sample, strip: &Sample) -> bool {
-    let share = |s: &Sample| {
-        let sum = (s.rgb[0] + s.rgb[1] + s.rgb[2]).max(1.0);
-        s.rgb.map(|x| x / sum)
-    };
+    let sum = |s: &Sample| s.rgb[0] + s.rgb[1] + s.rgb[2];
+    let share = |s: &Sample| s.rgb.map(|x| x / sum(s).max(1.0));
     let (a, b) = (share(cell), share(strip));
     let close = (0..3).all(|k| (a[k] - b[k]).abs() <= SAME_SURFACE_SHARE);
-    let sum = |s: &Sample| s.rgb[0] + s.rgb[1] + s.rgb[2];
     close && sum(cell) > sum(strip)
 }
 

@@ -267,14 +267,7 @@ fn hypothesis(
     let mut nn: Vec<f64> = group
         .iter()
         .filter(|&&i| i < pool.whole)
-        .filter_map(|&i| {
-            group
-                .iter()
-                .filter(|&&j| j != i && j < pool.whole)
-                .map(|&j| dist(cands[i].centre, cands[j].centre))
-                .filter(|&d| d > 0.7 * cands[i].side && d < 2.2 * cands[i].side)
-                .min_by(f64::total_cmp)
-        })
+        .filter_map(|&i| nearest_whole(pool, &group, i))
         .collect();
     if nn.is_empty() {
         return None;
@@ -283,13 +276,7 @@ fn hypothesis(
     // The group's typical spacing, and the seed's own when it differs (the group may hold
     // a regular pattern of similar size nearby, such as a beam's windows).
     let mut pitches = vec![nn[nn.len() / 2]];
-    if let Some(own) = group
-        .iter()
-        .filter(|&&j| j != seed && j < pool.whole)
-        .map(|&j| dist(s0.centre, cands[j].centre))
-        .filter(|&d| d > 0.7 * s0.side && d < 2.2 * s0.side)
-        .min_by(f64::total_cmp)
-    {
+    if let Some(own) = nearest_whole(pool, &group, seed) {
         if (own / pitches[0] - 1.0).abs() > 0.15 {
             pitches.push(own);
         }
@@ -303,6 +290,18 @@ fn hypothesis(
         }
     }
     best
+}
+
+/// Distance from candidate `i` to the nearest whole sticker of `group` at a plausible
+/// pitch for its size (0.7–2.2 sides).
+fn nearest_whole(pool: &Pool, group: &[usize], i: usize) -> Option<f64> {
+    let c = &pool.all[i];
+    group
+        .iter()
+        .filter(|&&j| j != i && j < pool.whole)
+        .map(|&j| dist(c.centre, pool.all[j].centre))
+        .filter(|&d| d > 0.7 * c.side && d < 2.2 * c.side)
+        .min_by(f64::total_cmp)
 }
 
 /// Assigns the group to a lattice with axis `theta` and `pitch` through the seed, keeps the
@@ -391,7 +390,7 @@ fn lattice(
             .map(|c| [c.0 .0 as f64 + 0.5, c.0 .1 as f64 + 0.5])
             .collect();
         let dst: Vec<Pt> = fit_cells.iter().map(|c| cands[c.1].centre).collect();
-        let refit = if pass >= 1 && spread_2d(fit_cells, n) {
+        let refit = if pass >= 1 && spread_2d(fit_cells) {
             Homography::fit(&src, &dst).filter(|h| sane(h, &src, &dst, pitch))
         } else {
             None
@@ -534,8 +533,7 @@ fn best_window(
 /// Whether the supporting cells pin down a perspective map: at least five, covering every
 /// row and every column of the window (with fewer, extrapolating perspective to a hidden
 /// row amplifies noise, and the affine map is the safer model).
-fn spread_2d(cells: &[((i64, i64), usize, f64)], n: usize) -> bool {
-    let _ = n;
+fn spread_2d(cells: &[((i64, i64), usize, f64)]) -> bool {
     cells.len() >= 5 && spans_2d(cells)
 }
 

@@ -526,10 +526,8 @@ impl TwoPhase<'_> {
 
     fn record(&mut self, n: usize) -> bool {
         let mconj = &sym_table().mconj[self.sym_back];
-        let mut moves: Vec<u8> = Vec::with_capacity(n + 1);
-        for &m in &self.path[..n] {
-            push_merged(&mut moves, mconj[m as usize]);
-        }
+        // The path never turns a face twice in a row; only the premove may meet its face.
+        let mut moves: Vec<u8> = self.path[..n].iter().map(|&m| mconj[m as usize]).collect();
         if self.pre != NONE {
             push_merged(&mut moves, self.pre);
         }
