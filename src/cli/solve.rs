@@ -523,6 +523,19 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         );
     }
     ours.print(g);
+    if g.verbose > 0 {
+        // The slowest states, for whoever chases the tail.
+        let mut order: Vec<usize> = (0..results.len()).collect();
+        order.sort_by(|&a, &b| results[b].1.cmp(&results[a].1));
+        for &i in order.iter().take(5) {
+            eprintln!(
+                "slow: state {} ({} ms cpu): {}",
+                i + 1,
+                format_args!("{:.1}", results[i].1.as_secs_f64() * 1e3),
+                states[i].to_letters()
+            );
+        }
+    }
     let peer = if size == Size::Three && !a.no_peer {
         peer_row(&states, a.max_length, &pool)
     } else {
