@@ -27,7 +27,7 @@ use crate::cube::{
 use cubie::Cc;
 use pocket::PocketTables;
 use search::{Ended, Found, Limits, Tables3};
-use tables::{build_prun, PrunKind, Small};
+use tables::{build_prun, PrunKind, Small, CORNER_SET_MAX_BUDGET};
 
 /// Progress callback: (label, done, total).
 pub type ProgressFn = Arc<dyn Fn(&str, u64, u64) + Send + Sync>;
@@ -170,7 +170,17 @@ pub struct Solver {
     notes: Vec<String>,
 }
 
-const KINDS: [PrunKind; 2] = [PrunKind::Phase1, PrunKind::Phase2];
+const KINDS: [PrunKind; 2 + CORNER_SET_MAX_BUDGET] = [
+    PrunKind::Phase1,
+    PrunKind::Phase2,
+    PrunKind::CornerSet(1),
+    PrunKind::CornerSet(2),
+    PrunKind::CornerSet(3),
+    PrunKind::CornerSet(4),
+    PrunKind::CornerSet(5),
+    PrunKind::CornerSet(6),
+    PrunKind::CornerSet(7),
+];
 
 /// The cached table files and whether each is usable (header and checksum checked).
 pub fn table_status(cache_dir: Option<&std::path::Path>) -> Result<Vec<TableStatus>, SolverError> {
@@ -240,10 +250,16 @@ impl Solver {
             };
             prun.push(table);
         }
+        let cset = prun.split_off(2);
         let p2 = prun.pop().expect("two tables");
         let p1 = prun.pop().expect("two tables");
         Ok(Solver {
-            three: Tables3 { small, p1, p2 },
+            three: Tables3 {
+                small,
+                p1,
+                p2,
+                cset,
+            },
             pocket: std::sync::OnceLock::new(),
             notes,
         })
@@ -297,7 +313,15 @@ impl Solver {
         let (s1, f1) = sym(&self.three.p1, coord::Twist::COUNT, &small.fs_stab);
         let (s2, f2) = sym(&self.three.p2, coord::UdEdges::COUNT, &small.c_stab);
         let (ph, pq) = (dist(&self.pocket().htm), dist(&self.pocket().qtm));
-        vec![
+        let corner_sets = self.three.cset.iter().enumerate().map(|(i, t)| {
+            let (stored, states) = sym(t, coord::Twist::COUNT, &small.c_stab);
+            TableHistogram {
+                name: PrunKind::CornerSet(i as u8 + 1).name(),
+                stored,
+                states,
+            }
+        });
+        let mut all = vec![
             TableHistogram {
                 name: PrunKind::Phase1.name(),
                 stored: s1,
@@ -318,7 +342,9 @@ impl Solver {
                 stored: pq.clone(),
                 states: pq,
             },
-        ]
+        ];
+        all.extend(corner_sets);
+        all
     }
 
     /// Admissible lower bounds for solving `c`: the largest phase-1 distance over the

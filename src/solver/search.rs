@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
 use super::cubie::{move_cube, sym_table, Cc};
-use super::tables::{Nibbles, Small, CORNER_REACH_T, N_MOVES, P2_MOVES};
+use super::tables::{Nibbles, Small, CORNER_REACH_T, CORNER_SET_MAX_BUDGET, N_MOVES, P2_MOVES};
 
 /// Corner permutation, U-edge and D-edge coordinates, carried along phase 1 for phase 2.
 type P2Coords = (u16, u16, u16);
@@ -25,6 +25,8 @@ pub(crate) struct Tables3 {
     pub small: Small,
     pub p1: Nibbles,
     pub p2: Nibbles,
+    /// The corner-set tables for phase-2 budgets 1..=7 (index budget − 1).
+    pub cset: Vec<Nibbles>,
 }
 
 impl Tables3 {
@@ -41,7 +43,10 @@ impl Tables3 {
     }
 
     pub fn bytes(&self) -> usize {
-        self.small.bytes() + self.p1.bytes() + self.p2.bytes()
+        self.small.bytes()
+            + self.p1.bytes()
+            + self.p2.bytes()
+            + self.cset.iter().map(Nibbles::bytes).sum::<usize>()
     }
 }
 
@@ -112,8 +117,13 @@ pub(crate) enum Ended {
 }
 
 const NONE: u8 = 255;
-/// A phase-1 child whose corner-reach entry cannot prune (not read).
+/// A phase-1 child whose corner-reach or corner-set entry cannot prune (not read).
 const NO_REACH: usize = usize::MAX;
+/// Per budget (index budget − 1), the most phase-1 moves left at which a child is
+/// looked up in the corner-set table: the largest count that at least 5 % of all corner
+/// states exceed (from the tables' distributions, pinned by the golden test). Further
+/// from the subgroup the lookup almost never prunes and only costs its reads.
+const CORNER_SET_REACH: [usize; CORNER_SET_MAX_BUDGET] = [8, 7, 7, 6, 6, 6, 5];
 
 /// `ALLOWED[last_face + 1]`: bit m set when move m may follow a move of `last_face`
 /// (never the same face, and opposite faces only in U-before-D order).
@@ -355,6 +365,12 @@ impl TwoPhase<'_> {
         // Stage 2: the twist × slice bound; the survivors' big-table entries (and, where
         // it can prune, their corner-reach entries) prefetched.
         let budget2 = self.limit() - self.d1 as i64;
+        // Where the phase-2 budget is small, the corner-set table of that budget replaces
+        // the corner-reach bound (it implies it, and reaches further from the subgroup).
+        let cset = usize::try_from(budget2)
+            .ok()
+            .filter(|b| (1..=CORNER_SET_MAX_BUDGET).contains(b))
+            .map(|b| (&self.t.cset[b - 1], CORNER_SET_REACH[b - 1]));
         let mut kids2 = [(0u8, 0u32, 0usize, 0u16, NO_REACH); N_MOVES];
         let mut k2 = 0;
         for j in 0..k {
@@ -375,12 +391,21 @@ impl TwoPhase<'_> {
             prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
             let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
             let r = rest as usize;
-            let ri = if r <= CORNER_REACH_T && budget2 < s.corner_reach_max[r] as i64 {
-                let ri = r * CornerPerm::COUNT + cp2 as usize;
-                prefetch(s.corner_reach.as_ptr().wrapping_add(ri));
-                ri
-            } else {
-                NO_REACH
+            let ri = match cset {
+                Some((t, reach)) if r <= reach => {
+                    let y = s.c_sym[cp2 as usize];
+                    let ci = (y >> 4) as usize * Twist::COUNT
+                        + s.twist_conj[tw2 as usize * 16 + (y & 15) as usize] as usize;
+                    prefetch(t.words.as_ptr().wrapping_add(ci >> 4));
+                    ci
+                }
+                Some(_) => NO_REACH,
+                None if r <= CORNER_REACH_T && budget2 < s.corner_reach_max[r] as i64 => {
+                    let ri = r * CornerPerm::COUNT + cp2 as usize;
+                    prefetch(s.corner_reach.as_ptr().wrapping_add(ri));
+                    ri
+                }
+                _ => NO_REACH,
             };
             kids2[k2] = (m, class2 << 4 | sym2, i, cp2, ri);
             kids[k2].1 = tw2;
@@ -393,8 +418,14 @@ impl TwoPhase<'_> {
         for j in 0..k2 {
             let (m, fs2, i, cp2, ri) = kids2[j];
             let mi = m as usize;
-            if ri != NO_REACH && s.corner_reach[ri] as i64 > budget2 {
-                continue;
+            if ri != NO_REACH {
+                let out = match cset {
+                    Some((t, _)) => t.get(ri) as u32 > togo - self.cost[mi] as u32,
+                    None => s.corner_reach[ri] as i64 > budget2,
+                };
+                if out {
+                    continue;
+                }
             }
             if self.t.p1.get(i) as u32 > togo - self.cost[mi] as u32 {
                 continue;

@@ -482,30 +482,55 @@ fn cornslice_table(corner_move: &[u16], slice_move: &[u16]) -> Vec<u8> {
     dist
 }
 
-/// Which of the two symmetry-reduced pruning tables.
+/// Largest phase-2 budget a [`PrunKind::CornerSet`] table is kept for. At 8 the set
+/// holds 39 % of the corner permutations and the table cost more time than it saved
+/// (measured: the ≤ 19 median 5–10 % slower); at 7 and below it pays.
+pub(crate) const CORNER_SET_MAX_BUDGET: usize = 7;
+
+/// Which of the symmetry-reduced pruning tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PrunKind {
     Phase1,
     Phase2,
+    /// For a phase-2 budget `b` (1..=[`CORNER_SET_MAX_BUDGET`]): the distance, over all
+    /// 18 turns in the whole corner group (corner-permutation class × twist), to the set
+    /// "twist 0 and a corner permutation that phase 2 solves in at most `b` moves". A
+    /// phase-1 node whose phase 2 may take at most `b` moves cannot finish phase 1 in
+    /// fewer: it joins the twist that phase 1 must end with and the corners that phase 2
+    /// must then solve, so it prunes where neither part alone does.
+    CornerSet(u8),
 }
+
+const CORNER_SET_NAMES: [&str; CORNER_SET_MAX_BUDGET] = [
+    "corner-set-twist-b1",
+    "corner-set-twist-b2",
+    "corner-set-twist-b3",
+    "corner-set-twist-b4",
+    "corner-set-twist-b5",
+    "corner-set-twist-b6",
+    "corner-set-twist-b7",
+];
 
 impl PrunKind {
     pub fn name(self) -> &'static str {
         match self {
             PrunKind::Phase1 => "phase1-flipslice-twist",
             PrunKind::Phase2 => "phase2-corner-udedges",
+            PrunKind::CornerSet(b) => CORNER_SET_NAMES[b as usize - 1],
         }
     }
     pub fn label(self) -> &'static str {
         match self {
             PrunKind::Phase1 => "phase-1 pruning table",
             PrunKind::Phase2 => "phase-2 pruning table",
+            PrunKind::CornerSet(_) => "corner-set tables",
         }
     }
     pub fn entries(self) -> usize {
         match self {
             PrunKind::Phase1 => N_FLIPSLICE_CLASSES * Twist::COUNT,
             PrunKind::Phase2 => N_CORNER_CLASSES * UdEdges::COUNT,
+            PrunKind::CornerSet(_) => N_CORNER_CLASSES * Twist::COUNT,
         }
     }
 }
@@ -634,6 +659,7 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
             &small.ud_conj,
             P2_MOVES.len(),
         ),
+        PrunKind::CornerSet(_) => (Twist::COUNT, &small.c_stab, &small.twist_conj, N_MOVES),
     };
     let len = kind.entries();
     let mut words = huge_zeroed(len.div_ceil(16));
@@ -664,6 +690,16 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
                     small.ud_conj[u2 * 16 + (y & 15) as usize] as usize,
                 )
             }
+            PrunKind::CornerSet(_) => {
+                let cp = small.c_rep[class] as usize;
+                let cp2 = small.corner_move[cp * N_MOVES + m] as usize;
+                let y = small.c_sym[cp2];
+                let t2 = small.twist_move[r * N_MOVES + m] as usize;
+                (
+                    (y >> 4) as usize,
+                    small.twist_conj[t2 * 16 + (y & 15) as usize] as usize,
+                )
+            }
         }
     };
     // Sets an entry and its symmetric twins.
@@ -679,7 +715,18 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
             }
         }
     };
-    set_all(0, 0, 0);
+    match kind {
+        PrunKind::Phase1 | PrunKind::Phase2 => set_all(0, 0, 0),
+        // The sources: twist 0 with every corner permutation class phase 2 solves within
+        // the budget (row 0 of the corner-reach table is the phase-2 corner distance).
+        PrunKind::CornerSet(b) => {
+            for class in 0..N_CORNER_CLASSES {
+                if small.corner_reach[small.c_rep[class] as usize] <= b {
+                    set_all(class, 0, 0);
+                }
+            }
+        }
+    }
     let mut seen: u64 = (0..len).filter(|&i| table.get(i) == 0).count() as u64;
     let mut counts = vec![seen];
     let total = len as u64;
@@ -902,6 +949,45 @@ mod tests {
             assert_eq!(y & 0xff_ffff, s.fs_symmove[i]);
             assert_eq!((y >> 24) as u8, s.fs_dist[(s.fs_symmove[i] >> 4) as usize]);
         }
+    }
+
+    #[test]
+    fn corner_set_tables_bound_the_phase1_moves_left() {
+        // A random cube in phase 2 whose corners phase 2 solves in p moves, walked back k
+        // random turns: from there, k turns reach it, so every corner-set table of a budget
+        // b ≥ p must say at most k (the search prunes a node only when the table exceeds
+        // the phase-1 moves it has left). Symmetric images share the entry.
+        let s = Small::build();
+        let tables: Vec<Nibbles> = (4..=6u8)
+            .map(|b| build_prun(&s, PrunKind::CornerSet(b), &|_: &str, _, _| {}))
+            .collect();
+        let index = |c: &Cc| {
+            let y = s.c_sym[CornerPerm::get(c).0 as usize];
+            (y >> 4) as usize * Twist::COUNT
+                + s.twist_conj[Twist::get(c).0 as usize * 16 + (y & 15) as usize] as usize
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut tight = 0;
+        for _ in 0..3000 {
+            use rand::Rng;
+            let g = random_phase2(&mut rng);
+            let p = s.corner_reach[CornerPerm::get(&g).0 as usize];
+            let k = rng.gen_range(0..=8);
+            let x = (0..k).fold(g, |c, _| c.mul(&move_cube(rng.gen_range(0..N_MOVES))));
+            for (i, t) in tables.iter().enumerate() {
+                let b = i as u8 + 4;
+                let v = t.get(index(&x));
+                if p <= b {
+                    assert!(v as usize <= k, "budget {b}: {v} > {k} turns");
+                    tight += (v as usize == k) as u32;
+                }
+                for sym in [1, 5, 9] {
+                    assert_eq!(t.get(index(&x.conj(sym))), v, "symmetry {sym}");
+                }
+            }
+        }
+        // Not vacuous: often the bound is exactly the walk's length.
+        assert!(tight > 100, "{tight}");
     }
 
     #[test]

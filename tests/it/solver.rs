@@ -97,6 +97,30 @@ fn histograms_are_the_golden_ones() {
         by("phase2-corner-udedges").states.iter().sum::<u64>(),
         40320 * 40320
     );
+    // The corner-set tables, expanded over their symmetry classes: the distributions a
+    // breadth-first search over all 88,179,840 corner states (twist × permutation, no
+    // symmetry, all 18 turns) gave, computed once outside the solver.
+    for b in 1..=7 {
+        let t = by(&format!("corner-set-twist-b{b}"));
+        assert_eq!(t.states.iter().sum::<u64>(), 2187 * 40320, "b{b}");
+        assert_eq!(t.stored, GOLDEN_CSET_STORED[b - 1].to_vec(), "b{b}");
+    }
+    assert_eq!(
+        by("corner-set-twist-b4").states,
+        vec![1160, 7672, 63104, 386976, 2226688, 10014464, 33248160, 38837952, 3392832, 832]
+    );
+    assert_eq!(
+        by("corner-set-twist-b5").states,
+        vec![2560, 16064, 131488, 797056, 4487456, 18328544, 43560160, 20589792, 266720]
+    );
+    assert_eq!(
+        by("corner-set-twist-b6").states,
+        vec![5312, 31648, 257024, 1516960, 8302592, 29213568, 42071680, 6758272, 22784]
+    );
+    assert_eq!(
+        by("corner-set-twist-b7").states,
+        vec![9696, 52544, 427616, 2478656, 13117760, 38722432, 31511360, 1858368, 1408]
+    );
     // The 2x2x2 (God's number 11 HTM, 14 QTM).
     assert_eq!(
         by("pocket-htm").states,
@@ -114,6 +138,30 @@ fn histograms_are_the_golden_ones() {
 /// Stored (symmetry-reduced) entries per distance.
 const GOLDEN_P1_STORED: [u64; 13] = [
     1, 1, 5, 44, 487, 5841, 68364, 776568, 7950748, 52098876, 76236234, 3771112, 129,
+];
+/// Stored (symmetry-reduced) entries per distance of the corner-set tables, budgets 1..=7.
+const GOLDEN_CSET_STORED: [&[u64]; 7] = [
+    &[
+        4, 16, 134, 1224, 8937, 51429, 252369, 1035383, 2835522, 1835422, 33176,
+    ],
+    &[
+        14, 70, 631, 4509, 26942, 137976, 624752, 2117132, 2831423, 309981, 186,
+    ],
+    &[
+        45, 259, 2010, 12264, 70514, 342736, 1369724, 3036240, 1213215, 6609,
+    ],
+    &[
+        118, 598, 4460, 26234, 152016, 691666, 2276840, 2663369, 238255, 60,
+    ],
+    &[
+        234, 1184, 9194, 54508, 309766, 1264734, 2980968, 1413737, 19291,
+    ],
+    &[
+        420, 2256, 17854, 105134, 574968, 2007496, 2877930, 465922, 1636,
+    ],
+    &[
+        712, 3624, 29840, 173082, 907484, 2655886, 2153268, 129628, 92,
+    ],
 ];
 /// Stored (symmetry-reduced) entries per distance; 15 = "15 or more".
 const GOLDEN_P2_STORED: [u64; 16] = [
@@ -698,12 +746,16 @@ fn cli_tables_verify_finds_a_corrupt_file() {
     let dir_s = dir.path().to_str().expect("utf-8");
     let o = support::cubot(&["--cache-dir", dir_s, "tables", "verify"]);
     assert_eq!(o.status.code(), Some(0), "{}", support::stdout(&o));
+    // A table the solver uses (a stray file in the directory would not count).
     let victim = std::fs::read_dir(dir.path())
         .expect("dir")
-        .next()
-        .expect("file")
-        .expect("entry")
-        .path();
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("phase2-corner-udedges."))
+        })
+        .expect("the phase-2 table file");
     let mut bytes = std::fs::read(&victim).expect("read");
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x10;
