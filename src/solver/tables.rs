@@ -1,6 +1,8 @@
-//! The 3x3x3 tables: flat move tables, symmetry-class tables, and the two large packed
+//! The 3x3x3 tables: flat move tables, symmetry-class tables, the two large packed
 //! pruning tables (FlipSlice-class × Twist for phase 1, CornerPerm-class × UdEdges for
-//! phase 2, 4 bits per entry, exact distances up to 14, 15 = "15 or more").
+//! phase 2, 4 bits per entry, exact distances up to 14, 15 = "15 or more"), and the seven
+//! corner-set tables (CornerPerm-class × Twist, one per small phase-2 budget; see
+//! [`PrunKind::CornerSet`]).
 //!
 //! The small tables are computed at start-up (well under a second); the pruning tables are
 //! built with rayon by breadth-first search (forward while the frontier is small, backward
