@@ -529,9 +529,9 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         order.sort_by(|&a, &b| results[b].1.cmp(&results[a].1));
         for &i in order.iter().take(5) {
             eprintln!(
-                "slow: state {} ({} ms cpu): {}",
+                "slow: state {} ({:.1} ms cpu): {}",
                 i + 1,
-                format_args!("{:.1}", results[i].1.as_secs_f64() * 1e3),
+                results[i].1.as_secs_f64() * 1e3,
                 states[i].to_letters()
             );
         }

@@ -811,8 +811,7 @@ impl Illumination {
                     .filter(|&i| self.face_of(i) == f)
                     .map(|i| ly[i] - self.kind[self.kind_of(i)] - class[labels[i]])
                     .collect();
-                let n = r.len() as f64;
-                self.face[f] = median(r) * n / (n + LIGHT_PRIOR);
+                self.face[f] = shrunk_median(r);
             }
             let mean = self.face.iter().sum::<f64>() / 6.0;
             self.face
@@ -824,8 +823,7 @@ impl Illumination {
                         .filter(|&i| self.kind_of(i) == k)
                         .map(|i| ly[i] - self.face[self.face_of(i)] - class[labels[i]])
                         .collect();
-                    let n = r.len() as f64;
-                    self.kind[k] = median(r) * n / (n + LIGHT_PRIOR);
+                    self.kind[k] = shrunk_median(r);
                 }
                 let mean = (4.0 * self.kind[0] + 4.0 * self.kind[1] + self.kind[2]) / 9.0;
                 self.kind
@@ -849,6 +847,12 @@ impl Illumination {
 /// such a gain drifts to its bound and lets a class absorb a brightness difference that
 /// tells two colours apart (a dark orange and a red that differ mainly in lightness).
 const LIGHT_PRIOR: f64 = 3.0;
+
+/// The median of log-gain residuals, shrunk toward even light by [`LIGHT_PRIOR`].
+fn shrunk_median(r: Vec<f64>) -> f64 {
+    let n = r.len() as f64;
+    median(r) * n / (n + LIGHT_PRIOR)
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {

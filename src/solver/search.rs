@@ -170,10 +170,10 @@ const fn is_p2_move(m: u8) -> bool {
     f == 0 || f == 3 || m % 3 == 1
 }
 
-/// The inverse of face turn `m`.
 /// Largest length limit for which premove variants are searched too.
 const PREMOVES_UP_TO: u32 = 19;
 
+/// The inverse of face turn `m`.
 pub(crate) fn inverse_move(m: u8) -> u8 {
     m / 3 * 3 + (2 - m % 3)
 }
@@ -393,9 +393,7 @@ impl TwoPhase<'_> {
             let r = rest as usize;
             let ri = match cset {
                 Some((t, reach)) if r <= reach => {
-                    let y = s.c_sym[cp2 as usize];
-                    let ci = (y >> 4) as usize * Twist::COUNT
-                        + s.twist_conj[tw2 as usize * 16 + (y & 15) as usize] as usize;
+                    let ci = s.cset_index(cp2, tw2);
                     prefetch(t.words.as_ptr().wrapping_add(ci >> 4));
                     ci
                 }
@@ -418,16 +416,17 @@ impl TwoPhase<'_> {
         for j in 0..k2 {
             let (m, fs2, i, cp2, ri) = kids2[j];
             let mi = m as usize;
+            let rest = togo - self.cost[mi] as u32;
             if ri != NO_REACH {
                 let out = match cset {
-                    Some((t, _)) => t.get(ri) as u32 > togo - self.cost[mi] as u32,
+                    Some((t, _)) => t.get(ri) as u32 > rest,
                     None => s.corner_reach[ri] as i64 > budget2,
                 };
                 if out {
                     continue;
                 }
             }
-            if self.t.p1.get(i) as u32 > togo - self.cost[mi] as u32 {
+            if self.t.p1.get(i) as u32 > rest {
                 continue;
             }
             // The child's class and twist rows, and the coordinates carried along for

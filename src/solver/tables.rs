@@ -448,6 +448,14 @@ impl Small {
             + self.twist_conj[twist as usize * 16 + (y & 15) as usize] as usize
     }
 
+    /// Index of a corner state (permutation, twist) in a corner-set table.
+    #[inline(always)]
+    pub fn cset_index(&self, corner: u16, twist: u16) -> usize {
+        let y = self.c_sym[corner as usize];
+        (y >> 4) as usize * Twist::COUNT
+            + self.twist_conj[twist as usize * 16 + (y & 15) as usize] as usize
+    }
+
     /// Index of a phase-2 state in the phase-2 pruning table.
     #[inline(always)]
     pub fn p2_index(&self, corner: u16, ud: u16) -> usize {
@@ -963,11 +971,7 @@ mod tests {
         let tables: Vec<Nibbles> = (4..=6u8)
             .map(|b| build_prun(&s, PrunKind::CornerSet(b), &|_: &str, _, _| {}))
             .collect();
-        let index = |c: &Cc| {
-            let y = s.c_sym[CornerPerm::get(c).0 as usize];
-            (y >> 4) as usize * Twist::COUNT
-                + s.twist_conj[Twist::get(c).0 as usize * 16 + (y & 15) as usize] as usize
-        };
+        let index = |c: &Cc| s.cset_index(CornerPerm::get(c).0, Twist::get(c).0);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let mut tight = 0;
         for _ in 0..3000 {
