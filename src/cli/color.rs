@@ -22,7 +22,7 @@ use crate::cube::{random_state, FaceletCube, Size};
 
 #[derive(clap::Args, Debug)]
 pub struct ResolveArgs {
-    /// A scan file (JSON: size, facelets [[r,g,b] x 54|24], optional scale). The shared
+    /// A scan file (JSON: size, `facelets`: `[[r,g,b] × 54|24]`, optional scale). The shared
     /// real-data case files work as they are.
     pub scan: PathBuf,
     /// A colour profile learned by `cubot calibrate` (a prior, not a requirement).

@@ -32,7 +32,7 @@ pub struct SimArgs {
     /// Sticker palette: standard, no-white, fluorescent, faded.
     #[arg(long, default_value = "standard")]
     pub palette: String,
-    /// Faults: comma list of drop[@N], stall[@N], wrong-device, silent[@N] (N = command number).
+    /// Faults: comma list of `drop[@N]`, `stall[@N]`, `wrong-device`, `silent[@N]` (N = command number).
     #[arg(long, default_value = "")]
     pub faults: String,
     /// Cube size (2 or 3).

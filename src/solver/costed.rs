@@ -6,7 +6,7 @@
 //! is heading, which way the table last moved); doing move `m` first costs `start[m][j]`
 //! and ends in state `j`, doing `m` after `p` from state `i` costs `step[p][m][i][j]`.
 //! The search is Kociemba's two-phase algorithm over the same tables as
-//! [`super::search`] (three axes × the inverse problem as six variants), carrying along
+//! `super::search` (three axes × the inverse problem as six variants), carrying along
 //! every path the vector of cheapest costs per automaton state, and pruning a node when
 //! that vector plus an exact lower bound on the cost of the moves still needed (at least
 //! the phase-1 moves left, or the phase-2 distance, each priced by the automaton itself)
