@@ -277,6 +277,10 @@ struct TwoPhase<'a> {
     t: &'a Tables3,
     lim: &'a Limits,
     cost: [u8; 18],
+    /// `ends_ok[min(t, 3)]`: the moves that may be taken with `t` cost left, as far as
+    /// ending phase 1 goes: a move that uses up the last of it must leave the phase-2
+    /// group (a phase-2 move there would make a shorter phase 1 end in the subgroup).
+    ends_ok: [u32; 4],
     keep: Keeper,
     sym_back: usize,
     inverse: bool,
@@ -315,31 +319,38 @@ impl TwoPhase<'_> {
         let s = &self.t.small;
         let sp = sl as usize / 24;
         let (class, sym) = ((fs >> 4) as usize, (fs & 15) as usize);
-        let row = &s.fs_next[class * N_MOVES..class * N_MOVES + N_MOVES];
+        let row: &[u32; N_MOVES] = s.fs_next[class * N_MOVES..class * N_MOVES + N_MOVES]
+            .try_into()
+            .expect("a class row has one entry per move");
         let mconj = &s.mconj[sym * N_MOVES..sym * N_MOVES + N_MOVES];
         // Stage 1: the flip × slice bound (carried in the class row) and the leaves;
-        // the survivors' twist × slice entries are prefetched.
-        let mut kids = [(0u8, 0u16, 0u32, 0usize); N_MOVES];
-        let mut k = 0;
-        let mut mask = ALLOWED[if last == NONE {
+        // the survivors' twist × slice entries are prefetched. The bound is checked for
+        // the whole row at once, in the class's own move frame (branch-free, so it
+        // vectorises); the passing moves are then mapped into this node's frame (a
+        // symmetry maps half turns to half turns, so a move's cost is the same in both).
+        let mut fits = 0u32;
+        for j in 0..N_MOVES {
+            fits |= (((row[j] >> 24) + self.cost[j] as u32 <= togo) as u32) << j;
+        }
+        let minv = &s.mconj_inv[sym * N_MOVES..sym * N_MOVES + N_MOVES];
+        let mut mask = 0u32;
+        while fits != 0 {
+            mask |= 1 << minv[fits.trailing_zeros() as usize];
+            fits &= fits - 1;
+        }
+        mask &= ALLOWED[if last == NONE {
             0
         } else {
             last as usize / 3 + 1
-        }];
+        }] & self.ends_ok[togo.min(3) as usize];
+        let mut kids = [(0u8, 0u16, 0u32, 0usize); N_MOVES];
+        let mut k = 0;
         while mask != 0 {
             let m = mask.trailing_zeros() as u8;
             mask &= mask - 1;
             let c = self.cost[m as usize] as u32;
-            if c > togo || (c == togo && is_p2_move(m)) {
-                continue;
-            }
-            let rest = togo - c;
             let mi = m as usize;
-            let y = row[mconj[mi] as usize];
-            if y >> 24 > rest {
-                continue;
-            }
-            let y = y & 0xff_ffff;
+            let y = row[mconj[mi] as usize] & 0xff_ffff;
             let tw2 = s.twist_move[tw as usize * N_MOVES + mi];
             if c == togo {
                 // The last phase-1 move: the child must be in the subgroup (twist 0 and
@@ -768,6 +779,11 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
         t,
         lim,
         cost,
+        ends_ok: std::array::from_fn(|t| {
+            (0..N_MOVES as u8)
+                .filter(|&m| !(cost[m as usize] as usize == t && is_p2_move(m)))
+                .fold(0, |a, m| a | 1 << m)
+        }),
         keep,
         sym_back: 0,
         inverse: false,

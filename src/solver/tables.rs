@@ -80,6 +80,8 @@ pub(crate) struct Small {
     pub symmult: Vec<u8>,
     /// `mconj[s·18 + m]`: the move `S_s · M_m · S_s⁻¹`.
     pub mconj: Vec<u8>,
+    /// `mconj_inv[s·18 + j]`: the move `m` with `mconj[s·18 + m] = j`.
+    pub mconj_inv: Vec<u8>,
     /// `ud_from_ud[u·24 + d % 24]`: [`UdEdges`] of a phase-2 cube from its U- and
     /// D-edge coordinates (`u16::MAX` where `u` has a U edge outside the U/D layers).
     pub ud_from_ud: HugeTable<u16>,
@@ -374,9 +376,13 @@ impl Small {
                     .expect("the U-D symmetries form a group") as u8
             })
             .collect();
-        let mconj = (0..16 * N_MOVES)
+        let mconj: Vec<u8> = (0..16 * N_MOVES)
             .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
             .collect();
+        let mut mconj_inv = vec![0u8; 16 * N_MOVES];
+        for (i, &j) in mconj.iter().enumerate() {
+            mconj_inv[i / N_MOVES * N_MOVES + j as usize] = (i % N_MOVES) as u8;
+        }
         let corner_reach_max = corner_reach
             .chunks(CornerPerm::COUNT)
             .map(|c| c.iter().copied().max().unwrap_or(0))
@@ -391,6 +397,7 @@ impl Small {
             fs_symmove,
             symmult,
             mconj,
+            mconj_inv,
             twist_move: HugeTable::from_vec(twist_move),
             flip_move,
             slice_move: HugeTable::from_vec(slice_move),
@@ -435,6 +442,7 @@ impl Small {
             + 4 * (self.fs_sym.len() + self.fs_rep.len() + self.fs_symmove.len())
             + self.symmult.len()
             + self.mconj.len()
+            + self.mconj_inv.len()
             + self.fs_dist.len()
             + self.corner_reach_max.len()
     }
