@@ -325,9 +325,9 @@ impl TwoPhase<'_> {
         let mconj = &s.mconj[sym * N_MOVES..sym * N_MOVES + N_MOVES];
         // Stage 1: the flip × slice bound (carried in the class row) and the leaves;
         // the survivors' twist × slice entries are prefetched. The bound is checked for
-        // the whole row at once, in the class's own move frame (branch-free, so it
-        // vectorises); the passing moves are then mapped into this node's frame (a
-        // symmetry maps half turns to half turns, so a move's cost is the same in both).
+        // the whole row at once, branch-free, in the class's own move frame; the passing
+        // moves are then mapped into this node's frame (a symmetry maps half turns to
+        // half turns, so a move's cost is the same in both).
         let mut fits = 0u32;
         for j in 0..N_MOVES {
             fits |= (((row[j] >> 24) + self.cost[j] as u32 <= togo) as u32) << j;
