@@ -254,7 +254,7 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
     let solver = load_solver(g)?;
     match source {
         States::One(text) => {
-            let out = solve_one(&solver, &text, &target, &opts);
+            let out = with_slow_note(g, &opts, || solve_one(&solver, &text, &target, &opts));
             let ok = print_outcome(g, &text, &out, opts.metric, false);
             Ok(if ok { Exit::Ok } else { Exit::No })
         }
@@ -274,10 +274,12 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
                 if chunk.is_empty() {
                     break;
                 }
-                let outs: Vec<Outcome> = chunk
-                    .par_iter()
-                    .map(|s| solve_one(&solver, s, &target, &opts))
-                    .collect();
+                let outs: Vec<Outcome> = with_slow_note(g, &opts, || {
+                    chunk
+                        .par_iter()
+                        .map(|s| solve_one(&solver, s, &target, &opts))
+                        .collect()
+                });
                 for (s, o) in chunk.iter().zip(&outs) {
                     all_ok &= print_outcome(g, s, o, opts.metric, true);
                 }
@@ -286,6 +288,35 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
             Ok(if all_ok { Exit::Ok } else { Exit::No })
         }
     }
+}
+
+/// How long a search without `--timeout` runs before `solve` says so on stderr.
+const SLOW_NOTE_AFTER: Duration = Duration::from_secs(3);
+
+/// Runs `work`; if it takes longer than [`SLOW_NOTE_AFTER`] and no time limit was given,
+/// says on stderr (unless `--quiet`) that the search goes on and how to bound it: a
+/// length limit below a cube's distance makes the two-phase search exhaust every split,
+/// which can take hours.
+fn with_slow_note<T>(g: &Global, opts: &SolveOptions, work: impl FnOnce() -> T) -> T {
+    if g.quiet || opts.timeout.is_some() {
+        return work();
+    }
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let max = opts.max_length;
+    let watcher = std::thread::spawn(move || {
+        if wait.recv_timeout(SLOW_NOTE_AFTER) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            eprintln!(
+                "note: still searching for a solution of at most {max} moves after {} s; \
+                 below a cube's distance no such solution exists and proving it can take \
+                 hours (--timeout MS bounds the search)",
+                SLOW_NOTE_AFTER.as_secs()
+            );
+        }
+    });
+    let out = work();
+    drop(done);
+    watcher.join().ok();
+    out
 }
 
 pub fn tables(a: TablesArgs, g: &Global) -> CmdResult {

@@ -791,3 +791,63 @@ fn cli_bench_runs_on_a_small_file() {
         "{out}"
     );
 }
+
+/// A length limit below the cube's distance makes the search exhaust every split, which
+/// takes hours: without `--timeout`, `solve` says so on stderr after a few seconds (and
+/// keeps going); with one, it stops at the limit and says which limit it was.
+#[test]
+fn cli_says_when_a_search_without_a_time_limit_runs_long() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let superflip = "UBULURUFURURFRBRDRFUFLFRFDFDFDLDRDBDLULBLFLDLBUBRBLBDB";
+    // Build the tables first, so the wait below is the search's alone.
+    let o = support::cubot(&["tables", "build"]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["solve", superflip, "--max-length", "19"])
+        .env("CUBOT_CACHE_DIR", support::cache_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cubot");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut seen = Vec::new();
+    let noted = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("still searching") => break Some(line),
+            Ok(line) => seen.push(line),
+            Err(_) => break None,
+        }
+    };
+    child.kill().ok();
+    child.wait().ok();
+    let noted = noted.unwrap_or_else(|| panic!("no note on stderr; saw {seen:?}"));
+    assert!(noted.contains("at most 19 moves"), "{noted}");
+    assert!(noted.contains("--timeout"), "{noted}");
+
+    let o = support::cubot(&[
+        "solve",
+        superflip,
+        "--max-length",
+        "19",
+        "--timeout",
+        "3500",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", support::stderr(&o));
+    assert!(
+        support::stdout(&o).contains("time limit"),
+        "{}",
+        support::stdout(&o)
+    );
+    assert!(!support::stderr(&o).contains("still searching"));
+}
