@@ -926,6 +926,16 @@ mod tests {
         }
         assert_eq!(s.fs_rep.len(), N_FLIPSLICE_CLASSES);
         assert_eq!(s.c_rep.len(), N_CORNER_CLASSES);
+        // Phase 1 checks a class row in the row's own move frame and maps the result
+        // back: that needs the inverse conjugation, and half turns staying half turns
+        // (a move's cost is read in either frame).
+        for sym in 0..16 {
+            for m in 0..N_MOVES {
+                let j = s.mconj[sym * N_MOVES + m] as usize;
+                assert_eq!(s.mconj_inv[sym * N_MOVES + j] as usize, m);
+                assert_eq!(j % 3 == 1, m % 3 == 1, "sym {sym} move {m}");
+            }
+        }
     }
 
     /// A distance table is the exact BFS distance when 0 marks only the origin, no move
