@@ -374,7 +374,8 @@ impl TwoPhase<'_> {
             k += 1;
         }
         // Stage 2: the twist × slice bound; the survivors' big-table entries (and, where
-        // it can prune, their corner-reach entries) prefetched.
+        // it can prune, their corner-reach entries) prefetched, and their class rows, so
+        // that a row arrives while the big table is awaited rather than after it.
         let budget2 = self.limit() - self.d1 as i64;
         // Where the phase-2 budget is small, the corner-set table of that budget replaces
         // the corner-reach bound (it implies it, and reaches further from the subgroup).
@@ -400,6 +401,8 @@ impl TwoPhase<'_> {
             let i = class2 as usize * Twist::COUNT
                 + s.twist_conj[tw2 as usize * 16 + sym2 as usize] as usize;
             prefetch(self.t.p1.words.as_ptr().wrapping_add(i >> 4));
+            // The child's class row, a big-table wait ahead of its descent.
+            prefetch_row(&s.fs_next, class2 as usize);
             let cp2 = s.corner_move[cp as usize * N_MOVES + mi];
             let r = rest as usize;
             let ri = match cset {
@@ -425,7 +428,7 @@ impl TwoPhase<'_> {
         let mut pass = [(0u8, 0u16, (0u16, 0u16, 0u16)); N_MOVES];
         let mut np = 0;
         for j in 0..k2 {
-            let (m, fs2, i, cp2, ri) = kids2[j];
+            let (m, _, i, cp2, ri) = kids2[j];
             let mi = m as usize;
             let rest = togo - self.cost[mi] as u32;
             if ri != NO_REACH {
@@ -440,10 +443,10 @@ impl TwoPhase<'_> {
             if self.t.p1.get(i) as u32 > rest {
                 continue;
             }
-            // The child's class and twist rows, and the coordinates carried along for
-            // phase 2 and their rows (whole rows: they may straddle two cache lines).
+            // The child's twist row, and the coordinates carried along for phase 2 and
+            // their rows (whole rows: they may straddle two cache lines); its class row
+            // was requested in stage 2.
             let tw2 = kids[j].1;
-            prefetch_row(&s.fs_next, (fs2 >> 4) as usize);
             prefetch_row(&s.twist_move, tw2 as usize);
             let sl2 = s.slice_move[sl as usize * N_MOVES + mi];
             let ue2 = s.uedge_move[ue as usize * N_MOVES + mi];
