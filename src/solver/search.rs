@@ -151,14 +151,19 @@ const fn allowed_masks() -> [u32; 7] {
 }
 const ALLOWED: [u32; 7] = allowed_masks();
 
+/// The moves (bit m) that may follow `last` (`NONE`: any).
 #[inline(always)]
-fn allowed(last: u8, m: u8) -> bool {
-    let lf = if last == NONE {
+fn allowed_after(last: u8) -> u32 {
+    ALLOWED[if last == NONE {
         0
     } else {
         last as usize / 3 + 1
-    };
-    ALLOWED[lf] >> m & 1 == 1
+    }]
+}
+
+#[inline(always)]
+fn allowed(last: u8, m: u8) -> bool {
+    allowed_after(last) >> m & 1 == 1
 }
 
 fn move_costs(qtm: bool) -> [u8; 18] {
@@ -338,11 +343,7 @@ impl TwoPhase<'_> {
             mask |= 1 << minv[fits.trailing_zeros() as usize];
             fits &= fits - 1;
         }
-        mask &= ALLOWED[if last == NONE {
-            0
-        } else {
-            last as usize / 3 + 1
-        }] & self.ends_ok[togo.min(3) as usize];
+        mask &= allowed_after(last) & self.ends_ok[togo.min(3) as usize];
         let mut kids = [(0u8, 0u16, 0u32, 0usize); N_MOVES];
         let mut k = 0;
         while mask != 0 {
