@@ -274,12 +274,10 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
                 if chunk.is_empty() {
                     break;
                 }
-                let outs: Vec<Outcome> = with_slow_note(g, &opts, || {
-                    chunk
-                        .par_iter()
-                        .map(|s| solve_one(&solver, s, &target, &opts))
-                        .collect()
-                });
+                let outs: Vec<Outcome> = chunk
+                    .par_iter()
+                    .map(|s| solve_one(&solver, s, &target, &opts))
+                    .collect();
                 for (s, o) in chunk.iter().zip(&outs) {
                     all_ok &= print_outcome(g, s, o, opts.metric, true);
                 }
@@ -290,13 +288,14 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
     }
 }
 
-/// How long a search without `--timeout` runs before `solve` says so on stderr.
+/// How long a one-state search without `--timeout` runs before `solve` says so on stderr.
 const SLOW_NOTE_AFTER: Duration = Duration::from_secs(3);
 
-/// Runs `work`; if it takes longer than [`SLOW_NOTE_AFTER`] and no time limit was given,
-/// says on stderr (unless `--quiet`) that the search goes on and how to bound it: a
-/// length limit below a cube's distance makes the two-phase search exhaust every split,
-/// which can take hours.
+/// Runs `work` (one state's search); if it takes longer than [`SLOW_NOTE_AFTER`] and no
+/// time limit was given, says on stderr (unless `--quiet`) that the search goes on and
+/// how to bound it: a length limit below a cube's distance makes the two-phase search
+/// exhaust every split, which can take hours. Batches (`solve -`) get no note: a chunk of
+/// states takes seconds anyway, so its time says nothing about any one search.
 fn with_slow_note<T>(g: &Global, opts: &SolveOptions, work: impl FnOnce() -> T) -> T {
     if g.quiet || opts.timeout.is_some() {
         return work();
@@ -307,8 +306,8 @@ fn with_slow_note<T>(g: &Global, opts: &SolveOptions, work: impl FnOnce() -> T) 
         if wait.recv_timeout(SLOW_NOTE_AFTER) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
             eprintln!(
                 "note: still searching for a solution of at most {max} moves after {} s; \
-                 below a cube's distance no such solution exists and proving it can take \
-                 hours (--timeout MS bounds the search)",
+                 if that is below this cube's distance, none exists and the search can take \
+                 hours to prove it (--timeout MS bounds the search)",
                 SLOW_NOTE_AFTER.as_secs()
             );
         }
