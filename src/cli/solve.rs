@@ -514,13 +514,14 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         .num_threads(a.threads as usize)
         .build()
         .context("cannot start the thread pool")?;
-    let results: Vec<Timed> = pool.install(|| {
+    let counted: Vec<(Timed, u64)> = pool.install(|| {
         states
             .par_iter()
             .with_max_len(1)
             .map(|s| {
+                let mut nodes = 0;
                 let (t, c) = (Instant::now(), thread_cpu());
-                let r = solver.solve(s, &solved(s), &opts);
+                let r = solver.solve_counted(s, &solved(s), &opts, &mut nodes);
                 let (dt, dc) = (t.elapsed(), thread_cpu().saturating_sub(c));
                 let len = r.ok().and_then(|algs| {
                     let alg = algs.into_iter().next()?;
@@ -528,10 +529,11 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
                     c.apply(&alg).ok()?;
                     (c.is_solved() && alg.htm() <= a.max_length).then_some(alg.htm())
                 });
-                (dt, dc, len)
+                ((dt, dc, len), nodes)
             })
             .collect()
     });
+    let (results, nodes): (Vec<Timed>, Vec<u64>) = counted.into_iter().unzip();
     let ours = row("cubot", &results);
     let mb = solver.table_bytes() as f64 / (1 << 20) as f64;
     if g.json {
@@ -553,15 +555,34 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         );
     }
     ours.print(g);
+    // The search's work, which (unlike its time) the machine's load does not change.
+    let mut sorted = nodes.clone();
+    sorted.sort_unstable();
+    let nq = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    let total: u64 = sorted.iter().sum();
+    if g.json {
+        json_line(&json!({"type": "bench-solve-nodes", "solver": "cubot",
+            "median": nq(0.5), "p90": nq(0.9), "max": nq(1.0), "total": total}));
+    } else {
+        println!(
+            "{:10} search nodes per solve: median {}  p90 {}  max {}  total {}",
+            "",
+            nq(0.5),
+            nq(0.9),
+            nq(1.0),
+            total
+        );
+    }
     if g.verbose > 0 {
         // The slowest states, for whoever chases the tail.
         let mut order: Vec<usize> = (0..results.len()).collect();
         order.sort_by(|&a, &b| results[b].1.cmp(&results[a].1));
         for &i in order.iter().take(5) {
             eprintln!(
-                "slow: state {} ({:.1} ms cpu): {}",
+                "slow: state {} ({:.1} ms cpu, {} nodes): {}",
                 i + 1,
                 results[i].1.as_secs_f64() * 1e3,
+                nodes[i],
                 states[i].to_letters()
             );
         }

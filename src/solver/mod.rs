@@ -363,6 +363,19 @@ impl Solver {
         target: &FaceletCube,
         opts: &SolveOptions,
     ) -> Result<Vec<Alg>, SolverError> {
+        self.solve_counted(start, target, opts, &mut 0)
+    }
+
+    /// [`Solver::solve`], adding the search nodes it visited to `nodes`: a measure of
+    /// the search's work that, unlike its time, does not depend on the machine or its
+    /// load (benchmarks report it).
+    pub fn solve_counted(
+        &self,
+        start: &FaceletCube,
+        target: &FaceletCube,
+        opts: &SolveOptions,
+        nodes: &mut u64,
+    ) -> Result<Vec<Alg>, SolverError> {
         if start.size() != target.size() {
             return Err(SolverError::DifferentSizes {
                 start: start.size(),
@@ -391,7 +404,7 @@ impl Solver {
             Size::Three => {
                 let (s, t, y) = problem3(start, target)?;
                 (
-                    search::solve(&self.three, &y, &lim),
+                    search::solve(&self.three, &y, &lim, nodes),
                     Box::new(move |moves: &[u8]| {
                         moves.iter().fold(s, |c, &m| {
                             c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])
@@ -404,7 +417,7 @@ impl Solver {
                 let t = pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
                 let y = t.inverse().multiply(&s);
                 (
-                    self.pocket().solve(&y, &lim),
+                    self.pocket().solve(&y, &lim, nodes),
                     Box::new(move |moves: &[u8]| {
                         moves.iter().fold(s, |c, &m| {
                             c.apply_face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3])

@@ -133,8 +133,13 @@ impl PocketTables {
     }
 
     /// Up to `lim.solutions` distinct solutions, shortest first (all optimal ones come
-    /// before any longer one).
-    pub fn solve(&self, c: &PocketCube, lim: &Limits) -> Result<Vec<Found>, Ended> {
+    /// before any longer one); adds the nodes searched to `nodes`.
+    pub fn solve(
+        &self,
+        c: &PocketCube,
+        lim: &Limits,
+        nodes: &mut u64,
+    ) -> Result<Vec<Found>, Ended> {
         let s = pocket_index(c);
         let d = self.distance(s, lim.qtm);
         if d > lim.max_cost {
@@ -156,6 +161,7 @@ impl PocketTables {
                 break;
             }
         }
+        *nodes += search.clock.nodes;
         if search.found.is_empty() {
             return Err(if search.clock.timed_out {
                 Ended::TimedOut

@@ -683,8 +683,13 @@ impl Short<'_> {
     }
 }
 
-/// Solves `c` (at the cubie level, to solved).
-pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, Ended> {
+/// Solves `c` (at the cubie level, to solved); adds the nodes searched to `nodes`.
+pub(crate) fn solve(
+    t: &Tables3,
+    c: &Cc,
+    lim: &Limits,
+    nodes: &mut u64,
+) -> Result<Vec<Found>, Ended> {
     if *c == Cc::ID {
         return Ok(vec![Found {
             moves: Vec::new(),
@@ -763,6 +768,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
                 break;
             }
         }
+        *nodes += short.clock.nodes;
         for f in short.found.drain(..) {
             keep.offer(f);
         }
@@ -839,6 +845,7 @@ pub(crate) fn solve(t: &Tables3, c: &Cc, lim: &Limits) -> Result<Vec<Found>, End
             }
         }
     }
+    *nodes += tp.clock.nodes;
     if tp.keep.found.is_empty() {
         Err(if tp.clock.timed_out {
             Ended::TimedOut

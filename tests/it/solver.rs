@@ -790,6 +790,34 @@ fn cli_bench_runs_on_a_small_file() {
         out.contains("median") && out.contains("failures 0"),
         "{out}"
     );
+    assert!(out.contains("search nodes per solve: median"), "{out}");
+}
+
+#[test]
+fn search_nodes_are_counted_the_same_on_every_run() {
+    // The node count is what benchmarks compare across machines: it must not depend on
+    // anything but the cube and the options, and a solved cube needs no search.
+    let s = solver();
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let opts = SolveOptions::default();
+    for size in [Size::Three, Size::Two] {
+        let mut none = 0;
+        let target = solved(size);
+        let plain = s.solve_counted(&target, &target, &opts, &mut none);
+        assert_eq!(plain.expect("solved").len(), 1);
+        assert_eq!(none, 0, "{size}");
+        let start = random_state(size, &mut rng);
+        let (mut a, mut b) = (0, 0);
+        let first = s
+            .solve_counted(&start, &target, &opts, &mut a)
+            .expect("solvable");
+        let again = s
+            .solve_counted(&start, &target, &opts, &mut b)
+            .expect("solvable");
+        assert!(a > 0, "{start}");
+        assert_eq!((a, &first), (b, &again), "{start}");
+        assert_eq!(first, solve(&start, &opts), "{start}");
+    }
 }
 
 /// A length limit below the cube's distance makes the search exhaust every split, which
