@@ -714,9 +714,9 @@ pub(crate) fn solve(
     // states this cut the search work (phase-1 and phase-2 nodes) of the median cube by 12 %.
     variants.sort_by_key(|v| std::cmp::Reverse(v.h));
     let lower = variants.first().map_or(0, |v| v.h);
-    // Premove variants (after the plain ones at each phase-1 depth) where short
-    // solutions are asked for: they reach the solutions that end with a move outside the
-    // phase-2 group, at a phase-1 depth one less.
+    // Premove variants (after the plain ones at each cost) where short solutions are
+    // asked for: they reach the solutions that end with a move outside the phase-2
+    // group, at a phase-1 depth one less.
     if lim.max_cost <= PREMOVES_UP_TO {
         let plain = variants.len();
         for inverse in [false, true] {
@@ -804,25 +804,36 @@ pub(crate) fn solve(
         clock: Clock::new(lim.deadline),
         stop: false,
     };
-    'outer: for d1 in 0..=lim.max_cost {
+    // The searches go in order of the cost spent before phase 2 (phase 1 and the
+    // premove), so that every search at one step leaves phase 2 the same budget: a
+    // premove variant's phase 1 runs one depth shorter than the plain ones beside it.
+    // (Ordering by phase-1 depth alone ran a premove variant's depth d1 beside the plain
+    // d1 with a phase-2 budget one smaller; on the 1000 random states at ≤ 19 this
+    // order searched 4 % fewer nodes for the median cube, 11 % fewer in all, and took
+    // the slowest cube from 16.9 M nodes to 9.0 M.)
+    'outer: for spent in 0..=lim.max_cost {
         tp.pre = NONE;
         tp.pre_cost = 0;
-        if d1 as i64 > tp.limit() {
+        if spent as i64 > tp.limit() {
             break;
         }
-        tp.d1 = d1;
         for v in &variants {
-            if v.h > d1 {
-                continue;
-            }
-            tp.sym_back = syms.inv[v.sym] as usize;
-            tp.inverse = v.inverse;
-            tp.pre = v.pre;
-            tp.pre_cost = if v.pre == NONE {
+            let pre_cost = if v.pre == NONE {
                 0
             } else {
                 cost[v.pre as usize] as u32
             };
+            let Some(d1) = spent.checked_sub(pre_cost) else {
+                continue;
+            };
+            if v.h > d1 {
+                continue;
+            }
+            tp.d1 = d1;
+            tp.sym_back = syms.inv[v.sym] as usize;
+            tp.inverse = v.inverse;
+            tp.pre = v.pre;
+            tp.pre_cost = pre_cost;
             if d1 as i64 > tp.limit() {
                 continue;
             }
