@@ -51,15 +51,27 @@ fn applied(start: &FaceletCube, alg: &Alg) -> FaceletCube {
 /// Exact distances of every 3x3x3 within `depth` face turns, by breadth-first search on
 /// the cubie model (independent of the solver's coordinates and tables).
 fn bfs3(depth: u32) -> HashMap<CubieCube, u32> {
+    bfs(CubieCube::SOLVED, &Face::ALL, depth, |c, f, t| {
+        c.apply_face(f, t)
+    })
+}
+
+/// Breadth-first distances from `solved` over the turns of `faces`, to `depth`.
+fn bfs<C: Copy + Eq + std::hash::Hash>(
+    solved: C,
+    faces: &[Face],
+    depth: u32,
+    turn: impl Fn(&C, Face, Turn) -> C,
+) -> HashMap<C, u32> {
     let mut dist = HashMap::new();
-    dist.insert(CubieCube::SOLVED, 0);
-    let mut frontier = vec![CubieCube::SOLVED];
+    dist.insert(solved, 0);
+    let mut frontier = vec![solved];
     for d in 1..=depth {
         let mut next = Vec::new();
         for c in &frontier {
-            for f in Face::ALL {
+            for &f in faces {
                 for t in Turn::ALL {
-                    let n = c.apply_face(f, t);
+                    let n = turn(c, f, t);
                     if let std::collections::hash_map::Entry::Vacant(e) = dist.entry(n) {
                         e.insert(d);
                         next.push(n);
@@ -269,24 +281,12 @@ fn random_states_of_both_sizes_are_solved_within_the_limit() {
 #[test]
 fn pocket_lengths_equal_breadth_first_search() {
     // Breadth-first search on the cubie model with U, R, F (DBL fixed) to depth 7.
-    let mut dist: HashMap<PocketCube, u32> = HashMap::new();
-    dist.insert(PocketCube::SOLVED, 0);
-    let mut frontier = vec![PocketCube::SOLVED];
-    for d in 1..=7 {
-        let mut next = Vec::new();
-        for c in &frontier {
-            for f in [Face::U, Face::R, Face::F] {
-                for t in Turn::ALL {
-                    let n = c.apply_face(f, t);
-                    if let std::collections::hash_map::Entry::Vacant(e) = dist.entry(n) {
-                        e.insert(d);
-                        next.push(n);
-                    }
-                }
-            }
-        }
-        frontier = next;
-    }
+    let dist = bfs(
+        PocketCube::SOLVED,
+        &[Face::U, Face::R, Face::F],
+        7,
+        |c, f, t| c.apply_face(f, t),
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let mut compared = 0;
     for i in 0..300 {
