@@ -83,6 +83,12 @@ impl std::str::FromStr for Metric {
     }
 }
 
+/// The longest solution any search looks for, whatever the limit asked: every cube is
+/// solved within 20 face turns (26 quarter turns), so a larger limit cannot change
+/// whether a solution exists, and the solutions come shortest first. It bounds the
+/// searches' path buffers.
+pub const LONGEST_SEARCHED: u32 = 40;
+
 /// What a solve asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SolveOptions {
@@ -394,7 +400,7 @@ impl Solver {
             });
         }
         let lim = Limits {
-            max_cost: opts.max_length,
+            max_cost: opts.max_length.min(LONGEST_SEARCHED),
             deadline: opts.timeout.map(|t| Instant::now() + t),
             solutions: opts.solutions.max(1),
             keep_searching: opts.keep_searching,

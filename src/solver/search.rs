@@ -292,7 +292,9 @@ struct TwoPhase<'a> {
     /// The current variant's premove (`NONE`) and its cost.
     pre: u8,
     pre_cost: u32,
-    path: [u8; 64],
+    /// The current path: a phase-1 and phase-2 sequence of at most
+    /// [`super::LONGEST_SEARCHED`] moves.
+    path: [u8; super::LONGEST_SEARCHED as usize + 1],
     d1: u32,
     clock: Clock,
     stop: bool,
@@ -799,7 +801,7 @@ pub(crate) fn solve(
         inverse: false,
         pre: NONE,
         pre_cost: 0,
-        path: [0; 64],
+        path: [0; super::LONGEST_SEARCHED as usize + 1],
         d1: 0,
         clock: Clock::new(lim.deadline),
         stop: false,

@@ -474,6 +474,22 @@ fn limits_are_reported() {
     );
     assert!(more[0].htm() <= first);
     assert!(applied(&start, &more[0]).is_solved());
+    // A limit far beyond any cube's distance is accepted as it is (in both metrics and
+    // sizes, with many solutions asked for): the searches stop at LONGEST_SEARCHED.
+    for size in [Size::Three, Size::Two] {
+        let start = random_state(size, &mut rng);
+        for metric in [Metric::Htm, Metric::Qtm] {
+            let opts = SolveOptions {
+                max_length: u32::MAX,
+                solutions: 200,
+                metric,
+                ..SolveOptions::default()
+            };
+            let s = solve(&start, &opts);
+            assert_eq!(s.len(), 200, "{start} {metric}");
+            assert!(s.iter().all(|a| applied(&start, a).is_solved()), "{start}");
+        }
+    }
 }
 
 #[test]
