@@ -1,8 +1,8 @@
 //! Solvers: Kociemba's two-phase algorithm for the 3x3x3 (symmetry-reduced coordinates,
 //! flat move tables, packed pruning tables, six searches over the three axes and the
 //! inverse taken in turn at each phase-1 depth, optimal answers for positions within
-//! `SHORT_OPTIMAL` (7) moves), an optimal 2x2x2 solver over a full distance table, and solving from any state to any
-//! target (`target⁻¹ · start` solved at the cubie level).
+//! `SHORT_OPTIMAL` (7) moves), an optimal 2x2x2 solver over a full distance table, and
+//! solving from any state to any target (`target⁻¹ · start` solved at the cubie level).
 //!
 //! Level: depends on `cube` only. No printing: table progress goes through
 //! [`TableOptions::progress`], warnings about cached tables come back as [`Solver::notes`].

@@ -1,7 +1,8 @@
 //! The 3x3x3 searches: Kociemba's two-phase algorithm (the three axes × the inverse as
-//! six searches taken in turn at each phase-1 depth; phase-1 solutions extended only while they can still beat
-//! the best length found) and a short optimal IDA* (heuristic: the largest phase-1
-//! distance over the three axes) that answers positions near the target optimally.
+//! six searches taken in turn at each phase-1 depth; phase-1 solutions extended only
+//! while they can still beat the best length found) and a short optimal IDA* (heuristic:
+//! the largest phase-1 distance over the three axes) that answers positions near the
+//! target optimally.
 //!
 //! Level: solver (depends on `cube` only).
 
