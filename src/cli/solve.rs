@@ -418,11 +418,12 @@ fn row(name: &'static str, results: &[Timed]) -> Row {
     }
 }
 
-fn quantile_of(times: &[Duration], q: f64) -> Duration {
-    let mut t = times.to_vec();
+/// The `q` quantile (nearest rank) of `values`; the default value when there are none.
+fn quantile_of<T: Ord + Copy + Default>(values: &[T], q: f64) -> T {
+    let mut t = values.to_vec();
     t.sort_unstable();
     if t.is_empty() {
-        return Duration::ZERO;
+        return T::default();
     }
     let i = ((t.len() as f64 - 1.0) * q).round() as usize;
     t[i.min(t.len() - 1)]
@@ -556,10 +557,8 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
     }
     ours.print(g);
     // The search's work, which (unlike its time) the machine's load does not change.
-    let mut sorted = nodes.clone();
-    sorted.sort_unstable();
-    let nq = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
-    let total: u64 = sorted.iter().sum();
+    let nq = |q: f64| quantile_of(&nodes, q);
+    let total: u64 = nodes.iter().sum();
     if g.json {
         json_line(&json!({"type": "bench-solve-nodes", "solver": "cubot",
             "median": nq(0.5), "p90": nq(0.9), "max": nq(1.0), "total": total}));
