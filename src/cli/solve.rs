@@ -44,6 +44,10 @@ pub struct SolveArgs {
     /// Keep looking for shorter solutions until the time limit.
     #[arg(long, requires = "timeout")]
     pub keep_searching: bool,
+    /// Print every optimal solution and nothing longer (any 2x2x2; a 3x3x3 within 7
+    /// moves of the target). Commuting opposite-face turns are listed in one order.
+    #[arg(long, conflicts_with_all = ["solutions", "keep_searching"])]
+    pub all_optimal: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -249,6 +253,7 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
         solutions: a.solutions as usize,
         metric: a.metric,
         keep_searching: a.keep_searching,
+        all_optimal: a.all_optimal,
     };
     let source = state_arg(&a.state)?;
     let solver = load_solver(g)?;

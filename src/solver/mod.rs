@@ -101,7 +101,16 @@ pub struct SolveOptions {
     pub metric: Metric,
     /// Keep looking for shorter solutions until `timeout` (or until none can exist).
     pub keep_searching: bool,
+    /// Every optimal solution and nothing longer (`solutions` is then ignored): a 2x2x2
+    /// always; a 3x3x3 only within [`OPTIMAL_3X3X3_UP_TO`] moves of its target, else
+    /// [`SolverError::OptimalOutOfReach`]. Turns of opposite faces that commute are listed
+    /// in one order only (U before D, R before L, F before B).
+    pub all_optimal: bool,
 }
+
+/// The longest 3x3x3 distance for which solutions are proven optimal (the short IDA*
+/// that runs before the two-phase search).
+pub const OPTIMAL_3X3X3_UP_TO: u32 = search::SHORT_OPTIMAL;
 
 impl Default for SolveOptions {
     fn default() -> Self {
@@ -111,6 +120,7 @@ impl Default for SolveOptions {
             solutions: 1,
             metric: Metric::Htm,
             keep_searching: false,
+            all_optimal: false,
         }
     }
 }
@@ -141,6 +151,10 @@ pub enum SolverError {
     CostModel { reason: String },
     #[error("internal error: the solution {moves} does not reach the target")]
     Internal { moves: String },
+    /// All optimal solutions were asked for a 3x3x3 further from its target than the
+    /// optimal search reaches.
+    #[error("all optimal solutions are searched for a 3x3x3 only within {OPTIMAL_3X3X3_UP_TO} moves of its target; this one is further (the two-phase search finds short solutions, not proven optimal ones)")]
+    OptimalOutOfReach,
 }
 
 /// The state of one cached table file.
@@ -402,8 +416,13 @@ impl Solver {
         let lim = Limits {
             max_cost: opts.max_length.min(LONGEST_SEARCHED),
             deadline: opts.timeout.map(|t| Instant::now() + t),
-            solutions: opts.solutions.max(1),
-            keep_searching: opts.keep_searching,
+            solutions: if opts.all_optimal {
+                usize::MAX
+            } else {
+                opts.solutions.max(1)
+            },
+            keep_searching: opts.keep_searching && !opts.all_optimal,
+            all_optimal: opts.all_optimal,
             qtm: opts.metric == Metric::Qtm,
         };
         let (found, check): (Result<Vec<Found>, Ended>, Check) = match start.size() {
@@ -432,14 +451,17 @@ impl Solver {
                 )
             }
         };
-        let found = found.map_err(|e| SolverError::NoSolution {
-            limit: match e {
-                Ended::Exhausted => format!("{} moves ({})", opts.max_length, opts.metric),
-                Ended::TimedOut => format!(
+        let found = found.map_err(|e| match e {
+            Ended::Exhausted => SolverError::NoSolution {
+                limit: format!("{} moves ({})", opts.max_length, opts.metric),
+            },
+            Ended::TimedOut => SolverError::NoSolution {
+                limit: format!(
                     "the time limit of {} ms",
                     opts.timeout.map(|t| t.as_millis()).unwrap_or(0)
                 ),
             },
+            Ended::BeyondOptimal => SolverError::OptimalOutOfReach,
         })?;
         let mut algs = Vec::with_capacity(found.len());
         for f in &found {

@@ -153,7 +153,9 @@ impl PocketTables {
             found: Vec::new(),
             clock: Clock::new(lim.deadline),
         };
-        for bound in d..=lim.max_cost {
+        // With every optimal solution asked for, only the distance itself is searched.
+        let last = if lim.all_optimal { d } else { lim.max_cost };
+        for bound in d..=last {
             if search.dfs(s, bound, usize::MAX) || search.clock.timed_out {
                 break;
             }

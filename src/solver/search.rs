@@ -59,6 +59,8 @@ pub(crate) struct Limits {
     pub solutions: usize,
     pub keep_searching: bool,
     pub qtm: bool,
+    /// Every optimal solution, nothing longer (`solutions` is then unbounded).
+    pub all_optimal: bool,
 }
 
 /// A solution: face-turn indices 0..18 and its cost in the chosen metric.
@@ -115,6 +117,9 @@ pub(crate) enum Ended {
     /// depth was searched).
     Exhausted,
     TimedOut,
+    /// All optimal solutions were asked of a 3x3x3 further than [`SHORT_OPTIMAL`] from
+    /// its target.
+    BeyondOptimal,
 }
 
 const NONE: u8 = 255;
@@ -745,6 +750,13 @@ pub(crate) fn solve(
     };
 
     let short_max = SHORT_OPTIMAL.min(lim.max_cost);
+    if lim.all_optimal && lower > short_max {
+        return Err(if lower > lim.max_cost {
+            Ended::Exhausted
+        } else {
+            Ended::BeyondOptimal
+        });
+    }
     if lower <= short_max {
         let root = ShortNode {
             ax: std::array::from_fn(|k| {
@@ -767,7 +779,9 @@ pub(crate) fn solve(
             solved_de: DEdges::get(&Cc::ID).0,
         };
         for bound in lower..=short_max {
-            if short.dfs(&root, bound, NONE) {
+            // With every optimal solution asked for, the first cost that has any is the
+            // last one searched.
+            if short.dfs(&root, bound, NONE) || (lim.all_optimal && !short.found.is_empty()) {
                 break;
             }
         }
@@ -783,8 +797,17 @@ pub(crate) fn solve(
             };
         }
         // Optimal solutions: nothing shorter exists, so keep-searching has nothing to do.
-        if keep.found.len() >= keep.n {
+        if keep.found.len() >= keep.n || (lim.all_optimal && !keep.found.is_empty()) {
             return Ok(keep.found);
+        }
+        if lim.all_optimal {
+            // Nothing within the optimal search's reach: the cube is further than that
+            // (or than the length limit).
+            return Err(if short_max < SHORT_OPTIMAL {
+                Ended::Exhausted
+            } else {
+                Ended::BeyondOptimal
+            });
         }
     }
 

@@ -737,6 +737,22 @@ fn cli_targets_json_and_errors() {
     // Usage error: exit 2.
     let o = support::cubot(&["solve", "x", "--metric", "furlongs"]);
     assert_eq!(o.status.code(), Some(2));
+    // Every optimal solution: the checkerboard's six; a far 3x3x3 is refused with exit 1
+    // and the reason; --all-optimal with --solutions is a usage error.
+    let checker = scrambled(Size::Three, &Alg::parse("U2 D2 F2 B2 L2 R2").expect("alg"));
+    let o = support::cubot(&["solve", &checker.to_string(), "--all-optimal"]);
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    assert_eq!(support::stdout(&o).lines().count(), 6);
+    let far = random_state(Size::Three, &mut ChaCha8Rng::seed_from_u64(2)).to_string();
+    let o = support::cubot(&["solve", &far, "--all-optimal"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        support::stdout(&o).contains("within 7 moves"),
+        "{}",
+        support::stdout(&o)
+    );
+    let o = support::cubot(&["solve", &far, "--all-optimal", "--solutions", "2"]);
+    assert_eq!(o.status.code(), Some(2));
     // Tables: path and verify on the shared cache.
     let o = support::cubot(&["tables", "verify"]);
     assert_eq!(o.status.code(), Some(0), "{}", support::stdout(&o));
@@ -894,4 +910,128 @@ fn cli_says_when_a_search_without_a_time_limit_runs_long() {
         support::stdout(&o)
     );
     assert!(!support::stderr(&o).contains("still searching"));
+}
+
+/// Every sequence of exactly `len` turns of `faces` in canonical order (never one face
+/// twice in a row; of two opposite faces, the one earlier in URFDLB first) that takes
+/// `start` to `goal`, by brute force on the cubie model.
+fn canonical_solutions<C: Copy + Eq>(
+    start: C,
+    goal: C,
+    faces: &[Face],
+    len: u32,
+    turn: &impl Fn(&C, Face, Turn) -> C,
+) -> Vec<Vec<(Face, Turn)>> {
+    fn walk<C: Copy + Eq>(
+        c: C,
+        goal: C,
+        faces: &[Face],
+        left: u32,
+        path: &mut Vec<(Face, Turn)>,
+        out: &mut Vec<Vec<(Face, Turn)>>,
+        turn: &impl Fn(&C, Face, Turn) -> C,
+    ) {
+        if left == 0 {
+            if c == goal {
+                out.push(path.clone());
+            }
+            return;
+        }
+        for &f in faces {
+            if let Some(&(l, _)) = path.last() {
+                let (fi, li) = (f.index(), l.index());
+                if fi == li || (fi % 3 == li % 3 && fi < li) {
+                    continue;
+                }
+            }
+            for t in Turn::ALL {
+                path.push((f, t));
+                walk(turn(&c, f, t), goal, faces, left - 1, path, out, turn);
+                path.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(start, goal, faces, len, &mut Vec::new(), &mut out, turn);
+    out
+}
+
+/// The face turns of a solution, for comparing with [`canonical_solutions`].
+fn turns_of(a: &Alg) -> Vec<(Face, Turn)> {
+    a.moves()
+        .iter()
+        .map(|m| {
+            let i = m.face_index().expect("face turns only");
+            (Face::ALL[i / 3], Turn::ALL[i % 3])
+        })
+        .collect()
+}
+
+#[test]
+fn all_optimal_lists_exactly_the_optimal_solutions() {
+    let all = SolveOptions {
+        all_optimal: true,
+        ..SolveOptions::default()
+    };
+    let sorted = |mut v: Vec<Vec<(Face, Turn)>>| {
+        v.sort_by_key(|s| format!("{s:?}"));
+        v
+    };
+    // 2x2x2 (U, R and F turns, the DBL corner held): random scrambles of 3 to 6 turns,
+    // against every canonical sequence of the optimal length.
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    for n in 3..=6 {
+        let start = scrambled(Size::Two, &random_moves(Size::Two, n, &mut rng));
+        let s = solve(&start, &all);
+        let d = solve(&start, &SolveOptions::default())[0].htm();
+        assert!(s.iter().all(|a| a.htm() == d), "{start}: not all optimal");
+        let p = PocketCube::from_facelets(&start).expect("pocket");
+        let brute = canonical_solutions(
+            p,
+            PocketCube::SOLVED,
+            &[Face::U, Face::R, Face::F],
+            d,
+            &|c: &PocketCube, f, t| c.apply_face(f, t),
+        );
+        assert_eq!(
+            sorted(s.iter().map(turns_of).collect()),
+            sorted(brute),
+            "{start}"
+        );
+    }
+    // 3x3x3 within reach of the optimal search: the checkerboard has its three axes in
+    // any order (3! = 6 solutions), and random 4-turn scrambles.
+    let checker = scrambled(Size::Three, &Alg::parse("U2 D2 F2 B2 L2 R2").expect("alg"));
+    let s = solve(&checker, &all);
+    assert_eq!(s.len(), 6, "{s:?}");
+    assert!(s.iter().all(|a| a.htm() == 6));
+    for _ in 0..3 {
+        let start = scrambled(Size::Three, &random_moves(Size::Three, 4, &mut rng));
+        let s = solve(&start, &all);
+        let d = s[0].htm();
+        let c = CubieCube::from_facelets(&start).expect("cubie");
+        let brute = canonical_solutions(c, CubieCube::SOLVED, &Face::ALL, d, &|c, f, t| {
+            c.apply_face(f, t)
+        });
+        assert_eq!(
+            sorted(s.iter().map(turns_of).collect()),
+            sorted(brute),
+            "{start}"
+        );
+    }
+    // Beyond it: a precise refusal, not a guess; and a length limit below the distance.
+    let far = random_state(Size::Three, &mut rng);
+    assert!(matches!(
+        solver().solve(&far, &solved(Size::Three), &all),
+        Err(SolverError::OptimalOutOfReach)
+    ));
+    let five = scrambled(Size::Three, &Alg::parse("R U F D L B").expect("alg"));
+    let short = SolveOptions {
+        max_length: 5,
+        ..all.clone()
+    };
+    assert!(matches!(
+        solver().solve(&five, &solved(Size::Three), &short),
+        Err(SolverError::NoSolution { .. })
+    ));
 }
