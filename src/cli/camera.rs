@@ -202,7 +202,7 @@ mod imp {
         }
         rig.save(&a.output)?;
         if !g.json {
-            println!("{}", a.output.display());
+            outln!("{}", a.output.display());
         }
         Ok(Exit::Ok)
     }
@@ -283,7 +283,7 @@ mod imp {
                     "frames": frames, "detect_median_ms": dm, "detect_median_cpu_ms": dc, "detect_p90_ms": p90, "fixed_rig_median_ms": rm, "threads": 1,
                 }));
             } else {
-                println!(
+                outln!(
                     "speed: {frames} frames {w}x{h} from {}, one thread: detection + sampling median {dm:.2} ms wall (p90 {p90:.2} ms), {dc:.2} ms thread CPU; fixed-rig sampling median {rm:.2} ms",
                     dir.display()
                 );
@@ -363,7 +363,7 @@ mod imp {
                     "occluded_all_in_place": occluded_ok, "failed_seeds": failures, "seconds": secs,
                 }));
             } else {
-                println!(
+                outln!(
                     "renders: {ok}/{} faces ({pct:.2}%) with every sticker in place ({n}x{n}, seeds {}..{}; occluded {occluded_ok}/{occluded}; a grid found on {found}); first failures: seeds {}",
                     a.renders,
                     a.seed,
@@ -394,10 +394,10 @@ fn list(g: &Global) -> CmdResult {
             }));
         }
     } else if cams.is_empty() {
-        println!("no cameras found");
+        outln!("no cameras found");
     } else {
         for c in &cams {
-            println!("{}\t{}\t{}", c.index, c.name, c.description);
+            outln!("{}\t{}\t{}", c.index, c.name, c.description);
         }
     }
     Ok(super::Exit::Ok)

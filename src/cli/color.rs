@@ -129,14 +129,6 @@ fn parse_scale(s: &str) -> Result<Scale, String> {
     }
 }
 
-fn scale_name(s: Scale) -> &'static str {
-    match s {
-        Scale::Rgb8 => "rgb8",
-        Scale::Ev3Raw => "ev3-raw",
-        Scale::Unit => "unit",
-    }
-}
-
 /// Reads a scan file; every problem is an operational error (exit 2) naming the file.
 pub fn read_scan(path: &Path) -> anyhow::Result<RawScan> {
     let text =
@@ -191,7 +183,7 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
             "doubtful": facelet_names(&res.doubtful, res.cube.size()).split_whitespace().collect::<Vec<_>>(),
         }));
     } else {
-        println!("{letters}");
+        outln!("{letters}");
     }
 }
 
@@ -210,7 +202,7 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
             "best": letters,
         }));
     } else {
-        println!(
+        outln!(
             "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}; re-scan them or use --best-effort)"
         );
     }
@@ -229,7 +221,7 @@ pub(crate) fn print_no_legal_cube(g: &Global, expanded: usize, suspects: &[usize
             "doubtful_indices": suspects,
         }));
     } else {
-        println!(
+        outln!(
             "doubt: no legal cube found within the search budget ({expanded} nodes); least certain stickers: {names} (re-scan them)"
         );
     }
@@ -300,7 +292,7 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
                     &json!({"type": "profile", "path": a.output.display().to_string(), "gains": profile.gains, "colors": profile.colors.iter().map(|c| json!({"face": c.face.to_string(), "lab": c.lab, "spread": c.spread})).collect::<Vec<_>>()}),
                 );
             } else {
-                println!("wrote {}", a.output.display());
+                outln!("wrote {}", a.output.display());
             }
             Ok(Exit::Ok)
         }
@@ -308,19 +300,19 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
             if g.json {
                 json_line(&json!({"type": "not-solved", "cube": cube, "off": off}));
             } else {
-                println!("not solved: the scan resolves to {cube}; stickers off their face: {off}");
+                outln!("not solved: the scan resolves to {cube}; stickers off their face: {off}");
             }
             Ok(Exit::No)
         }
         Err(CalibrateError::Resolve(ResolveError::Ambiguous { doubtful, .. })) => {
-            println!(
+            outln!(
                 "doubt: stickers {} (calibrate needs a clear scan of a solved cube)",
                 facelet_names(&doubtful, scan.cube_size())
             );
             Ok(Exit::No)
         }
         Err(CalibrateError::Resolve(ResolveError::NoLegalCube { .. })) => {
-            println!("invalid: no legal cube fits the readings");
+            outln!("invalid: no legal cube fits the readings");
             Ok(Exit::No)
         }
         Err(e) => Err(e.into()),
@@ -367,9 +359,9 @@ pub fn synth_scan_cmd(a: SynthScanArgs, _g: &Global) -> CmdResult {
             m.insert("seed".into(), json!(seed));
         }
         if a.count == 1 {
-            println!("{}", scan.to_json());
+            outln!("{}", scan.to_json());
         } else {
-            println!("{}", serde_json::to_string(&scan)?);
+            outln!("{}", serde_json::to_string(&scan)?);
         }
     }
     Ok(Exit::Ok)
@@ -501,13 +493,18 @@ fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
         if g.json {
             json_line(&json!({"type": "case", "id": id, "group": group, "verdict": verdict}));
         } else if g.verbose > 0 {
-            println!("{id:<45} {verdict}");
+            outln!("{id:<45} {verdict}");
         }
     }
     if !g.json {
-        println!(
+        outln!(
             "{:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
-            "group", "exact", "doubt", "WRONG", "legal", "ILLEGAL"
+            "group",
+            "exact",
+            "doubt",
+            "WRONG",
+            "legal",
+            "ILLEGAL"
         );
     }
     for (group, c) in &groups {
@@ -516,9 +513,13 @@ fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
                 &json!({"type": "group", "group": group, "exact": c[0], "doubt": c[1], "wrong": c[2], "legal": c[3], "illegal": c[4]}),
             );
         } else {
-            println!(
+            outln!(
                 "{group:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
-                c[0], c[1], c[2], c[3], c[4]
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4]
             );
         }
     }
@@ -540,7 +541,7 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
         .num_threads(a.threads.max(1))
         .build()?;
     if !g.json {
-        println!(
+        outln!(
             "{:<12} {:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>10} {:>10}",
             "palette",
             "scale",
@@ -603,10 +604,10 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
                             Outcome::Doubt => "doubt",
                             _ => "no-cube",
                         };
-                        println!(
+                        outln!(
                             "  {what}: cubot synth-scan --palette {} --scale {} --size {} --seed {} (+ the same condition flags)",
                             palette.name(),
-                            scale_name(scale),
+                            scale.name(),
                             a.size,
                             a.seed.wrapping_add(k as u64)
                         );
@@ -628,13 +629,13 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
             any_wrong |= wr > 0;
             if g.json {
                 json_line(
-                    &json!({"type": "bench-resolve", "palette": palette.name(), "scale": scale_name(scale), "size": a.size, "scans": results.len(), "exact": ex, "doubt": dz, "wrong": wr, "no_cube": inv, "median_ms": median, "p99_ms": p99}),
+                    &json!({"type": "bench-resolve", "palette": palette.name(), "scale": scale.name(), "size": a.size, "scans": results.len(), "exact": ex, "doubt": dz, "wrong": wr, "no_cube": inv, "median_ms": median, "p99_ms": p99}),
                 );
             } else {
-                println!(
+                outln!(
                     "{:<12} {:<8} {:>7} {:>9.2} {:>8.2} {:>7} {:>7} {:>10.3} {:>10.3}",
                     palette.name(),
-                    scale_name(scale),
+                    scale.name(),
                     results.len(),
                     100.0 * ex as f64 / n,
                     100.0 * dz as f64 / n,

@@ -95,7 +95,7 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
                     &json!({"type": "validation", "state": s, "valid": true, "size": cube.size().n()}),
                 );
             } else {
-                println!("valid");
+                outln!("valid");
             }
             Ok(true)
         }
@@ -107,7 +107,7 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
                 );
             } else {
                 let list: Vec<String> = invalid.problems.iter().map(|p| p.to_string()).collect();
-                println!("invalid: {}", list.join("; "));
+                outln!("invalid: {}", list.join("; "));
             }
             Ok(false)
         }
@@ -135,7 +135,7 @@ pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
             "svg": a.svg.as_ref().map(|p| p.display().to_string())}),
         );
     } else {
-        print!("{}", net_text(&cube, &style, color_stdout()));
+        out!("{}", net_text(&cube, &style, color_stdout()));
     }
     Ok(Exit::Ok)
 }
@@ -150,7 +150,7 @@ pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
                 if g.json {
                     json_line(&json!({"type": "error", "state": s, "message": e.to_string()}));
                 } else {
-                    println!("error: {e}");
+                    outln!("error: {e}");
                 }
                 return Ok(false);
             }
@@ -166,7 +166,7 @@ pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
                 &json!({"type": "state", "state": cube.to_string(), "solved": cube.is_solved()}),
             );
         } else {
-            println!("{cube}");
+            outln!("{cube}");
         }
         Ok(true)
     })?;
@@ -184,7 +184,7 @@ pub fn random(a: RandomArgs, g: &Global) -> CmdResult {
         if g.json {
             json_line(&json!({"type": "state", "state": cube.to_string(), "seed": seed}));
         } else {
-            println!("{cube}");
+            outln!("{cube}");
         }
     }
     Ok(Exit::Ok)
@@ -199,7 +199,7 @@ fn print_alg(alg: &Alg, numeric: bool, g: &Global) {
     if g.json {
         json_line(&json!({"type": "moves", "moves": text, "htm": alg.htm(), "qtm": alg.qtm()}));
     } else {
-        println!("{text}");
+        outln!("{text}");
     }
 }
 

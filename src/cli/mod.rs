@@ -8,6 +8,24 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `println!` for command output: when stdout is closed early (`cubot … | head`) the
+/// line is dropped instead of the panic `println!` would raise, and the command ends as
+/// it would have (a batch `solve -` stops after its current chunk).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        $crate::cli::output::note_write(writeln!(std::io::stdout().lock(), $($arg)*));
+    }};
+}
+
+/// `print!` with the same treatment of a closed stdout as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        $crate::cli::output::note_write(write!(std::io::stdout().lock(), $($arg)*));
+    }};
+}
+
 pub mod bench;
 pub mod camera;
 pub mod color;

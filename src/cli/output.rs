@@ -1,6 +1,24 @@
 //! Output helpers: JSON Lines on stdout, terminal detection.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a write to stdout found its reader gone (`cubot … | head`).
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Takes the result of a write to stdout: a closed pipe is remembered (see
+/// [`stdout_gone`]), not raised; other write errors are dropped like the line.
+pub fn note_write(r: std::io::Result<()>) {
+    if matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether stdout's reader has gone away, so that further output would be lost: a batch
+/// stops early then.
+pub fn stdout_gone() -> bool {
+    STDOUT_GONE.load(Ordering::Relaxed)
+}
 
 /// Where results go: text or JSON Lines on stdout.
 #[derive(Clone, Copy, Debug)]
@@ -17,7 +35,7 @@ impl Out {
 /// Prints one JSON object as a line on stdout.
 pub fn json_line(value: &serde_json::Value) {
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{value}");
+    note_write(writeln!(stdout, "{value}"));
 }
 
 /// Whether stdout is a terminal that should get colours (`NO_COLOR` turns them off).

@@ -131,7 +131,7 @@ pub fn ports(_a: PortsArgs, g: &Global) -> CmdResult {
             if g.json {
                 json_line(&json!({"type": "port", "path": name, "kind": what}));
             } else {
-                println!("{name}\t{what}");
+                outln!("{name}\t{what}");
             }
         }
         if ports.is_empty() && !g.json {
@@ -302,7 +302,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             if g.json {
                 json_line(&json!({"type": "robot", "done": "home"}));
             } else {
-                println!("homed");
+                outln!("homed");
             }
             return Ok(Exit::Ok);
         }
@@ -329,7 +329,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             if g.json {
                 json_line(&json!({"type": "reading", "rgb_raw": rgb}));
             } else {
-                println!("{} {} {}", rgb[0], rgb[1], rgb[2]);
+                outln!("{} {} {}", rgb[0], rgb[1], rgb[2]);
             }
             return Ok(Exit::Ok);
         }
@@ -339,7 +339,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
     if g.json {
         json_line(&json!({"type": "robot", "done": prim}));
     } else {
-        println!("done: {prim:?}");
+        outln!("done: {prim:?}");
     }
     Ok(Exit::Ok)
 }
@@ -426,7 +426,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                     &json!({"type": "scan", "cube": res.cube.to_letters(), "confident": res.confident, "rescans": round}),
                 );
             } else {
-                println!("{}", res.cube.to_letters());
+                outln!("{}", res.cube.to_letters());
             }
             Ok(Exit::Ok)
         }
@@ -437,7 +437,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                     &json!({"type": "doubt", "doubtful": names.split_whitespace().collect::<Vec<_>>(), "best": best.cube.to_letters()}),
                 );
             } else {
-                println!(
+                outln!(
                     "doubt: stickers {names} still doubtful after {round} re-reads (best guess {})",
                     best.cube.to_letters()
                 );
@@ -450,7 +450,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                     &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
                 );
             } else {
-                println!("invalid: no legal cube fits the readings (searched {expanded} nodes)");
+                outln!("invalid: no legal cube fits the readings (searched {expanded} nodes)");
             }
             Ok(Exit::No)
         }

@@ -1071,12 +1071,17 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
             }));
         }
     } else {
-        println!(
+        outln!(
             "{:<70} {:>8} {:>6} {:>6} {:>6} {:>8}",
-            "planner", "robot s", "turns", "tilts", "spins", "solve s"
+            "planner",
+            "robot s",
+            "turns",
+            "tilts",
+            "spins",
+            "solve s"
         );
         for r in &rows {
-            println!(
+            outln!(
                 "{:<70} {:>8.2} {:>6.2} {:>6.2} {:>6.2} {:>8.3}",
                 r["planner"].as_str().unwrap_or(""),
                 r["mean_robot_seconds"].as_f64().unwrap_or(0.0),
@@ -1086,7 +1091,7 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
                 r["mean_solve_seconds"].as_f64().unwrap_or(0.0),
             );
         }
-        println!(
+        outln!(
             "ratio to baseline {ratio:.3} ({:.1}% less robot time; candidates alone {ratio_many:.3}); \
              {:.1} candidates and {:.0} search nodes per cube; search improved {improved}/{}, \
              complete {complete}; {} cubes in {:.1} s",
@@ -1098,14 +1103,14 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
             t0.elapsed().as_secs_f64()
         );
         match floor {
-            Some(floor) => println!(
+            Some(floor) => outln!(
                 "floor on these timings, any solver and planner, uniformly random cubes: mean >= {:.2} s \
                  (ratio to this baseline >= {:.3}), median >= {:.2} s",
                 floor.mean,
                 floor.mean / (base.seconds / n).max(1e-9),
                 floor.median
             ),
-            None => println!("floor: not computable for these timings"),
+            None => outln!("floor: not computable for these timings"),
         }
     }
     Ok(())
@@ -1259,7 +1264,7 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
                     "outcome": kind, "error": why,
                 }));
             } else {
-                println!("  {palette} seed {seed}: {kind}: {why}");
+                outln!("  {palette} seed {seed}: {kind}: {why}");
             }
         }
         let secs = started.elapsed().as_secs_f64();
@@ -1275,7 +1280,7 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
         if g.json {
             super::output::json_line(&v);
         } else {
-            println!(
+            outln!(
                 "end to end, {palette} (seeds {}..{}): {ok}/{} reached the target ({:.2}%), {not_reached} not reached, {no} refused (ambiguous/invalid scan), {failed} failed; success reported on a cube not at the target: {false_success}  [{secs:.0} s, {jobs} jobs]",
                 a.seed,
                 a.seed.wrapping_add(a.runs.saturating_sub(1) as u64),

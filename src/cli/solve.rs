@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::input::{single_state, state_arg, States};
-use super::output::{json_line, progress_allowed};
+use super::output::{json_line, progress_allowed, stdout_gone};
 use super::{CmdResult, Exit, Global};
 use crate::cube::{validate, Alg, FaceletCube, InvalidCube, Size};
 use crate::solver::{
@@ -141,7 +141,7 @@ fn print_invalid(g: &Global, state: &str, what: &str, e: &InvalidCube) {
         json_line(&json!({"type": "invalid", "state": state, "which": what, "problems": problems}));
     } else {
         let list: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
-        println!("invalid {what}: {}", list.join("; "));
+        outln!("invalid {what}: {}", list.join("; "));
     }
 }
 
@@ -209,10 +209,10 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
                 }
             } else if one_line {
                 let list: Vec<String> = algs.iter().map(|a| a.to_string()).collect();
-                println!("{}", list.join(", "));
+                outln!("{}", list.join(", "));
             } else {
                 for a in algs {
-                    println!("{a}");
+                    outln!("{a}");
                 }
             }
             true
@@ -225,7 +225,7 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
             if g.json {
                 json_line(&json!({"type": "no-solution", "state": state, "message": msg}));
             } else {
-                println!("no solution: {msg}");
+                outln!("no solution: {msg}");
             }
             false
         }
@@ -287,6 +287,10 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
                     all_ok &= print_outcome(g, s, o, opts.metric, true);
                 }
                 std::io::stdout().flush().ok();
+                if stdout_gone() {
+                    // Nobody reads the answers any more (`| head`): stop solving.
+                    break;
+                }
             }
             Ok(if all_ok { Exit::Ok } else { Exit::No })
         }
@@ -336,7 +340,7 @@ pub fn tables(a: TablesArgs, g: &Global) -> CmdResult {
                     "memory_bytes": solver.table_bytes(), "notes": solver.notes()}),
                 );
             } else {
-                println!("tables ready in {secs:.2} s ({mb:.1} MiB in memory)");
+                outln!("tables ready in {secs:.2} s ({mb:.1} MiB in memory)");
             }
             Ok(Exit::Ok)
         }
@@ -356,9 +360,9 @@ pub fn tables(a: TablesArgs, g: &Global) -> CmdResult {
                         "entries": s.entries, "state": word, "reason": reason}),
                     );
                 } else if reason.is_empty() {
-                    println!("{word:8}{} {}", s.name, s.path.display());
+                    outln!("{word:8}{} {}", s.name, s.path.display());
                 } else {
-                    println!("{word:8}{} {}: {reason}", s.name, s.path.display());
+                    outln!("{word:8}{} {}: {reason}", s.name, s.path.display());
                 }
             }
             Ok(if ok { Exit::Ok } else { Exit::No })
@@ -377,9 +381,9 @@ pub fn tables(a: TablesArgs, g: &Global) -> CmdResult {
                     .collect();
                 json_line(&json!({"type": "tables-path", "dir": dir, "files": files}));
             } else {
-                println!("{dir}");
+                outln!("{dir}");
                 for s in &status {
-                    println!("{}", s.path.display());
+                    outln!("{}", s.path.display());
                 }
             }
             Ok(Exit::Ok)
@@ -461,7 +465,7 @@ impl Row {
                 "mean_length": self.mean_length(), "max_length": self.max_length(),
                 "failures": self.failures}));
         } else {
-            println!(
+            outln!(
                 "{:10} median {:8.4} ms  p90 {:8.4} ms  max {:9.4} ms  (cpu median {:8.4} ms  p90 {:8.4} ms)  mean length {:5.2}  longest {:2}  failures {}",
                 self.name,
                 ms(self.quantile(0.5)),
@@ -549,7 +553,7 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
             "table_load_seconds": load.as_secs_f64(), "table_memory_bytes": solver.table_bytes()}),
         );
     } else {
-        println!(
+        outln!(
             "{} {} states from {}, at most {} moves, {} thread(s); tables loaded in {:.2} s, {:.1} MiB",
             states.len(),
             size,
@@ -568,7 +572,7 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         json_line(&json!({"type": "bench-solve-nodes", "solver": "cubot",
             "median": nq(0.5), "p90": nq(0.9), "max": nq(1.0), "total": total}));
     } else {
-        println!(
+        outln!(
             "{:10} search nodes per solve: median {}  p90 {}  max {}  total {}",
             "",
             nq(0.5),
@@ -606,7 +610,7 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
             json_line(&json!({"type": "bench-solve-ratio", "peer": peer.name,
                 "median": r(0.5), "p90": r(0.9), "cpu_median": rc(0.5), "cpu_p90": rc(0.9)}));
         } else {
-            println!(
+            outln!(
                 "ratio      {} / cubot: median {:.1}x, p90 {:.1}x; cpu median {:.1}x, p90 {:.1}x (higher = cubot faster)",
                 peer.name,
                 r(0.5),
@@ -642,7 +646,7 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
             json_line(&json!({"type": "bench-solve-batch", "threads": cores,
                 "one_thread_per_s": one, "all_threads_per_s": many, "speedup": many / one}));
         } else {
-            println!(
+            outln!(
                 "batch      1 thread {one:.0} states/s, {cores} threads {many:.0} states/s ({:.2}x)",
                 many / one
             );

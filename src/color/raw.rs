@@ -33,6 +33,28 @@ pub enum Scale {
     Unit,
 }
 
+impl Scale {
+    /// The name used in scan files (`scale`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Rgb8 => "rgb8",
+            Scale::Ev3Raw => "ev3-raw",
+            Scale::Unit => "unit",
+        }
+    }
+
+    /// The largest value a reading on this scale can take: 255 for 8-bit sRGB, 1023 for
+    /// the EV3 sensor's 10-bit counts (nominal full scale 1020), 1 for a unit vector's
+    /// component.
+    pub fn max_value(self) -> f64 {
+        match self {
+            Scale::Rgb8 => 255.0,
+            Scale::Ev3Raw => 1023.0,
+            Scale::Unit => 1.0,
+        }
+    }
+}
+
 /// Why a file is not a scan.
 #[derive(Debug, thiserror::Error)]
 pub enum RawScanError {
@@ -59,6 +81,16 @@ pub enum RawScanError {
         index: usize,
         facelet: String,
         value: f64,
+    },
+    /// A value above what the scan's scale (declared, or inferred from the largest value)
+    /// can hold.
+    #[error("reading {index} ({facelet}): {value} is above {max}, the largest value on the {} scale (rgb8 readings are 0..255, ev3-raw 0..1023, unit 0..1)", scale.name())]
+    Range {
+        index: usize,
+        facelet: String,
+        value: f64,
+        scale: Scale,
+        max: f64,
     },
 }
 
@@ -118,15 +150,34 @@ impl RawScan {
                 expected: size.stickers(),
             });
         }
+        let facelet = |index: usize| {
+            let face = crate::cube::Face::ALL[index / size.per_face()];
+            format!("{}{}", face.letter(), index % size.per_face() + 1)
+        };
         for (index, rgb) in self.facelets.iter().enumerate() {
             for &value in rgb {
                 if !value.is_finite() || value < 0.0 {
-                    let face = crate::cube::Face::ALL[index / size.per_face()];
-                    let facelet = format!("{}{}", face.letter(), index % size.per_face() + 1);
                     return Err(RawScanError::Value {
                         index,
-                        facelet,
+                        facelet: facelet(index),
                         value,
+                    });
+                }
+            }
+        }
+        // Every value must fit the scale (a unit vector's component may round a hair
+        // above 1).
+        let scale = self.effective_scale();
+        let max = scale.max_value();
+        for (index, rgb) in self.facelets.iter().enumerate() {
+            for &value in rgb {
+                if value > max * (1.0 + 1e-6) {
+                    return Err(RawScanError::Range {
+                        index,
+                        facelet: facelet(index),
+                        value,
+                        scale,
+                        max,
                     });
                 }
             }
@@ -141,11 +192,9 @@ impl RawScan {
             for (index, s) in sigma.iter().enumerate() {
                 for &value in s {
                     if !value.is_finite() || value < 0.0 {
-                        let face = crate::cube::Face::ALL[index / size.per_face()];
-                        let facelet = format!("{}{}", face.letter(), index % size.per_face() + 1);
                         return Err(RawScanError::Sigma {
                             index,
-                            facelet,
+                            facelet: facelet(index),
                             value,
                         });
                     }
@@ -190,6 +239,43 @@ impl RawScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_beyond_the_scale_are_refused() {
+        let scan = |scale: &str, v: f64| {
+            let mut readings: Vec<String> = (0..54).map(|_| "[10, 20, 30]".to_string()).collect();
+            readings[13] = format!("[{v}, 20, 30]");
+            RawScan::from_json(&format!(
+                "{{\"size\": 3,{scale} \"facelets\": [{}]}}",
+                readings.join(",")
+            ))
+        };
+        assert!(scan(" \"scale\": \"rgb8\",", 255.0).is_ok());
+        assert!(scan(" \"scale\": \"ev3-raw\",", 1020.0).is_ok());
+        assert!(scan("", 1020.0).is_ok()); // inferred: EV3 counts
+        let e = scan(" \"scale\": \"rgb8\",", 300.0).unwrap_err();
+        assert!(matches!(
+            e,
+            RawScanError::Range {
+                index: 13,
+                scale: Scale::Rgb8,
+                ..
+            }
+        ));
+        assert!(e.to_string().contains("R5"), "{e}");
+        // Inferred: nothing holds 1e30.
+        let e = scan("", 1e30).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RawScanError::Range {
+                    scale: Scale::Ev3Raw,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
 
     #[test]
     fn sigma_is_optional_checked_and_round_trips() {

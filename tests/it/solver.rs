@@ -761,6 +761,27 @@ fn cli_targets_json_and_errors() {
 }
 
 #[test]
+fn cli_output_into_a_closed_pipe_is_not_a_panic() {
+    // `cubot solve … | head -1`: once the reader is gone, the lines are dropped and the
+    // command ends normally (a batch stops early), with no panic.
+    solver();
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let states: Vec<String> = (0..600)
+        .map(|_| random_state(Size::Three, &mut rng).to_string())
+        .collect();
+    let (status, err) = support::cubot_closed_stdout(&["solve", "-"], &states.join("\n"));
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+    let (status, err) =
+        support::cubot_closed_stdout(&["solve", &states[0], "--solutions", "20"], "");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+    let (status, err) = support::cubot_closed_stdout(&["--json", "show", &states[0]], "");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+}
+
+#[test]
 fn cli_tables_verify_finds_a_corrupt_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let src = support::cache_dir();

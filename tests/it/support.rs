@@ -60,3 +60,31 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Runs `cubot` with `input` on stdin and its stdout closed from the start, as behind
+/// `| head` once `head` has exited: returns the exit status and stderr.
+pub fn cubot_closed_stdout(args: &[&str], input: &str) -> (std::process::ExitStatus, String) {
+    use std::io::{Read, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(args)
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cubot");
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    // The child may stop reading once its output is gone: a failed write is fine.
+    let _ = stdin.write_all(input.as_bytes());
+    drop(stdin);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("read stderr");
+    (child.wait().expect("wait for cubot"), err)
+}
