@@ -66,8 +66,8 @@ pub struct SynthScanArgs {
     #[arg(long, default_value = "rgb8", value_parser = parse_scale)]
     pub scale: Scale,
     /// How many scans (one JSON object a line when more than one).
-    #[arg(long, default_value_t = 1)]
-    pub count: usize,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: u64,
     /// Cube size.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
     pub size: u8,
@@ -352,7 +352,7 @@ pub fn synth_scan_cmd(a: SynthScanArgs, _g: &Global) -> CmdResult {
     }
     let cond = a.conditions.apply(Conditions::for_palette(a.palette));
     for k in 0..a.count {
-        let seed = a.seed.wrapping_add(k as u64);
+        let seed = a.seed.wrapping_add(k);
         let (cube, mut scan) = one_synthetic(a.palette, cond, a.scale, size, seed, state.as_ref());
         if let Some(serde_json::Value::Object(m)) = &mut scan.provenance {
             m.insert("expected".into(), json!(cube.to_letters()));
@@ -374,8 +374,8 @@ pub fn synth_scan(a: SynthScanArgs, g: &Global) -> CmdResult {
 #[derive(clap::Args, Debug)]
 pub struct BenchResolveArgs {
     /// Scans per condition.
-    #[arg(long, default_value_t = 10_000)]
-    pub count: usize,
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: u64,
     /// Palettes (comma-separated); all four when left out.
     #[arg(long, value_delimiter = ',')]
     pub palette: Vec<Palette>,
@@ -562,7 +562,7 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
                 (0..a.count)
                     .into_par_iter()
                     .map(|k| {
-                        let seed = a.seed.wrapping_add(k as u64);
+                        let seed = a.seed.wrapping_add(k);
                         let (cube, scan) = one_synthetic(palette, cond, scale, size, seed, None);
                         let t = thread_cpu_seconds();
                         let opts = ResolveOptions {

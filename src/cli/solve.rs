@@ -83,8 +83,8 @@ pub struct BenchSolveArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
     /// Only the first N states.
-    #[arg(long)]
-    pub count: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
     /// Skip the min2phase row.
     #[arg(long)]
     pub no_peer: bool,
@@ -498,10 +498,10 @@ pub fn bench(a: BenchSolveArgs, g: &Global) -> CmdResult {
         let c = validate(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
         states.push(c);
     }
-    if let Some(n) = a.count {
-        states.truncate(n);
-    }
     anyhow::ensure!(!states.is_empty(), "{} holds no states", path.display());
+    if let Some(n) = a.count {
+        states.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+    }
     let size = states[0].size();
     anyhow::ensure!(
         states.iter().all(|s| s.size() == size),
