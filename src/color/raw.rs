@@ -58,8 +58,10 @@ impl Scale {
 /// Why a file is not a scan.
 #[derive(Debug, thiserror::Error)]
 pub enum RawScanError {
+    /// The parser's message (carried in the text, not chained as a source, so that it is
+    /// printed once).
     #[error("not valid JSON for a scan: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(String),
     #[error("size {0}: only 2 (2x2x2) and 3 (3x3x3) are supported")]
     Size(u64),
     #[error("{found} readings for a {size}: expected {expected}")]
@@ -127,7 +129,8 @@ impl RawScan {
 
     /// Parses and checks a scan (sizes, counts, finite non-negative values).
     pub fn from_json(text: &str) -> Result<RawScan, RawScanError> {
-        let scan: RawScan = serde_json::from_str(text)?;
+        let scan: RawScan =
+            serde_json::from_str(text).map_err(|e| RawScanError::Json(e.to_string()))?;
         scan.check()?;
         Ok(scan)
     }
@@ -239,6 +242,16 @@ impl RawScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_say_their_cause_once() {
+        // The cause is in the message, not also chained as a source (an error chain
+        // printer such as anyhow's `{:#}` would repeat it).
+        let e = RawScan::from_json("{\"size\": 3, \"facelets\": [[1e400, 0, 0]]}").unwrap_err();
+        assert!(matches!(e, RawScanError::Json(_)));
+        assert!(std::error::Error::source(&e).is_none());
+        assert_eq!(e.to_string().matches("out of range").count(), 1, "{e}");
+    }
 
     #[test]
     fn values_beyond_the_scale_are_refused() {

@@ -685,7 +685,7 @@ pub fn scan_faces_with(
         let reading = read_face_with(&faces[face.index()], n, rf.as_ref(), &o).map_err(|e| {
             VisionError::Face {
                 face: face.letter(),
-                source: Box::new(e),
+                error: Box::new(e),
             }
         })?;
         let orientation = rf.map(|r| r.orientation).unwrap_or_default();

@@ -78,12 +78,10 @@ pub enum VisionError {
         n: usize,
         sticker: usize,
     },
-    #[error("face {face}: {source}")]
-    Face {
-        face: char,
-        #[source]
-        source: Box<VisionError>,
-    },
+    /// What went wrong on one face (the message carries the cause, so it is not also
+    /// chained as a source: `{:#}` would print it twice).
+    #[error("face {face}: {error}")]
+    Face { face: char, error: Box<VisionError> },
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
     #[error("no image for face {face} in {dir} (tried {tried})")]
@@ -112,5 +110,22 @@ pub enum VisionError {
 impl From<opencv::Error> for VisionError {
     fn from(e: opencv::Error) -> Self {
         VisionError::OpenCv(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VisionError;
+
+    #[test]
+    fn a_face_error_says_its_cause_once() {
+        // The cause is in the message, not also chained as a source (an error chain
+        // printer such as anyhow's `{:#}` would repeat it).
+        let v = VisionError::Face {
+            face: 'U',
+            error: Box::new(VisionError::Other("blurred".into())),
+        };
+        assert!(std::error::Error::source(&v).is_none());
+        assert_eq!(v.to_string(), "face U: blurred");
     }
 }
