@@ -373,6 +373,12 @@ impl Class {
 /// Legal cubes within the doubt window after which the search stops (the answer is in
 /// doubt anyway).
 const MAX_RIVALS: usize = 48;
+/// How many of the least certain stickers a doubt names when no rival cube was reached
+/// to say where it differs.
+const UNSURE_NAMED: usize = 6;
+/// Restarts of the refinement from a cube the final search finds to fit better under its
+/// own model than the settled one.
+const MAX_RESTARTS: usize = 2;
 /// Extra nats searched beyond the doubt window under the shared model, for rivals that
 /// their own re-fitted classes bring closer.
 const REFIT_SLACK: f64 = 8.0;
@@ -723,10 +729,14 @@ fn search2(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
                         class_of_face[faces[k].index()];
                 }
             }
-            found.push(Candidate {
-                cost: a.cost,
-                labels,
-            });
+            // Two schemes can name the same grouping of the stickers differently (swap
+            // two classes everywhere): one cube, kept once, at its cheaper naming.
+            if !found.iter().any(|c| same_partition(&c.labels, &labels)) {
+                found.push(Candidate {
+                    cost: a.cost,
+                    labels,
+                });
+            }
         }
     }
 }
@@ -1033,11 +1043,41 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             expanded += e2;
         }
     }
-    // The final search, with the doubt window, under the settled model.
-    let classes = fit(&labs, &noise, &labels, prior.as_ref());
-    let cost = cost_of(&labs, &noise, &classes);
-    let outcome = run(&cost, window + REFIT_SLACK);
-    expanded += outcome.expanded;
+    // The final search, with the doubt window, under the settled model. When another
+    // cube it finds fits better under its own model than the one the model was settled
+    // on, the refinement had stopped at a local optimum: it restarts from that cube, so
+    // that the final search (and its bound on the cubes it did not reach) is made under
+    // the model of the cube that is returned.
+    let mut restarts = 0;
+    let (outcome, cost) = loop {
+        let classes = fit(&labs, &noise, &labels, prior.as_ref());
+        let cost = cost_of(&labs, &noise, &classes);
+        let outcome = run(&cost, window + REFIT_SLACK);
+        expanded += outcome.expanded;
+        if restarts < MAX_RESTARTS && outcome.candidates.len() > 1 {
+            let own: Vec<f64> = outcome
+                .candidates
+                .iter()
+                .map(|c| own_model(&c.labels, &illum).0)
+                .collect();
+            let k = (0..own.len())
+                .min_by(|&a, &b| own[a].total_cmp(&own[b]))
+                .expect("non-empty");
+            if k != 0 && own[k] < own[0] {
+                let (l2, il2, labs2, noise2, e2) = refine(
+                    outcome.candidates[k].labels.clone(),
+                    illum.clone(),
+                    labs.clone(),
+                    noise.clone(),
+                );
+                (labels, illum, labs, noise) = (l2, il2, labs2, noise2);
+                expanded += e2;
+                restarts += 1;
+                continue;
+            }
+        }
+        break (outcome, cost);
+    };
     if outcome.candidates.is_empty() {
         let mut suspects: Vec<usize> = (0..labs.len()).collect();
         let margin = |i: usize| {
@@ -1098,8 +1138,11 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     // The closest rival under its own model; candidates beyond the search are bounded by
     // the shared model's bound (a re-fit can only lower a hypothesis' cost by what its own
     // classes gain, which the bound does not see; the search window is widened for that).
+    // A candidate that only renames the best's colour groups is the same cube, not a
+    // rival (on a 2x2x2, with no centres to name the groups, two such namings score the
+    // same under their own re-fitted models).
     let rival = (0..rescored.len())
-        .filter(|&k| k != best_idx)
+        .filter(|&k| k != best_idx && !same_partition(&rescored[k].1.labels, &best.labels))
         .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0));
     let unseen_margin = (outcome.unseen_bound - outcome.candidates[0].cost - REFIT_SLACK).max(0.0);
     let (cube_margin, rival_exact, rival_cube) = match rival {
@@ -1111,7 +1154,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     };
     let mut doubtful: Vec<usize> = Vec::new();
     for (own, c) in &rescored {
-        if *own - best_own < window {
+        if *own - best_own < window && !same_partition(&c.labels, &best.labels) {
             for i in 0..labs.len() {
                 if c.labels[i] != best.labels[i] && !doubtful.contains(&i) {
                     doubtful.push(i);
@@ -1143,8 +1186,15 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             }
         }
     }
-    doubtful.sort_unstable();
     let confident = cube_margin >= window;
+    if !confident && doubtful.is_empty() {
+        // The closest rival was only bounded (not reached by the search), so no cube says
+        // where it would differ: name the least certain stickers instead.
+        let mut order: Vec<usize> = (0..stickers.len()).collect();
+        order.sort_by(|&a, &b| stickers[a].margin.total_cmp(&stickers[b].margin));
+        doubtful.extend(order.into_iter().take(UNSURE_NAMED));
+    }
+    doubtful.sort_unstable();
     let class_summaries = (0..6)
         .map(|j| ClassSummary {
             face: face_of_class[j],
@@ -1203,6 +1253,19 @@ fn conjugates(labels: &[usize]) -> Vec<Vec<usize>> {
 }
 
 /// The cube of a labelling (class per sticker) and the face of each class.
+/// Whether two labellings group the stickers the same way (equal up to renaming the
+/// labels): then they describe the same cube.
+fn same_partition(a: &[usize], b: &[usize]) -> bool {
+    let (mut ab, mut ba) = ([usize::MAX; 6], [usize::MAX; 6]);
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(&x, &y)| {
+            let ok = (ab[x] == usize::MAX || ab[x] == y) && (ba[y] == usize::MAX || ba[y] == x);
+            ab[x] = y;
+            ba[y] = x;
+            ok
+        })
+}
+
 fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> {
     match size {
         Size::Three => {
@@ -1251,6 +1314,16 @@ fn permute(p: &mut [usize; 6], k: usize, f: &mut dyn FnMut(&[usize; 6])) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_renamed_grouping_is_the_same_partition() {
+        assert!(same_partition(&[0, 0, 1, 2, 1], &[3, 3, 0, 5, 0]));
+        assert!(same_partition(&[0, 1, 2], &[0, 1, 2]));
+        // Two groups merged, or one split: different cubes.
+        assert!(!same_partition(&[0, 0, 1, 2], &[0, 0, 1, 1]));
+        assert!(!same_partition(&[0, 0, 1, 1], &[0, 1, 2, 2]));
+        assert!(!same_partition(&[0, 1], &[0, 1, 1]));
+    }
 
     #[test]
     fn a_reading_s_own_error_replaces_the_device_model_except_when_clipped() {
