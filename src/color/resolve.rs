@@ -23,7 +23,9 @@
 //! whole-class recolourings by a cube rotation, centres kept) are each scored under their
 //! OWN re-estimated light and re-fitted classes (a profile likelihood per hypothesis), not
 //! under the model fitted to the best; a rival within the doubt window puts the stickers
-//! where it differs in doubt.
+//! where it differs in doubt. A candidate that only renames the best's colour groups is
+//! the same cube. When the cheapest under its own model is not the cube the model was
+//! settled on, the refinement restarts from it before the final search is trusted.
 
 use palette::{FromColor, Lab, LinSrgb, Srgb};
 
