@@ -82,6 +82,13 @@ fn every_real_case_is_exact_legal_or_in_doubt_never_wrong() {
                     text.starts_with("doubt"),
                     "{id}: exit 1 without a doubt report: {text}"
                 );
+                // A doubt names the stickers to re-scan.
+                if let Some(list) = text.strip_prefix("doubt: stickers ") {
+                    assert!(
+                        list.starts_with(|c: char| c.is_ascii_uppercase()),
+                        "{id}: a doubt that names no sticker: {text}"
+                    );
+                }
                 if let Some(exp) = expected {
                     labelled += 1;
                     // The best guess the doubt report names is the labelled cube: only
