@@ -22,28 +22,34 @@ pub fn cache_dir() -> PathBuf {
     p
 }
 
+/// The built `cubot` binary with `args`, the test cache directory and no colours.
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cubot"));
+    c.args(args)
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// [`command`] with stdin, stdout and stderr piped, started.
+fn spawn_piped(args: &[&str]) -> std::process::Child {
+    command(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cubot")
+}
+
 /// Runs the built `cubot` binary with the test cache directory.
 pub fn cubot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cubot"))
-        .args(args)
-        .env("CUBOT_CACHE_DIR", cache_dir())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run cubot")
+    command(args).output().expect("run cubot")
 }
 
 /// Runs `cubot` with `input` on stdin.
 pub fn cubot_stdin(args: &[&str], input: &str) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
-        .args(args)
-        .env("CUBOT_CACHE_DIR", cache_dir())
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run cubot");
+    let mut child = spawn_piped(args);
     child
         .stdin
         .take()
@@ -65,15 +71,7 @@ pub fn stderr(o: &Output) -> String {
 /// `| head` once `head` has exited: returns the exit status and stderr.
 pub fn cubot_closed_stdout(args: &[&str], input: &str) -> (std::process::ExitStatus, String) {
     use std::io::{Read, Write};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
-        .args(args)
-        .env("CUBOT_CACHE_DIR", cache_dir())
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run cubot");
+    let mut child = spawn_piped(args);
     drop(child.stdout.take());
     let mut stdin = child.stdin.take().expect("stdin");
     // The child may stop reading once its output is gone: a failed write is fine.
