@@ -1051,17 +1051,18 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     // that the final search (and its bound on the cubes it did not reach) is made under
     // the model of the cube that is returned.
     let mut restarts = 0;
-    let (outcome, cost) = loop {
+    let (outcome, cost, own) = loop {
         let classes = fit(&labs, &noise, &labels, prior.as_ref());
         let cost = cost_of(&labs, &noise, &classes);
         let outcome = run(&cost, window + REFIT_SLACK);
         expanded += outcome.expanded;
-        if restarts < MAX_RESTARTS && outcome.candidates.len() > 1 {
-            let own: Vec<f64> = outcome
-                .candidates
-                .iter()
-                .map(|c| own_model(&c.labels, &illum).0)
-                .collect();
+        // Each candidate's cost under its own model.
+        let own: Vec<f64> = outcome
+            .candidates
+            .iter()
+            .map(|c| own_model(&c.labels, &illum).0)
+            .collect();
+        if restarts < MAX_RESTARTS && own.len() > 1 {
             let k = (0..own.len())
                 .min_by(|&a, &b| own[a].total_cmp(&own[b]))
                 .expect("non-empty");
@@ -1078,7 +1079,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
                 continue;
             }
         }
-        break (outcome, cost);
+        break (outcome, cost, own);
     };
     if outcome.candidates.is_empty() {
         let mut suspects: Vec<usize> = (0..labs.len()).collect();
@@ -1092,11 +1093,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         suspects.sort_unstable();
         return Err(ResolveError::NoLegalCube { expanded, suspects });
     }
-    let rescored: Vec<(f64, &Candidate)> = outcome
-        .candidates
-        .iter()
-        .map(|c| (own_model(&c.labels, &illum).0, c))
-        .collect();
+    let rescored: Vec<(f64, &Candidate)> = own.into_iter().zip(&outcome.candidates).collect();
     let best_idx = (0..rescored.len())
         .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0))
         .expect("non-empty");
@@ -1254,7 +1251,6 @@ fn conjugates(labels: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
-/// The cube of a labelling (class per sticker) and the face of each class.
 /// Whether two labellings group the stickers the same way (equal up to renaming the
 /// labels): then they describe the same cube.
 fn same_partition(a: &[usize], b: &[usize]) -> bool {
@@ -1268,6 +1264,7 @@ fn same_partition(a: &[usize], b: &[usize]) -> bool {
         })
 }
 
+/// The cube of a labelling (class per sticker) and the face of each class.
 fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> {
     match size {
         Size::Three => {
