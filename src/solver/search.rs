@@ -750,13 +750,6 @@ pub(crate) fn solve(
     };
 
     let short_max = SHORT_OPTIMAL.min(lim.max_cost);
-    if lim.all_optimal && lower > short_max {
-        return Err(if lower > lim.max_cost {
-            Ended::Exhausted
-        } else {
-            Ended::BeyondOptimal
-        });
-    }
     if lower <= short_max {
         let root = ShortNode {
             ax: std::array::from_fn(|k| {
@@ -800,15 +793,15 @@ pub(crate) fn solve(
         if keep.found.len() >= keep.n || (lim.all_optimal && !keep.found.is_empty()) {
             return Ok(keep.found);
         }
-        if lim.all_optimal {
-            // Nothing within the optimal search's reach: the cube is further than that
-            // (or than the length limit).
-            return Err(if short_max < SHORT_OPTIMAL {
-                Ended::Exhausted
-            } else {
-                Ended::BeyondOptimal
-            });
-        }
+    }
+    if lim.all_optimal {
+        // Nothing within the optimal search's reach: the cube is further than the length
+        // limit, or than the optimal search goes.
+        return Err(if lower > lim.max_cost || lim.max_cost < SHORT_OPTIMAL {
+            Ended::Exhausted
+        } else {
+            Ended::BeyondOptimal
+        });
     }
 
     let mut tp = TwoPhase {
