@@ -505,14 +505,16 @@ struct Candidate {
 /// Result of one constrained search.
 struct SearchOutcome {
     /// Legal colourings in increasing cost, all within the doubt window of the best, plus
-    /// possibly the first one beyond it.
+    /// possibly the first one beyond it; each a different cube (no two group the stickers
+    /// alike, see [`same_partition`]).
     candidates: Vec<Candidate>,
-    /// Every legal colouring not in `candidates` costs at least this.
+    /// Every legal cube not in `candidates` costs at least this.
     unseen_bound: f64,
     expanded: usize,
 }
 
-/// 3x3x3: classes are faces (class j = the colour of centre j).
+/// 3x3x3: classes are faces (class j = the colour of centre j), so two different
+/// colourings are always two different cubes.
 fn search3(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
     let corner_cost: Vec<f64> = (0..8)
         .flat_map(|s| {
@@ -1137,11 +1139,10 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     // The closest rival under its own model; candidates beyond the search are bounded by
     // the shared model's bound (a re-fit can only lower a hypothesis' cost by what its own
     // classes gain, which the bound does not see; the search window is widened for that).
-    // A candidate that only renames the best's colour groups is the same cube, not a
-    // rival (on a 2x2x2, with no centres to name the groups, two such namings score the
-    // same under their own re-fitted models).
+    // (The candidates are distinct cubes: a renaming of the best's colour groups, which
+    // would score the same under its own model, is not among them.)
     let rival = (0..rescored.len())
-        .filter(|&k| k != best_idx && !same_partition(&rescored[k].1.labels, &best.labels))
+        .filter(|&k| k != best_idx)
         .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0));
     let unseen_margin = (outcome.unseen_bound - outcome.candidates[0].cost - REFIT_SLACK).max(0.0);
     let (cube_margin, rival_exact, rival_cube) = match rival {
@@ -1153,7 +1154,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     };
     let mut doubtful: Vec<usize> = Vec::new();
     for (own, c) in &rescored {
-        if *own - best_own < window && !same_partition(&c.labels, &best.labels) {
+        if *own - best_own < window {
             for i in 0..labs.len() {
                 if c.labels[i] != best.labels[i] && !doubtful.contains(&i) {
                     doubtful.push(i);
