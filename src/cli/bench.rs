@@ -2,7 +2,9 @@
 //! only routes.
 
 use clap::Subcommand;
+use serde_json::json;
 
+use super::output::json_line;
 use super::{CmdResult, Global};
 
 #[derive(clap::Args, Debug)]
@@ -24,10 +26,61 @@ pub enum BenchWhat {
 }
 
 pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
+    print_host(g);
     match a.what {
         BenchWhat::Solve(a) => super::solve::bench(a, g),
         BenchWhat::Resolve(a) => super::color::bench(a, g),
         BenchWhat::Scan(a) => super::camera::bench(a, g),
         BenchWhat::Robot(a) => super::run::bench(a, g),
+    }
+}
+
+/// The machine a benchmark ran on: its figures mean little without it. The processor model
+/// and the load average are read from `/proc` (Linux); elsewhere they are left out.
+struct Host {
+    cpu: Option<String>,
+    cpus: usize,
+    load: Option<[f64; 3]>,
+}
+
+impl Host {
+    fn read() -> Host {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        });
+        let load = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| {
+            let v: Vec<f64> = s
+                .split_whitespace()
+                .take(3)
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            v.try_into().ok()
+        });
+        Host {
+            cpu,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            load,
+        }
+    }
+}
+
+fn print_host(g: &Global) {
+    let h = Host::read();
+    if g.json {
+        json_line(&json!({"type": "bench-host", "cpu": h.cpu, "cpus": h.cpus,
+            "load_average": h.load}));
+    } else {
+        let load = h.load.map_or(String::new(), |l| {
+            format!(", load average {:.2} {:.2} {:.2}", l[0], l[1], l[2])
+        });
+        outln!(
+            "host: {}, {} CPU(s){}",
+            h.cpu.as_deref().unwrap_or("unknown processor"),
+            h.cpus,
+            load
+        );
     }
 }

@@ -844,6 +844,8 @@ fn cli_bench_runs_on_a_small_file() {
         "{out}"
     );
     assert!(out.contains("search nodes per solve: median"), "{out}");
+    // Figures mean little without the machine they were measured on.
+    assert!(out.starts_with("host: ") && out.contains("CPU(s)"), "{out}");
 }
 
 #[test]
