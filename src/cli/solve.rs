@@ -455,6 +455,10 @@ impl Row {
     fn max_length(&self) -> u32 {
         self.lengths.iter().max().copied().unwrap_or(0)
     }
+    /// Solves that took longer than a second (the ceiling at ≤ 19 moves).
+    fn over_a_second(&self) -> usize {
+        self.times.iter().filter(|t| t.as_secs_f64() > 1.0).count()
+    }
     fn print(&self, g: &Global) {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         if g.json {
@@ -463,10 +467,10 @@ impl Row {
                 "p90_ms": ms(self.quantile(0.9)), "max_ms": ms(self.max()),
                 "cpu_median_ms": ms(self.cpu_quantile(0.5)), "cpu_p90_ms": ms(self.cpu_quantile(0.9)),
                 "mean_length": self.mean_length(), "max_length": self.max_length(),
-                "failures": self.failures}));
+                "over_1s": self.over_a_second(), "failures": self.failures}));
         } else {
             outln!(
-                "{:10} median {:8.4} ms  p90 {:8.4} ms  max {:9.4} ms  (cpu median {:8.4} ms  p90 {:8.4} ms)  mean length {:5.2}  longest {:2}  failures {}",
+                "{:10} median {:8.4} ms  p90 {:8.4} ms  max {:9.4} ms  (cpu median {:8.4} ms  p90 {:8.4} ms)  mean length {:5.2}  longest {:2}  over 1 s {}  failures {}",
                 self.name,
                 ms(self.quantile(0.5)),
                 ms(self.quantile(0.9)),
@@ -475,6 +479,7 @@ impl Row {
                 ms(self.cpu_quantile(0.9)),
                 self.mean_length(),
                 self.max_length(),
+                self.over_a_second(),
                 self.failures
             );
         }

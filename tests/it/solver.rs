@@ -840,7 +840,7 @@ fn cli_bench_runs_on_a_small_file() {
     assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
     let out = support::stdout(&o);
     assert!(
-        out.contains("median") && out.contains("failures 0"),
+        out.contains("median") && out.contains("over 1 s 0") && out.contains("failures 0"),
         "{out}"
     );
     assert!(out.contains("search nodes per solve: median"), "{out}");
