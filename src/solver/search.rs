@@ -43,6 +43,16 @@ impl Tables3 {
         a.max(b)
     }
 
+    /// The corner-set table for a phase-2 budget, and how many phase-1 moves from the
+    /// subgroup it is read; none outside budgets 1..=[`CORNER_SET_MAX_BUDGET`].
+    #[inline(always)]
+    fn corner_set(&self, budget2: i64) -> Option<(&Nibbles, usize)> {
+        usize::try_from(budget2)
+            .ok()
+            .filter(|b| (1..=CORNER_SET_MAX_BUDGET).contains(b))
+            .map(|b| (&self.cset[b - 1], CORNER_SET_REACH[b - 1]))
+    }
+
     pub fn bytes(&self) -> usize {
         self.small.bytes()
             + self.p1.bytes()
@@ -388,10 +398,7 @@ impl TwoPhase<'_> {
         let budget2 = self.limit() - self.d1 as i64;
         // Where the phase-2 budget is small, the corner-set table of that budget replaces
         // the corner-reach bound (it implies it, and reaches further from the subgroup).
-        let cset = usize::try_from(budget2)
-            .ok()
-            .filter(|b| (1..=CORNER_SET_MAX_BUDGET).contains(b))
-            .map(|b| (&self.t.cset[b - 1], CORNER_SET_REACH[b - 1]));
+        let cset = self.t.corner_set(budget2);
         let mut kids2 = [(0u8, 0u32, 0usize, 0u16, NO_REACH); N_MOVES];
         let mut k2 = 0;
         for j in 0..k {
@@ -844,13 +851,10 @@ pub(crate) fn solve(
         // phase 2 can solve in time. (1000 random states at ≤ 19: total nodes −11 %, the
         // slowest cube 9.0 M → 4.3 M nodes; on 1000 other random states −11 % and
         // 18.9 M → 7.6 M. At ≤ 20 the median is unchanged.)
-        let budget2 = tp.limit() - spent as i64;
+        let cset = t.corner_set(tp.limit() - spent as i64);
         order.sort_by_key(|&i| {
             let v = &variants[i];
-            let corners = usize::try_from(budget2)
-                .ok()
-                .filter(|b| (1..=CORNER_SET_MAX_BUDGET).contains(b))
-                .map_or(0, |b| t.cset[b - 1].get(t.small.cset_index(v.cp, v.tw)));
+            let corners = cset.map_or(0, |(table, _)| table.get(t.small.cset_index(v.cp, v.tw)));
             (v.pre != NONE, corners, i)
         });
         for v in order.iter().map(|&i| &variants[i]) {
