@@ -5,6 +5,8 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::output::json_line;
+
+pub mod robot;
 use super::{CmdResult, Global};
 
 #[derive(clap::Args, Debug)]
@@ -22,7 +24,7 @@ pub enum BenchWhat {
     /// Sticker detection and sampling speed on camera frames.
     Scan(super::camera::BenchScanArgs),
     /// Robot execution time of planned solutions on the simulator's timings.
-    Robot(super::run::BenchRobotArgs),
+    Robot(robot::BenchRobotArgs),
 }
 
 pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
@@ -31,7 +33,7 @@ pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
         BenchWhat::Solve(a) => super::solve::bench(a, g),
         BenchWhat::Resolve(a) => super::color::bench(a, g),
         BenchWhat::Scan(a) => super::camera::bench(a, g),
-        BenchWhat::Robot(a) => super::run::bench(a, g),
+        BenchWhat::Robot(a) => robot::bench(a, g),
     }
 }
 

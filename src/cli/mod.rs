@@ -29,13 +29,12 @@ macro_rules! out {
 pub mod bench;
 pub mod camera;
 pub mod color;
+pub mod connect;
 pub mod cube;
 pub mod input;
 pub mod output;
 pub mod robot;
 pub mod run;
-#[cfg(feature = "vision")]
-pub mod run_camera;
 pub mod scan;
 pub mod scan_images;
 pub mod solve;

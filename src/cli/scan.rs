@@ -17,14 +17,18 @@ pub struct ScanArgs {
     /// Serial port of the robot.
     #[arg(long, value_name = "PATH")]
     pub port: Option<std::path::PathBuf>,
-    /// Camera rig calibration (from `cubot calibrate-camera`): face orientation and fixed
-    /// sticker regions.
+    /// MindCub3r configuration for `--robot` (default: calibration/mindcub3r.toml if
+    /// present).
     #[arg(long, value_name = "FILE")]
-    pub calibration: Option<std::path::PathBuf>,
-    /// Detect the stickers even where the calibration stores their regions.
+    pub robot_config: Option<std::path::PathBuf>,
+    /// Camera rig (from `cubot calibrate-camera`): face orientation and fixed sticker
+    /// regions.
+    #[arg(long, value_name = "FILE")]
+    pub rig: Option<std::path::PathBuf>,
+    /// Detect the stickers even where the rig stores their regions.
     #[arg(long)]
     pub detect: bool,
-    /// Cube size: 3 (3x3x3) or 2 (2x2x2); default from the calibration, else 3.
+    /// Cube size: 3 (3x3x3) or 2 (2x2x2); default from the rig, else 3.
     #[arg(long, value_name = "N")]
     pub size: Option<usize>,
     /// Write the raw readings (URFDLB, 8-bit RGB) as JSON in the shape of a case file.
@@ -40,10 +44,33 @@ pub struct ScanArgs {
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if a.robot {
-        return super::robot::scan_robot(&a, g);
+        let size = match a.size {
+            None => 3,
+            Some(n @ 2..=3) => n as u8,
+            Some(n) => anyhow::bail!("--size must be 2 or 3, not {n}"),
+        };
+        let opts = super::robot::RobotScanArgs {
+            size,
+            rescans: 2,
+            raw_out: a.raw_out,
+            best_effort: a.best_effort,
+        };
+        return super::robot::scan_robot(a.port.as_deref(), a.robot_config.as_deref(), &opts, g);
     }
     if a.images.is_some() || a.camera.is_some() {
-        return super::scan_images::scan(a, g);
+        return super::scan_images::scan(
+            super::scan_images::ImageScan {
+                images: a.images,
+                camera: a.camera,
+                rig: a.rig,
+                detect: a.detect,
+                size: a.size,
+                raw_out: a.raw_out,
+                annotate: a.annotate,
+                best_effort: a.best_effort,
+            },
+            g,
+        );
     }
     anyhow::bail!("say what to scan: --images DIR, --camera INDEX, or --robot --port PATH")
 }

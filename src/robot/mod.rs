@@ -7,12 +7,10 @@
 
 pub mod ev3;
 pub mod frames;
-pub mod journal;
 pub mod line;
 pub mod line_sim;
 pub mod mindcub3r;
 pub mod model;
-pub mod pipeline;
 pub mod planner;
 pub mod protocol;
 pub mod sim;

@@ -187,14 +187,14 @@ fn fixed_rig_calibration_round_trip() {
         "scan",
         "--images",
         dir.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         rig.to_str().unwrap(),
     ]);
     let forced = cubot(&[
         "scan",
         "--images",
         dir.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         rig.to_str().unwrap(),
         "--detect",
     ]);
@@ -208,7 +208,7 @@ fn fixed_rig_calibration_round_trip() {
         "scan",
         "--images",
         dir.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         bad.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
@@ -235,7 +235,7 @@ fn a_rig_orientation_turns_the_face() {
         "scan",
         "--images",
         turned.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         rig.to_str().unwrap(),
     ]);
     assert_eq!(a.status.code(), Some(0));
