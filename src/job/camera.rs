@@ -24,37 +24,11 @@ use crate::scan::image::RgbImage;
 use crate::scan::render::{render_face, RenderOptions};
 use crate::scan::VisionError;
 
-use super::error::RunError;
+use super::error::{CameraError, RunError};
 use super::journal::Action;
 use super::line::LineRun;
 use super::mindcub3r::Mc3Run;
 use super::robot::{RobotPlan, RunRobot};
-
-/// Why the camera scanner could not read the cube.
-#[derive(Debug, thiserror::Error)]
-pub enum CameraError {
-    #[error(
-        "--scanner camera renders its frames on the simulator; a camera on a real robot is \
-         not supported yet (use --sim, or --scanner sensor)"
-    )]
-    NoSimulator,
-    #[error("camera: {0}")]
-    Vision(#[from] VisionError),
-    #[error("face step {step}: the top face shows facelets {top:?}, not one face")]
-    NotOneFace { step: usize, top: Vec<usize> },
-    #[error("the robot holds a cube of {stickers} stickers, not a {size}")]
-    CubeSize { stickers: usize, size: Size },
-    #[error("the face sequence never showed face {0}")]
-    FaceNotShown(char),
-    #[error("six camera frames expected")]
-    SixFrames,
-    #[error("a re-read needs a camera scan first")]
-    NotScanned,
-    #[error("sticker {want} does not exist on a {size}")]
-    NoSuchSticker { want: usize, size: Size },
-    #[error("camera: the frame for sticker {want} gave {got} stickers")]
-    FrameStickers { want: usize, got: usize },
-}
 
 /// The robot under the camera.
 pub enum Presenter {

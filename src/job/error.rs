@@ -12,6 +12,8 @@ use crate::cube::{InvalidCube, Size};
 use crate::robot::line::LineError;
 use crate::robot::mindcub3r::RobotError;
 use crate::robot::planner::PlanError;
+#[cfg(feature = "vision")]
+use crate::scan::VisionError;
 use crate::solver::SolverError;
 
 use super::journal::{Action, JournalError};
@@ -36,7 +38,7 @@ pub enum RunError {
     /// The camera scanner failed.
     #[cfg(feature = "vision")]
     #[error("scan failed: {0}")]
-    Camera(#[from] super::camera::CameraError),
+    Camera(#[from] CameraError),
     #[error("the scan stays ambiguous after {rescans} re-scans; stickers in doubt: {doubtful:?}")]
     Ambiguous {
         doubtful: Vec<usize>,
@@ -114,4 +116,31 @@ impl RunError {
             other => other.to_string(),
         }
     }
+}
+
+#[cfg(feature = "vision")]
+/// Why the camera scanner could not read the cube.
+#[derive(Debug, thiserror::Error)]
+pub enum CameraError {
+    #[error(
+        "--scanner camera renders its frames on the simulator; a camera on a real robot is \
+         not supported yet (use --sim, or --scanner sensor)"
+    )]
+    NoSimulator,
+    #[error("camera: {0}")]
+    Vision(#[from] VisionError),
+    #[error("face step {step}: the top face shows facelets {top:?}, not one face")]
+    NotOneFace { step: usize, top: Vec<usize> },
+    #[error("the robot holds a cube of {stickers} stickers, not a {size}")]
+    CubeSize { stickers: usize, size: Size },
+    #[error("the face sequence never showed face {0}")]
+    FaceNotShown(char),
+    #[error("six camera frames expected")]
+    SixFrames,
+    #[error("a re-read needs a camera scan first")]
+    NotScanned,
+    #[error("sticker {want} does not exist on a {size}")]
+    NoSuchSticker { want: usize, size: Size },
+    #[error("camera: the frame for sticker {want} gave {got} stickers")]
+    FrameStickers { want: usize, got: usize },
 }

@@ -13,11 +13,12 @@ use crate::robot::planner::{Arm, RobotState};
 
 use super::error::RunError;
 use super::journal::{self, Action, Journal, JournalRecord, JournalStart};
+use super::options::RunOptions;
+use super::report::{RunEvent, RunReport};
 use super::robot::{apply_action, orientation_after, RobotPlan, RunRobot};
 use super::solve::{add_robot_cost_solutions, solve_candidates, Tools};
 use super::target::TargetError;
 use super::verify::{final_cube, judge, Belief};
-use super::{RunEvent, RunOptions, RunReport};
 
 /// Where execution starts from: the cube in its scan's (first-scan) frame and naming, the
 /// robot's state, and what the journal should record.

@@ -13,8 +13,8 @@ use crate::cube::{Face, FaceletCube, Size};
 use crate::robot::model::Orientation;
 
 use super::error::RunError;
+use super::report::RunEvent;
 use super::robot::RunRobot;
-use super::RunEvent;
 
 /// A resolved scan as the job needs it.
 #[derive(Clone, Debug)]

@@ -15,8 +15,8 @@ use crate::solver::costed::CostedOptions;
 use crate::solver::{SolveOptions, Solver, SolverError};
 
 use super::error::RunError;
+use super::options::RunOptions;
 use super::robot::RunRobot;
-use super::RunOptions;
 
 /// Wall-clock limit of each solver call for candidates.
 const SOLVE_TIMEOUT: Duration = Duration::from_secs(10);

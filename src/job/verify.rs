@@ -12,9 +12,9 @@ use crate::robot::model::Orientation;
 use crate::robot::planner;
 
 use super::error::RunError;
+use super::report::RunEvent;
 use super::robot::RunRobot;
 use super::scan::{color_centroids, match_colors, scan_and_resolve};
-use super::RunEvent;
 
 /// How the final state was established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 
@@ -16,8 +16,10 @@ use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::job::{self, ConnectOptions, Link, RunOptions, Tools};
-use crate::robot::planner::{CostModel, Planner};
+use crate::robot::model::{Orientation, Primitive};
+use crate::robot::planner::{greedy, Arm, CostModel, Plan, Planner, RobotState, Symmetry};
 use crate::solver::costed::CostedOptions;
+use crate::solver::costed::{CostFloor, SequenceCost};
 use crate::solver::{SolveOptions, Solver};
 
 #[derive(clap::Args, Debug)]
@@ -82,99 +84,142 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
     Ok(Exit::Ok)
 }
 
-fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
-    use crate::robot::model::{Orientation, Primitive};
-    use crate::robot::planner::{greedy, Arm, Plan, RobotState};
-    use rand::SeedableRng;
-    let solver = load_solver(g)?;
-    let t = timings(a.robot_config.as_deref())?;
-    let plain = CostModel::plain(t.clone());
-    let planner = Planner::new(CostModel::new(t));
-    // The orientation the MindCub3r scan leaves the cube in (mechanics doc §6.1).
-    let mut o = Orientation::IDENTITY;
-    for step in crate::robot::mindcub3r::scan_steps() {
-        for p in step {
-            o = o.after(p);
-        }
-    }
-    let start = RobotState {
-        orientation: o,
-        arm: Arm::Away,
-        turntable: 0,
-    };
-    let automaton = planner.sequence_cost(start);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed);
-    let solved = FaceletCube::solved(Size::Three);
+/// Sums over the cubes for one planner.
+#[derive(Default)]
+struct Sum {
+    seconds: f64,
+    turns: usize,
+    tilts: usize,
+    spins: usize,
+    solve_seconds: f64,
+}
 
-    /// Sums over the cubes for one planner.
-    #[derive(Default)]
-    struct Sum {
-        seconds: f64,
-        turns: usize,
-        tilts: usize,
-        spins: usize,
-        solve_seconds: f64,
+impl Sum {
+    fn add(&mut self, secs: f64, p: &Plan, solve: f64) {
+        self.seconds += secs;
+        self.turns += p.alg.len();
+        self.tilts += p.count(|p| p == Primitive::Tilt);
+        self.spins += p.count(|p| matches!(p, Primitive::Spin(_)));
+        self.solve_seconds += solve;
     }
-    impl Sum {
-        fn add(&mut self, secs: f64, p: &Plan, solve: f64) {
-            self.seconds += secs;
-            self.turns += p.alg.len();
-            self.tilts += p.count(|p| p == Primitive::Tilt);
-            self.spins += p.count(|p| matches!(p, Primitive::Spin(_)));
-            self.solve_seconds += solve;
+}
+
+/// What the three planners came to over all cubes.
+#[derive(Default)]
+struct Totals {
+    base: Sum,
+    many: Sum,
+    costed: Sum,
+    cand_total: usize,
+    nodes: u64,
+    complete: usize,
+    improved: usize,
+}
+
+/// The planners compared on one cube after another, and what they share.
+struct PlanBench<'a> {
+    a: &'a BenchRobotArgs,
+    solver: &'a Solver,
+    /// The simulator's clock (no backlash estimate): what every plan is priced with.
+    plain: CostModel,
+    planner: Planner,
+    /// Where the robot stands after its scan.
+    start: RobotState,
+    automaton: SequenceCost,
+    syms: Vec<Symmetry>,
+    solved: FaceletCube,
+}
+
+impl<'a> PlanBench<'a> {
+    fn new(a: &'a BenchRobotArgs, solver: &'a Solver) -> Result<PlanBench<'a>> {
+        let t = timings(a.robot_config.as_deref())?;
+        let planner = Planner::new(CostModel::new(t.clone()));
+        // The orientation the MindCub3r's scan leaves the cube in (its face sequence).
+        let mut o = Orientation::IDENTITY;
+        for step in crate::robot::mindcub3r::scan_steps() {
+            for p in step {
+                o = o.after(p);
+            }
         }
+        let start = RobotState {
+            orientation: o,
+            arm: Arm::Away,
+            turntable: 0,
+        };
+        Ok(PlanBench {
+            a,
+            solver,
+            plain: CostModel::plain(t),
+            automaton: planner.sequence_cost(start),
+            planner,
+            start,
+            syms: Symmetry::all(true),
+            solved: FaceletCube::solved(Size::Three),
+        })
     }
-    let (mut base, mut many, mut costed) = (Sum::default(), Sum::default(), Sum::default());
-    let (mut cand_total, mut nodes, mut complete, mut improved) = (0usize, 0u64, 0usize, 0usize);
-    let bar = progress_bar(g, "plan");
-    if let Some(b) = &bar {
-        b.set_length(a.cubes as u64);
-    }
-    let t0 = std::time::Instant::now();
-    let syms = crate::robot::planner::Symmetry::all(true);
-    // Every plan is checked: executing its primitives must solve the cube.
-    let check = |i: usize, cube: &FaceletCube, p: &Plan, what: &str| -> Result<()> {
-        let mut robot = crate::robot::frames::to_robot(cube, &start.orientation);
+
+    /// Every plan is checked: executing its primitives must solve the cube.
+    fn check(&self, i: usize, cube: &FaceletCube, p: &Plan, what: &str) -> Result<()> {
+        let mut robot = crate::robot::frames::to_robot(cube, &self.start.orientation);
         crate::robot::planner::apply_primitives(&mut robot, &p.primitives);
         if !robot.is_solved() {
             bail!("cube {i}: the {what} plan does not solve the cube");
         }
         Ok(())
-    };
-    for i in 0..a.cubes {
-        let cube = crate::cube::random_state(Size::Three, &mut rng);
-        let t1 = std::time::Instant::now();
-        let first = solver
-            .solve(&cube, &solved, &SolveOptions::default())
+    }
+
+    /// Cube `i` through the three planners.
+    fn cube(&self, i: usize, cube: &FaceletCube, t: &mut Totals) -> Result<()> {
+        let t1 = Instant::now();
+        let first = self.baseline(i, cube, t, t1)?;
+        let t1 = Instant::now();
+        let p = self.candidates(i, cube, &first, t)?;
+        let many_solve = t1.elapsed().as_secs_f64();
+        self.costed(i, cube, &p, many_solve, t)
+    }
+
+    /// The baseline: the first <= 20 two-phase solution on the per-move table.
+    fn baseline(&self, i: usize, cube: &FaceletCube, t: &mut Totals, t1: Instant) -> Result<Alg> {
+        let first = self
+            .solver
+            .solve(cube, &self.solved, &SolveOptions::default())
             .map_err(|e| anyhow!("cube {i}: {e}"))?;
         let first = first
             .into_iter()
             .next()
             .ok_or_else(|| anyhow!("cube {i}: no solution"))?;
-        let b = greedy(&first, start, &plain)?;
-        check(i, &cube, &b, "baseline")?;
-        base.add(b.seconds, &b, t1.elapsed().as_secs_f64());
+        let b = greedy(&first, self.start, &self.plain)?;
+        self.check(i, cube, &b, "baseline")?;
+        t.base.add(b.seconds, &b, t1.elapsed().as_secs_f64());
+        Ok(first)
+    }
 
-        // The length-driven candidates: N shortest solutions (+ the inverse problem).
-        let t1 = std::time::Instant::now();
-        let solve = |s: &FaceletCube, tg: &FaceletCube, n: usize| -> Result<Vec<Alg>, String> {
-            solver
-                .solve(
-                    s,
-                    tg,
-                    &SolveOptions {
-                        solutions: n,
-                        max_length: a.max_length,
-                        ..Default::default()
-                    },
-                )
-                .map_err(|e| e.to_string())
+    /// The length-driven candidates: N shortest solutions (+ the inverse problem), the
+    /// cheapest by the planner's DP.
+    fn candidates(
+        &self,
+        i: usize,
+        cube: &FaceletCube,
+        first: &Alg,
+        t: &mut Totals,
+    ) -> Result<Plan> {
+        let a = self.a;
+        let solve = |s: &FaceletCube, tg: &FaceletCube, n: usize| {
+            self.solver.solve(
+                s,
+                tg,
+                &SolveOptions {
+                    solutions: n,
+                    max_length: a.max_length,
+                    ..Default::default()
+                },
+            )
         };
         let mut cands = if a.solutions > 0 {
             crate::robot::frames::candidates(
-                &cube,
-                &solved,
-                &syms[..a.symmetries.min(syms.len())],
+                cube,
+                &self.solved,
+                &self.syms[..a.symmetries.min(self.syms.len())],
                 true,
                 a.solutions,
                 &solve,
@@ -183,22 +228,34 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
         } else {
             Vec::new()
         };
-        if !cands.contains(&first) {
+        if !cands.contains(first) {
             cands.push(first.clone());
         }
-        cand_total += cands.len();
-        let (_, p) = planner.choose_screened(&cands, start, 32)?;
-        let many_solve = t1.elapsed().as_secs_f64();
-        check(i, &cube, &p, "candidate")?;
-        many.add(plain.run(start, &p.primitives)?.1, &p, many_solve);
+        t.cand_total += cands.len();
+        let (_, p) = self.planner.choose_screened(&cands, self.start, 32)?;
+        Ok(p)
+    }
 
-        // The robot-cost search, bounded by that plan, then the same exact DP.
-        let t1 = std::time::Instant::now();
-        let out = solver
+    /// The robot-cost search, bounded by the candidates' plan `p`, then the same exact DP.
+    fn costed(
+        &self,
+        i: usize,
+        cube: &FaceletCube,
+        p: &Plan,
+        many_solve: f64,
+        t: &mut Totals,
+    ) -> Result<()> {
+        let a = self.a;
+        self.check(i, cube, p, "candidate")?;
+        t.many
+            .add(self.plain.run(self.start, &p.primitives)?.1, p, many_solve);
+        let t1 = Instant::now();
+        let out = self
+            .solver
             .solve_costed(
-                &cube,
-                &solved,
-                &automaton,
+                cube,
+                &self.solved,
+                &self.automaton,
                 &CostedOptions {
                     max_length: a.search_max_length,
                     time_limit: Duration::from_millis(a.search_ms),
@@ -208,18 +265,55 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
                 },
             )
             .map_err(|e| anyhow!("cube {i}: {e}"))?;
-        nodes += out.nodes;
-        complete += usize::from(out.complete);
+        t.nodes += out.nodes;
+        t.complete += usize::from(out.complete);
         let mut all: Vec<Alg> = out.solutions.iter().map(|s| s.alg.clone()).collect();
         all.push(p.alg.clone());
-        let (chosen, q) = planner.choose(&all, start)?;
-        improved += usize::from(chosen + 1 < all.len());
-        check(i, &cube, &q, "costed")?;
-        costed.add(
-            plain.run(start, &q.primitives)?.1,
+        let (chosen, q) = self.planner.choose(&all, self.start)?;
+        t.improved += usize::from(chosen + 1 < all.len());
+        self.check(i, cube, &q, "costed")?;
+        t.costed.add(
+            self.plain.run(self.start, &q.primitives)?.1,
             &q,
             many_solve + t1.elapsed().as_secs_f64(),
         );
+        Ok(())
+    }
+
+    /// What no planner can beat on these timings (a counting bound, see
+    /// `SequenceCost::floor_for_random`): the 3x3x3 has 43,252,003,274,489,856,000
+    /// positions. Priced as the simulator's clock counts (no backlash estimate) and with
+    /// half turns allowed either way: a relaxation of every plan the robot could execute.
+    /// Valid only while a half turn is no dearer than two quarter turns.
+    fn floor(&self) -> Option<CostFloor> {
+        let relaxed = Planner::new(CostModel {
+            both_half_directions: true,
+            ..self.plain.clone()
+        });
+        (self.plain.timings.turn_half <= 2.0 * self.plain.timings.turn_quarter)
+            .then(|| {
+                relaxed
+                    .sequence_cost(self.start)
+                    .floor_for_random(43_252_003_274_489_856_000u128 as f64, 0.01)
+            })
+            .flatten()
+    }
+}
+
+fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
+    use rand::SeedableRng;
+    let solver = load_solver(g)?;
+    let bench = PlanBench::new(a, &solver)?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed);
+    let mut totals = Totals::default();
+    let bar = progress_bar(g, "plan");
+    if let Some(b) = &bar {
+        b.set_length(a.cubes as u64);
+    }
+    let t0 = Instant::now();
+    for i in 0..a.cubes {
+        let cube = crate::cube::random_state(Size::Three, &mut rng);
+        bench.cube(i, &cube, &mut totals)?;
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -227,6 +321,11 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    print_plan(a, g, &totals, bench.floor(), t0)
+}
+
+/// One JSON row per planner: its means over the cubes.
+fn plan_rows(a: &BenchRobotArgs, totals: &Totals) -> [serde_json::Value; 3] {
     let n = a.cubes.max(1) as f64;
     let row = |name: String, s: &Sum| {
         serde_json::json!({
@@ -240,17 +339,17 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
             "mean_solve_seconds": s.solve_seconds / n,
         })
     };
-    let rows = [
+    [
         row(
             "baseline: first <=20 two-phase solution + per-move table".into(),
-            &base,
+            &totals.base,
         ),
         row(
             format!(
                 "N shortest solutions (N={}, <={}) + inverse, orientation DP",
                 a.solutions, a.max_length
             ),
-            &many,
+            &totals.many,
         ),
         row(
             format!(
@@ -261,28 +360,33 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
                     .map(|n| format!(", {n} nodes"))
                     .unwrap_or_default()
             ),
-            &costed,
+            &totals.costed,
         ),
-    ];
+    ]
+}
+
+/// The three planners' means, their ratios, and the floor.
+fn print_plan(
+    a: &BenchRobotArgs,
+    g: &Global,
+    totals: &Totals,
+    floor: Option<CostFloor>,
+    t0: Instant,
+) -> Result<()> {
+    let Totals {
+        base,
+        many,
+        costed,
+        cand_total,
+        nodes,
+        complete,
+        improved,
+    } = totals;
+    let (cand_total, nodes, complete, improved) = (*cand_total, *nodes, *complete, *improved);
+    let n = a.cubes.max(1) as f64;
+    let rows = plan_rows(a, totals);
     let ratio = costed.seconds / base.seconds.max(1e-9);
     let ratio_many = many.seconds / base.seconds.max(1e-9);
-    // What no planner can beat on these timings (a counting bound, see
-    // `SequenceCost::floor_for_random`): the 3x3x3 has 43,252,003,274,489,856,000 positions.
-    // Priced as the simulator's clock counts (no backlash estimate) and with half turns
-    // allowed either way: a relaxation of every plan the robot could execute.
-    let relaxed = Planner::new(CostModel {
-        both_half_directions: true,
-        ..plain.clone()
-    });
-    // Valid only while a half turn is no dearer than two quarter turns (see
-    // `SequenceCost::floor_for_random`).
-    let floor = (plain.timings.turn_half <= 2.0 * plain.timings.turn_quarter)
-        .then(|| {
-            relaxed
-                .sequence_cost(start)
-                .floor_for_random(43_252_003_274_489_856_000u128 as f64, 0.01)
-        })
-        .flatten();
     if g.json {
         for r in &rows {
             crate::cli::output::json_line(r);
@@ -422,10 +526,55 @@ fn e2e_once(
     }
 }
 
+/// `--runs` seeded runs of one palette, `--jobs` at a time, by seed.
+fn e2e_runs(
+    a: &BenchRobotArgs,
+    g: &Global,
+    solver: &Solver,
+    palette: &str,
+    look: Palette,
+    dir: &Path,
+) -> Vec<(u64, E2eOutcome)> {
+    use std::sync::atomic::AtomicUsize;
+    let jobs = a.jobs.max(1);
+    let bar = progress_bar(g, palette);
+    if let Some(b) = &bar {
+        b.set_length(a.runs as u64);
+    }
+    let next = AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<(u64, E2eOutcome)>> =
+        std::sync::Mutex::new(Vec::with_capacity(a.runs));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(a.runs.max(1)) {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= a.runs {
+                    break;
+                }
+                let seed = a.seed.wrapping_add(k as u64);
+                let journal = dir.join(format!("{palette}-{seed}.jsonl"));
+                let out = e2e_once(a, solver, look, seed, journal.clone());
+                let _ = std::fs::remove_file(&journal);
+                if let Some(b) = &bar {
+                    b.inc(1);
+                }
+                if let Ok(mut r) = results.lock() {
+                    r.push((seed, out));
+                }
+            });
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(s, _)| *s);
+    results
+}
+
 /// `bench robot --runs N`: seeded end-to-end runs per palette, `--jobs` at a time (a run
 /// mostly waits on its simulator, so more jobs than cores pay), every miss named by seed.
 fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
-    use std::sync::atomic::AtomicUsize;
     let dir = tempfile_dir()?;
     let jobs = a.jobs.max(1);
     for palette in a
@@ -436,38 +585,7 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
     {
         let look: Palette = palette.parse().map_err(|e| anyhow!("--palettes: {e}"))?;
         let started = std::time::Instant::now();
-        let bar = progress_bar(g, palette);
-        if let Some(b) = &bar {
-            b.set_length(a.runs as u64);
-        }
-        let next = AtomicUsize::new(0);
-        let results: std::sync::Mutex<Vec<(u64, E2eOutcome)>> =
-            std::sync::Mutex::new(Vec::with_capacity(a.runs));
-        std::thread::scope(|scope| {
-            for _ in 0..jobs.min(a.runs.max(1)) {
-                scope.spawn(|| loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= a.runs {
-                        break;
-                    }
-                    let seed = a.seed.wrapping_add(k as u64);
-                    let journal = dir.join(format!("{palette}-{seed}.jsonl"));
-                    let out = e2e_once(a, solver, look, seed, journal.clone());
-                    let _ = std::fs::remove_file(&journal);
-                    if let Some(b) = &bar {
-                        b.inc(1);
-                    }
-                    if let Ok(mut r) = results.lock() {
-                        r.push((seed, out));
-                    }
-                });
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        let mut results = results.into_inner().unwrap_or_default();
-        results.sort_by_key(|(s, _)| *s);
+        let results = e2e_runs(a, g, solver, palette, look, &dir);
         let (mut ok, mut not_reached, mut no, mut failed, mut false_success) = (0, 0, 0, 0, 0);
         for (seed, out) in &results {
             let (kind, why) = match out {
