@@ -15,7 +15,7 @@
 //! | `target`      | the target: solved, a state, or a saved state; saved-state files     |
 //! | `solve`       | candidates from the solver, and its robot-cost search                |
 //! | `options`     | [`RunOptions`]: what a run is asked                                  |
-//! | `run`         | [`run`] (scan, then [`finish`]) and [`save`]                         |
+//! | `run`         | [`run()`] (scan, then [`finish`]) and [`save`]                       |
 //! | `execute`     | [`finish`]: solve, plan, execute with the journal, verify, report    |
 //! | `report`      | [`RunEvent`] progress and the final [`RunReport`]                    |
 //! | `verify`      | the final state: simulator read-back, re-scan, or tracking only      |
