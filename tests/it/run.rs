@@ -95,6 +95,19 @@ fn run_sim_mindcub3r_solves() {
 }
 
 #[test]
+fn search_nodes_makes_the_robot_cost_search_deterministic() {
+    // A node budget instead of a time budget: the same run twice plans the same solution.
+    let args = ["--sim", "--seed", "5", "--search-nodes", "20000"];
+    let (a, b) = (run(&args), run(&args));
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    assert_eq!(b.status.code(), Some(0), "{}", stderr(&b));
+    let (a, b) = (last(&a), last(&b));
+    check_summary(&a);
+    assert_eq!(a["solution"], b["solution"]);
+    assert_eq!(a["robot_seconds"], b["robot_seconds"]);
+}
+
+#[test]
 fn run_sim_to_a_target_in_any_orientation() {
     // A target written in the first scan's symbols (centre letters), turned whole.
     let mut t = FaceletCube::solved(Size::Three);
