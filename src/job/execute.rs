@@ -1,6 +1,6 @@
 //! From a known position to the report: align the target, solve, plan, execute with a
 //! journal, verify. [`finish`] reads as those steps; a fresh run gets its position from a
-//! scan ([`super::run()`]), a resumed one from its journal ([`resume_position`]).
+//! scan (`job::run`), a resumed one from its journal ([`resume_position`]).
 //!
 //! Level: job. No printing: progress goes to the [`RunEvent`] callback.
 

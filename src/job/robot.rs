@@ -1,8 +1,8 @@
 //! The robot as the job sees it: a [`RunRobot`] scans, re-reads stickers, plans the
 //! cheapest execution of candidate solutions on its own timings, and executes a plan action
 //! by action, confirming each (so the journal can record it). The line robot
-//! ([`super::line::LineRun`]), the MindCub3r ([`super::mindcub3r::Mc3Run`]) and a camera over
-//! either (`super::camera::CameraRun`, feature `vision`) implement it.
+//! (`LineRun`), the MindCub3r (`Mc3Run`) and a camera over either (`CameraRun`, feature
+//! `vision`) implement it, each in a file of its own that depends on this one.
 //!
 //! Level: job (over `robot`, `color`, `cube`, `solver`). No printing.
 
