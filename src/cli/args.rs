@@ -1,5 +1,6 @@
 //! Argument types shared by the commands: the options every command takes ([`Global`]) and
-//! the typed values clap checks at parse time ([`PaletteArg`], [`SizeArg`]).
+//! the typed values clap checks at parse time ([`PaletteArg`], [`SizeArg`], [`RobotKind`],
+//! [`ScannerKind`]).
 //!
 //! Level: `cli`. Depends on `cube` and `color` for the types the values convert into;
 //! nothing here prints or reads files.
@@ -84,6 +85,24 @@ impl From<SizeArg> for Size {
             SizeArg::Two => Size::Two,
         }
     }
+}
+
+/// The robot a job drives (`--robot`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RobotKind {
+    /// LEGO EV3 MindCub3r (EV3 direct commands).
+    Mindcub3r,
+    /// A line-protocol robot (one motor per face, or five).
+    Line,
+}
+
+/// How a job reads the cube's colours (`--scanner`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScannerKind {
+    /// The robot's own colour sensor(s).
+    Sensor,
+    /// A fixed camera looking at the top face (the simulator renders frames).
+    Camera,
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! Level: top; depends on every other module, nothing depends on it. This file declares the
 //! commands and routes each to its module; shared argument types live in [`args`], shared
-//! helpers in [`common`], benchmarks in [`bench`].
+//! helpers in [`common`], benchmarks in [`bench`](mod@bench).
 //!
 //! Exit codes: 0 ok; 1 a well-formed "no" (an invalid cube, an ambiguous scan, no solution
 //! within the limits, a target not reached); 2 an operational error (bad usage, I/O, a dead
