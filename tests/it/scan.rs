@@ -182,6 +182,23 @@ fn fixed_rig_calibration_round_trip() {
         text.contains("version = 1") && text.contains("[faces.U]"),
         "{text}"
     );
+    // Starting from a rig of another size is refused, naming both sizes.
+    let out = cubot(&[
+        "calibrate-camera",
+        dir.to_str().unwrap(),
+        "-o",
+        tmp.path().join("two.toml").to_str().unwrap(),
+        "--size",
+        "2",
+        "--rig",
+        rig.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--size 2 but") && stderr(&out).contains("is for 3x3"),
+        "{}",
+        stderr(&out)
+    );
     let detect = cubot(&["scan", "--images", dir.to_str().unwrap()]);
     let fixed = cubot(&[
         "scan",
