@@ -1,27 +1,21 @@
-//! The robot connection and simulator options shared by `run`, `save`, `restore`, `robot`,
-//! `scan --robot` and `sim`, and the one place that turns them into a connected robot
-//! (`job::connect` does the work).
+//! The robot connection and simulator options shared by `run`, `save` and `restore`, and
+//! the one place that turns options into a connected robot (`job::connect` does the work):
+//! a job's robot for `run`/`save`/`restore`/`bench robot`, or a bare MindCub3r brick for
+//! `robot ...` and `scan --robot`.
+//!
+//! Level: `cli`. Depends on [`super::args`] and `job`; no command module is imported here.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
+use super::args::{PaletteArg, RobotKind, ScannerKind, SizeArg};
 use super::Global;
-use crate::color::synth::Palette;
-use crate::cube::{FaceletCube, Size};
+use crate::cube::FaceletCube;
 use crate::job::{self, ConnectError, ConnectOptions, Link, RunRobot};
 use crate::robot::mindcub3r::{Config, MindCub3r};
-
-/// `--robot`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RobotKind {
-    /// LEGO EV3 MindCub3r (EV3 direct commands).
-    Mindcub3r,
-    /// A line-protocol robot (one motor per face, or five).
-    Line,
-}
 
 impl From<RobotKind> for job::RobotKind {
     fn from(k: RobotKind) -> job::RobotKind {
@@ -39,15 +33,6 @@ impl From<job::RobotKind> for RobotKind {
             job::RobotKind::Line => RobotKind::Line,
         }
     }
-}
-
-/// `--scanner`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScannerKind {
-    /// The robot's own colour sensor(s).
-    Sensor,
-    /// A fixed camera looking at the top face (the simulator renders frames).
-    Camera,
 }
 
 impl From<ScannerKind> for job::ScannerKind {
@@ -84,22 +69,12 @@ pub struct ConnectArgs {
     /// Simulated seconds per wall second.
     #[arg(long, default_value_t = 20.0)]
     pub speed: f64,
-    /// Sticker palette of the simulated cube (standard, no-white, fluorescent, faded).
-    #[arg(long, default_value = "standard")]
-    pub palette: String,
-    /// Cube size: 3 or 2.
-    #[arg(long, default_value_t = 3)]
-    pub size: u8,
-}
-
-/// `--size N` as a cube size.
-pub fn size_of(n: u8) -> Result<Size> {
-    Size::from_n(n as usize).ok_or_else(|| anyhow!("--size is 3 or 2, not {n}"))
-}
-
-/// `--palette NAME` as a palette.
-pub fn palette_of(name: &str) -> Result<Palette> {
-    name.parse().map_err(|e| anyhow!("--palette: {e}"))
+    /// Sticker palette of the simulated cube.
+    #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
+    pub palette: PaletteArg,
+    /// Cube size.
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
 }
 
 /// The MindCub3r configuration: the file given, else calibration/mindcub3r.toml in the
@@ -128,8 +103,6 @@ pub fn connect_options(
     start: Option<FaceletCube>,
     stop: &Arc<AtomicBool>,
 ) -> Result<ConnectOptions> {
-    let size = size_of(a.size)?;
-    let palette = palette_of(&a.palette)?;
     let link = match (&a.port, a.sim) {
         (_, true) => Link::Sim,
         (Some(p), false) => Link::Port(p.clone()),
@@ -149,8 +122,8 @@ pub fn connect_options(
         faults: a.faults.clone(),
         seed: a.seed,
         speed: a.speed,
-        palette,
-        size,
+        palette: a.palette.into(),
+        size: a.size.into(),
         start,
         stop: stop.clone(),
     })

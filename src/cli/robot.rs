@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::json;
 
-use super::connect::{connect_brick, palette_of, size_of, RobotKind};
+use super::args::{PaletteArg, RobotKind, SizeArg};
+use super::connect::connect_brick;
 use super::output::{json_line, progress_allowed};
 use super::{CmdResult, Exit, Global};
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
@@ -31,15 +32,15 @@ pub struct SimArgs {
     /// Simulated seconds per wall second.
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
-    /// Sticker palette: standard, no-white, fluorescent, faded.
-    #[arg(long, default_value = "standard")]
-    pub palette: String,
+    /// Sticker palette.
+    #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
+    pub palette: PaletteArg,
     /// Faults: comma list of `drop[@N]`, `stall[@N]`, `wrong-device`, `silent[@N]` (N = command number).
     #[arg(long, default_value = "")]
     pub faults: String,
-    /// Cube size (2 or 3).
-    #[arg(long, default_value_t = 3)]
-    pub size: u8,
+    /// Cube size.
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
     /// Start from this cube (facelet string in the robot frame) instead of a random one.
     #[arg(long, value_name = "STATE")]
     pub start: Option<String>,
@@ -105,11 +106,11 @@ pub enum SensorPos {
     Centre,
 }
 
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct RobotScanArgs {
-    /// Cube size (2 or 3).
-    #[arg(long, default_value_t = 3)]
-    pub size: u8,
+    /// Cube size.
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
     /// Also write the raw scan (JSON) here.
     #[arg(long, value_name = "FILE")]
     pub raw_out: Option<PathBuf>,
@@ -153,9 +154,9 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
     if !(a.speed > 0.0 && a.speed.is_finite()) {
         bail!("--speed must be a positive number, not {}", a.speed);
     }
-    let palette = palette_of(&a.palette)?;
+    let palette: Palette = a.palette.into();
     let faults: Faults = a.faults.parse()?;
-    let size = size_of(a.size)?;
+    let size: Size = a.size.into();
     let start = match &a.start {
         Some(s) => Some(super::cube::parse_state(s, size)?),
         None => None,
@@ -301,7 +302,7 @@ pub fn scan_robot(
 }
 
 fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
-    let size = size_of(a.size)?;
+    let size: Size = a.size.into();
     r.home()?;
     let bar = progress_allowed(g).then(|| {
         let b = indicatif::ProgressBar::new(size.stickers() as u64);

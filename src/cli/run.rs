@@ -8,14 +8,16 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 
-use super::connect::{connect, size_of, stop_on_ctrlc, ConnectArgs};
+use super::args::SizeArg;
+use super::common::{cache_dir, load_solver, progress_bar};
+use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
 use super::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
 use crate::job::{
     self, journal, RunError, RunEvent, RunOptions, RunReport, SavedState, TargetSpec, Tools,
 };
 use crate::solver::costed::CostedOptions;
-use crate::solver::{Solver, TableOptions};
+use crate::solver::Solver;
 
 /// How scans are resolved, shared by `run`, `save` and `restore`.
 #[derive(clap::Args, Debug, Clone)]
@@ -95,60 +97,12 @@ pub struct RestoreArgs {
     pub execute: ExecuteOpts,
 }
 
-fn cache_dir(g: &Global) -> Option<PathBuf> {
-    g.cache_dir
-        .clone()
-        .or_else(|| std::env::var_os("CUBOT_CACHE_DIR").map(PathBuf::from))
-        .or_else(|| dirs::cache_dir().map(|d| d.join("cubot")))
-}
-
 fn default_journal(g: &Global) -> PathBuf {
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
     cache_dir(g)
         .unwrap_or_else(std::env::temp_dir)
         .join("journals")
         .join(format!("run-{stamp}-{}.jsonl", std::process::id()))
-}
-
-pub(super) fn load_solver(g: &Global) -> Result<Solver> {
-    let bar = progress_bar(g, "tables");
-    let progress: Option<crate::solver::ProgressFn> = bar.clone().map(|b| {
-        let f: crate::solver::ProgressFn = Arc::new(move |label: &str, done: u64, total: u64| {
-            b.set_length(total);
-            b.set_position(done);
-            b.set_message(label.to_string());
-        });
-        f
-    });
-    let solver = Solver::new(&TableOptions {
-        cache_dir: g.cache_dir.clone(),
-        progress,
-        rebuild: false,
-    })
-    .context("solver tables")?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    if !g.quiet {
-        for n in solver.notes() {
-            eprintln!("note: {n}");
-        }
-    }
-    Ok(solver)
-}
-
-pub(super) fn progress_bar(g: &Global, what: &str) -> Option<indicatif::ProgressBar> {
-    if !super::output::progress_allowed(g) {
-        return None;
-    }
-    let b = indicatif::ProgressBar::new(1);
-    b.set_style(
-        indicatif::ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    b.set_prefix(what.to_string());
-    Some(b)
 }
 
 /// The resolver's options: seeded like the simulator, with the colour profile if given.
@@ -238,7 +192,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     if let Some(jpath) = &a.resume {
         return resume(&a, g, jpath, journal_path, stop);
     }
-    let size = size_of(a.connect.size)?;
+    let size = a.connect.size.into();
     let target = target_spec(&a)?;
     let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.connect, None, &stop)?;
@@ -263,7 +217,10 @@ fn resume(
     let start = job::resume_start(&rec).map_err(|e| anyhow!(e))?;
     let size = start.position.cube.size();
     let mut connect_args = a.connect.clone();
-    connect_args.size = size.n() as u8;
+    connect_args.size = match size {
+        crate::cube::Size::Two => SizeArg::Two,
+        _ => SizeArg::Three,
+    };
     connect_args.robot = job::RobotKind::from_journal(&rec.start.robot).into();
     // The simulator starts from the cube the journal left.
     let sim_start = connect_args.sim.then(|| rec.state.clone());
@@ -284,7 +241,7 @@ fn resume(
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     let stop = stop_on_ctrlc();
-    let size = size_of(a.connect.size)?;
+    let size = a.connect.size.into();
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let calibration = serde_json::json!({

@@ -1,6 +1,7 @@
 //! `scan`: from face images (`--images`), a camera (`--camera`) or the robot's colour
 //! sensor (`--robot --port`). Each source lives with its own work; this file only routes.
 
+use super::args::SizeArg;
 use super::{CmdResult, Global};
 
 #[derive(clap::Args, Debug)]
@@ -28,9 +29,9 @@ pub struct ScanArgs {
     /// Detect the stickers even where the rig stores their regions.
     #[arg(long)]
     pub detect: bool,
-    /// Cube size: 3 (3x3x3) or 2 (2x2x2); default from the rig, else 3.
-    #[arg(long, value_name = "N")]
-    pub size: Option<usize>,
+    /// Cube size; default from the rig, else 3.
+    #[arg(long, value_enum)]
+    pub size: Option<SizeArg>,
     /// Write the raw readings (URFDLB, 8-bit RGB) as JSON in the shape of a case file.
     #[arg(long, value_name = "FILE")]
     pub raw_out: Option<std::path::PathBuf>,
@@ -44,13 +45,8 @@ pub struct ScanArgs {
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if a.robot {
-        let size = match a.size {
-            None => 3,
-            Some(n @ 2..=3) => n as u8,
-            Some(n) => anyhow::bail!("--size must be 2 or 3, not {n}"),
-        };
         let opts = super::robot::RobotScanArgs {
-            size,
+            size: a.size.unwrap_or(SizeArg::Three),
             rescans: 2,
             raw_out: a.raw_out,
             best_effort: a.best_effort,
@@ -64,7 +60,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
                 camera: a.camera,
                 rig: a.rig,
                 detect: a.detect,
-                size: a.size,
+                size: a.size.map(SizeArg::n),
                 raw_out: a.raw_out,
                 annotate: a.annotate,
                 best_effort: a.best_effort,

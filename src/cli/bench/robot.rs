@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::cli::connect::{robot_config, RobotKind, ScannerKind};
-use crate::cli::run::{load_solver, progress_bar};
+use crate::cli::args::{PaletteArg, RobotKind, ScannerKind};
+use crate::cli::common::{load_solver, progress_bar};
+use crate::cli::connect::robot_config;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
@@ -42,9 +43,14 @@ pub struct BenchRobotArgs {
     /// Also end-to-end simulated runs: this many per palette (0: none).
     #[arg(long, default_value_t = 0)]
     pub runs: usize,
-    /// Palettes for the end-to-end runs.
-    #[arg(long, default_value = "standard,faded")]
-    pub palettes: String,
+    /// Palettes for the end-to-end runs (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "standard,faded"
+    )]
+    pub palettes: Vec<PaletteArg>,
     /// Robot for the end-to-end runs.
     #[arg(long, value_enum, default_value = "mindcub3r")]
     pub robot: RobotKind,
@@ -577,13 +583,9 @@ fn e2e_runs(
 fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
     let dir = tempfile_dir()?;
     let jobs = a.jobs.max(1);
-    for palette in a
-        .palettes
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let look: Palette = palette.parse().map_err(|e| anyhow!("--palettes: {e}"))?;
+    for &arg in &a.palettes {
+        let look = Palette::from(arg);
+        let palette = look.name();
         let started = std::time::Instant::now();
         let results = e2e_runs(a, g, solver, palette, look, &dir);
         let (mut ok, mut not_reached, mut no, mut failed, mut false_success) = (0, 0, 0, 0, 0);
