@@ -10,8 +10,8 @@ use super::output::{json_line, progress_allowed};
 use super::{CmdResult, Exit, Global};
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
 use crate::cube::Size;
+use crate::robot::mindcub3r::model::{Primitive, SensorPosition};
 use crate::robot::mindcub3r::{Config, MindCub3r, RobotError};
-use crate::robot::model::{Primitive, SensorPosition};
 use crate::robot::sim::{spawn_pty, Faults, SimConfig};
 
 #[derive(clap::Args, Debug)]

@@ -13,12 +13,14 @@ use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::journal;
-use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
-use crate::robot::line_sim::{self, LineSimConfig};
+use crate::robot::line::host::TtyLink;
+use crate::robot::line::{LineRobot, LineTimeouts};
+use crate::robot::mindcub3r::cost::CostModel;
+use crate::robot::mindcub3r::planner::Planner;
 use crate::robot::pipeline::{
     self, LineRun, RunError, RunEvent, RunOptions, RunReport, RunRobot, Services, TargetSpec,
 };
-use crate::robot::planner::{CostModel, Planner};
+use crate::robot::sim::line::{self as line_sim, LineSimConfig};
 use crate::solver::costed::{CostedOptions, SequenceCost};
 use crate::solver::{SolveOptions, Solver, TableOptions};
 
@@ -828,7 +830,7 @@ pub struct BenchRobotArgs {
     pub search_max_length: u32,
 }
 
-fn timings(path: Option<&Path>) -> Result<crate::robot::model::Timings> {
+fn timings(path: Option<&Path>) -> Result<crate::robot::mindcub3r::model::Timings> {
     use crate::robot::mindcub3r::Config;
     let p = path.unwrap_or(Path::new("calibration/mindcub3r.toml"));
     Ok(if path.is_some() || p.is_file() {
@@ -850,8 +852,9 @@ pub fn bench(a: BenchRobotArgs, g: &Global) -> CmdResult {
 }
 
 fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
-    use crate::robot::model::{Orientation, Primitive};
-    use crate::robot::planner::{greedy, Arm, Plan, RobotState};
+    use crate::robot::mindcub3r::cost::{Arm, RobotState};
+    use crate::robot::mindcub3r::model::{Orientation, Primitive};
+    use crate::robot::mindcub3r::planner::{greedy, Plan};
     use rand::SeedableRng;
     let solver = load_solver(g)?;
     let t = timings(a.robot_config.as_deref())?;
@@ -898,11 +901,11 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
         b.set_length(a.cubes as u64);
     }
     let t0 = std::time::Instant::now();
-    let syms = crate::robot::planner::Symmetry::all(true);
+    let syms = crate::robot::symmetry::Symmetry::all(true);
     // Every plan is checked: executing its primitives must solve the cube.
     let check = |i: usize, cube: &FaceletCube, p: &Plan, what: &str| -> Result<()> {
-        let mut robot = crate::robot::frames::to_robot(cube, &start.orientation);
-        crate::robot::planner::apply_primitives(&mut robot, &p.primitives);
+        let mut robot = crate::robot::mindcub3r::frames::to_robot(cube, &start.orientation);
+        crate::robot::mindcub3r::frames::apply_primitives(&mut robot, &p.primitives);
         if !robot.is_solved() {
             bail!("cube {i}: the {what} plan does not solve the cube");
         }
@@ -938,7 +941,7 @@ fn bench_plan(a: &BenchRobotArgs, g: &Global) -> Result<()> {
                 .map_err(|e| e.to_string())
         };
         let mut cands = if a.solutions > 0 {
-            crate::robot::frames::candidates(
+            crate::robot::mindcub3r::frames::candidates(
                 &cube,
                 &solved,
                 &syms[..a.symmetries.min(syms.len())],

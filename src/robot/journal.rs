@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Orientation, Primitive};
+use super::mindcub3r::model::{Orientation, Primitive};
 use crate::cube::{Face, FaceletCube, Size};
 
 #[derive(Debug, thiserror::Error)]

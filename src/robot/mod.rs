@@ -6,14 +6,10 @@
 //! sensor model). No printing.
 
 pub mod ev3;
-pub mod frames;
 pub mod journal;
 pub mod line;
-pub mod line_sim;
 pub mod mindcub3r;
-pub mod model;
 pub mod pipeline;
-pub mod planner;
-pub mod protocol;
 pub mod sim;
+pub mod symmetry;
 pub mod transport;

@@ -13,11 +13,16 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::frames::{align_target, candidates, to_cube, to_robot};
 use super::journal::{self, Action, Journal, JournalError, JournalStart};
 use super::line::{parse_token, token, LineError, LineRobot};
-use super::model::{Orientation, Primitive};
-use super::planner::{self, Arm, CostModel, PlanError, Planner, RobotState, Symmetry};
+use super::mindcub3r::cost::{Arm, CostModel, PlanError, RobotState};
+use super::mindcub3r::frames::{
+    self, align_target, apply_primitives, candidates, to_cube, to_robot,
+};
+use super::mindcub3r::model::{Orientation, Primitive};
+use super::mindcub3r::planner::{self, Planner};
+use super::sim::line::LineSimHandle;
+use super::symmetry::{same_up_to_rotation, Symmetry};
 use crate::color::raw::RawScan;
 use crate::cube::{Alg, Face, FaceletCube, Size};
 use crate::solver::costed::SequenceCost;
@@ -105,7 +110,7 @@ pub struct Services<'a> {
     pub resolve: &'a (dyn Fn(&RawScan) -> Result<Resolved, ResolveFailure> + Sync),
     /// `solve(start, target, n)`: up to n solutions, shortest first (3x3x3: exactly to the
     /// target; 2x2x2: up to a whole-cube rotation).
-    pub solve: &'a super::frames::SolveFn<'a, String>,
+    pub solve: &'a frames::SolveFn<'a, String>,
     /// `solve_costed(start, target, cost, bound)`: 3x3x3 solutions that are cheap under a
     /// robot's cost automaton (only those cheaper than `bound`), cheapest first; `None`:
     /// the robot executes the cheapest of the `solve` candidates.
@@ -172,7 +177,7 @@ fn ser_alg<S: serde::Serializer>(alg: &Alg, s: S) -> Result<S::Ok, S::Error> {
 /// The robot-frame cube after one action.
 pub fn apply_action(cube: &mut FaceletCube, action: &Action) {
     match action {
-        Action::Primitive(p) => planner::apply_primitives(cube, &[*p]),
+        Action::Primitive(p) => apply_primitives(cube, &[*p]),
         Action::Turns(t) => {
             if let Some(moves) = parse_token(t) {
                 let _ = cube.apply(&Alg::from_moves(moves));
@@ -555,7 +560,7 @@ pub fn finish(
                 && (if size == Size::Three {
                     c.colors() == plain(&aligned).colors()
                 } else {
-                    planner::same_up_to_rotation(&c, &plain(&aligned))
+                    same_up_to_rotation(&c, &plain(&aligned))
                 })
         })
         .collect();
@@ -703,17 +708,17 @@ pub fn finish(
     } else {
         to_cube(&final_robot, &orientation)
     };
-    let reached = planner::same_up_to_rotation(&final_cube, &pos.target)
-        && (verified_by != "tracking (no read-back)");
+    let reached =
+        same_up_to_rotation(&final_cube, &pos.target) && (verified_by != "tracking (no read-back)");
     journal.end(reached)?;
     // Report the final state in the first scan's orientation (3x3x3: by its centres).
-    let final_state = match super::frames::orientation_from_centres(&final_cube, &pos.first_scan) {
+    let final_state = match frames::orientation_from_centres(&final_cube, &pos.first_scan) {
         Some(o) => to_cube(&final_cube, &o),
         None => final_cube.clone(),
     };
     let target_out = if reached && size == Size::Two {
         // A 2x2x2 has no centres: show the target as the cube now shows it.
-        super::frames::rotations_of(&pos.target)
+        frames::rotations_of(&pos.target)
             .into_iter()
             .find(|t| t.colors() == final_state.colors())
             .unwrap_or_else(|| pos.target.clone())
@@ -831,7 +836,7 @@ pub fn read_saved(path: &Path) -> Result<SavedState, RunError> {
 /// A line-protocol robot driven by the pipeline (plus its simulator, if any).
 pub struct LineRun {
     pub robot: LineRobot,
-    pub sim: Option<super::line_sim::LineSimHandle>,
+    pub sim: Option<LineSimHandle>,
     /// Steps per `MOVE` line (smaller stops sooner on Ctrl-C).
     pub chunk: usize,
 }

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::protocol::FrameBuffer;
+use super::ev3::protocol::FrameBuffer;
 
 /// What a transport can fail with.
 #[derive(Debug, thiserror::Error)]

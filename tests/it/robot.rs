@@ -7,8 +7,8 @@ use std::process::{Child, Command, Stdio};
 
 use cubot::color::{resolve, Palette, ResolveOptions};
 use cubot::cube::{Alg, FaceletCube, Size};
+use cubot::robot::mindcub3r::model::Primitive;
 use cubot::robot::mindcub3r::{Config, MindCub3r};
-use cubot::robot::model::Primitive;
 use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
 use cubot::robot::transport::SerialTransport;
 
@@ -306,4 +306,15 @@ fn step_by_step_commands_move_the_cube_on_the_simulator() {
         stdout(&out).split_whitespace().next(),
         Some(expect.to_letters().as_str())
     );
+}
+
+#[test]
+fn shipped_calibration_parses_and_matches_defaults() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration/mindcub3r.toml");
+    let c = Config::load(&path).unwrap();
+    assert_eq!(c, Config::default());
+    assert!(Config::parse("version = 2")
+        .unwrap_err()
+        .contains("version 2"));
+    assert!(Config::parse("version = 1\n[arm]\nbogus = 3").is_err());
 }

@@ -12,6 +12,7 @@
 //! [`SimHandle::take_log`].
 
 mod brick;
+pub mod line;
 
 pub use brick::Physics;
 
@@ -28,7 +29,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::color::Palette;
 use crate::cube::{random_state, FaceletCube, Size};
-use crate::robot::protocol::FrameBuffer;
+use crate::robot::ev3::protocol::FrameBuffer;
 
 use brick::Brick;
 
@@ -303,7 +304,7 @@ fn serve(
             }
         }
         while let Some(f) = frames.pop() {
-            if f.len() > crate::robot::protocol::MAX_MESSAGE {
+            if f.len() > crate::robot::ev3::protocol::MAX_MESSAGE {
                 continue;
             }
             if let Some(r) = brick.handle(&f) {

@@ -1,5 +1,5 @@
 //! A simulated line-protocol robot (one motor per face, or five) on a pseudo-terminal: it
-//! speaks [`super::line`]'s protocol on the pty master in a thread of this process, turns a
+//! speaks [`crate::robot::line`]'s protocol on the pty master in a thread of this process, turns a
 //! virtual cube, keeps a simulated clock, and can inject faults.
 //!
 //! Level: robot (depends on `cube`; no printing).
@@ -29,10 +29,10 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::line::{parse_token, LineCaps};
 use crate::color::raw::Scale;
 use crate::color::synth::{Appearance, Conditions, Palette};
 use crate::cube::{random_state, Alg, Face, FaceletCube, Move, Size};
+use crate::robot::line::protocol::{parse_token, token, LineCaps};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LineSimError {
@@ -498,7 +498,7 @@ impl Sim {
                     seq,
                     &format!(
                         "ERR STALL motor {} did not reach its position at token {i}",
-                        super::line::token(step)
+                        token(step)
                     ),
                     dropped,
                 );
@@ -514,11 +514,7 @@ impl Sim {
                 }
                 s.clock += secs;
             }
-            self.reply(
-                seq,
-                &format!("DONE {i} {}", super::line::token(step)),
-                dropped,
-            );
+            self.reply(seq, &format!("DONE {i} {}", token(step)), dropped);
             // A STOP that arrived meanwhile ends the line after this step.
             if let Some(l) = self.read_line(Duration::ZERO) {
                 let is_stop = l
@@ -543,7 +539,8 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::robot::line::{LineError, LineRobot, LineTimeouts, TtyLink};
+    use crate::robot::line::host::TtyLink;
+    use crate::robot::line::{LineError, LineRobot, LineTimeouts};
 
     fn robot(h: &LineSimHandle) -> LineRobot {
         let link = TtyLink::open(h.path(), None).unwrap();
@@ -662,7 +659,8 @@ mod tests {
 #[cfg(test)]
 mod scan_tests {
     use super::*;
-    use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
+    use crate::robot::line::host::TtyLink;
+    use crate::robot::line::{LineRobot, LineTimeouts};
 
     #[test]
     fn scan_reads_every_sticker_and_rereads_stably() {

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use super::protocol::{self, decode_reply, device, DirectCommand, OutputPort, Reply};
-use super::transport::{Transport, TransportError};
+use crate::robot::transport::{Transport, TransportError};
 
 /// Everything the driver can fail with; every variant names the command.
 #[derive(Debug, thiserror::Error)]
@@ -622,7 +622,7 @@ impl Ev3 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::robot::protocol::encode_reply;
+    use crate::robot::ev3::protocol::encode_reply;
     use crate::robot::transport::MemoryTransport;
 
     #[test]

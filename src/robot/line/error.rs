@@ -1,0 +1,35 @@
+//! What the line robot can fail with, each variant naming the command and what happened.
+//!
+//! Level: robot. No printing.
+
+use std::path::PathBuf;
+
+/// Errors of the line robot, each naming the command and what happened.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("cannot open {path}: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error("link i/o error during `{command}`: {reason}")]
+    Io { command: String, reason: String },
+    #[error("no reply to `{command}` (seq {seq}) within {waited_ms} ms: the robot is silent (power, cable?)")]
+    Timeout {
+        seq: u16,
+        command: String,
+        waited_ms: u64,
+    },
+    #[error("robot refused `{command}` (seq {seq}): {code} {text}")]
+    Robot {
+        seq: u16,
+        command: String,
+        code: String,
+        text: String,
+    },
+    #[error("unexpected line from the robot after `{command}`: {line:?} ({reason})")]
+    Protocol {
+        command: String,
+        line: String,
+        reason: String,
+    },
+    #[error("cannot plan for this robot: {0}")]
+    Plan(String),
+}
