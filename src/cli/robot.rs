@@ -126,7 +126,7 @@ fn size_of(n: u8) -> anyhow::Result<Size> {
 pub fn ports(_a: PortsArgs, g: &Global) -> CmdResult {
     #[cfg(feature = "serial")]
     {
-        let ports = crate::robot::transport::list_ports().context("listing serial ports")?;
+        let ports = crate::robot::link::list_ports().context("listing serial ports")?;
         for (name, what) in &ports {
             if g.json {
                 json_line(&json!({"type": "port", "path": name, "kind": what}));
@@ -239,8 +239,8 @@ fn connect(
     let config = load_config(calibration)?;
     #[cfg(feature = "serial")]
     {
-        let t = crate::robot::transport::SerialTransport::open(&port.display().to_string())?;
-        let mut robot = MindCub3r::connect(Box::new(t), config)
+        let link = crate::robot::link::open(port, Some(115_200))?;
+        let mut robot = MindCub3r::connect(link, config)
             .with_context(|| format!("talking to the brick on {}", port.display()))?;
         if g.verbose >= 2 {
             robot.ev3().set_log(|l| eprintln!("ev3: {l}"));

@@ -13,7 +13,6 @@ use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::journal;
-use crate::robot::line::host::TtyLink;
 use crate::robot::line::{LineRobot, LineTimeouts};
 use crate::robot::mindcub3r::cost::CostModel;
 use crate::robot::mindcub3r::planner::Planner;
@@ -250,8 +249,8 @@ fn connect(
             } else {
                 o.port.clone().expect("checked")
             };
-            let link = TtyLink::open(&path, if o.sim { None } else { Some(115_200) })?;
-            let mut robot = LineRobot::connect(Box::new(link), LineTimeouts::default())?;
+            let link = crate::robot::link::open(&path, if o.sim { None } else { Some(115_200) })?;
+            let mut robot = LineRobot::connect(link, LineTimeouts::default())?;
             if o.sim {
                 robot.time_scale = o.speed.max(1e-3);
             }
@@ -298,7 +297,6 @@ fn connect_mindcub3r(
 ) -> Result<Box<pipeline::Mc3Run>> {
     use crate::robot::mindcub3r::{Config, MindCub3r};
     use crate::robot::sim::{self, SimConfig};
-    use crate::robot::transport::SerialTransport;
     let config = match &o.robot_config {
         Some(p) => Config::load(p)?,
         None => {
@@ -331,9 +329,9 @@ fn connect_mindcub3r(
     } else {
         o.port.clone().expect("checked")
     };
-    let transport = SerialTransport::open(&path.to_string_lossy())?;
+    let link = crate::robot::link::open(&path, if o.sim { None } else { Some(115_200) })?;
     let timings = config.timings.clone();
-    let mut robot = MindCub3r::connect(Box::new(transport), config)?;
+    let mut robot = MindCub3r::connect(link, config)?;
     robot.set_interrupt(stop.clone());
     robot.home()?;
     let planner = Planner::new(CostModel::new(timings));

@@ -8,8 +8,8 @@
 pub mod ev3;
 pub mod journal;
 pub mod line;
+pub mod link;
 pub mod mindcub3r;
 pub mod pipeline;
 pub mod sim;
 pub mod symmetry;
-pub mod transport;

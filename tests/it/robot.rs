@@ -10,7 +10,6 @@ use cubot::cube::{Alg, FaceletCube, Size};
 use cubot::robot::mindcub3r::model::Primitive;
 use cubot::robot::mindcub3r::{Config, MindCub3r};
 use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
-use cubot::robot::transport::SerialTransport;
 
 use super::support::{stderr, stdout};
 
@@ -27,8 +26,8 @@ fn sim(seed: u64, speed: f64) -> SimHandle {
 }
 
 fn connect(h: &SimHandle) -> MindCub3r {
-    let t = SerialTransport::open(h.path().to_str().unwrap()).expect("open the pty");
-    MindCub3r::connect(Box::new(t), Config::default()).expect("connect")
+    let link = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
+    MindCub3r::connect(link, Config::default()).expect("connect")
 }
 
 #[test]

@@ -6,17 +6,15 @@
 
 use std::time::{Duration, Instant};
 
+use super::link::Ev3Link;
 use super::protocol::{self, decode_reply, device, DirectCommand, OutputPort, Reply};
-use crate::robot::transport::{Transport, TransportError};
+use crate::robot::link::{Link, LinkError};
 
 /// Everything the driver can fail with; every variant names the command.
 #[derive(Debug, thiserror::Error)]
 pub enum Ev3Error {
     #[error("{command}: {source}")]
-    Transport {
-        command: String,
-        source: TransportError,
-    },
+    Link { command: String, source: LinkError },
     #[error("{command}: the brick did not answer within {ms} ms (link silent or brick busy)")]
     Timeout { command: String, ms: u64 },
     #[error("{command}: the brick answered with an error reply (DIRECT_REPLY_ERROR): command not executed")]
@@ -56,7 +54,7 @@ pub enum Ev3Error {
 impl Ev3Error {
     /// Whether the link itself failed (no point sending STOP over it).
     pub fn link_failed(&self) -> bool {
-        matches!(self, Ev3Error::Transport { .. } | Ev3Error::Timeout { .. })
+        matches!(self, Ev3Error::Link { .. } | Ev3Error::Timeout { .. })
     }
 }
 
@@ -156,7 +154,7 @@ type Log = Box<dyn FnMut(&str) + Send>;
 
 /// The driver.
 pub struct Ev3 {
-    transport: Box<dyn Transport>,
+    link: Ev3Link,
     counter: u16,
     pub timeouts: DriverTimeouts,
     /// Replies discarded because their counter did not match.
@@ -170,9 +168,9 @@ pub struct Ev3 {
 }
 
 impl Ev3 {
-    pub fn new(transport: Box<dyn Transport>) -> Ev3 {
+    pub fn new(link: Box<dyn Link>) -> Ev3 {
         Ev3 {
-            transport,
+            link: Ev3Link::new(link),
             counter: 0,
             timeouts: DriverTimeouts::default(),
             stale_discarded: 0,
@@ -188,7 +186,7 @@ impl Ev3 {
     }
 
     pub fn port_name(&self) -> String {
-        self.transport.name()
+        self.link.name()
     }
 
     fn log(&mut self, line: impl FnOnce() -> String) {
@@ -225,16 +223,16 @@ impl Ev3 {
                     ms: timeout.as_millis() as u64,
                 });
             }
-            let frame = match self.transport.recv_message(left) {
-                Ok(f) => f,
-                Err(TransportError::Timeout { .. }) => {
+            let frame = match self.link.recv_message(left) {
+                Ok(Some(f)) => f,
+                Ok(None) => {
                     return Err(Ev3Error::Timeout {
                         command: command.to_string(),
                         ms: timeout.as_millis() as u64,
                     })
                 }
                 Err(source) => {
-                    return Err(Ev3Error::Transport {
+                    return Err(Ev3Error::Link {
                         command: command.to_string(),
                         source,
                     })
@@ -245,7 +243,7 @@ impl Ev3 {
                 Ok(r) => r,
                 Err(e) => {
                     // A garbled frame: resynchronise by dropping what is buffered.
-                    self.transport.discard_input();
+                    self.link.discard_input();
                     return Err(Ev3Error::Malformed {
                         command: command.to_string(),
                         detail: format!("{e} ({})", protocol::hex(&frame)),
@@ -292,12 +290,10 @@ impl Ev3 {
         let bytes = cmd.encode(counter);
         self.log(|| format!("-> {command}{note}: {}", protocol::hex(&bytes)));
         self.commands_sent += 1;
-        self.transport
-            .send(&bytes)
-            .map_err(|source| Ev3Error::Transport {
-                command: command.to_string(),
-                source,
-            })?;
+        self.link.send(&bytes).map_err(|source| Ev3Error::Link {
+            command: command.to_string(),
+            source,
+        })?;
         Ok(counter)
     }
 
@@ -315,14 +311,12 @@ impl Ev3 {
         self.call("NOP (ping)", &c).map(|_| ())
     }
 
-    /// Reconnects the transport after a link failure.
+    /// Reopens the link after a link failure.
     pub fn reconnect(&mut self) -> Result<(), Ev3Error> {
-        self.transport
-            .reconnect()
-            .map_err(|source| Ev3Error::Transport {
-                command: "reconnect".into(),
-                source,
-            })
+        self.link.reopen().map_err(|source| Ev3Error::Link {
+            command: "reconnect".into(),
+            source,
+        })
     }
 
     /// Type and mode of the device on an input (sensor port 0..3 or motor 16..19).
@@ -623,12 +617,12 @@ impl Ev3 {
 mod tests {
     use super::*;
     use crate::robot::ev3::protocol::encode_reply;
-    use crate::robot::transport::MemoryTransport;
+    use crate::robot::link::MemoryLink;
 
     #[test]
     fn stale_replies_are_discarded_and_counters_match() {
         // Answer each command twice: once with a stale counter, then with the right one.
-        let t = MemoryTransport::with_responder(|m| {
+        let t = MemoryLink::with_responder(|m| {
             let c = u16::from_le_bytes([m[2], m[3]]);
             vec![
                 encode_reply(c.wrapping_sub(7), true, &[]),
@@ -643,7 +637,7 @@ mod tests {
 
     #[test]
     fn error_reply_names_the_command() {
-        let t = MemoryTransport::with_responder(|m| {
+        let t = MemoryLink::with_responder(|m| {
             vec![encode_reply(u16::from_le_bytes([m[2], m[3]]), false, &[])]
         });
         let mut ev3 = Ev3::new(Box::new(t));
@@ -654,7 +648,7 @@ mod tests {
 
     #[test]
     fn silence_is_a_timeout() {
-        let mut ev3 = Ev3::new(Box::new(MemoryTransport::new()));
+        let mut ev3 = Ev3::new(Box::new(MemoryLink::new()));
         ev3.timeouts.reply = Duration::from_millis(10);
         let e = ev3.nop().unwrap_err();
         assert!(matches!(e, Ev3Error::Timeout { .. }), "{e}");
@@ -663,7 +657,7 @@ mod tests {
 
     #[test]
     fn wrong_device_report_says_what_is_where() {
-        let t = MemoryTransport::with_responder(|m| {
+        let t = MemoryLink::with_responder(|m| {
             let c = u16::from_le_bytes([m[2], m[3]]);
             // GET_TYPEMODE: input number is the 4th ops byte; answer "large motor" for
             // motors and "infrared" for sensor port 2.

@@ -5,4 +5,5 @@
 //! simulators, `job` or `cli`. No printing.
 
 pub mod driver;
+pub mod link;
 pub mod protocol;

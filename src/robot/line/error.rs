@@ -2,15 +2,13 @@
 //!
 //! Level: robot. No printing.
 
-use std::path::PathBuf;
+use crate::robot::link::LinkError;
 
 /// Errors of the line robot, each naming the command and what happened.
 #[derive(Debug, thiserror::Error)]
 pub enum LineError {
-    #[error("cannot open {path}: {reason}")]
-    Open { path: PathBuf, reason: String },
-    #[error("link i/o error during `{command}`: {reason}")]
-    Io { command: String, reason: String },
+    #[error("link i/o error during `{command}`: {source}")]
+    Link { command: String, source: LinkError },
     #[error("no reply to `{command}` (seq {seq}) within {waited_ms} ms: the robot is silent (power, cable?)")]
     Timeout {
         seq: u16,

@@ -1,77 +1,23 @@
-//! The host side of a line-protocol robot ([`super::protocol`]): numbered commands with
-//! acknowledgements, resends of the same sequence number, per-token progress and typed errors.
+//! The host side of a line-protocol robot ([`super::protocol`]): lines over a byte link,
+//! numbered commands with acknowledgements, resends of the same sequence number, per-token
+//! progress and typed errors.
 //!
-//! Level: robot (depends on `cube` and [`super::protocol`]). No printing.
+//! Level: robot (depends on `cube`, [`crate::robot::link`] and [`super::protocol`]).
+//! No printing.
 
 use std::fmt;
-use std::io::Write;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::error::LineError;
 use super::protocol::{token, LineCaps};
 use crate::cube::{Face, Move};
+use crate::robot::link::{Link, LinkError};
 
-/// A byte link that delivers lines: a tty (serial port, pty) or anything in memory.
-pub trait LineLink: Send {
-    fn send_line(&mut self, line: &str) -> std::io::Result<()>;
-    /// The next line without its terminator, or `None` if none arrived within `timeout`.
-    fn recv_line(&mut self, timeout: Duration) -> std::io::Result<Option<String>>;
-}
-
-/// A tty (USB serial of an Arduino, a pty of the simulator) in raw mode.
-pub struct TtyLink {
-    fd: OwnedFd,
+/// Line framing on top of a byte link: writes a line and its `\n`, reads up to the next
+/// `\n` (a `\r` before it is dropped).
+pub struct LineLink {
+    link: Box<dyn Link>,
     buf: Vec<u8>,
-}
-
-impl TtyLink {
-    /// Opens a tty path read-write in raw mode (baud left as it is when `baud` is `None`).
-    pub fn open(path: &Path, baud: Option<u32>) -> Result<TtyLink, LineError> {
-        use nix::fcntl::{open, OFlag};
-        use nix::sys::stat::Mode;
-        use nix::sys::termios;
-        let err = |e: nix::Error| LineError::Open {
-            path: path.to_path_buf(),
-            reason: e.desc().to_string(),
-        };
-        let raw = open(
-            path,
-            OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(err)?;
-        // SAFETY: `open` returned a fresh descriptor that nothing else owns.
-        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
-        let mut t = termios::tcgetattr(fd.as_fd()).map_err(|e| LineError::Open {
-            path: path.to_path_buf(),
-            reason: format!("not a tty ({})", e.desc()),
-        })?;
-        termios::cfmakeraw(&mut t);
-        if let Some(b) = baud {
-            let rate = match b {
-                9600 => termios::BaudRate::B9600,
-                19200 => termios::BaudRate::B19200,
-                38400 => termios::BaudRate::B38400,
-                57600 => termios::BaudRate::B57600,
-                115200 => termios::BaudRate::B115200,
-                230400 => termios::BaudRate::B230400,
-                other => {
-                    return Err(LineError::Open {
-                        path: path.to_path_buf(),
-                        reason: format!("unsupported baud rate {other}"),
-                    })
-                }
-            };
-            termios::cfsetspeed(&mut t, rate).map_err(err)?;
-        }
-        termios::tcsetattr(fd.as_fd(), termios::SetArg::TCSANOW, &t).map_err(err)?;
-        Ok(TtyLink {
-            fd,
-            buf: Vec::new(),
-        })
-    }
 }
 
 fn take_line(buf: &mut Vec<u8>) -> Option<String> {
@@ -81,72 +27,35 @@ fn take_line(buf: &mut Vec<u8>) -> Option<String> {
     Some(s.trim_end_matches('\r').to_string())
 }
 
-impl LineLink for TtyLink {
-    fn send_line(&mut self, line: &str) -> std::io::Result<()> {
-        let mut f = std::fs::File::from(self.fd.try_clone()?);
-        f.write_all(line.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.flush()
+impl LineLink {
+    pub fn new(link: Box<dyn Link>) -> LineLink {
+        LineLink {
+            link,
+            buf: Vec::new(),
+        }
     }
 
-    fn recv_line(&mut self, timeout: Duration) -> std::io::Result<Option<String>> {
-        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    pub fn send_line(&mut self, line: &str) -> Result<(), LinkError> {
+        self.link.write_all(line.as_bytes())?;
+        self.link.write_all(b"\n")
+    }
+
+    /// The next line without its terminator, or `None` if none arrived within `timeout`.
+    pub fn recv_line(&mut self, timeout: Duration) -> Result<Option<String>, LinkError> {
         let deadline = Instant::now() + timeout;
+        let mut chunk = [0u8; 512];
         loop {
             if let Some(l) = take_line(&mut self.buf) {
                 return Ok(Some(l));
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if Instant::now() >= deadline {
                 return Ok(None);
             }
-            let ms = PollTimeout::try_from(left.as_millis().clamp(1, 60_000) as u32)
-                .unwrap_or(PollTimeout::MAX);
-            let mut fds = [PollFd::new(self.fd.as_fd(), PollFlags::POLLIN)];
-            match poll(&mut fds, ms) {
-                Ok(0) => continue,
-                Ok(_) => {}
-                Err(nix::Error::EINTR) => continue,
-                Err(e) => return Err(e.into()),
-            }
-            let revents = fds[0].revents().unwrap_or(PollFlags::empty());
-            if revents.contains(PollFlags::POLLIN) {
-                let mut chunk = [0u8; 512];
-                match nix::unistd::read(self.fd.as_raw_fd(), &mut chunk) {
-                    Ok(0) => {
-                        return Err(std::io::Error::new(
-                            std::io::ErrorKind::UnexpectedEof,
-                            "the link closed",
-                        ))
-                    }
-                    Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                    Err(nix::Error::EAGAIN) | Err(nix::Error::EINTR) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            } else if revents.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
-                // A pty whose other side is gone: nothing will come; wait out the timeout
-                // so a silent robot and a vanished one look alike to the caller.
-                std::thread::sleep(left.min(Duration::from_millis(20)));
+            match self.link.read(&mut chunk, deadline)? {
+                0 => return Ok(None),
+                n => self.buf.extend_from_slice(&chunk[..n]),
             }
         }
-    }
-}
-
-/// A link made of two in-memory queues (for unit tests of the host side).
-#[derive(Default)]
-pub struct MemoryLink {
-    pub sent: Vec<String>,
-    pub replies: std::collections::VecDeque<String>,
-}
-
-impl LineLink for MemoryLink {
-    fn send_line(&mut self, line: &str) -> std::io::Result<()> {
-        self.sent.push(line.to_string());
-        Ok(())
-    }
-
-    fn recv_line(&mut self, _timeout: Duration) -> std::io::Result<Option<String>> {
-        Ok(self.replies.pop_front())
     }
 }
 
@@ -173,7 +82,7 @@ impl Default for LineTimeouts {
 
 /// The host side of a line-protocol robot.
 pub struct LineRobot {
-    link: Box<dyn LineLink>,
+    link: LineLink,
     seq: u16,
     caps: LineCaps,
     pub timeouts: LineTimeouts,
@@ -192,12 +101,9 @@ impl fmt::Debug for LineRobot {
 
 impl LineRobot {
     /// Asks for the capabilities; fails if the robot does not answer in protocol 1.
-    pub fn connect(
-        link: Box<dyn LineLink>,
-        timeouts: LineTimeouts,
-    ) -> Result<LineRobot, LineError> {
+    pub fn connect(link: Box<dyn Link>, timeouts: LineTimeouts) -> Result<LineRobot, LineError> {
         let mut r = LineRobot {
-            link,
+            link: LineLink::new(link),
             seq: 0,
             caps: LineCaps {
                 proto: 1,
@@ -339,9 +245,9 @@ impl LineRobot {
         let seq = self.seq;
         let line = format!("{seq} {cmd}");
         let verb = cmd.split_whitespace().next().unwrap_or("").to_string();
-        let io = |e: std::io::Error| LineError::Io {
+        let io = |source: LinkError| LineError::Link {
             command: verb.clone(),
-            reason: e.to_string(),
+            source,
         };
         let mut acked = false;
         let mut sent = 0u32;
@@ -428,21 +334,21 @@ impl LineRobot {
 mod tests {
     use super::*;
     use crate::cube::Turn;
+    use crate::robot::link::MemoryLink;
 
     #[test]
     fn host_retries_and_reports_errors() {
         let mut link = MemoryLink::default();
-        link.replies.extend(
-            [
+        for line in [
                 "# banner",
                 "1 ACK",
                 "1 OK proto=1 name=m faces=URFDLB parallel=0 quarter_ms=10 half_ms=20 speed=100 state=0",
                 "2 ACK",
                 "2 DONE 0 R",
                 "2 ERR STALL motor R did not reach its position",
-            ]
-            .map(String::from),
-        );
+        ] {
+            link.queue(format!("{line}\n").as_bytes());
+        }
         let mut r = LineRobot::connect(Box::new(link), LineTimeouts::default()).unwrap();
         assert_eq!(r.caps().name, "m");
         let mut done = Vec::new();

@@ -17,7 +17,7 @@ use crate::color::{RawScan, Scale};
 use crate::cube::{Face, Permutation, Size};
 use crate::robot::ev3::driver::{DeviceExpectation, Ev3, Ev3Error, Motor, MotorKind};
 use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
-use crate::robot::transport::Transport;
+use crate::robot::link::Link;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ArmState {
@@ -49,12 +49,12 @@ pub struct MindCub3r {
 
 impl MindCub3r {
     /// Connects: ping, device check (exact report on mismatch), homing of both arms.
-    pub fn connect(transport: Box<dyn Transport>, config: Config) -> Result<MindCub3r, RobotError> {
+    pub fn connect(link: Box<dyn Link>, config: Config) -> Result<MindCub3r, RobotError> {
         config.check().map_err(|why| RobotError::Config {
             path: "(in memory)".into(),
             why,
         })?;
-        let mut ev3 = Ev3::new(transport);
+        let mut ev3 = Ev3::new(link);
         ev3.timeouts = config.driver_timeouts();
         let m = &config.motors;
         let p = &config.ports;

@@ -539,17 +539,16 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::robot::line::host::TtyLink;
     use crate::robot::line::{LineError, LineRobot, LineTimeouts};
 
     fn robot(h: &LineSimHandle) -> LineRobot {
-        let link = TtyLink::open(h.path(), None).unwrap();
+        let link = crate::robot::link::open(h.path(), None).unwrap();
         let t = LineTimeouts {
             ack: Duration::from_millis(300),
             retries: 2,
             slack: Duration::from_secs(2),
         };
-        let mut r = LineRobot::connect(Box::new(link), t).unwrap();
+        let mut r = LineRobot::connect(link, t).unwrap();
         r.time_scale = 1000.0;
         r
     }
@@ -659,7 +658,6 @@ mod tests {
 #[cfg(test)]
 mod scan_tests {
     use super::*;
-    use crate::robot::line::host::TtyLink;
     use crate::robot::line::{LineRobot, LineTimeouts};
 
     #[test]
@@ -670,8 +668,8 @@ mod scan_tests {
             ..Default::default()
         })
         .unwrap();
-        let link = TtyLink::open(h.path(), None).unwrap();
-        let mut r = LineRobot::connect(Box::new(link), LineTimeouts::default()).unwrap();
+        let link = crate::robot::link::open(h.path(), None).unwrap();
+        let mut r = LineRobot::connect(link, LineTimeouts::default()).unwrap();
         assert_eq!(r.caps().scan, Some(Scale::Rgb8));
         let all = r.scan(&[]).unwrap();
         assert_eq!(all.len(), 54);
