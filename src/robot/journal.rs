@@ -2,7 +2,7 @@
 //! the cube state it leaves, so a run that stops (Ctrl-C, a fault, a dead battery, a silent
 //! link) can say exactly where the cube is and be finished later without a new scan.
 //!
-//! Level: robot (depends on `cube` and [`super::model`]; no printing).
+//! Level: robot (depends on `cube` and [`super::mindcub3r::model`]; no printing).
 //!
 //! ## Format (version 1)
 //! Line 1, `{"type":"start", ...}` ([`JournalStart`]): robot kind, cube size, the colour

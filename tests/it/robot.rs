@@ -102,7 +102,7 @@ fn scan_of_scrambled_cubes_gives_the_cube_as_it_sat_before_the_scan() {
             h.initial_cube().to_letters(),
             "seed {seed}"
         );
-        // The scan leaves the cube in the orientation of the mechanics doc §6.1.
+        // The scan leaves the cube in the orientation given in "Scan order" of robot::mindcub3r's docs.
         assert_ne!(h.cube().to_letters(), h.initial_cube().to_letters());
     }
 }
@@ -137,7 +137,7 @@ fn rescan_reads_the_same_physical_stickers_again() {
 
 #[test]
 fn a_scan_takes_no_more_simulated_time_than_the_stock_program() {
-    // Mechanics doc §5: ≈ 30 s for the whole scan. Counted as the simulated robot's motion
+    // robot::mindcub3r's "Timings": about 30 s for the whole scan. Counted as the simulated robot's motion
     // time (seconds with a motor running), so a busy host that is slow to send the next
     // command does not count against the scan's own sequence of moves.
     let h = sim(41, 3.0);

@@ -26,7 +26,7 @@ fn open(path: &Path, baud: u32) -> Result<serialport::TTYPort, LinkError> {
             path: path.to_path_buf(),
             source: e.into(),
         })?;
-    // Make sure the line discipline is fully raw: no echo, no canonical mode, no CR/LF
+    // The line discipline must be fully raw ("The byte link" in the EV3 driver's docs): no echo, no canonical mode, no CR/LF
     // translation, no XON/XOFF, 8 bits.
     let fd = port.as_raw_fd();
     // SAFETY: `fd` is a valid open descriptor owned by `port` for this call.

@@ -16,7 +16,8 @@ use crate::robot::ev3::protocol::OutputPort;
 /// The calibration file version this code reads.
 pub const CONFIG_VERSION: u32 = 1;
 
-/// Ports (mechanics doc §1; verified with GET_TYPEMODE at start-up).
+/// Ports (defaults in [The machine](crate::robot::mindcub3r#the-machine); verified with
+/// GET_TYPEMODE at start-up).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Ports {
@@ -38,7 +39,8 @@ impl Default for Ports {
     }
 }
 
-/// Nominal full speeds (doc §8.5), used for time budgets.
+/// Nominal full speeds (°/s at 100 %), used only for time budgets (see
+/// [Time budgets](crate::robot::ev3::driver#time-budgets)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Motors {
@@ -71,7 +73,7 @@ pub struct Arm {
     pub ramp_down: u32,
     /// Percent for homing; the sign points at the retracted stop.
     pub home_speed: i8,
-    /// Pause after each arm move (ms, mechanics doc §4.1).
+    /// Pause after each arm move, ms (see [Speeds](crate::robot::mindcub3r#speeds)).
     pub settle_ms: u64,
     /// Hold angle for a 2x2x2 (clamps the top layer only; UNCERTAIN).
     pub hold_2x2: i32,
@@ -106,7 +108,8 @@ pub struct Turntable {
     pub speed: i8,
     /// Percent for bottom-layer turns.
     pub turn_speed: i8,
-    /// Motor degrees past the target on a layer turn, then back (mechanics doc §3.1).
+    /// Motor degrees past the target on a layer turn, then back (see
+    /// [Over-rotation](crate::robot::mindcub3r#over-rotation)).
     pub over_rotation: i32,
     pub over_rotation_speed: i8,
     /// Percent for the scanning revolution.

@@ -435,7 +435,8 @@ impl MindCub3r {
     }
 
     /// The colour-sensor scan → readings at the URFDLB facelet indices of the cube as it
-    /// sat before the scan. The cube ends in the orientation of mechanics doc §6.1.
+    /// sat before the scan. The cube ends in the orientation given in
+    /// [Scan order](crate::robot::mindcub3r#scan-order).
     pub fn scan(
         &mut self,
         size: Size,

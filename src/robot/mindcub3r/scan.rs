@@ -61,7 +61,8 @@ pub struct Sample {
 }
 
 /// The samples of one face, in reading order: centre, then one revolution in + direction
-/// alternating corner and edge (mechanics doc §6.2); 2x2x2: four corners.
+/// alternating corner and edge ([Sticker order](crate::robot::mindcub3r#sticker-order));
+/// 2x2x2: four corners.
 pub fn face_samples(size: Size, side: SensorSide) -> Vec<Sample> {
     let (centre, edge, corner) = spots(size, side);
     let mut out = Vec::new();
@@ -94,7 +95,8 @@ pub fn face_samples(size: Size, side: SensorSide) -> Vec<Sample> {
     out
 }
 
-/// The scan sequence: primitives before each face's reading (mechanics doc §6.1).
+/// The scan sequence: primitives before each face's reading
+/// ([Scan order](crate::robot::mindcub3r#scan-order)).
 pub fn scan_steps() -> [Vec<Primitive>; 6] {
     use Primitive::*;
     [
@@ -137,15 +139,15 @@ mod tests {
     use crate::cube::Face;
 
     #[test]
-    fn face_u_is_read_in_the_doc_order() {
-        // Mechanics doc §6.2: U centre 5, then 9 6 3 2 1 4 7 8 (1-based within the face).
+    fn face_u_is_read_in_the_documented_order() {
+        // Sticker order (module docs): U centre 5, then 9 6 3 2 1 4 7 8 (1-based within the face).
         let s = face_samples(Size::Three, SensorSide::Front);
         let got: Vec<usize> = s.iter().map(|s| s.position + 1).collect();
         assert_eq!(got, vec![5, 9, 6, 3, 2, 1, 4, 7, 8]);
     }
 
     #[test]
-    fn scan_map_covers_every_facelet_once_and_matches_the_doc() {
+    fn scan_map_covers_every_facelet_once_and_matches_the_demo_table() {
         for size in [Size::Three, Size::Two] {
             let map = scan_map(size, SensorSide::Front);
             let mut seen = vec![0; size.stickers()];
@@ -154,7 +156,8 @@ mod tests {
             }
             assert!(seen.iter().all(|&n| n == 1), "{size}: {seen:?}");
         }
-        // Faces on top in scan order: U F D L B R (doc §6.1); centres land on them.
+        // Faces on top in scan order: U F D L B R ("Scan order" in the module docs); centres
+        // land on them.
         let map = scan_map(Size::Three, SensorSide::Front);
         let centres: Vec<char> = map
             .iter()
@@ -162,9 +165,10 @@ mod tests {
             .map(|(_, _, i)| Face::ALL[i / 9].letter())
             .collect();
         assert_eq!(centres, vec!['U', 'F', 'D', 'L', 'B', 'R']);
-        // The demo's scan_order table (doc §6.2, rubiks-color-resolver numbering: faces
+        // The ev3dev MindCub3r demo's scan_order table ("Scan map" in the module docs;
+        // rubiks-color-resolver numbering: faces
         // U L F R B D, 1..54), derived here from the model's permutations alone.
-        let doc: [[usize; 9]; 6] = [
+        let demo: [[usize; 9]; 6] = [
             [5, 9, 6, 3, 2, 1, 4, 7, 8],
             [23, 27, 24, 21, 20, 19, 22, 25, 26],
             [50, 54, 51, 48, 47, 46, 49, 52, 53],
@@ -174,7 +178,7 @@ mod tests {
         ];
         // Resolver face order U L F R B D → our URFDLB face index.
         let ours = [0usize, 4, 2, 1, 5, 3];
-        for (step, row) in doc.iter().enumerate() {
+        for (step, row) in demo.iter().enumerate() {
             let want: Vec<usize> = row
                 .iter()
                 .map(|&n| ours[(n - 1) / 9] * 9 + (n - 1) % 9)

@@ -1,5 +1,5 @@
 //! The simulators: a simulated EV3 MindCub3r brick ([`brick`]) and a simulated
-//! line-protocol robot ([`line`]), each a peer of one pseudo-terminal server ([`pty`]) so a
+//! line-protocol robot ([`mod@line`]), each a peer of one pseudo-terminal server ([`pty`]) so a
 //! host talks to them through the same link it would use for the real robot.
 //!
 //! Level: robot (uses `cube`, `color::synth` and the protocol modules

@@ -1,7 +1,7 @@
 //! The simulated EV3 MindCub3r brick on a pseudo-terminal.
 //!
 //! [`spawn_pty`] serves EV3 direct commands on a pty through the shared
-//! [`PtyServer`](crate::robot::sim::pty::PtyServer): framing with split and merged reads,
+//! [`PtyServer`]: framing with split and merged reads,
 //! every parameter form, one command at a time, motors whose counts move over simulated
 //! time, the MindCub3r mechanics applied to a virtual cube, and a colour sensor reading the
 //! sticker physically under it through `color::synth::Appearance` (the sensor follows each

@@ -1,8 +1,14 @@
-//! The simulated brick itself, without any I/O: a direct-command interpreter (doc §10),
+//! The simulated brick itself, without any I/O: an interpreter of the direct commands of
+//! [`crate::robot::ev3::protocol`] (every parameter form, one command at a time, error
+//! replies as in [Execution on the brick](crate::robot::ev3::protocol#execution-on-the-brick)),
 //! motors whose counts move over simulated time, the MindCub3r mechanics applied to a
 //! virtual cube, and a colour sensor reading the sticker physically under it.
 //!
-//! The pty server in `sim/mod.rs` feeds it frames and advances its clock.
+//! The brick's peer in [`super`] feeds it frames from the
+//! [pty server](crate::robot::sim::pty) and advances its clock.
+//!
+//! Level: robot (simulators; uses `cube`, `color::synth`, [`crate::robot::ev3::protocol`]
+//! and the MindCub3r's primitives). No I/O, no printing.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -203,7 +209,7 @@ pub struct Physics {
     pub tilt_tolerance: f64,
     /// Play between the tray and a held bottom layer (table °): a layer turned exactly to
     /// the quarter ends this much short, which is why turns over-rotate and come back
-    /// (mechanics doc §3.1).
+    /// (see [Over-rotation](crate::robot::mindcub3r#over-rotation)).
     pub layer_play: f64,
 }
 

@@ -58,7 +58,7 @@ impl Brick {
             return Some(out);
         }
         if self.suspended.is_some() {
-            // One command at a time (doc §10.7).
+            // One command at a time ("Execution on the brick" in the protocol module's docs).
             if f.wants_reply() {
                 self.note(format!(
                     "command {} arrived while another was running: error reply",
@@ -490,7 +490,7 @@ mod tests {
     }
 
     #[test]
-    fn answers_the_doc_examples_byte_for_byte() {
+    fn answers_the_worked_examples_byte_for_byte() {
         let mut b = brick();
         // E1 ping.
         assert_eq!(
