@@ -528,6 +528,10 @@ impl MindCub3r {
         Ok(out.into_iter().map(|o| o.unwrap_or([0.0; 3])).collect())
     }
 
+    /// One revolution of the turntable with the sensor over one ring of stickers: the table
+    /// turns through 360° at scan speed while each round trip reads both counts and the
+    /// colour, and the sensor arm moves on to the next ring position as soon as a sample
+    /// has its reading.
     fn revolution(
         &mut self,
         size: Size,
@@ -537,8 +541,6 @@ impl MindCub3r {
         out: &mut [Option<[f64; 3]>],
     ) -> Result<(), RobotError> {
         let t = self.config.turntable.clone();
-        let window = self.config.scan.window;
-        let tol = self.config.scan.sensor_tolerance;
         let color = self.config.ports.color_sensor - 1;
         let first = self.sample_target(size, &samples[ring[0]].0);
         self.sensor_to(first, "sensor arm to the first sticker ring")?;
@@ -559,93 +561,42 @@ impl MindCub3r {
                 .nominal_secs(d as f64, t.scan_speed, (t.ramp_up, t.ramp_down)),
         ) + self.ev3.timeouts.move_extra;
         let started = std::time::Instant::now();
-        let mut k = 0; // next ring sample
-        let mut best: Option<(f64, [f64; 3])> = None;
-        let mut sensor_target = first;
+        let mut cursor = RingCursor {
+            samples,
+            ring,
+            next: 0,
+            best: None,
+            sensor_target: first,
+        };
         let mut last_move = (self.ev3.count(self.table.port)?, std::time::Instant::now());
         loop {
-            let mut c = DirectCommand::new();
-            let tb = c.output_get_count(self.table.port);
-            let sc = c.output_get_count(self.sensor.port);
-            let rgb = c.ready_raw(color, device::COLOR, device::COLOR_RGB_RAW, 3);
-            let busy = c.output_test(self.table.bit_nos() | self.sensor.bit_nos());
-            let name = "scan sample (GET_COUNT turntable + sensor arm, READY_RAW colour)";
-            let r = self.ev3.call(name, &c)?;
-            let get = |s| {
-                r.i32(s).map_err(|e| Ev3Error::Malformed {
-                    command: name.into(),
-                    detail: e.to_string(),
-                })
-            };
-            let tcount = get(tb)?;
-            let scount = get(sc)?;
-            let reading = [
-                get(rgb[0])? as f64,
-                get(rgb[1])? as f64,
-                get(rgb[2])? as f64,
-            ];
-            let table_busy = r.i8(busy).unwrap_or(0) != 0;
-            let angle = (tcount - self.table_zero) as f64 / (t.ratio * t.sign as f64) - base;
+            let sample = self.scan_sample(color)?;
+            let angle = (sample.table - self.table_zero) as f64 / (t.ratio * t.sign as f64) - base;
             let now = std::time::Instant::now();
-            if (tcount - last_move.0).abs() >= 2 {
-                last_move = (tcount, now);
-            } else if table_busy
-                && (tcount - target).abs() > 3
+            if (sample.table - last_move.0).abs() >= 2 {
+                last_move = (sample.table, now);
+            } else if sample.table_busy
+                && (sample.table - target).abs() > 3
                 && now - last_move.1 >= self.ev3.timeouts.stall
             {
                 return Err(Ev3Error::Stalled {
                     command: "scanning revolution".into(),
                     port: self.table.port,
-                    position: tcount,
+                    position: sample.table,
                     target,
                     ms: (now - last_move.1).as_millis() as u64,
                 }
                 .into());
             }
-            while k < ring.len() {
-                let s = samples[ring[k]].0;
-                let err = angle - s.angle;
-                if err.abs() <= window
-                    && (scount - sensor_target).abs() <= tol
-                    && best.is_none_or(|(e, _)| err.abs() < e)
-                {
-                    best = Some((err.abs(), reading));
-                }
-                // Past this sample (or at it with a reading): keep the best reading and
-                // start moving the sensor arm for the next one at once.
-                if err > window
-                    || (best.is_some() && err >= 0.0)
-                    || (!table_busy && k + 1 == ring.len() && err > -window)
-                {
-                    if let Some((_, rgb)) = best.take() {
-                        out[ring[k]] = Some(rgb);
-                    }
-                    k += 1;
-                    if k < ring.len() {
-                        let next = self.sample_target(size, &samples[ring[k]].0);
-                        if next != sensor_target {
-                            sensor_target = next;
-                            let sp = self.config.sensor_arm.speed;
-                            let ramp = self.config.sensor_arm.ramp;
-                            let mut sensor = self.sensor;
-                            self.ev3
-                                .start_move_to(&mut sensor, next, sp, (ramp, ramp), true)?;
-                            self.sensor = sensor;
-                            self.sensor_at = Some(next);
-                        }
-                    }
-                    continue;
-                }
-                break;
-            }
-            if !table_busy {
+            self.follow_ring(size, &mut cursor, angle, &sample, out)?;
+            if !sample.table_busy {
                 break;
             }
             if started.elapsed() > budget {
                 return Err(Ev3Error::MoveTimeout {
                     command: "scanning revolution".into(),
                     port: self.table.port,
-                    position: tcount,
+                    position: sample.table,
                     target,
                     ms: budget.as_millis() as u64,
                 }
@@ -658,6 +609,88 @@ impl MindCub3r {
         self.ev3
             .wait("sensor arm settle", &[sensor], Duration::from_secs(3))?;
         self.table_deg = end;
+        Ok(())
+    }
+
+    /// One round trip during a revolution: turntable and sensor-arm counts, the colour
+    /// sensor's raw RGB and whether the turntable is still busy.
+    fn scan_sample(&mut self, color: u8) -> Result<ScanSample, RobotError> {
+        let mut c = DirectCommand::new();
+        let tb = c.output_get_count(self.table.port);
+        let sc = c.output_get_count(self.sensor.port);
+        let rgb = c.ready_raw(color, device::COLOR, device::COLOR_RGB_RAW, 3);
+        let busy = c.output_test(self.table.bit_nos() | self.sensor.bit_nos());
+        let name = "scan sample (GET_COUNT turntable + sensor arm, READY_RAW colour)";
+        let r = self.ev3.call(name, &c)?;
+        let get = |s| {
+            r.i32(s).map_err(|e| Ev3Error::Malformed {
+                command: name.into(),
+                detail: e.to_string(),
+            })
+        };
+        Ok(ScanSample {
+            table: get(tb)?,
+            sensor: get(sc)?,
+            rgb: [
+                get(rgb[0])? as f64,
+                get(rgb[1])? as f64,
+                get(rgb[2])? as f64,
+            ],
+            table_busy: r.i8(busy).unwrap_or(0) != 0,
+        })
+    }
+
+    /// Takes the reading of `sample` (table at `angle` from the ring's start) for the ring
+    /// positions it serves: the closest reading within the window is kept, and once the
+    /// table is past a position the sensor arm starts towards the next one.
+    fn follow_ring(
+        &mut self,
+        size: Size,
+        cursor: &mut RingCursor<'_>,
+        angle: f64,
+        sample: &ScanSample,
+        out: &mut [Option<[f64; 3]>],
+    ) -> Result<(), RobotError> {
+        let window = self.config.scan.window;
+        let tol = self.config.scan.sensor_tolerance;
+        let ring = cursor.ring;
+        while cursor.next < ring.len() {
+            let k = cursor.next;
+            let s = cursor.samples[ring[k]].0;
+            let err = angle - s.angle;
+            if err.abs() <= window
+                && (sample.sensor - cursor.sensor_target).abs() <= tol
+                && cursor.best.is_none_or(|(e, _)| err.abs() < e)
+            {
+                cursor.best = Some((err.abs(), sample.rgb));
+            }
+            // Past this sample (or at it with a reading): keep the best reading and
+            // start moving the sensor arm for the next one at once.
+            if err > window
+                || (cursor.best.is_some() && err >= 0.0)
+                || (!sample.table_busy && k + 1 == ring.len() && err > -window)
+            {
+                if let Some((_, rgb)) = cursor.best.take() {
+                    out[ring[k]] = Some(rgb);
+                }
+                cursor.next = k + 1;
+                if cursor.next < ring.len() {
+                    let next = self.sample_target(size, &cursor.samples[ring[cursor.next]].0);
+                    if next != cursor.sensor_target {
+                        cursor.sensor_target = next;
+                        let sp = self.config.sensor_arm.speed;
+                        let ramp = self.config.sensor_arm.ramp;
+                        let mut sensor = self.sensor;
+                        self.ev3
+                            .start_move_to(&mut sensor, next, sp, (ramp, ramp), true)?;
+                        self.sensor = sensor;
+                        self.sensor_at = Some(next);
+                    }
+                }
+                continue;
+            }
+            break;
+        }
         Ok(())
     }
 
@@ -796,6 +829,28 @@ impl MindCub3r {
     pub fn stop(&mut self) {
         let _ = self.ev3.stop_all();
     }
+}
+
+/// One round trip of a scanning revolution.
+struct ScanSample {
+    /// Turntable and sensor-arm sensor counts.
+    table: i32,
+    sensor: i32,
+    /// Raw RGB of the colour sensor.
+    rgb: [f64; 3],
+    table_busy: bool,
+}
+
+/// Where a scanning revolution is in its ring of samples.
+struct RingCursor<'a> {
+    samples: &'a [(Sample, usize)],
+    ring: &'a [usize],
+    /// The next ring position to read.
+    next: usize,
+    /// The best reading of that position so far: (angle error, RGB).
+    best: Option<(f64, [f64; 3])>,
+    /// Where the sensor arm was sent.
+    sensor_target: i32,
 }
 
 impl Motor {

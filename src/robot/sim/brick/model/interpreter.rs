@@ -240,124 +240,139 @@ impl Brick {
             | op::OUTPUT_TIME_POWER
             | op::OUTPUT_STEP_SPEED
             | op::OUTPUT_TIME_SPEED
-            | op::OUTPUT_CLR_COUNT => {
-                let _layer = self.int(ops, s)?;
-                let nos = self.int(ops, s)?;
-                let ms = Self::motors_of(nos)?;
-                match code {
-                    op::OUTPUT_RESET => {
-                        for &m in &ms {
-                            self.motors[m].move_zero = self.motors[m].phys;
-                        }
-                    }
-                    op::OUTPUT_STOP => {
-                        self.int(ops, s)?;
-                        for &m in &ms {
-                            self.motors[m].job = Job::Idle;
-                            self.motors[m].v = 0.0;
-                            self.motors[m].blocked = false;
-                        }
-                    }
-                    op::OUTPUT_POWER | op::OUTPUT_SPEED => {
-                        let v = self.int(ops, s)?.clamp(-100, 100) as i8;
-                        for &m in &ms {
-                            self.motors[m].pending_speed = v;
-                        }
-                    }
-                    op::OUTPUT_START => {
-                        for &m in &ms {
-                            if !self.motors[m].busy() {
-                                let v = self.motors[m].pending_speed as f64 / 100.0
-                                    * self.motors[m].full_speed;
-                                self.start_job(m, Job::Run { v });
-                            }
-                        }
-                    }
-                    op::OUTPUT_POLARITY => {
-                        let p = self.int(ops, s)?;
-                        for &m in &ms {
-                            self.motors[m].polarity = match p {
-                                0 => -self.motors[m].polarity,
-                                p if p < 0 => -1.0,
-                                _ => 1.0,
-                            };
-                        }
-                    }
-                    op::OUTPUT_TEST => {
-                        let dst = self.out_param(ops, s)?;
-                        let busy = ms.iter().any(|&m| self.motors[m].busy()) as u8;
-                        self.write(s, dst, &[busy])?;
-                    }
-                    op::OUTPUT_READY => {
-                        if ms.iter().any(|&m| self.motors[m].busy()) {
-                            return Ok(false);
-                        }
-                    }
-                    op::OUTPUT_CLR_COUNT => {
-                        for &m in &ms {
-                            self.motors[m].zero = self.motors[m].phys;
-                        }
-                    }
-                    _ => {
-                        // STEP_/TIME_ SPEED/POWER: SPEED, P1, P2, P3, BRAKE.
-                        let speed = self.int(ops, s)?.clamp(-100, 100);
-                        let mut p = [0.0; 3];
-                        for x in &mut p {
-                            let v = self.int(ops, s)?;
-                            if v < 0 {
-                                return Err(format!("negative step/time {v}"));
-                            }
-                            *x = v as f64;
-                        }
-                        self.int(ops, s)?;
-                        for &m in &ms {
-                            let vmax =
-                                speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
-                            let dir = speed.signum() as f64;
-                            let job =
-                                if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
-                                    Job::Step {
-                                        dir,
-                                        vmax,
-                                        r: p,
-                                        done: 0.0,
-                                    }
-                                } else {
-                                    Job::Time {
-                                        dir,
-                                        vmax,
-                                        t: p.map(|ms| ms / 1000.0),
-                                        elapsed: 0.0,
-                                    }
-                                };
-                            if speed != 0 {
-                                self.start_job(m, job);
-                            }
-                        }
-                    }
-                }
-            }
-            op::OUTPUT_READ | op::OUTPUT_GET_COUNT => {
-                let _layer = self.int(ops, s)?;
-                let no = self.int(ops, s)?;
-                if !(0..4).contains(&no) {
-                    return Err(format!("motor number {no} out of range (0..3)"));
-                }
-                let m = &self.motors[no as usize];
-                let (count, speed, mv) = (m.count(), m.speed_pct(), m.phys - m.move_zero);
-                if code == op::OUTPUT_READ {
-                    let d1 = self.out_param(ops, s)?;
-                    let d2 = self.out_param(ops, s)?;
-                    self.write(s, d1, &[speed as u8])?;
-                    self.write(s, d2, &(mv.round() as i32).to_le_bytes())?;
-                } else {
-                    let d = self.out_param(ops, s)?;
-                    self.write(s, d, &(count.round() as i32).to_le_bytes())?;
-                }
-            }
+            | op::OUTPUT_CLR_COUNT => return self.output_motors(code, ops, s),
+            op::OUTPUT_READ | op::OUTPUT_GET_COUNT => self.output_read(code, ops, s)?,
             other => return Err(format!("unknown opcode 0x{other:02X} at byte {at}")),
         }
         Ok(true)
+    }
+
+    /// The output ops that take a layer and a motor bit set; Ok(false) = must wait.
+    fn output_motors(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
+        let _layer = self.int(ops, s)?;
+        let nos = self.int(ops, s)?;
+        let ms = Self::motors_of(nos)?;
+        match code {
+            op::OUTPUT_RESET => {
+                for &m in &ms {
+                    self.motors[m].move_zero = self.motors[m].phys;
+                }
+            }
+            op::OUTPUT_STOP => {
+                self.int(ops, s)?;
+                for &m in &ms {
+                    self.motors[m].job = Job::Idle;
+                    self.motors[m].v = 0.0;
+                    self.motors[m].blocked = false;
+                }
+            }
+            op::OUTPUT_POWER | op::OUTPUT_SPEED => {
+                let v = self.int(ops, s)?.clamp(-100, 100) as i8;
+                for &m in &ms {
+                    self.motors[m].pending_speed = v;
+                }
+            }
+            op::OUTPUT_START => {
+                for &m in &ms {
+                    if !self.motors[m].busy() {
+                        let v =
+                            self.motors[m].pending_speed as f64 / 100.0 * self.motors[m].full_speed;
+                        self.start_job(m, Job::Run { v });
+                    }
+                }
+            }
+            op::OUTPUT_POLARITY => {
+                let p = self.int(ops, s)?;
+                for &m in &ms {
+                    self.motors[m].polarity = match p {
+                        0 => -self.motors[m].polarity,
+                        p if p < 0 => -1.0,
+                        _ => 1.0,
+                    };
+                }
+            }
+            op::OUTPUT_TEST => {
+                let dst = self.out_param(ops, s)?;
+                let busy = ms.iter().any(|&m| self.motors[m].busy()) as u8;
+                self.write(s, dst, &[busy])?;
+            }
+            op::OUTPUT_READY => {
+                if ms.iter().any(|&m| self.motors[m].busy()) {
+                    return Ok(false);
+                }
+            }
+            op::OUTPUT_CLR_COUNT => {
+                for &m in &ms {
+                    self.motors[m].zero = self.motors[m].phys;
+                }
+            }
+            _ => self.output_profile(code, &ms, ops, s)?,
+        }
+        Ok(true)
+    }
+
+    /// STEP_/TIME_ SPEED/POWER: SPEED, P1, P2, P3, BRAKE, started on the motors `ms`.
+    fn output_profile(
+        &mut self,
+        code: u8,
+        ms: &[usize],
+        ops: &[u8],
+        s: &mut Suspended,
+    ) -> Result<(), String> {
+        let speed = self.int(ops, s)?.clamp(-100, 100);
+        let mut p = [0.0; 3];
+        for x in &mut p {
+            let v = self.int(ops, s)?;
+            if v < 0 {
+                return Err(format!("negative step/time {v}"));
+            }
+            *x = v as f64;
+        }
+        self.int(ops, s)?;
+        for &m in ms {
+            let vmax = speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
+            let dir = speed.signum() as f64;
+            let job = if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
+                Job::Step {
+                    dir,
+                    vmax,
+                    r: p,
+                    done: 0.0,
+                }
+            } else {
+                Job::Time {
+                    dir,
+                    vmax,
+                    t: p.map(|ms| ms / 1000.0),
+                    elapsed: 0.0,
+                }
+            };
+            if speed != 0 {
+                self.start_job(m, job);
+            }
+        }
+        Ok(())
+    }
+
+    /// OUTPUT_READ (speed and movement count) or OUTPUT_GET_COUNT (sensor count) of one motor.
+    fn output_read(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let _layer = self.int(ops, s)?;
+        let no = self.int(ops, s)?;
+        if !(0..4).contains(&no) {
+            return Err(format!("motor number {no} out of range (0..3)"));
+        }
+        let m = &self.motors[no as usize];
+        let (count, speed, mv) = (m.count(), m.speed_pct(), m.phys - m.move_zero);
+        if code == op::OUTPUT_READ {
+            let d1 = self.out_param(ops, s)?;
+            let d2 = self.out_param(ops, s)?;
+            self.write(s, d1, &[speed as u8])?;
+            self.write(s, d2, &(mv.round() as i32).to_le_bytes())?;
+        } else {
+            let d = self.out_param(ops, s)?;
+            self.write(s, d, &(count.round() as i32).to_le_bytes())?;
+        }
+        Ok(())
     }
 
     fn device_at(&self, no: i32) -> Result<(i8, Option<usize>), String> {
