@@ -2,6 +2,7 @@
 //!
 //! Level: robot. No printing.
 
+use crate::cube::{Face, Move};
 use crate::robot::link::LinkError;
 
 /// Errors of the line robot, each naming the command and what happened.
@@ -28,6 +29,11 @@ pub enum LineError {
         line: String,
         reason: String,
     },
-    #[error("cannot plan for this robot: {0}")]
-    Plan(String),
+    #[error("cannot plan for this robot: {mv} is not a face turn")]
+    NotFaceTurn { mv: Move },
+    #[error(
+        "cannot plan for this robot: faces without a motor: {}; one may be missing at most",
+        faces.iter().map(|f| f.letter()).collect::<String>()
+    )]
+    MissingFaces { faces: Vec<Face> },
 }

@@ -219,7 +219,7 @@ impl LineCaps {
         let mut out: Vec<Vec<Move>> = Vec::new();
         for &m in alg.moves() {
             let MoveKind::Face(f) = m.kind else {
-                return Err(LineError::Plan(format!("{m} is not a face turn")));
+                return Err(LineError::NotFaceTurn { mv: m });
             };
             if self.parallel {
                 if let Some(last) = out.last_mut() {
@@ -249,10 +249,7 @@ pub fn substitute_missing(alg: &Alg, faces: &[Face]) -> Result<Alg, LineError> {
         return Ok(alg.clone());
     }
     if missing.len() > 1 {
-        return Err(LineError::Plan(format!(
-            "faces without a motor: {}; one may be missing at most",
-            missing.iter().map(|f| f.letter()).collect::<String>()
-        )));
+        return Err(LineError::MissingFaces { faces: missing });
     }
     let gone = missing[0];
     // A rotation symmetry that takes U to the missing face relabels the identity.

@@ -697,22 +697,22 @@ impl MindCub3r {
     /// Re-reads single stickers (facelet indices of the last scan's frame). The cube must
     /// not have had a layer turned since the scan.
     pub fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RobotError> {
-        let (size, _) = self.frame.clone().ok_or_else(|| {
-            RobotError::Precondition("rescan needs a scan first, with no layer turned since".into())
-        })?;
+        let (size, _) = self.frame.clone().ok_or(RobotError::RescanWithoutScan)?;
         let side = self.config.scan.sensor_side;
         let samples = face_samples(size, side);
         let mut out = Vec::new();
         for &want in stickers {
             if want >= size.stickers() {
-                return Err(RobotError::Precondition(format!(
-                    "sticker {want} does not exist on a {size}"
-                )));
+                return Err(RobotError::NoSuchSticker {
+                    sticker: want,
+                    size,
+                });
             }
             let pos = self.bring_to_top(want)?;
-            let s = *samples.iter().find(|s| s.position == pos).ok_or_else(|| {
-                RobotError::Precondition(format!("sticker {want} is not readable"))
-            })?;
+            let s = *samples
+                .iter()
+                .find(|s| s.position == pos)
+                .ok_or(RobotError::Unreadable { sticker: want })?;
             let rgb = self.guard(|r| {
                 r.arm_to(ArmState::Away)?;
                 let base = r.table_deg;
@@ -754,27 +754,24 @@ impl MindCub3r {
     /// Brings facelet `want` (frame of the last scan start) to the top face with as few
     /// whole-cube moves as possible; returns the top-face position it is at then.
     pub fn bring_to_top(&mut self, want: usize) -> Result<usize, RobotError> {
-        let (size, _) = self.frame.clone().ok_or_else(|| {
-            RobotError::Precondition("bringing a sticker to the top needs a scan frame".into())
-        })?;
+        let (size, _) = self.frame.clone().ok_or(RobotError::NoScanFrame)?;
         if want >= size.stickers() {
-            return Err(RobotError::Precondition(format!(
-                "sticker {want} does not exist on a {size}"
-            )));
+            return Err(RobotError::NoSuchSticker {
+                sticker: want,
+                size,
+            });
         }
         let plan = self.plan_to_top(size, want);
         for p in plan {
             self.execute(p)?;
         }
         self.check_interrupt()?;
-        let (_, frame) = self.frame.clone().ok_or_else(|| {
-            RobotError::Precondition("the scan frame was lost by a layer turn".into())
-        })?;
+        let (_, frame) = self.frame.clone().ok_or(RobotError::FrameLost)?;
         frame
             .0
             .iter()
             .position(|&o| o as usize == want)
-            .ok_or_else(|| RobotError::Precondition(format!("sticker {want} is not in the frame")))
+            .ok_or(RobotError::NotInFrame { sticker: want })
     }
 
     fn plan_to_top(&self, size: Size, want: usize) -> Vec<Primitive> {
@@ -862,8 +859,6 @@ impl Motor {
 fn check_quarter(k: i8) -> Result<i8, RobotError> {
     match k {
         1 | -1 | 2 | -2 => Ok(k),
-        other => Err(RobotError::Precondition(format!(
-            "a spin or turn takes ±1 or ±2 quarters, not {other}"
-        ))),
+        other => Err(RobotError::BadQuarters { quarters: other }),
     }
 }
