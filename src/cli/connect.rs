@@ -146,17 +146,19 @@ pub fn connect_brick(port: Option<&Path>, config: Option<&Path>, g: &Global) -> 
         bail!("say which serial port with --port PATH (see `cubot ports`)");
     };
     let config = robot_config(config)?;
-    let mut robot = match job::connect::open_mindcub3r(port, config) {
-        Ok(r) => r,
-        Err(ConnectError::NoSerial) => bail!(
-            "this cubot was rebuilt without feature `serial`: cannot open {}",
-            port.display()
-        ),
-        Err(e @ ConnectError::Robot(_)) => {
-            return Err(e).with_context(|| format!("talking to the brick on {}", port.display()))
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let mut robot =
+        match job::connect::open_mindcub3r(port, Some(job::connect::SERIAL_BAUD), config) {
+            Ok(r) => r,
+            Err(ConnectError::NoSerial) => bail!(
+                "this cubot was rebuilt without feature `serial`: cannot open {}",
+                port.display()
+            ),
+            Err(e @ ConnectError::Robot(_)) => {
+                return Err(e)
+                    .with_context(|| format!("talking to the brick on {}", port.display()))
+            }
+            Err(e) => return Err(e.into()),
+        };
     if g.verbose >= 2 {
         robot.ev3().set_log(|l| eprintln!("ev3: {l}"));
     }

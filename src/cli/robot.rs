@@ -12,9 +12,9 @@ use super::output::{json_line, progress_allowed};
 use super::{CmdResult, Exit, Global};
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{FaceletCube, Size};
-use crate::robot::line_sim::{self, LineSimConfig};
+use crate::robot::mindcub3r::model::{Primitive, SensorPosition};
 use crate::robot::mindcub3r::{MindCub3r, RobotError};
-use crate::robot::model::{Primitive, SensorPosition};
+use crate::robot::sim::line::{self as line_sim, LineSimConfig};
 use crate::robot::sim::{spawn_pty, Faults, SimConfig};
 
 #[derive(clap::Args, Debug)]
@@ -125,7 +125,7 @@ pub struct RobotScanArgs {
 pub fn ports(_a: PortsArgs, g: &Global) -> CmdResult {
     #[cfg(feature = "serial")]
     {
-        let ports = crate::robot::transport::list_ports().context("listing serial ports")?;
+        let ports = crate::robot::link::list_ports().context("listing serial ports")?;
         for (name, what) in &ports {
             if g.json {
                 json_line(&json!({"type": "port", "path": name, "kind": what}));

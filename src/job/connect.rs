@@ -12,14 +12,18 @@ use std::sync::Arc;
 
 use crate::color::synth::Palette;
 use crate::cube::{FaceletCube, Size};
-use crate::robot::line::{LineError, LineRobot, LineTimeouts, TtyLink};
-use crate::robot::line_sim::{self, LineSimConfig, LineSimError};
+use crate::robot::line::{LineError, LineRobot, LineTimeouts};
+use crate::robot::link::{self, LinkError};
 use crate::robot::mindcub3r::{Config, MindCub3r, RobotError};
+use crate::robot::sim::line::{self as line_sim, LineSimConfig, LineSimError};
 use crate::robot::sim::SimError;
 
 use super::line::LineRun;
 use super::mindcub3r::Mc3Run;
 use super::robot::RunRobot;
+
+/// The serial speed of a real robot's port (a simulator's pty has none).
+pub const SERIAL_BAUD: u32 = 115_200;
 
 /// Which robot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,9 +92,8 @@ pub enum ConnectError {
     Sim(#[from] SimError),
     #[error(transparent)]
     LineSim(#[from] LineSimError),
-    #[cfg(feature = "serial")]
     #[error(transparent)]
-    Transport(#[from] crate::robot::transport::TransportError),
+    Link(#[from] LinkError),
     #[error(transparent)]
     Line(#[from] LineError),
     #[error(transparent)]
@@ -161,8 +164,8 @@ fn connect_line(o: &ConnectOptions) -> Result<LineRun, ConnectError> {
         Link::Port(p) => p.clone(),
     };
     let simulated = o.link == Link::Sim;
-    let link = TtyLink::open(&path, if simulated { None } else { Some(115_200) })?;
-    let mut robot = LineRobot::connect(Box::new(link), LineTimeouts::default())?;
+    let link = link::open(&path, (!simulated).then_some(SERIAL_BAUD))?;
+    let mut robot = LineRobot::connect(link, LineTimeouts::default())?;
     if simulated {
         robot.time_scale = o.speed.max(1e-3);
     }
@@ -176,7 +179,8 @@ fn connect_line(o: &ConnectOptions) -> Result<LineRun, ConnectError> {
 /// A MindCub3r on its port, or on a simulated brick started now; homed.
 #[cfg(feature = "serial")]
 fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
-    use crate::robot::planner::{CostModel, Planner};
+    use crate::robot::mindcub3r::cost::CostModel;
+    use crate::robot::mindcub3r::planner::Planner;
     use crate::robot::sim::{self, SimConfig};
     let mut handle = None;
     let path = match &o.link {
@@ -201,7 +205,8 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
         Link::Port(p) => p.clone(),
     };
     let timings = o.config.timings.clone();
-    let mut robot = open_mindcub3r(&path, o.config.clone())?;
+    let baud = (o.link != Link::Sim).then_some(SERIAL_BAUD);
+    let mut robot = open_mindcub3r(&path, baud, o.config.clone())?;
     robot.set_interrupt(o.stop.clone());
     robot.home()?;
     let planner = Planner::new(CostModel::new(timings));
@@ -213,15 +218,24 @@ fn connect_mindcub3r(_o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     Err(ConnectError::NoSerial)
 }
 
-/// Opens a MindCub3r's serial port and checks its devices (no motion).
+/// Opens a MindCub3r's port (at `baud`, or a simulator's pty as it is with `None`) and
+/// checks its devices (no motion).
 #[cfg(feature = "serial")]
-pub fn open_mindcub3r(port: &Path, config: Config) -> Result<MindCub3r, ConnectError> {
-    let transport = crate::robot::transport::SerialTransport::open(&port.to_string_lossy())?;
-    Ok(MindCub3r::connect(Box::new(transport), config)?)
+pub fn open_mindcub3r(
+    port: &Path,
+    baud: Option<u32>,
+    config: Config,
+) -> Result<MindCub3r, ConnectError> {
+    let link = link::open(port, baud)?;
+    Ok(MindCub3r::connect(link, config)?)
 }
 
 /// Without serial ports no MindCub3r can be reached.
 #[cfg(not(feature = "serial"))]
-pub fn open_mindcub3r(_port: &Path, _config: Config) -> Result<MindCub3r, ConnectError> {
+pub fn open_mindcub3r(
+    _port: &Path,
+    _baud: Option<u32>,
+    _config: Config,
+) -> Result<MindCub3r, ConnectError> {
     Err(ConnectError::NoSerial)
 }

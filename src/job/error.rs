@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use crate::color::resolve::ResolveError;
 use crate::cube::{InvalidCube, Size};
 use crate::robot::line::LineError;
+use crate::robot::mindcub3r::cost::PlanError;
 use crate::robot::mindcub3r::RobotError;
-use crate::robot::planner::PlanError;
 #[cfg(feature = "vision")]
 use crate::scan::VisionError;
 use crate::solver::SolverError;

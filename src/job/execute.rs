@@ -7,9 +7,9 @@
 use std::sync::atomic::Ordering;
 
 use crate::cube::FaceletCube;
-use crate::robot::frames::{align_target, to_cube, to_robot};
-use crate::robot::model::Orientation;
-use crate::robot::planner::{Arm, RobotState};
+use crate::robot::mindcub3r::cost::{Arm, RobotState};
+use crate::robot::mindcub3r::frames::{align_target, to_cube, to_robot};
+use crate::robot::mindcub3r::model::Orientation;
 
 use super::error::RunError;
 use super::journal::{self, Action, Journal, JournalRecord, JournalStart};

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::cube::{Face, FaceletCube, Size};
-use crate::robot::model::{Orientation, Primitive};
+use crate::robot::mindcub3r::model::{Orientation, Primitive};
 
 /// Why a journal could not be written or read back.
 #[derive(Debug, thiserror::Error)]

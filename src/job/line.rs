@@ -8,9 +8,9 @@
 use crate::color::raw::RawScan;
 use crate::cube::{Alg, FaceletCube, Move, Size};
 use crate::robot::line::{parse_token, token, LineRobot};
-use crate::robot::line_sim::LineSimHandle;
-use crate::robot::model::Orientation;
-use crate::robot::planner::{PlanError, RobotState};
+use crate::robot::mindcub3r::cost::{PlanError, RobotState};
+use crate::robot::mindcub3r::model::Orientation;
+use crate::robot::sim::line::LineSimHandle;
 
 use super::error::RunError;
 use super::journal::Action;

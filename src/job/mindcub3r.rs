@@ -8,9 +8,10 @@
 
 use crate::color::raw::RawScan;
 use crate::cube::{Alg, FaceletCube, Size};
+use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
+use crate::robot::mindcub3r::model::{Orientation, Primitive};
+use crate::robot::mindcub3r::planner::{self, Planner};
 use crate::robot::mindcub3r::{scan_steps, MindCub3r};
-use crate::robot::model::{Orientation, Primitive};
-use crate::robot::planner::{self, Arm, CostModel, Planner, RobotState};
 use crate::robot::sim::SimHandle;
 use crate::solver::costed::SequenceCost;
 

@@ -11,8 +11,9 @@ use serde::Serialize;
 use crate::color::raw::RawScan;
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::line::parse_token;
-use crate::robot::model::Orientation;
-use crate::robot::planner::{self, RobotState};
+use crate::robot::mindcub3r::cost::RobotState;
+use crate::robot::mindcub3r::frames::apply_primitives;
+use crate::robot::mindcub3r::model::Orientation;
 use crate::solver::costed::SequenceCost;
 
 use super::error::RunError;
@@ -74,7 +75,7 @@ fn ser_alg<S: serde::Serializer>(alg: &Alg, s: S) -> Result<S::Ok, S::Error> {
 /// The robot-frame cube after one action.
 pub fn apply_action(cube: &mut FaceletCube, action: &Action) {
     match action {
-        Action::Primitive(p) => planner::apply_primitives(cube, &[*p]),
+        Action::Primitive(p) => apply_primitives(cube, &[*p]),
         Action::Turns(t) => {
             if let Some(moves) = parse_token(t) {
                 let _ = cube.apply(&Alg::from_moves(moves));

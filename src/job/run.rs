@@ -5,7 +5,7 @@
 
 use crate::color::resolve::ResolveOptions;
 use crate::cube::Size;
-use crate::robot::planner::{Arm, RobotState};
+use crate::robot::mindcub3r::cost::{Arm, RobotState};
 
 use super::error::RunError;
 use super::execute::{finish, Position, Start};

@@ -10,7 +10,7 @@
 use crate::color::raw::RawScan;
 use crate::color::resolve::{resolve, Resolution, ResolveError, ResolveOptions};
 use crate::cube::{Face, FaceletCube, Size};
-use crate::robot::model::Orientation;
+use crate::robot::mindcub3r::model::Orientation;
 
 use super::error::RunError;
 use super::report::RunEvent;

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use crate::color::resolve::ResolveOptions;
 use crate::cube::{Alg, FaceletCube, Size};
-use crate::robot::frames::candidates;
-use crate::robot::planner::{self, Symmetry};
+use crate::robot::mindcub3r::cost::RobotState;
+use crate::robot::mindcub3r::frames::candidates;
+use crate::robot::symmetry::{same_up_to_rotation, Symmetry};
 use crate::solver::costed::CostedOptions;
 use crate::solver::{SolveOptions, Solver, SolverError};
 
@@ -46,7 +47,7 @@ fn reaches(start: &FaceletCube, alg: &Alg, target: &FaceletCube) -> bool {
         && (if start.size() == Size::Three {
             c.colors() == target.colors()
         } else {
-            planner::same_up_to_rotation(&c, target)
+            same_up_to_rotation(&c, target)
         })
 }
 
@@ -102,7 +103,7 @@ pub fn add_robot_cost_solutions(
     tools: &Tools,
     start: &FaceletCube,
     target: &FaceletCube,
-    plan_start: &planner::RobotState,
+    plan_start: &RobotState,
     mut cands: Vec<Alg>,
 ) -> Result<Vec<Alg>, RunError> {
     let (Some(search), Some(cost), Size::Three) = (

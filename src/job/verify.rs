@@ -7,9 +7,11 @@
 
 use crate::color::resolve::ResolveOptions;
 use crate::cube::{Face, FaceletCube, Size};
-use crate::robot::frames::{align_target, orientation_from_centres, rotations_of, to_cube};
-use crate::robot::model::Orientation;
-use crate::robot::planner;
+use crate::robot::mindcub3r::frames::{
+    align_target, orientation_from_centres, rotations_of, to_cube,
+};
+use crate::robot::mindcub3r::model::Orientation;
+use crate::robot::symmetry::same_up_to_rotation;
 
 use super::error::RunError;
 use super::report::RunEvent;
@@ -99,8 +101,7 @@ pub fn judge(
     first_scan: &FaceletCube,
     target: &FaceletCube,
 ) -> (bool, FaceletCube, FaceletCube) {
-    let reached =
-        planner::same_up_to_rotation(final_cube, target) && verified_by != VerifiedBy::Tracking;
+    let reached = same_up_to_rotation(final_cube, target) && verified_by != VerifiedBy::Tracking;
     let final_state = match orientation_from_centres(final_cube, first_scan) {
         Some(o) => to_cube(final_cube, &o),
         None => final_cube.clone(),

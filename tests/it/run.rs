@@ -279,14 +279,12 @@ fn solver() -> &'static cubot::solver::Solver {
     })
 }
 
-fn after_scan() -> cubot::robot::planner::RobotState {
-    let o = cubot::robot::mindcub3r::scan_steps()
-        .iter()
-        .flatten()
-        .fold(cubot::robot::model::Orientation::IDENTITY, |o, &p| {
-            o.after(p)
-        });
-    cubot::robot::planner::RobotState::new(o)
+fn after_scan() -> cubot::robot::mindcub3r::cost::RobotState {
+    let o = cubot::robot::mindcub3r::scan_steps().iter().flatten().fold(
+        cubot::robot::mindcub3r::model::Orientation::IDENTITY,
+        |o, &p| o.after(p),
+    );
+    cubot::robot::mindcub3r::cost::RobotState::new(o)
 }
 
 fn budget(nodes: u64, bound: Option<f64>) -> cubot::solver::costed::CostedOptions {
@@ -301,7 +299,8 @@ fn budget(nodes: u64, bound: Option<f64>) -> cubot::solver::costed::CostedOption
 
 #[test]
 fn costed_search_returns_valid_solutions_and_never_loses() {
-    use cubot::robot::planner::{CostModel, Planner};
+    use cubot::robot::mindcub3r::cost::CostModel;
+    use cubot::robot::mindcub3r::planner::Planner;
     use rand::SeedableRng;
     let solver = solver();
     let planner = Planner::new(CostModel::default());
@@ -337,8 +336,8 @@ fn costed_search_returns_valid_solutions_and_never_loses() {
             assert!(priced <= s.cost + 1e-3);
             let plan = planner.plan(&s.alg, start).unwrap();
             assert!((plan.seconds - priced).abs() < 1e-3);
-            let mut robot = cubot::robot::frames::to_robot(&cube, &start.orientation);
-            cubot::robot::planner::apply_primitives(&mut robot, &plan.primitives);
+            let mut robot = cubot::robot::mindcub3r::frames::to_robot(&cube, &start.orientation);
+            cubot::robot::mindcub3r::frames::apply_primitives(&mut robot, &plan.primitives);
             assert!(robot.is_solved());
         }
         let mut all = cands.clone();
@@ -356,7 +355,8 @@ fn costed_search_returns_valid_solutions_and_never_loses() {
 
 #[test]
 fn costed_search_reaches_any_target_and_refuses_what_it_cannot_do() {
-    use cubot::robot::planner::{CostModel, Planner};
+    use cubot::robot::mindcub3r::cost::CostModel;
+    use cubot::robot::mindcub3r::planner::Planner;
     use rand::SeedableRng;
     let solver = solver();
     let sc = Planner::new(CostModel::default()).sequence_cost(after_scan());

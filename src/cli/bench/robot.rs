@@ -17,8 +17,10 @@ use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::job::{self, ConnectOptions, Link, RunOptions, Tools};
-use crate::robot::model::{Orientation, Primitive};
-use crate::robot::planner::{greedy, Arm, CostModel, Plan, Planner, RobotState, Symmetry};
+use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
+use crate::robot::mindcub3r::model::{Orientation, Primitive};
+use crate::robot::mindcub3r::planner::{greedy, Plan, Planner};
+use crate::robot::symmetry::Symmetry;
 use crate::solver::costed::CostedOptions;
 use crate::solver::costed::{CostFloor, SequenceCost};
 use crate::solver::{SolveOptions, Solver};
@@ -75,7 +77,7 @@ pub struct BenchRobotArgs {
     pub search_max_length: u32,
 }
 
-fn timings(path: Option<&Path>) -> Result<crate::robot::model::Timings> {
+fn timings(path: Option<&Path>) -> Result<crate::robot::mindcub3r::model::Timings> {
     Ok(robot_config(path)?.timings)
 }
 
@@ -166,8 +168,8 @@ impl<'a> PlanBench<'a> {
 
     /// Every plan is checked: executing its primitives must solve the cube.
     fn check(&self, i: usize, cube: &FaceletCube, p: &Plan, what: &str) -> Result<()> {
-        let mut robot = crate::robot::frames::to_robot(cube, &self.start.orientation);
-        crate::robot::planner::apply_primitives(&mut robot, &p.primitives);
+        let mut robot = crate::robot::mindcub3r::frames::to_robot(cube, &self.start.orientation);
+        crate::robot::mindcub3r::frames::apply_primitives(&mut robot, &p.primitives);
         if !robot.is_solved() {
             bail!("cube {i}: the {what} plan does not solve the cube");
         }
@@ -222,7 +224,7 @@ impl<'a> PlanBench<'a> {
             )
         };
         let mut cands = if a.solutions > 0 {
-            crate::robot::frames::candidates(
+            crate::robot::mindcub3r::frames::candidates(
                 cube,
                 &self.solved,
                 &self.syms[..a.symmetries.min(self.syms.len())],
