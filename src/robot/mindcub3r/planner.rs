@@ -2,7 +2,7 @@
 //! time cost per primitive, choosing what is cheapest *for the robot*.
 //!
 //! Level: robot (depends on `cube` and [`super::model`] only; the solver-driven candidate
-//! generation lives in `robot::pipeline`).
+//! generation lives in `job`, the level above).
 //!
 //! ## The model
 //! The robot can only turn the bottom layer and tilts one way, so every face turn needs the
