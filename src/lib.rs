@@ -24,6 +24,7 @@
 
 pub mod color;
 pub mod cube;
+pub mod job;
 pub mod robot;
 pub mod scan;
 pub mod solver;

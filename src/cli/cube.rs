@@ -1,9 +1,13 @@
-//! `validate`, `show`, `apply`, `random`, `invert`, `simplify`.
+//! `validate`, `show`, `apply`, `random`, `invert`, `simplify`: the command-line face of
+//! [`crate::cube`].
+//!
+//! Level: `cli`. Depends on `cube` and the shared cli argument and input helpers.
 
 use anyhow::{Context, Result};
 use rand::SeedableRng;
 use serde_json::json;
 
+use super::args::SizeArg;
 use super::input::{for_each_state, single_state};
 use super::output::{color_stdout, json_line};
 use super::{CmdResult, Exit, Global};
@@ -25,8 +29,8 @@ pub struct ShowArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<std::path::PathBuf>,
     /// Size of `solved`.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
-    pub size: u8,
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
 }
 
 #[derive(clap::Args, Debug)]
@@ -36,15 +40,15 @@ pub struct ApplyArgs {
     /// Moves, e.g. "R U R' U'" or "(R U R' U')3".
     pub moves: String,
     /// Size of `solved`.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
-    pub size: u8,
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct RandomArgs {
     /// Cube size.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
-    pub size: u8,
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
     /// Random seed (the same seed gives the same states); printed on stderr when left out.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -60,10 +64,6 @@ pub struct MovesArgs {
     /// Print in the numeric style (R1 R2 R3).
     #[arg(long)]
     pub numeric: bool,
-}
-
-fn size_of(n: u8) -> Size {
-    Size::from_n(n as usize).expect("clap checks the range")
 }
 
 /// Parses a state that may be the word `solved`.
@@ -117,7 +117,7 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
 
 pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
     let text = single_state(&a.state)?;
-    let cube = match parse_state(&text, size_of(a.size)) {
+    let cube = match parse_state(&text, Size::from(a.size)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("cannot draw {text:?}: {e}");
@@ -142,7 +142,7 @@ pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
 
 pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
     let alg = Alg::parse(&a.moves).with_context(|| format!("cannot read moves {:?}", a.moves))?;
-    let size = size_of(a.size);
+    let size = Size::from(a.size);
     let all_ok = for_each_state(&a.state, |s| {
         let mut cube = match parse_state(s, size) {
             Ok(c) => c,
@@ -180,7 +180,7 @@ pub fn random(a: RandomArgs, g: &Global) -> CmdResult {
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     for _ in 0..a.count {
-        let cube = random_state(size_of(a.size), &mut rng);
+        let cube = random_state(Size::from(a.size), &mut rng);
         if g.json {
             json_line(&json!({"type": "state", "state": cube.to_string(), "seed": seed}));
         } else {

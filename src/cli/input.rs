@@ -1,5 +1,7 @@
 //! Reading states and files named on the command line: a literal, `@FILE` (its first
 //! line) or `-` (standard input, one state a line).
+//!
+//! Level: `cli`, a leaf: depends on no other cli module and on nothing else in the crate.
 
 use std::io::BufRead;
 

@@ -1,5 +1,9 @@
 //! The `cubot` command line. The only module that prints.
 //!
+//! Level: top; depends on every other module, nothing depends on it. This file declares the
+//! commands and routes each to its module; shared argument types live in [`args`], shared
+//! helpers in [`common`], benchmarks in [`bench`](mod@bench).
+//!
 //! Exit codes: 0 ok; 1 a well-formed "no" (an invalid cube, an ambiguous scan, no solution
 //! within the limits, a target not reached); 2 an operational error (bad usage, I/O, a dead
 //! serial port, a robot that stops answering).
@@ -26,20 +30,22 @@ macro_rules! out {
     }};
 }
 
+pub mod args;
 pub mod bench;
 pub mod camera;
 pub mod color;
+pub mod common;
+pub mod connect;
 pub mod cube;
 pub mod input;
 pub mod output;
 pub mod robot;
 pub mod run;
-#[cfg(feature = "vision")]
-pub mod run_camera;
 pub mod scan;
 pub mod scan_images;
 pub mod solve;
 
+pub use args::Global;
 pub use output::Out;
 
 /// What a command concluded when it did not fail.
@@ -65,23 +71,6 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Options every subcommand takes.
-#[derive(clap::Args, Debug, Clone)]
-pub struct Global {
-    /// Print JSON Lines (one object per line, each with a "type") instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// More detail on stderr.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// No progress bars or notes on stderr.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
-    /// Where solver tables are cached (else $CUBOT_CACHE_DIR, else the platform cache dir).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -110,7 +99,7 @@ pub enum Command {
     SynthScan(color::SynthScanArgs),
     /// Scan a cube: from face images, a camera or the robot's colour sensor.
     Scan(scan::ScanArgs),
-    /// Detect the sticker grid once and store it as a fixed-rig camera calibration.
+    /// Detect the sticker grid once and store it as a camera rig (fixed sticker regions).
     CalibrateCamera(camera::CalibrateCameraArgs),
     /// Cameras.
     Camera(camera::CameraArgs),

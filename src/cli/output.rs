@@ -1,4 +1,6 @@
 //! Output helpers: JSON Lines on stdout, terminal detection.
+//!
+//! Level: `cli`. Depends only on [`super::args::Global`]; every command prints through it.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +29,7 @@ pub struct Out {
 }
 
 impl Out {
-    pub fn new(g: &super::Global) -> Out {
+    pub fn new(g: &super::args::Global) -> Out {
         Out { json: g.json }
     }
 }
@@ -44,6 +46,6 @@ pub fn color_stdout() -> bool {
 }
 
 /// Whether stderr may show progress bars.
-pub fn progress_allowed(g: &super::Global) -> bool {
+pub fn progress_allowed(g: &super::args::Global) -> bool {
     !g.quiet && std::io::stderr().is_terminal()
 }

@@ -6,12 +6,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::json;
 
+use super::args::{PaletteArg, RobotKind, SizeArg};
+use super::connect::connect_brick;
 use super::output::{json_line, progress_allowed};
 use super::{CmdResult, Exit, Global};
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
-use crate::cube::Size;
-use crate::robot::mindcub3r::{Config, MindCub3r, RobotError};
-use crate::robot::model::{Primitive, SensorPosition};
+use crate::cube::{FaceletCube, Size};
+use crate::robot::mindcub3r::model::{Primitive, SensorPosition};
+use crate::robot::mindcub3r::{MindCub3r, RobotError};
+use crate::robot::sim::line::{self as line_sim, LineSimConfig};
 use crate::robot::sim::{spawn_pty, Faults, SimConfig};
 
 #[derive(clap::Args, Debug)]
@@ -29,15 +32,15 @@ pub struct SimArgs {
     /// Simulated seconds per wall second.
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
-    /// Sticker palette: standard, no-white, fluorescent, faded.
-    #[arg(long, default_value = "standard")]
-    pub palette: String,
+    /// Sticker palette.
+    #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
+    pub palette: PaletteArg,
     /// Faults: comma list of `drop[@N]`, `stall[@N]`, `wrong-device`, `silent[@N]` (N = command number).
     #[arg(long, default_value = "")]
     pub faults: String,
-    /// Cube size (2 or 3).
-    #[arg(long, default_value_t = 3)]
-    pub size: u8,
+    /// Cube size.
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
     /// Start from this cube (facelet string in the robot frame) instead of a random one.
     #[arg(long, value_name = "STATE")]
     pub start: Option<String>,
@@ -46,7 +49,7 @@ pub struct SimArgs {
     pub latency: f64,
     /// Which robot to simulate: the EV3 MindCub3r, or a line-protocol robot.
     #[arg(long, value_enum, default_value = "mindcub3r")]
-    pub robot: super::run::RobotKind,
+    pub robot: RobotKind,
 }
 
 #[derive(clap::Args, Debug)]
@@ -56,10 +59,10 @@ pub struct RobotArgs {
     /// Serial port of the brick (Bluetooth rfcomm tty, or the simulator's pty).
     #[arg(long, global = true, value_name = "PATH")]
     pub port: Option<PathBuf>,
-    /// MindCub3r calibration (default: calibration/mindcub3r.toml if present, else the
+    /// MindCub3r configuration (default: calibration/mindcub3r.toml if present, else the
     /// built-in defaults, which equal that file).
     #[arg(long, global = true, value_name = "FILE")]
-    pub calibration: Option<PathBuf>,
+    pub robot_config: Option<PathBuf>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -103,11 +106,11 @@ pub enum SensorPos {
     Centre,
 }
 
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct RobotScanArgs {
-    /// Cube size (2 or 3).
-    #[arg(long, default_value_t = 3)]
-    pub size: u8,
+    /// Cube size.
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
     /// Also write the raw scan (JSON) here.
     #[arg(long, value_name = "FILE")]
     pub raw_out: Option<PathBuf>,
@@ -119,14 +122,10 @@ pub struct RobotScanArgs {
     pub best_effort: bool,
 }
 
-fn size_of(n: u8) -> anyhow::Result<Size> {
-    Size::from_n(n as usize).ok_or_else(|| anyhow::anyhow!("--size must be 2 or 3, not {n}"))
-}
-
 pub fn ports(_a: PortsArgs, g: &Global) -> CmdResult {
     #[cfg(feature = "serial")]
     {
-        let ports = crate::robot::transport::list_ports().context("listing serial ports")?;
+        let ports = crate::robot::link::list_ports().context("listing serial ports")?;
         for (name, what) in &ports {
             if g.json {
                 json_line(&json!({"type": "port", "path": name, "kind": what}));
@@ -155,18 +154,15 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
     if !(a.speed > 0.0 && a.speed.is_finite()) {
         bail!("--speed must be a positive number, not {}", a.speed);
     }
-    let palette: Palette = a
-        .palette
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--palette: {e}"))?;
+    let palette: Palette = a.palette.into();
     let faults: Faults = a.faults.parse()?;
-    let size = size_of(a.size)?;
+    let size: Size = a.size.into();
     let start = match &a.start {
         Some(s) => Some(super::cube::parse_state(s, size)?),
         None => None,
     };
-    if a.robot == super::run::RobotKind::Line {
-        return super::run::sim_line(&a, palette, start, size, g);
+    if a.robot == RobotKind::Line {
+        return sim_line(&a, palette, start, size, g);
     }
     let handle = spawn_pty(SimConfig {
         seed: a.seed,
@@ -212,64 +208,13 @@ pub(super) fn announce_sim(
     Ok(())
 }
 
-/// The calibration to use.
-fn load_config(path: Option<&Path>) -> anyhow::Result<Config> {
-    match path {
-        Some(p) => Ok(Config::load(p)?),
-        None => {
-            let default = Path::new("calibration/mindcub3r.toml");
-            if default.is_file() {
-                Ok(Config::load(default)?)
-            } else {
-                Ok(Config::default())
-            }
-        }
-    }
-}
-
-/// Opens the port and connects (device check), with Ctrl-C wired to a stop flag.
-fn connect(
-    port: Option<&Path>,
-    calibration: Option<&Path>,
-    g: &Global,
-) -> anyhow::Result<MindCub3r> {
-    let Some(port) = port else {
-        bail!("say which serial port with --port PATH (see `cubot ports`)");
-    };
-    let config = load_config(calibration)?;
-    #[cfg(feature = "serial")]
-    {
-        let t = crate::robot::transport::SerialTransport::open(&port.display().to_string())?;
-        let mut robot = MindCub3r::connect(Box::new(t), config)
-            .with_context(|| format!("talking to the brick on {}", port.display()))?;
-        if g.verbose >= 2 {
-            robot.ev3().set_log(|l| eprintln!("ev3: {l}"));
-        }
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let flag = std::sync::Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        // A second handler cannot be installed in the same process; ignore that case.
-        let _ = ctrlc::set_handler(move || f.store(true, Ordering::SeqCst));
-        robot.set_interrupt(flag);
-        Ok(robot)
-    }
-    #[cfg(not(feature = "serial"))]
-    {
-        let _ = (config, g);
-        bail!(
-            "this cubot was rebuilt without feature `serial`: cannot open {}",
-            port.display()
-        )
-    }
-}
-
 pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
     if let RobotAction::Spin { n } | RobotAction::Turn { n } = &a.action {
         if !matches!(n, 1 | -1 | 2 | -2) {
             bail!("a spin or turn takes 1, -1, 2 or -2 quarter turns, not {n}");
         }
     }
-    let mut r = connect(a.port.as_deref(), a.calibration.as_deref(), g)?;
+    let mut r = connect_brick(a.port.as_deref(), a.robot_config.as_deref(), g)?;
     let result = run_action(&mut r, &a.action, g);
     stopped_on_error(&mut r, result)
 }
@@ -344,30 +289,20 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
     Ok(Exit::Ok)
 }
 
-/// `cubot scan --robot --port PATH`.
 /// `cubot scan --robot --port PATH [--size N] [--raw-out FILE] [--best-effort]`.
-pub fn scan_robot(a: &super::scan::ScanArgs, g: &Global) -> CmdResult {
-    let mut r = connect(a.port.as_deref(), None, g)?;
-    let size = match a.size {
-        None => 3,
-        Some(n @ 2..=3) => n as u8,
-        Some(n) => anyhow::bail!("--size must be 2 or 3, not {n}"),
-    };
-    let res = scan_with(
-        &mut r,
-        &RobotScanArgs {
-            size,
-            rescans: 2,
-            raw_out: a.raw_out.clone(),
-            best_effort: a.best_effort,
-        },
-        g,
-    );
+pub fn scan_robot(
+    port: Option<&Path>,
+    robot_config: Option<&Path>,
+    a: &RobotScanArgs,
+    g: &Global,
+) -> CmdResult {
+    let mut r = connect_brick(port, robot_config, g)?;
+    let res = scan_with(&mut r, a, g);
     stopped_on_error(&mut r, res)
 }
 
 fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
-    let size = size_of(a.size)?;
+    let size: Size = a.size.into();
     r.home()?;
     let bar = progress_allowed(g).then(|| {
         let b = indicatif::ProgressBar::new(size.stickers() as u64);
@@ -455,5 +390,29 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
             Ok(Exit::No)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// `cubot sim --robot line --pty`: the line-protocol simulator, served until killed.
+pub fn sim_line(
+    a: &SimArgs,
+    palette: Palette,
+    start: Option<FaceletCube>,
+    size: Size,
+    g: &Global,
+) -> CmdResult {
+    let faults = line_sim::parse_faults(&a.faults)?;
+    let handle = line_sim::spawn_pty(LineSimConfig {
+        seed: a.seed,
+        speed: a.speed,
+        faults,
+        start,
+        size,
+        palette,
+        ..Default::default()
+    })?;
+    announce_sim(g, "line", handle.path(), &handle.initial_cube())?;
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }

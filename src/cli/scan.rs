@@ -1,6 +1,7 @@
 //! `scan`: from face images (`--images`), a camera (`--camera`) or the robot's colour
 //! sensor (`--robot --port`). Each source lives with its own work; this file only routes.
 
+use super::args::SizeArg;
 use super::{CmdResult, Global};
 
 #[derive(clap::Args, Debug)]
@@ -17,16 +18,20 @@ pub struct ScanArgs {
     /// Serial port of the robot.
     #[arg(long, value_name = "PATH")]
     pub port: Option<std::path::PathBuf>,
-    /// Camera rig calibration (from `cubot calibrate-camera`): face orientation and fixed
-    /// sticker regions.
+    /// MindCub3r configuration for `--robot` (default: calibration/mindcub3r.toml if
+    /// present).
     #[arg(long, value_name = "FILE")]
-    pub calibration: Option<std::path::PathBuf>,
-    /// Detect the stickers even where the calibration stores their regions.
+    pub robot_config: Option<std::path::PathBuf>,
+    /// Camera rig (from `cubot calibrate-camera`): face orientation and fixed sticker
+    /// regions.
+    #[arg(long, value_name = "FILE")]
+    pub rig: Option<std::path::PathBuf>,
+    /// Detect the stickers even where the rig stores their regions.
     #[arg(long)]
     pub detect: bool,
-    /// Cube size: 3 (3x3x3) or 2 (2x2x2); default from the calibration, else 3.
-    #[arg(long, value_name = "N")]
-    pub size: Option<usize>,
+    /// Cube size; default from the rig, else 3.
+    #[arg(long, value_enum)]
+    pub size: Option<SizeArg>,
     /// Write the raw readings (URFDLB, 8-bit RGB) as JSON in the shape of a case file.
     #[arg(long, value_name = "FILE")]
     pub raw_out: Option<std::path::PathBuf>,
@@ -40,10 +45,28 @@ pub struct ScanArgs {
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if a.robot {
-        return super::robot::scan_robot(&a, g);
+        let opts = super::robot::RobotScanArgs {
+            size: a.size.unwrap_or(SizeArg::Three),
+            rescans: 2,
+            raw_out: a.raw_out,
+            best_effort: a.best_effort,
+        };
+        return super::robot::scan_robot(a.port.as_deref(), a.robot_config.as_deref(), &opts, g);
     }
     if a.images.is_some() || a.camera.is_some() {
-        return super::scan_images::scan(a, g);
+        return super::scan_images::scan(
+            super::scan_images::ImageScan {
+                images: a.images,
+                camera: a.camera,
+                rig: a.rig,
+                detect: a.detect,
+                size: a.size.map(SizeArg::n),
+                raw_out: a.raw_out,
+                annotate: a.annotate,
+                best_effort: a.best_effort,
+            },
+            g,
+        );
     }
     anyhow::bail!("say what to scan: --images DIR, --camera INDEX, or --robot --port PATH")
 }

@@ -1,11 +1,33 @@
 //! `scan --images DIR` and `scan --camera INDEX`: six face images → sticker detection and
 //! sampling → `RawScan` → resolved cube (the vision work; routed from `cli/scan.rs`).
 
-use super::scan::ScanArgs;
+use std::path::PathBuf;
+
 use super::{CmdResult, Global};
 
+/// What `scan --images DIR` / `scan --camera INDEX` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct ImageScan {
+    /// A directory of six face images.
+    pub images: Option<PathBuf>,
+    /// A camera index.
+    pub camera: Option<u32>,
+    /// The camera rig (from `cubot calibrate-camera`).
+    pub rig: Option<PathBuf>,
+    /// Detect the stickers even where the rig stores their regions.
+    pub detect: bool,
+    /// Cube size: 3 or 2; default from the rig, else 3.
+    pub size: Option<usize>,
+    /// Where to write the raw readings.
+    pub raw_out: Option<PathBuf>,
+    /// Where to write the annotated face images.
+    pub annotate: Option<PathBuf>,
+    /// Print the most likely cube even when the resolver is not sure.
+    pub best_effort: bool,
+}
+
 #[cfg(not(feature = "vision"))]
-pub fn scan(_a: ScanArgs, _g: &Global) -> CmdResult {
+pub fn scan(_a: ImageScan, _g: &Global) -> CmdResult {
     anyhow::bail!("scanning images needs OpenCV: rebuilt without feature vision (build with --features vision)")
 }
 
@@ -25,15 +47,15 @@ mod imp {
     use crate::scan::io;
     use crate::scan::{RawScan, RgbImage, Rig};
 
-    pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
-        let rig = match &a.calibration {
+    pub fn scan(a: ImageScan, g: &Global) -> CmdResult {
+        let rig = match &a.rig {
             Some(p) => Some(Rig::load(p)?),
             None => None,
         };
         let n = match (a.size, &rig) {
             (Some(n), Some(r)) if n != r.size => bail!(
-                "--size {n} but the calibration {} is for {}x{}",
-                a.calibration
+                "--size {n} but the rig {} is for {}x{}",
+                a.rig
                     .as_ref()
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
@@ -62,7 +84,7 @@ mod imp {
         raw.provenance = Some(serde_json::json!({
             "source": if a.images.is_some() { "images" } else { "camera" },
             "images": names,
-            "calibration": a.calibration.as_ref().map(|p| p.display().to_string()),
+            "calibration": a.rig.as_ref().map(|p| p.display().to_string()),
             "detected": readings.iter().map(|r| r.stickers.iter().filter(|s| s.detected).count()).collect::<Vec<_>>(),
         }));
         let raw = second_opinion(raw, &readings, rig.as_ref(), g);

@@ -119,3 +119,58 @@ fn usage_errors_exit_2() {
     let o = cubot(&["frobnicate"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn sizes_are_checked_at_parse_time() {
+    for cmd in [
+        &["random", "--size", "4"][..],
+        &["show", "solved", "--size", "1"],
+        &["synth-scan", "--size", "5"],
+    ] {
+        let o = cubot(cmd);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        assert!(
+            stderr(&o).contains("possible values: 3, 2"),
+            "{cmd:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = cubot(&["show", "solved", "--size", "2", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("\"size\":2"), "{}", stdout(&o));
+}
+
+/// `cubot ARGS` run in an empty directory (no `samples/` next to it).
+fn cubot_elsewhere(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::process::Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(args)
+        .current_dir(dir.path())
+        .env("CUBOT_CACHE_DIR", crate::support::cache_dir())
+        .output()
+        .expect("run cubot")
+}
+
+#[test]
+fn benchmark_defaults_come_from_the_working_directory() {
+    let o = cubot_elsewhere(&["bench", "solve", "--no-peer", "--no-batch", "-q"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("samples/states/random-3x3x3-1000.txt") && err.contains("--states FILE"),
+        "{err}"
+    );
+    let o = cubot_elsewhere(&["bench", "scan", "--renders", "0", "-q"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    if cfg!(feature = "vision") {
+        assert!(err.contains("--images DIR"), "{err}");
+    }
+    // The help says where the defaults come from.
+    let help = stdout(&cubot(&["bench", "solve", "--help"]));
+    assert!(
+        help.contains("samples/states/random-3x3x3-1000.txt"),
+        "{help}"
+    );
+    assert!(!help.contains("../shared"), "{help}");
+}

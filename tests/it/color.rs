@@ -143,7 +143,7 @@ fn ev3_solved_scans_calibrate_then_resolve_with_the_profile() {
         let out = cubot(&[
             "resolve",
             path.to_str().unwrap(),
-            "--calibration",
+            "--profile",
             profile.to_str().unwrap(),
         ]);
         assert_eq!(
@@ -181,7 +181,7 @@ fn shipped_profiles_load_and_help() {
     let out = cubot(&[
         "resolve",
         case.to_str().unwrap(),
-        "--calibration",
+        "--profile",
         prof.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0));
@@ -189,12 +189,20 @@ fn shipped_profiles_load_and_help() {
         stdout(&out).trim(),
         "DURUULDBRFDFLRRLFBRLUUFFUFFLRUDDDRRDLBBDLLBBBDFFBBRLUU"
     );
+    // A colour profile is `--profile`; the old flag name is gone.
+    let out = cubot(&[
+        "resolve",
+        case.to_str().unwrap(),
+        "--calibration",
+        prof.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
     // A camera profile on an EV3 scan is an operational error naming both scales.
     let ev3 = cases_dir().join("ms-solved-2024-06-05_23-36-17.json");
     let out = cubot(&[
         "resolve",
         ev3.to_str().unwrap(),
-        "--calibration",
+        "--profile",
         prof.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
@@ -350,6 +358,46 @@ fn synth_scan_cli_round_trips() {
         assert_eq!(stdout(&r).trim(), expected);
     }
     let out = cubot(&["synth-scan", "--palette", "plaid"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("possible values: standard, no-white, fluorescent, faded"),
+        "{}",
+        stderr(&out)
+    );
+    // The old spelling and any case still name the palette.
+    for name in ["nowhite", "No-White"] {
+        let out = cubot(&["synth-scan", "--palette", name, "--seed", "5"]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn bench_resolve_takes_a_list_of_palettes() {
+    let out = cubot(&[
+        "bench",
+        "resolve",
+        "--palette",
+        "faded,standard",
+        "--scale",
+        "rgb8",
+        "--count",
+        "3",
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["type"] == "bench-resolve")
+        .collect();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|v| v["palette"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["faded", "standard"]);
+    assert!(rows.iter().all(|v| v["scans"] == 3 && v["size"] == 3));
+    let out = cubot(&["bench", "resolve", "--palette", "faded,plaid"]);
     assert_eq!(out.status.code(), Some(2));
 }
 

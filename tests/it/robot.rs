@@ -7,10 +7,9 @@ use std::process::{Child, Command, Stdio};
 
 use cubot::color::{resolve, Palette, ResolveOptions};
 use cubot::cube::{Alg, FaceletCube, Size};
+use cubot::robot::mindcub3r::model::Primitive;
 use cubot::robot::mindcub3r::{Config, MindCub3r};
-use cubot::robot::model::Primitive;
 use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
-use cubot::robot::transport::SerialTransport;
 
 use super::support::{stderr, stdout};
 
@@ -27,8 +26,8 @@ fn sim(seed: u64, speed: f64) -> SimHandle {
 }
 
 fn connect(h: &SimHandle) -> MindCub3r {
-    let t = SerialTransport::open(h.path().to_str().unwrap()).expect("open the pty");
-    MindCub3r::connect(Box::new(t), Config::default()).expect("connect")
+    let link = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
+    MindCub3r::connect(link, Config::default()).expect("connect")
 }
 
 #[test]
@@ -103,7 +102,7 @@ fn scan_of_scrambled_cubes_gives_the_cube_as_it_sat_before_the_scan() {
             h.initial_cube().to_letters(),
             "seed {seed}"
         );
-        // The scan leaves the cube in the orientation of the mechanics doc §6.1.
+        // The scan leaves the cube in the orientation given in "Scan order" of robot::mindcub3r's docs.
         assert_ne!(h.cube().to_letters(), h.initial_cube().to_letters());
     }
 }
@@ -138,7 +137,7 @@ fn rescan_reads_the_same_physical_stickers_again() {
 
 #[test]
 fn a_scan_takes_no_more_simulated_time_than_the_stock_program() {
-    // Mechanics doc §5: ≈ 30 s for the whole scan. Counted as the simulated robot's motion
+    // robot::mindcub3r's "Timings": about 30 s for the whole scan. Counted as the simulated robot's motion
     // time (seconds with a motor running), so a busy host that is slow to send the next
     // command does not count against the scan's own sequence of moves.
     let h = sim(41, 3.0);
@@ -306,4 +305,15 @@ fn step_by_step_commands_move_the_cube_on_the_simulator() {
         stdout(&out).split_whitespace().next(),
         Some(expect.to_letters().as_str())
     );
+}
+
+#[test]
+fn shipped_calibration_parses_and_matches_defaults() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration/mindcub3r.toml");
+    let c = Config::load(&path).unwrap();
+    assert_eq!(c, Config::default());
+    assert!(Config::parse("version = 2")
+        .unwrap_err()
+        .contains("version 2"));
+    assert!(Config::parse("version = 1\n[arm]\nbogus = 3").is_err());
 }

@@ -95,6 +95,19 @@ fn run_sim_mindcub3r_solves() {
 }
 
 #[test]
+fn search_nodes_makes_the_robot_cost_search_deterministic() {
+    // A node budget instead of a time budget: the same run twice plans the same solution.
+    let args = ["--sim", "--seed", "5", "--search-nodes", "20000"];
+    let (a, b) = (run(&args), run(&args));
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    assert_eq!(b.status.code(), Some(0), "{}", stderr(&b));
+    let (a, b) = (last(&a), last(&b));
+    check_summary(&a);
+    assert_eq!(a["solution"], b["solution"]);
+    assert_eq!(a["robot_seconds"], b["robot_seconds"]);
+}
+
+#[test]
 fn run_sim_to_a_target_in_any_orientation() {
     // A target written in the first scan's symbols (centre letters), turned whole.
     let mut t = FaceletCube::solved(Size::Three);
@@ -266,14 +279,12 @@ fn solver() -> &'static cubot::solver::Solver {
     })
 }
 
-fn after_scan() -> cubot::robot::planner::RobotState {
-    let o = cubot::robot::mindcub3r::scan_steps()
-        .iter()
-        .flatten()
-        .fold(cubot::robot::model::Orientation::IDENTITY, |o, &p| {
-            o.after(p)
-        });
-    cubot::robot::planner::RobotState::new(o)
+fn after_scan() -> cubot::robot::mindcub3r::cost::RobotState {
+    let o = cubot::robot::mindcub3r::scan_steps().iter().flatten().fold(
+        cubot::robot::mindcub3r::model::Orientation::IDENTITY,
+        |o, &p| o.after(p),
+    );
+    cubot::robot::mindcub3r::cost::RobotState::new(o)
 }
 
 fn budget(nodes: u64, bound: Option<f64>) -> cubot::solver::costed::CostedOptions {
@@ -288,7 +299,8 @@ fn budget(nodes: u64, bound: Option<f64>) -> cubot::solver::costed::CostedOption
 
 #[test]
 fn costed_search_returns_valid_solutions_and_never_loses() {
-    use cubot::robot::planner::{CostModel, Planner};
+    use cubot::robot::mindcub3r::cost::CostModel;
+    use cubot::robot::mindcub3r::planner::Planner;
     use rand::SeedableRng;
     let solver = solver();
     let planner = Planner::new(CostModel::default());
@@ -324,8 +336,8 @@ fn costed_search_returns_valid_solutions_and_never_loses() {
             assert!(priced <= s.cost + 1e-3);
             let plan = planner.plan(&s.alg, start).unwrap();
             assert!((plan.seconds - priced).abs() < 1e-3);
-            let mut robot = cubot::robot::frames::to_robot(&cube, &start.orientation);
-            cubot::robot::planner::apply_primitives(&mut robot, &plan.primitives);
+            let mut robot = cubot::robot::mindcub3r::frames::to_robot(&cube, &start.orientation);
+            cubot::robot::mindcub3r::frames::apply_primitives(&mut robot, &plan.primitives);
             assert!(robot.is_solved());
         }
         let mut all = cands.clone();
@@ -343,7 +355,8 @@ fn costed_search_returns_valid_solutions_and_never_loses() {
 
 #[test]
 fn costed_search_reaches_any_target_and_refuses_what_it_cannot_do() {
-    use cubot::robot::planner::{CostModel, Planner};
+    use cubot::robot::mindcub3r::cost::CostModel;
+    use cubot::robot::mindcub3r::planner::Planner;
     use rand::SeedableRng;
     let solver = solver();
     let sc = Planner::new(CostModel::default()).sequence_cost(after_scan());

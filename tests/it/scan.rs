@@ -182,19 +182,36 @@ fn fixed_rig_calibration_round_trip() {
         text.contains("version = 1") && text.contains("[faces.U]"),
         "{text}"
     );
+    // Starting from a rig of another size is refused, naming both sizes.
+    let out = cubot(&[
+        "calibrate-camera",
+        dir.to_str().unwrap(),
+        "-o",
+        tmp.path().join("two.toml").to_str().unwrap(),
+        "--size",
+        "2",
+        "--rig",
+        rig.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--size 2 but") && stderr(&out).contains("is for 3x3"),
+        "{}",
+        stderr(&out)
+    );
     let detect = cubot(&["scan", "--images", dir.to_str().unwrap()]);
     let fixed = cubot(&[
         "scan",
         "--images",
         dir.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         rig.to_str().unwrap(),
     ]);
     let forced = cubot(&[
         "scan",
         "--images",
         dir.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         rig.to_str().unwrap(),
         "--detect",
     ]);
@@ -208,7 +225,7 @@ fn fixed_rig_calibration_round_trip() {
         "scan",
         "--images",
         dir.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         bad.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
@@ -235,7 +252,7 @@ fn a_rig_orientation_turns_the_face() {
         "scan",
         "--images",
         turned.to_str().unwrap(),
-        "--calibration",
+        "--rig",
         rig.to_str().unwrap(),
     ]);
     assert_eq!(a.status.code(), Some(0));

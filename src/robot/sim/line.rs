@@ -1,8 +1,9 @@
-//! A simulated line-protocol robot (one motor per face, or five) on a pseudo-terminal: it
-//! speaks [`super::line`]'s protocol on the pty master in a thread of this process, turns a
+//! A simulated line-protocol robot (one motor per face, or five) on a pseudo-terminal: a
+//! peer of the shared [`PtyServer`] that speaks [`crate::robot::line::protocol`], turns a
 //! virtual cube, keeps a simulated clock, and can inject faults.
 //!
-//! Level: robot (depends on `cube`; no printing).
+//! Level: robot (simulators; uses `cube`, `color::synth` and the line protocol). Must not
+//! depend on the line robot's host. No printing.
 //!
 //! Simulated time runs `speed` times faster than wall time; robot time is reported in
 //! simulated seconds ([`LineSimHandle::clock`]).
@@ -18,26 +19,22 @@
 //! Without `@N`, N = 1.
 
 use std::collections::VecDeque;
-use std::io::Write;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::line::{parse_token, LineCaps};
 use crate::color::raw::Scale;
 use crate::color::synth::{Appearance, Conditions, Palette};
 use crate::cube::{random_state, Alg, Face, FaceletCube, Move, Size};
+use crate::robot::line::protocol::{parse_token, token, LineCaps};
+use crate::robot::sim::pty::{Peer, PtyError, PtyServer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LineSimError {
-    #[error("cannot open a pseudo-terminal: {0}")]
-    Pty(String),
+    #[error(transparent)]
+    Pty(#[from] PtyError),
     #[error("bad fault {spec:?}: {reason}")]
     Fault { spec: String, reason: String },
 }
@@ -137,18 +134,15 @@ struct Shared {
 
 /// A running simulated line robot; stops when dropped.
 pub struct LineSimHandle {
-    path: PathBuf,
+    server: PtyServer,
     initial: FaceletCube,
     shared: Arc<Mutex<Shared>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    _slave: OwnedFd,
 }
 
 impl LineSimHandle {
     /// The pty slave path a host opens.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.server.path()
     }
 
     /// The cube as it was handed to the robot.
@@ -173,28 +167,8 @@ impl LineSimHandle {
     }
 }
 
-impl Drop for LineSimHandle {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// Opens a pty and serves the line protocol on it in a thread.
 pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
-    use nix::sys::termios;
-    let pty = nix::pty::openpty(None, None).map_err(|e| LineSimError::Pty(e.desc().into()))?;
-    for fd in [pty.master.as_fd(), pty.slave.as_fd()] {
-        let mut t = termios::tcgetattr(fd).map_err(|e| LineSimError::Pty(e.desc().into()))?;
-        termios::cfmakeraw(&mut t);
-        termios::tcsetattr(fd, termios::SetArg::TCSANOW, &t)
-            .map_err(|e| LineSimError::Pty(e.desc().into()))?;
-    }
-    let path = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd()))
-        .or_else(|_| nix::unistd::ttyname(pty.slave.as_fd()).map_err(std::io::Error::from))
-        .map_err(|e| LineSimError::Pty(format!("no slave path: {e}")))?;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let initial = cfg
         .start
@@ -208,45 +182,67 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
         clock: 0.0,
     }));
     let appearance = Appearance::new(cfg.palette, Conditions::for_palette(cfg.palette), cfg.seed);
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut sim = Sim {
-        master: pty.master,
+    let speed = cfg.speed;
+    let peer = LinePeer {
         inbuf: Vec::new(),
         pending: VecDeque::new(),
+        speed_pct: cfg.caps.speed,
         cfg,
         shared: shared.clone(),
-        stop: stop.clone(),
         homed: false,
         commands: 0,
         steps: 0,
         silent: false,
         last: None,
-        speed_pct: 0,
         appearance,
         rng: ChaCha8Rng::seed_from_u64(cfg_seed_noise(&shared)),
+        now: 0.0,
+        busy: None,
+        outbox: Vec::new(),
     };
-    sim.speed_pct = sim.cfg.caps.speed;
-    let thread = std::thread::Builder::new()
-        .name("line-sim".into())
-        .spawn(move || sim.serve())
-        .map_err(|e| LineSimError::Pty(format!("cannot start the simulator thread: {e}")))?;
+    let server = PtyServer::spawn("line-sim", peer, speed.max(1e-6), 0.0)?;
     Ok(LineSimHandle {
-        path,
+        server,
         initial,
         shared,
-        stop,
-        thread: Some(thread),
-        _slave: pty.slave,
     })
 }
 
-struct Sim {
-    master: OwnedFd,
+/// Work in progress that ends at a simulated time.
+enum Busy {
+    /// A `SCAN` whose readings are ready at `until`.
+    Scan {
+        until: f64,
+        seq: u16,
+        dropped: bool,
+        reply: String,
+    },
+    /// A `MOVE` whose step `index` ends at `until` (taking `secs`).
+    Move {
+        until: f64,
+        secs: f64,
+        seq: u16,
+        dropped: bool,
+        steps: Vec<Vec<Move>>,
+        index: usize,
+    },
+}
+
+impl Busy {
+    fn until(&self) -> f64 {
+        match self {
+            Busy::Scan { until, .. } | Busy::Move { until, .. } => *until,
+        }
+    }
+}
+
+/// The line robot as a peer of the pty server: lines in, one command at a time, replies
+/// out as simulated time passes.
+struct LinePeer {
     inbuf: Vec<u8>,
     pending: VecDeque<String>,
     cfg: LineSimConfig,
     shared: Arc<Mutex<Shared>>,
-    stop: Arc<AtomicBool>,
     homed: bool,
     commands: u32,
     steps: u32,
@@ -256,6 +252,11 @@ struct Sim {
     speed_pct: u32,
     appearance: Appearance,
     rng: ChaCha8Rng,
+    /// Simulated time of what is being handled.
+    now: f64,
+    busy: Option<Busy>,
+    /// Replies written since the last round, with the simulated time they were written.
+    outbox: Vec<(f64, Vec<u8>)>,
 }
 
 fn cfg_seed_noise(shared: &Arc<Mutex<Shared>>) -> u64 {
@@ -270,63 +271,54 @@ fn cfg_seed_noise(shared: &Arc<Mutex<Shared>>) -> u64 {
         .unwrap_or(0)
 }
 
-impl Sim {
-    fn serve(mut self) {
-        while !self.stop.load(Ordering::SeqCst) {
-            let line = match self.pending.pop_front() {
-                Some(l) => l,
-                None => match self.read_line(Duration::from_millis(20)) {
-                    Some(l) => l,
-                    None => continue,
-                },
-            };
-            self.handle(&line);
-        }
+impl Peer for LinePeer {
+    fn receive(&mut self, bytes: &[u8]) {
+        self.inbuf.extend_from_slice(bytes);
     }
 
-    /// Reads what is there (waiting up to `wait`) and returns one complete line.
-    fn read_line(&mut self, wait: Duration) -> Option<String> {
-        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        if let Some(pos) = self.inbuf.iter().position(|&b| b == b'\n') {
-            let l: Vec<u8> = self.inbuf.drain(..=pos).collect();
-            return Some(
-                String::from_utf8_lossy(&l[..l.len() - 1])
-                    .trim()
-                    .to_string(),
-            );
+    fn run_until(&mut self, now: f64, out: &mut Vec<(f64, Vec<u8>)>) -> f64 {
+        loop {
+            match self.busy.take() {
+                Some(b) if b.until() > now => {
+                    self.busy = Some(b);
+                    break;
+                }
+                Some(b) => {
+                    self.now = b.until();
+                    self.finish(b);
+                }
+                None => {
+                    let Some(line) = self.pending.pop_front().or_else(|| self.take_line()) else {
+                        break;
+                    };
+                    self.now = now;
+                    self.handle(&line);
+                }
+            }
         }
-        let mut fds = [PollFd::new(self.master.as_fd(), PollFlags::POLLIN)];
-        let ms = PollTimeout::try_from(wait.as_millis() as u32).unwrap_or(PollTimeout::ZERO);
-        match poll(&mut fds, ms) {
-            Ok(n) if n > 0 => {}
-            _ => return None,
-        }
-        if !fds[0]
-            .revents()
-            .unwrap_or(nix::poll::PollFlags::empty())
-            .contains(PollFlags::POLLIN)
-        {
-            // The host side is closed (POLLHUP): wait for it to reopen.
-            std::thread::sleep(wait);
-            return None;
-        }
-        let mut chunk = [0u8; 512];
-        match nix::unistd::read(self.master.as_raw_fd(), &mut chunk) {
-            Ok(n) if n > 0 => self.inbuf.extend_from_slice(&chunk[..n]),
-            _ => std::thread::sleep(wait),
-        }
-        None
+        out.append(&mut self.outbox);
+        now
+    }
+}
+
+impl LinePeer {
+    /// One complete line from what the host wrote, trimmed.
+    fn take_line(&mut self) -> Option<String> {
+        let pos = self.inbuf.iter().position(|&b| b == b'\n')?;
+        let l: Vec<u8> = self.inbuf.drain(..=pos).collect();
+        Some(
+            String::from_utf8_lossy(&l[..l.len() - 1])
+                .trim()
+                .to_string(),
+        )
     }
 
     fn write(&mut self, line: &str) {
         if self.silent {
             return;
         }
-        let Ok(fd) = self.master.try_clone() else {
-            return;
-        };
-        let mut f = std::fs::File::from(fd);
-        let _ = f.write_all(format!("{line}\n").as_bytes());
+        self.outbox
+            .push((self.now, format!("{line}\n").into_bytes()));
     }
 
     /// Sends a reply line for the current command (recorded for replays).
@@ -339,6 +331,26 @@ impl Sim {
         }
         if !dropped {
             self.write(&line);
+        }
+    }
+
+    /// Ends what `busy` was waiting for.
+    fn finish(&mut self, busy: Busy) {
+        match busy {
+            Busy::Scan {
+                seq,
+                dropped,
+                reply,
+                ..
+            } => self.reply(seq, &reply, dropped),
+            Busy::Move {
+                secs,
+                seq,
+                dropped,
+                steps,
+                index,
+                ..
+            } => self.step_made(secs, seq, dropped, steps, index),
         }
     }
 
@@ -440,24 +452,36 @@ impl Sim {
             );
             parts.push(format!("{},{},{}", v[0], v[1], v[2]));
         }
-        std::thread::sleep(Duration::from_secs_f64(0.5 / self.cfg.speed.max(1e-6)));
-        self.reply(seq, &format!("OK scan={}", parts.join(";")), dropped)
+        // Reading takes half a simulated second.
+        self.busy = Some(Busy::Scan {
+            until: self.now + 0.5,
+            seq,
+            dropped,
+            reply: format!("OK scan={}", parts.join(";")),
+        });
     }
 
     fn moves(&mut self, seq: u16, args: &[String], dropped: bool) {
         if !self.homed {
             return self.reply(seq, "ERR NOT_HOMED send HOME first", dropped);
         }
-        // Check the whole line before turning anything.
+        match self.check_tokens(args) {
+            Ok(steps) => self.start_step(seq, dropped, steps, 0),
+            Err(e) => self.reply(seq, &e, dropped),
+        }
+    }
+
+    /// The whole line checked before anything turns: the steps, or the `ERR` text.
+    fn check_tokens(&self, args: &[String]) -> Result<Vec<Vec<Move>>, String> {
         let mut steps: Vec<Vec<Move>> = Vec::new();
         for (i, tok) in args.iter().enumerate() {
             let Some(step) = parse_token(tok) else {
-                return self.reply(seq, &format!("ERR SYNTAX token {i} {tok:?}"), dropped);
+                return Err(format!("ERR SYNTAX token {i} {tok:?}"));
             };
             for m in &step {
                 if let crate::cube::MoveKind::Face(f) = m.kind {
                     if !self.cfg.caps.faces.contains(&f) {
-                        return self.reply(seq, &format!("ERR FACE no motor for {f}"), dropped);
+                        return Err(format!("ERR FACE no motor for {f}"));
                     }
                 }
             }
@@ -465,94 +489,109 @@ impl Sim {
                 let opposite = matches!((step[0].kind, step[1].kind),
                     (crate::cube::MoveKind::Face(a), crate::cube::MoveKind::Face(b)) if a.opposite() == b);
                 if !self.cfg.caps.parallel || !opposite {
-                    return self.reply(
-                        seq,
-                        &format!("ERR PARALLEL token {i} {tok:?} cannot turn together"),
-                        dropped,
-                    );
+                    return Err(format!(
+                        "ERR PARALLEL token {i} {tok:?} cannot turn together"
+                    ));
                 }
             }
             steps.push(step);
         }
-        let mut caps = self.cfg.caps.clone();
-        caps.speed = self.speed_pct;
-        for (i, step) in steps.iter().enumerate() {
-            self.steps += 1;
-            let n = self.steps;
-            if self
-                .cfg
-                .faults
-                .iter()
-                .any(|f| f.kind == LineFaultKind::Silent && f.at == n)
-            {
-                self.silent = true;
-                return;
-            }
-            if self
-                .cfg
-                .faults
-                .iter()
-                .any(|f| f.kind == LineFaultKind::Stall && f.at == n)
-            {
-                return self.reply(
-                    seq,
-                    &format!(
-                        "ERR STALL motor {} did not reach its position at token {i}",
-                        super::line::token(step)
-                    ),
-                    dropped,
-                );
-            }
-            let secs = caps.step_seconds(step);
-            std::thread::sleep(Duration::from_secs_f64(secs / self.cfg.speed.max(1e-6)));
-            if let Ok(mut s) = self.shared.lock() {
-                let alg = Alg::from_moves(step.clone());
-                let _ = s.cube.apply(&alg);
-                let size = s.cube.size();
-                for m in &step.clone() {
-                    s.ids = m.permutation(size).apply(&s.ids);
-                }
-                s.clock += secs;
-            }
-            self.reply(
+        Ok(steps)
+    }
+
+    fn fault_at(&self, kind: LineFaultKind, step: u32) -> bool {
+        self.cfg
+            .faults
+            .iter()
+            .any(|f| f.kind == kind && f.at == step)
+    }
+
+    /// Starts step `index` of a `MOVE` (or answers `OK` after the last one), unless an
+    /// injected fault stops it.
+    fn start_step(&mut self, seq: u16, dropped: bool, steps: Vec<Vec<Move>>, index: usize) {
+        let Some(step) = steps.get(index) else {
+            return self.reply(seq, &format!("OK moves={}", steps.len()), dropped);
+        };
+        self.steps += 1;
+        let n = self.steps;
+        if self.fault_at(LineFaultKind::Silent, n) {
+            self.silent = true;
+            return;
+        }
+        if self.fault_at(LineFaultKind::Stall, n) {
+            return self.reply(
                 seq,
-                &format!("DONE {i} {}", super::line::token(step)),
+                &format!(
+                    "ERR STALL motor {} did not reach its position at token {index}",
+                    token(step)
+                ),
                 dropped,
             );
-            // A STOP that arrived meanwhile ends the line after this step.
-            if let Some(l) = self.read_line(Duration::ZERO) {
-                let is_stop = l
-                    .split_whitespace()
-                    .nth(1)
-                    .is_some_and(|v| v.eq_ignore_ascii_case("STOP"));
-                if is_stop {
-                    self.reply(seq, "ERR STOPPED after a STOP", dropped);
-                    self.handle(&l);
-                    return;
-                }
-                self.pending.push_back(l);
+        }
+        let mut caps = self.cfg.caps.clone();
+        caps.speed = self.speed_pct;
+        let secs = caps.step_seconds(step);
+        self.busy = Some(Busy::Move {
+            until: self.now + secs,
+            secs,
+            seq,
+            dropped,
+            steps,
+            index,
+        });
+    }
+
+    /// Step `index` has turned: the cube changes, `DONE` goes out, and a `STOP` that
+    /// arrived meanwhile ends the line; otherwise the next step starts.
+    fn step_made(
+        &mut self,
+        secs: f64,
+        seq: u16,
+        dropped: bool,
+        steps: Vec<Vec<Move>>,
+        index: usize,
+    ) {
+        let step = &steps[index];
+        if let Ok(mut s) = self.shared.lock() {
+            let alg = Alg::from_moves(step.clone());
+            let _ = s.cube.apply(&alg);
+            let size = s.cube.size();
+            for m in step {
+                s.ids = m.permutation(size).apply(&s.ids);
             }
-            if self.stop.load(Ordering::SeqCst) {
+            s.clock += secs;
+        }
+        self.reply(seq, &format!("DONE {index} {}", token(step)), dropped);
+        if let Some(l) = self.take_line() {
+            let is_stop = l
+                .split_whitespace()
+                .nth(1)
+                .is_some_and(|v| v.eq_ignore_ascii_case("STOP"));
+            if is_stop {
+                self.reply(seq, "ERR STOPPED after a STOP", dropped);
+                self.handle(&l);
                 return;
             }
+            self.pending.push_back(l);
         }
-        self.reply(seq, &format!("OK moves={}", steps.len()), dropped)
+        self.start_step(seq, dropped, steps, index + 1)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::robot::line::{LineError, LineRobot, LineTimeouts, TtyLink};
+    use crate::robot::line::{LineError, LineRobot, LineTimeouts};
+    use std::time::Duration;
 
     fn robot(h: &LineSimHandle) -> LineRobot {
-        let link = TtyLink::open(h.path(), None).unwrap();
+        let link = crate::robot::link::open(h.path(), None).unwrap();
         let t = LineTimeouts {
             ack: Duration::from_millis(300),
             retries: 2,
             slack: Duration::from_secs(2),
         };
-        let mut r = LineRobot::connect(Box::new(link), t).unwrap();
+        let mut r = LineRobot::connect(link, t).unwrap();
         r.time_scale = 1000.0;
         r
     }
@@ -662,7 +701,7 @@ mod tests {
 #[cfg(test)]
 mod scan_tests {
     use super::*;
-    use crate::robot::line::{LineRobot, LineTimeouts, TtyLink};
+    use crate::robot::line::{LineRobot, LineTimeouts};
 
     #[test]
     fn scan_reads_every_sticker_and_rereads_stably() {
@@ -672,8 +711,8 @@ mod scan_tests {
             ..Default::default()
         })
         .unwrap();
-        let link = TtyLink::open(h.path(), None).unwrap();
-        let mut r = LineRobot::connect(Box::new(link), LineTimeouts::default()).unwrap();
+        let link = crate::robot::link::open(h.path(), None).unwrap();
+        let mut r = LineRobot::connect(link, LineTimeouts::default()).unwrap();
         assert_eq!(r.caps().scan, Some(Scale::Rgb8));
         let all = r.scan(&[]).unwrap();
         assert_eq!(all.len(), 54);

@@ -1,11 +1,23 @@
-//! `bench solve|resolve|scan|robot`: each benchmark lives with its own work; this file
-//! only routes.
+//! `bench solve|resolve|scan|robot`: the benchmark harnesses, one file each, and the host
+//! line every benchmark prints first (its figures mean little without the machine).
+//!
+//! Level: `cli`. The harnesses call the library directly; no command module depends on them.
 
 use clap::Subcommand;
 use serde_json::json;
 
 use super::output::json_line;
 use super::{CmdResult, Global};
+
+mod resolve;
+pub mod robot;
+mod scan;
+mod solve;
+mod stats;
+
+pub use resolve::BenchResolveArgs;
+pub use scan::BenchScanArgs;
+pub use solve::BenchSolveArgs;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -16,22 +28,22 @@ pub struct BenchArgs {
 #[derive(Subcommand, Debug)]
 pub enum BenchWhat {
     /// Solver speed and lengths, side by side with the min2phase crate.
-    Solve(super::solve::BenchSolveArgs),
+    Solve(BenchSolveArgs),
     /// Colour resolution accuracy and speed on synthetic scans.
-    Resolve(super::color::BenchResolveArgs),
+    Resolve(BenchResolveArgs),
     /// Sticker detection and sampling speed on camera frames.
-    Scan(super::camera::BenchScanArgs),
+    Scan(BenchScanArgs),
     /// Robot execution time of planned solutions on the simulator's timings.
-    Robot(super::run::BenchRobotArgs),
+    Robot(robot::BenchRobotArgs),
 }
 
 pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
     print_host(g);
     match a.what {
-        BenchWhat::Solve(a) => super::solve::bench(a, g),
-        BenchWhat::Resolve(a) => super::color::bench(a, g),
-        BenchWhat::Scan(a) => super::camera::bench(a, g),
-        BenchWhat::Robot(a) => super::run::bench(a, g),
+        BenchWhat::Solve(a) => solve::bench(a, g),
+        BenchWhat::Resolve(a) => resolve::bench(a, g),
+        BenchWhat::Scan(a) => scan::bench(a, g),
+        BenchWhat::Robot(a) => robot::bench(a, g),
     }
 }
 

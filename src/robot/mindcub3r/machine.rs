@@ -1,356 +1,23 @@
-//! The MindCub3r on top of the EV3 driver: calibration (`calibration/mindcub3r.toml`),
-//! start-up (device check, homing), the primitives of `model.rs` with angles, speeds and
-//! over-rotation from the calibration, and the colour-sensor scan (mechanics doc §6) mapped
-//! to URFDLB facelet indices of the cube as it sat before the scan.
+//! The MindCub3r on top of the EV3 driver: start-up (device check, homing), the primitives
+//! of [`super::model`] with angles, speeds and over-rotation from the calibration, and the
+//! colour-sensor scan mapped to URFDLB facelet indices of the cube as it sat before the scan.
 //!
-//! Level: robot (uses `cube`, `color::raw`). No printing: progress through callbacks.
+//! Level: robot (uses `cube`, `color::raw`, [`crate::robot::ev3`]). No printing: progress
+//! through callbacks.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use super::ev3::{DeviceExpectation, DriverTimeouts, Ev3, Ev3Error, Motor, MotorKind};
-use super::model::{Orientation, Primitive, SensorPosition, Timings};
-use super::protocol::{device, DirectCommand, OutputPort};
-use super::transport::Transport;
+use super::config::Config;
+use super::error::RobotError;
+use super::model::{Orientation, Primitive, SensorPosition};
+use super::scan::{face_samples, perm_of, scan_map, scan_steps, Sample, ScanProgress};
 use crate::color::{RawScan, Scale};
 use crate::cube::{Face, Permutation, Size};
-
-/// The calibration file version this code reads.
-pub const CONFIG_VERSION: u32 = 1;
-
-/// Ports (mechanics doc §1; verified with GET_TYPEMODE at start-up).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Ports {
-    pub arm: OutputPort,
-    pub turntable: OutputPort,
-    pub sensor_arm: OutputPort,
-    /// Sensor port 1..4.
-    pub color_sensor: u8,
-}
-
-impl Default for Ports {
-    fn default() -> Self {
-        Ports {
-            arm: OutputPort::A,
-            turntable: OutputPort::B,
-            sensor_arm: OutputPort::C,
-            color_sensor: 2,
-        }
-    }
-}
-
-/// Nominal full speeds (doc §8.5), used for time budgets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Motors {
-    pub large_full_speed: f64,
-    pub medium_full_speed: f64,
-}
-
-impl Default for Motors {
-    fn default() -> Self {
-        Motors {
-            large_full_speed: 1050.0,
-            medium_full_speed: 1560.0,
-        }
-    }
-}
-
-/// Tilt/hold arm, motor degrees from the homed zero (retracted stop).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Arm {
-    pub away: i32,
-    pub hold: i32,
-    pub tilt_apex: i32,
-    /// Percent for away ↔ hold.
-    pub speed: i8,
-    /// Percent for hold → apex, and apex → hold.
-    pub tilt_speed: i8,
-    pub back_speed: i8,
-    pub ramp_up: u32,
-    pub ramp_down: u32,
-    /// Percent for homing; the sign points at the retracted stop.
-    pub home_speed: i8,
-    /// Pause after each arm move (ms, mechanics doc §4.1).
-    pub settle_ms: u64,
-    /// Hold angle for a 2x2x2 (clamps the top layer only; UNCERTAIN).
-    pub hold_2x2: i32,
-}
-
-impl Default for Arm {
-    fn default() -> Self {
-        Arm {
-            away: 0,
-            hold: 100,
-            tilt_apex: 190,
-            speed: 45,
-            tilt_speed: 50,
-            back_speed: 55,
-            ramp_up: 15,
-            ramp_down: 25,
-            home_speed: -25,
-            settle_ms: 30,
-            hold_2x2: 100,
-        }
-    }
-}
-
-/// Turntable (motor degrees; `ratio` motor degrees per table degree).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Turntable {
-    pub ratio: f64,
-    /// +1 when a positive motor move turns the table clockwise seen from above (`y`).
-    pub sign: i8,
-    /// Percent for spins.
-    pub speed: i8,
-    /// Percent for bottom-layer turns.
-    pub turn_speed: i8,
-    /// Motor degrees past the target on a layer turn, then back (mechanics doc §3.1).
-    pub over_rotation: i32,
-    pub over_rotation_speed: i8,
-    /// Percent for the scanning revolution.
-    pub scan_speed: i8,
-    pub ramp_up: u32,
-    pub ramp_down: u32,
-}
-
-impl Default for Turntable {
-    fn default() -> Self {
-        Turntable {
-            ratio: 3.0,
-            sign: 1,
-            speed: 55,
-            turn_speed: 55,
-            over_rotation: 18,
-            over_rotation_speed: 15,
-            scan_speed: 50,
-            ramp_up: 30,
-            ramp_down: 45,
-        }
-    }
-}
-
-/// Colour-sensor arm, motor degrees from the homed zero (parked stop); negative inwards.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SensorArm {
-    pub speed: i8,
-    /// Percent for homing; the sign points at the parked stop.
-    pub home_speed: i8,
-    pub parked: i32,
-    pub clear: i32,
-    pub centre: i32,
-    /// Positions for the four edge samples of a revolution (table 90°, 180°, 270°, 360°).
-    pub edge: [i32; 4],
-    /// Positions for the four corner samples (table 45°, 135°, 225°, 315°).
-    pub corner: [i32; 4],
-    /// 2x2x2: the one corner radius.
-    pub corner_2x2: i32,
-    pub ramp: u32,
-}
-
-impl Default for SensorArm {
-    fn default() -> Self {
-        SensorArm {
-            speed: 75,
-            home_speed: 30,
-            parked: 0,
-            clear: -400,
-            centre: -750,
-            edge: [-655, -655, -650, -645],
-            corner: [-595, -600, -600, -590],
-            corner_2x2: -650,
-            ramp: 20,
-        }
-    }
-}
-
-/// Robot side over which the colour sensor reaches the top face.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SensorSide {
-    Front,
-    Right,
-    Back,
-    Left,
-}
-
-/// Scanning.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ScanConfig {
-    pub sensor_side: SensorSide,
-    /// Sample on the fly during one revolution (else stop at every 45°).
-    pub on_the_fly: bool,
-    /// Accept an on-the-fly sample this many table degrees from its ideal angle.
-    pub window: f64,
-    /// Sensor-arm position error (motor degrees) tolerated for a reading.
-    pub sensor_tolerance: i32,
-}
-
-impl Default for ScanConfig {
-    fn default() -> Self {
-        ScanConfig {
-            sensor_side: SensorSide::Front,
-            on_the_fly: true,
-            window: 12.0,
-            sensor_tolerance: 12,
-        }
-    }
-}
-
-/// Time limits (wall clock).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Timeouts {
-    pub reply_ms: u64,
-    pub poll_ms: u64,
-    pub stall_ms: u64,
-    pub move_extra_ms: u64,
-    pub home_ms: u64,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        let d = DriverTimeouts::default();
-        Timeouts {
-            reply_ms: d.reply.as_millis() as u64,
-            poll_ms: d.poll.as_millis() as u64,
-            stall_ms: d.stall.as_millis() as u64,
-            move_extra_ms: d.move_extra.as_millis() as u64,
-            home_ms: d.home.as_millis() as u64,
-        }
-    }
-}
-
-/// `calibration/mindcub3r.toml`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Config {
-    pub version: u32,
-    pub ports: Ports,
-    pub motors: Motors,
-    pub arm: Arm,
-    pub turntable: Turntable,
-    pub sensor_arm: SensorArm,
-    pub scan: ScanConfig,
-    pub timeouts: Timeouts,
-    pub timings: Timings,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            version: CONFIG_VERSION,
-            ports: Ports::default(),
-            motors: Motors::default(),
-            arm: Arm::default(),
-            turntable: Turntable::default(),
-            sensor_arm: SensorArm::default(),
-            scan: ScanConfig::default(),
-            timeouts: Timeouts::default(),
-            timings: Timings::default(),
-        }
-    }
-}
-
-impl Config {
-    pub fn parse(text: &str) -> Result<Config, String> {
-        #[derive(Deserialize)]
-        struct V {
-            version: Option<u32>,
-        }
-        let v: V = toml::from_str(text).map_err(|e| e.to_string())?;
-        match v.version {
-            Some(CONFIG_VERSION) => {}
-            Some(other) => {
-                return Err(format!(
-                    "version {other} is not supported (this program reads version {CONFIG_VERSION})"
-                ))
-            }
-            None => return Err("missing `version`".into()),
-        }
-        let c: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        c.check()?;
-        Ok(c)
-    }
-
-    pub fn load(path: &Path) -> Result<Config, RobotError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RobotError::Config {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
-        Config::parse(&text).map_err(|why| RobotError::Config {
-            path: path.display().to_string(),
-            why,
-        })
-    }
-
-    fn check(&self) -> Result<(), String> {
-        let p = &self.ports;
-        if p.arm == p.turntable || p.arm == p.sensor_arm || p.turntable == p.sensor_arm {
-            return Err("ports.arm, ports.turntable and ports.sensor_arm must differ".into());
-        }
-        if !(1..=4).contains(&p.color_sensor) {
-            return Err("ports.color_sensor must be 1..4".into());
-        }
-        if self.turntable.sign != 1 && self.turntable.sign != -1 {
-            return Err("turntable.sign must be 1 or -1".into());
-        }
-        if self.turntable.ratio.is_nan() || self.turntable.ratio <= 0.0 {
-            return Err("turntable.ratio must be positive".into());
-        }
-        for (name, v) in [
-            ("arm.speed", self.arm.speed),
-            ("arm.tilt_speed", self.arm.tilt_speed),
-            ("arm.back_speed", self.arm.back_speed),
-            ("turntable.speed", self.turntable.speed),
-            ("turntable.turn_speed", self.turntable.turn_speed),
-            ("turntable.scan_speed", self.turntable.scan_speed),
-            (
-                "turntable.over_rotation_speed",
-                self.turntable.over_rotation_speed,
-            ),
-            ("sensor_arm.speed", self.sensor_arm.speed),
-        ] {
-            if !(1..=100).contains(&v) {
-                return Err(format!("{name} must be 1..100 percent, is {v}"));
-            }
-        }
-        Ok(())
-    }
-
-    fn driver_timeouts(&self) -> DriverTimeouts {
-        let t = &self.timeouts;
-        DriverTimeouts {
-            reply: Duration::from_millis(t.reply_ms),
-            poll: Duration::from_millis(t.poll_ms),
-            stall: Duration::from_millis(t.stall_ms),
-            move_extra: Duration::from_millis(t.move_extra_ms),
-            home: Duration::from_millis(t.home_ms),
-        }
-    }
-}
-
-/// Robot-level errors.
-#[derive(Debug, thiserror::Error)]
-pub enum RobotError {
-    #[error(transparent)]
-    Ev3(#[from] Ev3Error),
-    #[error("calibration {path}: {why}")]
-    Config { path: String, why: String },
-    #[error("interrupted after {after}; motors stopped; {state}")]
-    Interrupted { after: String, state: String },
-    #[error("{0}")]
-    Precondition(String),
-}
+use crate::robot::ev3::driver::{DeviceExpectation, Ev3, Ev3Error, Motor, MotorKind};
+use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
+use crate::robot::link::Link;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ArmState {
@@ -380,137 +47,14 @@ pub struct MindCub3r {
     homed: bool,
 }
 
-/// The spots on the top face (robot frame) the sensor reads: (centre, edge at table 0°,
-/// the corner that will be under it 45° later measured after the next quarter).
-fn spots(size: Size, side: SensorSide) -> (Option<usize>, Option<usize>, usize) {
-    let n = size.n();
-    // Front side: edge U8 (row n-1, middle), corner U7 (row n-1, col 0).
-    let (centre, edge) = if n % 2 == 1 {
-        (Some(n * n / 2), Some((n - 1) * n + n / 2))
-    } else {
-        (None, None)
-    };
-    let corner = (n - 1) * n;
-    let q = match side {
-        SensorSide::Front => 0,
-        SensorSide::Right => 1,
-        SensorSide::Back => 2,
-        SensorSide::Left => 3,
-    };
-    let perm = y_power(size, q);
-    (
-        centre,
-        edge.map(|e| perm.0[e] as usize),
-        perm.0[corner] as usize,
-    )
-}
-
-fn perm_of(size: Size, p: Primitive) -> Permutation {
-    p.as_move()
-        .map(|m| m.permutation(size).clone())
-        .unwrap_or_else(|| Permutation::identity(size.stickers()))
-}
-
-fn y_power(size: Size, q: i64) -> Permutation {
-    let mut p = Permutation::identity(size.stickers());
-    for _ in 0..q.rem_euclid(4) {
-        p = p.then(&perm_of(size, Primitive::Spin(1)));
-    }
-    p
-}
-
-/// One sample of a face: where it is read and which top-face position (robot frame, at
-/// the face's start) it shows.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sample {
-    /// Table angle (degrees, + = y) from the face's start.
-    pub angle: f64,
-    pub kind: SensorPosition,
-    /// Index into the calibration's edge/corner lists.
-    pub slot: usize,
-    /// Facelet index (robot frame at the face's start).
-    pub position: usize,
-}
-
-/// The samples of one face, in reading order: centre, then one revolution in + direction
-/// alternating corner and edge (mechanics doc §6.2); 2x2x2: four corners.
-pub fn face_samples(size: Size, side: SensorSide) -> Vec<Sample> {
-    let (centre, edge, corner) = spots(size, side);
-    let mut out = Vec::new();
-    if let Some(c) = centre {
-        out.push(Sample {
-            angle: 0.0,
-            kind: SensorPosition::Centre,
-            slot: 0,
-            position: c,
-        });
-    }
-    for k in 0..4i64 {
-        // 45° + 90°k: the corner that y^(k+1) brings to the corner spot.
-        out.push(Sample {
-            angle: 45.0 + 90.0 * k as f64,
-            kind: SensorPosition::Corner,
-            slot: k as usize,
-            position: y_power(size, k + 1).0[corner] as usize,
-        });
-        if let Some(e) = edge {
-            // 90°(k+1): the edge that y^(k+1) brings to the edge spot.
-            out.push(Sample {
-                angle: 90.0 * (k + 1) as f64,
-                kind: SensorPosition::Edge,
-                slot: k as usize,
-                position: y_power(size, k + 1).0[e] as usize,
-            });
-        }
-    }
-    out
-}
-
-/// The scan sequence: primitives before each face's reading (mechanics doc §6.1).
-pub fn scan_steps() -> [Vec<Primitive>; 6] {
-    use Primitive::*;
-    [
-        vec![],
-        vec![Tilt],
-        vec![Tilt],
-        vec![Spin(-1), Tilt],
-        vec![Spin(1), Tilt],
-        vec![Tilt],
-    ]
-}
-
-/// For every sample of the scan: (face step, sample, facelet index in the cube's frame at
-/// the scan start). Derived from the primitives' permutations in `model.rs`.
-pub fn scan_map(size: Size, side: SensorSide) -> Vec<(usize, Sample, usize)> {
-    let mut frame = Permutation::identity(size.stickers());
-    let mut out = Vec::new();
-    for (step, prims) in scan_steps().iter().enumerate() {
-        for &p in prims {
-            frame = frame.then(&perm_of(size, p));
-        }
-        for s in face_samples(size, side) {
-            out.push((step, s, frame.0[s.position] as usize));
-        }
-    }
-    out
-}
-
-/// What a scan progress callback receives.
-#[derive(Clone, Copy, Debug)]
-pub struct ScanProgress {
-    pub done: usize,
-    pub total: usize,
-    pub face_step: usize,
-}
-
 impl MindCub3r {
     /// Connects: ping, device check (exact report on mismatch), homing of both arms.
-    pub fn connect(transport: Box<dyn Transport>, config: Config) -> Result<MindCub3r, RobotError> {
+    pub fn connect(link: Box<dyn Link>, config: Config) -> Result<MindCub3r, RobotError> {
         config.check().map_err(|why| RobotError::Config {
             path: "(in memory)".into(),
             why,
         })?;
-        let mut ev3 = Ev3::new(transport);
+        let mut ev3 = Ev3::new(link);
         ev3.timeouts = config.driver_timeouts();
         let m = &config.motors;
         let p = &config.ports;
@@ -891,7 +435,8 @@ impl MindCub3r {
     }
 
     /// The colour-sensor scan → readings at the URFDLB facelet indices of the cube as it
-    /// sat before the scan. The cube ends in the orientation of mechanics doc §6.1.
+    /// sat before the scan. The cube ends in the orientation given in
+    /// [Scan order](crate::robot::mindcub3r#scan-order).
     pub fn scan(
         &mut self,
         size: Size,
@@ -983,6 +528,10 @@ impl MindCub3r {
         Ok(out.into_iter().map(|o| o.unwrap_or([0.0; 3])).collect())
     }
 
+    /// One revolution of the turntable with the sensor over one ring of stickers: the table
+    /// turns through 360° at scan speed while each round trip reads both counts and the
+    /// colour, and the sensor arm moves on to the next ring position as soon as a sample
+    /// has its reading.
     fn revolution(
         &mut self,
         size: Size,
@@ -992,8 +541,6 @@ impl MindCub3r {
         out: &mut [Option<[f64; 3]>],
     ) -> Result<(), RobotError> {
         let t = self.config.turntable.clone();
-        let window = self.config.scan.window;
-        let tol = self.config.scan.sensor_tolerance;
         let color = self.config.ports.color_sensor - 1;
         let first = self.sample_target(size, &samples[ring[0]].0);
         self.sensor_to(first, "sensor arm to the first sticker ring")?;
@@ -1014,93 +561,42 @@ impl MindCub3r {
                 .nominal_secs(d as f64, t.scan_speed, (t.ramp_up, t.ramp_down)),
         ) + self.ev3.timeouts.move_extra;
         let started = std::time::Instant::now();
-        let mut k = 0; // next ring sample
-        let mut best: Option<(f64, [f64; 3])> = None;
-        let mut sensor_target = first;
+        let mut cursor = RingCursor {
+            samples,
+            ring,
+            next: 0,
+            best: None,
+            sensor_target: first,
+        };
         let mut last_move = (self.ev3.count(self.table.port)?, std::time::Instant::now());
         loop {
-            let mut c = DirectCommand::new();
-            let tb = c.output_get_count(self.table.port);
-            let sc = c.output_get_count(self.sensor.port);
-            let rgb = c.ready_raw(color, device::COLOR, device::COLOR_RGB_RAW, 3);
-            let busy = c.output_test(self.table.bit_nos() | self.sensor.bit_nos());
-            let name = "scan sample (GET_COUNT turntable + sensor arm, READY_RAW colour)";
-            let r = self.ev3.call(name, &c)?;
-            let get = |s| {
-                r.i32(s).map_err(|e| Ev3Error::Malformed {
-                    command: name.into(),
-                    detail: e.to_string(),
-                })
-            };
-            let tcount = get(tb)?;
-            let scount = get(sc)?;
-            let reading = [
-                get(rgb[0])? as f64,
-                get(rgb[1])? as f64,
-                get(rgb[2])? as f64,
-            ];
-            let table_busy = r.i8(busy).unwrap_or(0) != 0;
-            let angle = (tcount - self.table_zero) as f64 / (t.ratio * t.sign as f64) - base;
+            let sample = self.scan_sample(color)?;
+            let angle = (sample.table - self.table_zero) as f64 / (t.ratio * t.sign as f64) - base;
             let now = std::time::Instant::now();
-            if (tcount - last_move.0).abs() >= 2 {
-                last_move = (tcount, now);
-            } else if table_busy
-                && (tcount - target).abs() > 3
+            if (sample.table - last_move.0).abs() >= 2 {
+                last_move = (sample.table, now);
+            } else if sample.table_busy
+                && (sample.table - target).abs() > 3
                 && now - last_move.1 >= self.ev3.timeouts.stall
             {
                 return Err(Ev3Error::Stalled {
                     command: "scanning revolution".into(),
                     port: self.table.port,
-                    position: tcount,
+                    position: sample.table,
                     target,
                     ms: (now - last_move.1).as_millis() as u64,
                 }
                 .into());
             }
-            while k < ring.len() {
-                let s = samples[ring[k]].0;
-                let err = angle - s.angle;
-                if err.abs() <= window
-                    && (scount - sensor_target).abs() <= tol
-                    && best.is_none_or(|(e, _)| err.abs() < e)
-                {
-                    best = Some((err.abs(), reading));
-                }
-                // Past this sample (or at it with a reading): keep the best reading and
-                // start moving the sensor arm for the next one at once.
-                if err > window
-                    || (best.is_some() && err >= 0.0)
-                    || (!table_busy && k + 1 == ring.len() && err > -window)
-                {
-                    if let Some((_, rgb)) = best.take() {
-                        out[ring[k]] = Some(rgb);
-                    }
-                    k += 1;
-                    if k < ring.len() {
-                        let next = self.sample_target(size, &samples[ring[k]].0);
-                        if next != sensor_target {
-                            sensor_target = next;
-                            let sp = self.config.sensor_arm.speed;
-                            let ramp = self.config.sensor_arm.ramp;
-                            let mut sensor = self.sensor;
-                            self.ev3
-                                .start_move_to(&mut sensor, next, sp, (ramp, ramp), true)?;
-                            self.sensor = sensor;
-                            self.sensor_at = Some(next);
-                        }
-                    }
-                    continue;
-                }
-                break;
-            }
-            if !table_busy {
+            self.follow_ring(size, &mut cursor, angle, &sample, out)?;
+            if !sample.table_busy {
                 break;
             }
             if started.elapsed() > budget {
                 return Err(Ev3Error::MoveTimeout {
                     command: "scanning revolution".into(),
                     port: self.table.port,
-                    position: tcount,
+                    position: sample.table,
                     target,
                     ms: budget.as_millis() as u64,
                 }
@@ -1116,25 +612,107 @@ impl MindCub3r {
         Ok(())
     }
 
+    /// One round trip during a revolution: turntable and sensor-arm counts, the colour
+    /// sensor's raw RGB and whether the turntable is still busy.
+    fn scan_sample(&mut self, color: u8) -> Result<ScanSample, RobotError> {
+        let mut c = DirectCommand::new();
+        let tb = c.output_get_count(self.table.port);
+        let sc = c.output_get_count(self.sensor.port);
+        let rgb = c.ready_raw(color, device::COLOR, device::COLOR_RGB_RAW, 3);
+        let busy = c.output_test(self.table.bit_nos() | self.sensor.bit_nos());
+        let name = "scan sample (GET_COUNT turntable + sensor arm, READY_RAW colour)";
+        let r = self.ev3.call(name, &c)?;
+        let get = |s| {
+            r.i32(s).map_err(|e| Ev3Error::Malformed {
+                command: name.into(),
+                detail: e.to_string(),
+            })
+        };
+        Ok(ScanSample {
+            table: get(tb)?,
+            sensor: get(sc)?,
+            rgb: [
+                get(rgb[0])? as f64,
+                get(rgb[1])? as f64,
+                get(rgb[2])? as f64,
+            ],
+            table_busy: r.i8(busy).unwrap_or(0) != 0,
+        })
+    }
+
+    /// Takes the reading of `sample` (table at `angle` from the ring's start) for the ring
+    /// positions it serves: the closest reading within the window is kept, and once the
+    /// table is past a position the sensor arm starts towards the next one.
+    fn follow_ring(
+        &mut self,
+        size: Size,
+        cursor: &mut RingCursor<'_>,
+        angle: f64,
+        sample: &ScanSample,
+        out: &mut [Option<[f64; 3]>],
+    ) -> Result<(), RobotError> {
+        let window = self.config.scan.window;
+        let tol = self.config.scan.sensor_tolerance;
+        let ring = cursor.ring;
+        while cursor.next < ring.len() {
+            let k = cursor.next;
+            let s = cursor.samples[ring[k]].0;
+            let err = angle - s.angle;
+            if err.abs() <= window
+                && (sample.sensor - cursor.sensor_target).abs() <= tol
+                && cursor.best.is_none_or(|(e, _)| err.abs() < e)
+            {
+                cursor.best = Some((err.abs(), sample.rgb));
+            }
+            // Past this sample (or at it with a reading): keep the best reading and
+            // start moving the sensor arm for the next one at once.
+            if err > window
+                || (cursor.best.is_some() && err >= 0.0)
+                || (!sample.table_busy && k + 1 == ring.len() && err > -window)
+            {
+                if let Some((_, rgb)) = cursor.best.take() {
+                    out[ring[k]] = Some(rgb);
+                }
+                cursor.next = k + 1;
+                if cursor.next < ring.len() {
+                    let next = self.sample_target(size, &cursor.samples[ring[cursor.next]].0);
+                    if next != cursor.sensor_target {
+                        cursor.sensor_target = next;
+                        let sp = self.config.sensor_arm.speed;
+                        let ramp = self.config.sensor_arm.ramp;
+                        let mut sensor = self.sensor;
+                        self.ev3
+                            .start_move_to(&mut sensor, next, sp, (ramp, ramp), true)?;
+                        self.sensor = sensor;
+                        self.sensor_at = Some(next);
+                    }
+                }
+                continue;
+            }
+            break;
+        }
+        Ok(())
+    }
+
     /// Re-reads single stickers (facelet indices of the last scan's frame). The cube must
     /// not have had a layer turned since the scan.
     pub fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RobotError> {
-        let (size, _) = self.frame.clone().ok_or_else(|| {
-            RobotError::Precondition("rescan needs a scan first, with no layer turned since".into())
-        })?;
+        let (size, _) = self.frame.clone().ok_or(RobotError::RescanWithoutScan)?;
         let side = self.config.scan.sensor_side;
         let samples = face_samples(size, side);
         let mut out = Vec::new();
         for &want in stickers {
             if want >= size.stickers() {
-                return Err(RobotError::Precondition(format!(
-                    "sticker {want} does not exist on a {size}"
-                )));
+                return Err(RobotError::NoSuchSticker {
+                    sticker: want,
+                    size,
+                });
             }
             let pos = self.bring_to_top(want)?;
-            let s = *samples.iter().find(|s| s.position == pos).ok_or_else(|| {
-                RobotError::Precondition(format!("sticker {want} is not readable"))
-            })?;
+            let s = *samples
+                .iter()
+                .find(|s| s.position == pos)
+                .ok_or(RobotError::Unreadable { sticker: want })?;
             let rgb = self.guard(|r| {
                 r.arm_to(ArmState::Away)?;
                 let base = r.table_deg;
@@ -1176,27 +754,24 @@ impl MindCub3r {
     /// Brings facelet `want` (frame of the last scan start) to the top face with as few
     /// whole-cube moves as possible; returns the top-face position it is at then.
     pub fn bring_to_top(&mut self, want: usize) -> Result<usize, RobotError> {
-        let (size, _) = self.frame.clone().ok_or_else(|| {
-            RobotError::Precondition("bringing a sticker to the top needs a scan frame".into())
-        })?;
+        let (size, _) = self.frame.clone().ok_or(RobotError::NoScanFrame)?;
         if want >= size.stickers() {
-            return Err(RobotError::Precondition(format!(
-                "sticker {want} does not exist on a {size}"
-            )));
+            return Err(RobotError::NoSuchSticker {
+                sticker: want,
+                size,
+            });
         }
         let plan = self.plan_to_top(size, want);
         for p in plan {
             self.execute(p)?;
         }
         self.check_interrupt()?;
-        let (_, frame) = self.frame.clone().ok_or_else(|| {
-            RobotError::Precondition("the scan frame was lost by a layer turn".into())
-        })?;
+        let (_, frame) = self.frame.clone().ok_or(RobotError::FrameLost)?;
         frame
             .0
             .iter()
             .position(|&o| o as usize == want)
-            .ok_or_else(|| RobotError::Precondition(format!("sticker {want} is not in the frame")))
+            .ok_or(RobotError::NotInFrame { sticker: want })
     }
 
     fn plan_to_top(&self, size: Size, want: usize) -> Vec<Primitive> {
@@ -1253,6 +828,28 @@ impl MindCub3r {
     }
 }
 
+/// One round trip of a scanning revolution.
+struct ScanSample {
+    /// Turntable and sensor-arm sensor counts.
+    table: i32,
+    sensor: i32,
+    /// Raw RGB of the colour sensor.
+    rgb: [f64; 3],
+    table_busy: bool,
+}
+
+/// Where a scanning revolution is in its ring of samples.
+struct RingCursor<'a> {
+    samples: &'a [(Sample, usize)],
+    ring: &'a [usize],
+    /// The next ring position to read.
+    next: usize,
+    /// The best reading of that position so far: (angle error, RGB).
+    best: Option<(f64, [f64; 3])>,
+    /// Where the sensor arm was sent.
+    sensor_target: i32,
+}
+
 impl Motor {
     fn bit_nos(&self) -> u8 {
         self.port.bit()
@@ -1262,76 +859,6 @@ impl Motor {
 fn check_quarter(k: i8) -> Result<i8, RobotError> {
     match k {
         1 | -1 | 2 | -2 => Ok(k),
-        other => Err(RobotError::Precondition(format!(
-            "a spin or turn takes ±1 or ±2 quarters, not {other}"
-        ))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shipped_calibration_parses_and_matches_defaults() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration/mindcub3r.toml");
-        let c = Config::load(&path).unwrap();
-        assert_eq!(c, Config::default());
-        assert!(Config::parse("version = 2")
-            .unwrap_err()
-            .contains("version 2"));
-        assert!(Config::parse("version = 1\n[arm]\nbogus = 3").is_err());
-    }
-
-    #[test]
-    fn face_u_is_read_in_the_doc_order() {
-        // Mechanics doc §6.2: U centre 5, then 9 6 3 2 1 4 7 8 (1-based within the face).
-        let s = face_samples(Size::Three, SensorSide::Front);
-        let got: Vec<usize> = s.iter().map(|s| s.position + 1).collect();
-        assert_eq!(got, vec![5, 9, 6, 3, 2, 1, 4, 7, 8]);
-    }
-
-    #[test]
-    fn scan_map_covers_every_facelet_once_and_matches_the_doc() {
-        for size in [Size::Three, Size::Two] {
-            let map = scan_map(size, SensorSide::Front);
-            let mut seen = vec![0; size.stickers()];
-            for (_, _, i) in &map {
-                seen[*i] += 1;
-            }
-            assert!(seen.iter().all(|&n| n == 1), "{size}: {seen:?}");
-        }
-        // Faces on top in scan order: U F D L B R (doc §6.1); centres land on them.
-        let map = scan_map(Size::Three, SensorSide::Front);
-        let centres: Vec<char> = map
-            .iter()
-            .filter(|(_, s, _)| s.kind == SensorPosition::Centre)
-            .map(|(_, _, i)| Face::ALL[i / 9].letter())
-            .collect();
-        assert_eq!(centres, vec!['U', 'F', 'D', 'L', 'B', 'R']);
-        // The demo's scan_order table (doc §6.2, rubiks-color-resolver numbering: faces
-        // U L F R B D, 1..54), derived here from the model's permutations alone.
-        let doc: [[usize; 9]; 6] = [
-            [5, 9, 6, 3, 2, 1, 4, 7, 8],
-            [23, 27, 24, 21, 20, 19, 22, 25, 26],
-            [50, 54, 51, 48, 47, 46, 49, 52, 53],
-            [14, 10, 13, 16, 17, 18, 15, 12, 11],
-            [41, 43, 44, 45, 42, 39, 38, 37, 40],
-            [32, 34, 35, 36, 33, 30, 29, 28, 31],
-        ];
-        // Resolver face order U L F R B D → our URFDLB face index.
-        let ours = [0usize, 4, 2, 1, 5, 3];
-        for (step, row) in doc.iter().enumerate() {
-            let want: Vec<usize> = row
-                .iter()
-                .map(|&n| ours[(n - 1) / 9] * 9 + (n - 1) % 9)
-                .collect();
-            let got: Vec<usize> = map
-                .iter()
-                .filter(|(st, _, _)| *st == step)
-                .map(|(_, _, i)| *i)
-                .collect();
-            assert_eq!(got, want, "face step {step}");
-        }
+        other => Err(RobotError::BadQuarters { quarters: other }),
     }
 }

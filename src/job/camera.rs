@@ -1,5 +1,5 @@
-//! `--scanner camera` for `cubot run`/`save`/`restore`: a fixed camera looks at the top
-//! face while the robot presents each face to it. On the simulators the frames are
+//! The camera scanner of a job: a fixed camera looks at the top face while the robot
+//! presents each face to it. On the simulators the frames are
 //! rendered (`scan::render`) from the simulated cube's sticker colours as the synthetic
 //! palette shows them (`color::synth`, seeded), then read by the real vision pipeline
 //! (`scan::detect`) into an `Rgb8` [`RawScan`] for the normal resolver path.
@@ -8,8 +8,8 @@
 //! ([`Mc3Run::present_faces`]), so its orientation bookkeeping is the scan's; the line robot
 //! has fixed motors and no reorientation, so its simulator shows all six faces directly.
 //!
-//! Level: cli (combines `robot` with `scan`, which the robot level may not depend on).
-//! Feature `vision`.
+//! Level: job (combines `robot` with `scan`, which the robot level may not depend on).
+//! Feature `vision`. No printing.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -17,13 +17,18 @@ use rand_chacha::ChaCha8Rng;
 use crate::color::raw::{RawScan, Scale};
 use crate::color::synth::{Appearance, Conditions, Palette};
 use crate::cube::{Alg, Face, FaceletCube, Size};
-use crate::robot::journal::Action;
-use crate::robot::model::Orientation;
-use crate::robot::pipeline::{LineRun, Mc3Run, RobotPlan, RunError, RunRobot};
-use crate::robot::planner::RobotState;
+use crate::robot::mindcub3r::cost::RobotState;
+use crate::robot::mindcub3r::model::Orientation;
 use crate::scan::detect::{read_face, scan_faces};
 use crate::scan::image::RgbImage;
 use crate::scan::render::{render_face, RenderOptions};
+use crate::scan::VisionError;
+
+use super::error::{CameraError, RunError};
+use super::journal::Action;
+use super::line::LineRun;
+use super::mindcub3r::Mc3Run;
+use super::robot::{RobotPlan, RunRobot};
 
 /// The robot under the camera.
 pub enum Presenter {
@@ -77,16 +82,8 @@ impl CameraRun {
     }
 }
 
-fn no_sim() -> RunError {
-    RunError::Scan(
-        "--scanner camera renders its frames on the simulator; a camera on a real robot is \
-         not supported yet (use --sim, or --scanner sensor)"
-            .into(),
-    )
-}
-
-fn vision_err(e: crate::scan::VisionError) -> RunError {
-    RunError::Scan(format!("camera: {e}"))
+fn no_sim() -> CameraError {
+    CameraError::NoSimulator
 }
 
 /// Frames taken of one view before giving up on finding the cube in them (a real camera
@@ -105,9 +102,10 @@ impl Camera {
                 Err(e) => last = Some(e),
             }
         }
-        Err(vision_err(last.unwrap_or_else(|| {
-            crate::scan::VisionError::Other("no frame taken".into())
-        })))
+        Err(CameraError::Vision(
+            last.unwrap_or_else(|| VisionError::Other("no frame taken".into())),
+        )
+        .into())
     }
 
     /// One camera frame of the stickers `shown` (each: its colour and the facelet index it
@@ -180,11 +178,11 @@ impl RunRobot for CameraRun {
                 let sim = sim.ok_or_else(no_sim)?;
                 let cube = sim.cube();
                 let img = camera.readable_frame(n, &top_shown(&cube, top))?;
-                let (face, q) = quarters_to_facelet_order(n, top).ok_or_else(|| {
-                    RunError::Scan(format!(
-                        "face step {step}: the top face shows facelets {top:?}, not one face"
-                    ))
-                })?;
+                let (face, q) =
+                    quarters_to_facelet_order(n, top).ok_or_else(|| CameraError::NotOneFace {
+                        step,
+                        top: top.to_vec(),
+                    })?;
                 images[face.index()] = Some(img.rotated(q));
                 progress((step + 1) * per, 6 * per);
                 Ok(())
@@ -193,10 +191,11 @@ impl RunRobot for CameraRun {
                 let sim = r.sim.as_ref().ok_or_else(no_sim)?;
                 let cube = sim.cube();
                 if cube.colors().len() != size.stickers() {
-                    return Err(RunError::Scan(format!(
-                        "the robot holds a cube of {} stickers, not a {size}",
-                        cube.colors().len()
-                    )));
+                    return Err(CameraError::CubeSize {
+                        stickers: cube.colors().len(),
+                        size,
+                    }
+                    .into());
                 }
                 for face in Face::ALL {
                     let shown: Vec<(Face, usize)> = (0..per)
@@ -214,19 +213,10 @@ impl RunRobot for CameraRun {
         let images: Vec<RgbImage> = images
             .into_iter()
             .enumerate()
-            .map(|(i, img)| {
-                img.ok_or_else(|| {
-                    RunError::Scan(format!(
-                        "the face sequence never showed face {}",
-                        Face::ALL[i].letter()
-                    ))
-                })
-            })
+            .map(|(i, img)| img.ok_or(CameraError::FaceNotShown(Face::ALL[i].letter())))
             .collect::<Result<_, _>>()?;
-        let images: [RgbImage; 6] = images
-            .try_into()
-            .map_err(|_| RunError::Scan("six camera frames expected".into()))?;
-        let mut raw = scan_faces(&images, n, None).map_err(vision_err)?;
+        let images: [RgbImage; 6] = images.try_into().map_err(|_| CameraError::SixFrames)?;
+        let mut raw = scan_faces(&images, n, None).map_err(CameraError::Vision)?;
         raw.provenance = Some(serde_json::json!({
             "source": "camera",
             "robot": self.inner().kind(),
@@ -236,27 +226,20 @@ impl RunRobot for CameraRun {
     }
 
     fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
-        let size = self
-            .size
-            .ok_or_else(|| RunError::Scan("a re-read needs a camera scan first".into()))?;
+        let size = self.size.ok_or(CameraError::NotScanned)?;
         let (n, per) = (size.n(), size.per_face());
         let camera = &mut self.camera;
         let mut out = Vec::with_capacity(stickers.len());
         for &want in stickers {
             if want >= size.stickers() {
-                return Err(RunError::Scan(format!(
-                    "sticker {want} does not exist on a {size}"
-                )));
+                return Err(CameraError::NoSuchSticker { want, size }.into());
             }
             // A fresh frame of the face showing the sticker; read it where it stands.
             let (img, at) = match &mut self.robot {
                 Presenter::Mc3(r) => {
                     let (pos, sim) = r.present_sticker(want)?;
                     let cube = sim.ok_or_else(no_sim)?.cube();
-                    let top = r
-                        .robot
-                        .top_facelets()
-                        .ok_or_else(|| RunError::Scan("the scan frame was lost".into()))?;
+                    let top = r.robot.top_facelets().ok_or(RunError::ScanFrameLost)?;
                     (camera.readable_frame(n, &top_shown(&cube, &top))?, pos)
                 }
                 Presenter::Line(r) => {
@@ -267,12 +250,10 @@ impl RunRobot for CameraRun {
                     (camera.readable_frame(n, &shown)?, want - base)
                 }
             };
-            let reading = read_face(&img, n, None).map_err(vision_err)?;
-            let s = reading.stickers.get(at).ok_or_else(|| {
-                RunError::Scan(format!(
-                    "camera: the frame for sticker {want} gave {} stickers",
-                    reading.stickers.len()
-                ))
+            let reading = read_face(&img, n, None).map_err(CameraError::Vision)?;
+            let s = reading.stickers.get(at).ok_or(CameraError::FrameStickers {
+                want,
+                got: reading.stickers.len(),
             })?;
             out.push(s.rgb);
         }

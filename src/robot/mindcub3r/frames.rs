@@ -2,12 +2,12 @@
 //! scan, normalising a target colouring given in any whole-cube orientation, and gathering
 //! candidate solutions from the symmetric variants of a problem.
 //!
-//! Level: robot (depends on `cube` and [`super::planner`]; the solver is passed in as a
+//! Level: robot (depends on `cube`, [`super::model`] and [`crate::robot::symmetry`]; the solver is passed in as a
 //! closure so this stays testable without tables). No printing.
 
 use super::model::{Orientation, Primitive};
-use super::planner::Symmetry;
 use crate::cube::{Alg, Axis, FaceletCube, MoveKind, Size};
+use crate::robot::symmetry::Symmetry;
 
 /// The whole-cube rotation (as `x`/`y` moves) that takes the identity orientation to `o`.
 pub fn rotation_to(o: &Orientation) -> Alg {
@@ -119,6 +119,23 @@ pub fn candidates<E>(
         }
     }
     Ok(out)
+}
+
+/// The robot-frame cube after primitives (the cube-frame check the tests and the executor
+/// use): applies each primitive's move.
+pub fn apply_primitives(cube: &mut FaceletCube, prims: &[Primitive]) {
+    for p in prims {
+        if let Some(m) = p.as_move() {
+            cube.apply(&Alg::from_moves(vec![m]))
+                .expect("robot moves fit every size");
+        }
+    }
+}
+
+/// The cube turned whole so that it is seen from `orientation` (robot frame): the sticker at
+/// each robot position. `orientation.at(p)` is the cube face at robot position `p`.
+pub fn view(cube: &FaceletCube, orientation: &Orientation) -> FaceletCube {
+    to_robot(cube, orientation)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //!
 //! The robot frame is a cube frame: Top = U, Right = R, Front = F, Bottom = D, Left = L,
 //! Back = B, where Back is the side that goes to the bottom when the arm tilts the cube
-//! (`mindcub3r-mechanics.md` §2). In that frame every primitive is a move:
+//! (see [Robot frame](crate::robot::mindcub3r#robot-frame)). In that frame every primitive is a move:
 //!
 //! | primitive  | move in the robot frame |
 //! |------------|-------------------------|
@@ -18,6 +18,9 @@
 //!
 //! The sign of the turntable is one calibration flag (`mindcub3r.toml`), so the physical
 //! sense of `+` can be fixed per robot without touching this table.
+//!
+//! Level: robot (uses `cube` only). Must not depend on the driver, the planner or the
+//! simulators, which all build on it. No printing.
 
 use serde::{Deserialize, Serialize};
 
@@ -139,7 +142,8 @@ impl Orientation {
 }
 
 /// Seconds per primitive, used by the planner's cost model and the simulator's clock.
-/// Defaults are the idealised estimates of `mindcub3r-mechanics.md` §5.
+/// Defaults are idealised estimates from the ev3dev MindCub3r demo's angles and speeds, not
+/// measurements (see [Timings](crate::robot::mindcub3r#timings)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Timings {
@@ -198,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn scan_sequence_ends_as_the_mechanics_doc_says() {
+    fn scan_sequence_ends_in_the_documented_orientation() {
         // U, tilt F, tilt D, spin -1 tilt L, spin +1 tilt B, tilt R: [Top,Bottom,Front,Left,Back,Right] = R L F U B D
         let mut o = Orientation::IDENTITY;
         for p in [

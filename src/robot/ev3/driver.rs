@@ -1,22 +1,155 @@
-//! The EV3 driver: one direct command in flight at a time, message counters checked,
-//! typed errors naming the command, device checks, motors positioned by absolute targets
-//! (doc §9.1), homing against end stops (§9.2) and stall detection.
+//! The EV3 driver: direct commands over a byte link, one in flight at a time, message
+//! counters checked, typed errors naming the command, device checks, motors positioned by
+//! absolute targets, homing against end stops and stall detection.
 //!
-//! Level: robot. No printing: an optional log callback receives one line per exchange.
+//! Level: robot (uses [`super::protocol`] and, through [`super::link`], the byte link of
+//! [`crate::robot::link`]). Must not depend on the MindCub3r, the simulators, `job` or
+//! `cli`. No printing: an optional log callback receives one line per exchange.
+//!
+//! The wire format (framing, parameters, opcodes, ports, the brick's execution rules) is
+//! documented in [the codec](crate::robot::ev3::protocol); the sections below are what the
+//! driver adds on top of it, and why.
+//!
+//! ## Sources
+//!
+//! * LEGO's LMS2012 firmware source (`c_com.c`: one command at a time; `c_bt.c`,
+//!   `c_output.c`, `d_pwm.c`: what the motors do on their own) and the LEGO MINDSTORMS
+//!   "EV3 Communication Developer Kit".
+//! * Christoph Gaukel's `ev3_dc` (`ChristophGaukel/ev3-python3`): absolute moves built
+//!   from relative steps (`Motor.start_move_to`), counter matching, round-trip times.
+//! * The open MindCub3r ports that home by stalling (the ev3dev MindCub3r demo,
+//!   `Steve-Zheng/mindcuber-python-ev3`).
+//! * `c4ev3/ev3duder` issue #27 and `scratchfoundation/scratch-link` PR #17 (Bluetooth
+//!   serial links: raw mode, split replies, pairing PIN).
+//!
+//! ## The byte link
+//!
+//! Over Bluetooth (Serial Port Profile, an `rfcomm` tty on Linux) and on the simulator's
+//! pseudo-terminal a message is a plain byte stream: read the two-byte length, then exactly
+//! that many bytes. One reply may arrive in several reads and several in one read; the
+//! frame buffer of [`super::link::Ev3Link`] reassembles both. The tty must be fully raw (no echo, no canonical mode, no
+//! CR/LF translation, no XON/XOFF, 8 bits): ordinary traffic contains bytes such as `0x03`,
+//! `0x0A`, `0x11`, `0x13` and `0x7F`, and a cooked `rfcomm` tty breaks the link. An
+//! `rfcomm` tty ignores its baud rate (the port is opened at 115 200 all the same). The
+//! brick's default Bluetooth PIN is `1234`.
+//!
+//! Round trips seen with `ev3_dc`: USB about 6–13 ms, Bluetooth 12–120 ms (typically
+//! 50–70 ms). Every poll below costs one round trip.
+//!
+//! ## One command in flight
+//!
+//! The brick runs one direct command per connection and silently drops a command that
+//! arrives while another runs (see
+//! [Execution on the brick](crate::robot::ev3::protocol#execution-on-the-brick)). So the
+//! driver never pipelines: every command it sends asks for a reply, and the next command
+//! is sent only after that reply (or a timeout). Motor moves are started without
+//! OUTPUT_READY, so their reply comes at once and the brick stays free for the polls that
+//! watch them.
+//!
+//! ## Counters
+//!
+//! Each command gets the next message counter (a `u16` that wraps). A reply with another
+//! counter is a late answer to a command that already timed out: it is counted in
+//! `stale_discarded` and skipped, and the wait goes on for the right one. A frame that does
+//! not decode drops whatever is buffered (to find the next frame boundary again) and fails
+//! the command. A reply whose global memory is not the size the command asked for fails
+//! too.
+//!
+//! ## Timeouts
+//!
+//! | Setting (`[timeouts]` of the calibration) | Default | Meaning |
+//! |-------------------------------------------|---------|---------|
+//! | `reply_ms` | 2000 | a reply to a command that does not block |
+//! | `poll_ms` | 5 | pause between polls of a running motor |
+//! | `stall_ms` | 400 | a motor busy but not moving for this long has stalled |
+//! | `move_extra_ms` | 1500 | allowance on top of twice a move's nominal time |
+//! | `home_ms` | 6000 | longest homing run |
+//!
+//! A silent link is a timeout. Transport failures and timeouts count as link failures
+//! (`link_failed`): there is no point sending STOP over that link.
+//!
+//! ## Absolute targets
+//!
+//! OUTPUT_STEP_SPEED moves *relative* to where the motor is and overshoots a little, so
+//! relative moves alone drift. Following `ev3_dc`, each motor keeps a software target in
+//! absolute sensor-count degrees, and a move to `T`:
+//!
+//! 1. reads the present sensor count `P` (OUTPUT_GET_COUNT, or the count the last status
+//!    poll saw while the motor was idle, which saves a round trip);
+//! 2. does nothing if `|T − P| ≤ 2` (a deadband, so a motor resting on its end stop is not
+//!    pushed into it over a rounding degree);
+//! 3. sends one command: OUTPUT_RESET, OUTPUT_STEP_SPEED with speed `±|speed|` (sign of
+//!    `T − P`) and profile `r1, |T − P| − r1 − r3, r3`, OUTPUT_START; the ramps shrink in
+//!    proportion when they are longer than the distance;
+//! 4. records `T` (not the measured end) as the motor's target, so rounding errors never
+//!    pile up; the next move reads the count again.
+//!
+//! ## Time budgets
+//!
+//! The nominal time of a move is `(d + min(r1 + r3, d)) / v` with `v` = speed percent of
+//! the motor's full speed (ramps count at about half speed). A move fails with
+//! `MoveTimeout` when still busy after twice that plus `move_extra_ms`. Full speeds, used
+//! only for these budgets, are 1050 °/s for the large motor and 1560 °/s for the medium one
+//! (the ev3dev kernel driver's motor table; LEGO's `d_pwm.c` gives about 2 ms and 1.25 ms
+//! per tacho pulse at full speed). The real scale is not known exactly and motors are
+//! slower under load or on a weak battery, hence the factor two; both speeds are
+//! calibration values.
+//!
+//! ## Stall detection
+//!
+//! A step job ends only when its count is reached (`d_pwm.c`): a motor held short of its
+//! target by an obstacle stays busy for ever, and a position tolerance would never notice.
+//! So while waiting, every poll reads in one round trip the sensor count and speed of each
+//! motor and the busy flag of all of them; a motor whose count has not changed by 2° for
+//! `stall_ms` while it is more than 3° from its target has stalled (`Stalled`, with the
+//! position and the target).
+//!
+//! ## Homing
+//!
+//! The tilt arm and the sensor arm have no absolute encoder, so each is driven slowly
+//! against its end stop, as every open MindCub3r port does: OUTPUT_RESET, OUTPUT_SPEED at
+//! the homing speed (its sign points at the stop), OUTPUT_START; then the sensor count is
+//! polled until it has not changed by 2° for `stall_ms`, the motor is stopped with the
+//! brake, and OUTPUT_RESET + OUTPUT_CLR_COUNT make that spot zero. No stall within
+//! `home_ms` stops the motor and fails with `NoEndStop`. The sensor count is zeroed nowhere
+//! else.
+//!
+//! ## Sampling while moving
+//!
+//! Scanning reads the colour sensor while the turntable turns, so the turntable move is
+//! started (not waited for) and each sample is one command holding OUTPUT_GET_COUNT of the
+//! motors, INPUT_DEVICE READY_RAW of the colour sensor (type 29, mode 4, three values) and
+//! OUTPUT_TEST: one round trip gives a reading together with where the table was.
+//!
+//! ## Device check
+//!
+//! Ports differ between builds, so at start-up INPUT_DEVICE GET_TYPEMODE is asked for every
+//! expected device (motors as inputs 16..19, sensors as 0..3). On any mismatch the error
+//! lists every port, what was expected and what was found.
+//!
+//! ## Stopping
+//!
+//! A lost link does not stop the motors: the Bluetooth code of the firmware never touches
+//! the outputs, which are reset only when the output module opens or closes (`c_bt.c`,
+//! `c_output.c`). Every error path therefore stops all motors (OUTPUT_STOP on `0x0F`,
+//! coasting, with a short 500 ms reply timeout). Moves are step jobs that end on the brick
+//! by themselves; the homing run is not (it runs until the driver stops it).
+//!
+//! Not done here: the firmware restores a motor's default direction only when a user
+//! program starts, not when a host connects (`d_pwm.c`); the driver sends no
+//! OUTPUT_POLARITY, and the turntable's sense is a calibration sign instead.
 
 use std::time::{Duration, Instant};
 
+use super::link::Ev3Link;
 use super::protocol::{self, decode_reply, device, DirectCommand, OutputPort, Reply};
-use super::transport::{Transport, TransportError};
+use crate::robot::link::{Link, LinkError};
 
 /// Everything the driver can fail with; every variant names the command.
 #[derive(Debug, thiserror::Error)]
 pub enum Ev3Error {
     #[error("{command}: {source}")]
-    Transport {
-        command: String,
-        source: TransportError,
-    },
+    Link { command: String, source: LinkError },
     #[error("{command}: the brick did not answer within {ms} ms (link silent or brick busy)")]
     Timeout { command: String, ms: u64 },
     #[error("{command}: the brick answered with an error reply (DIRECT_REPLY_ERROR): command not executed")]
@@ -56,11 +189,12 @@ pub enum Ev3Error {
 impl Ev3Error {
     /// Whether the link itself failed (no point sending STOP over it).
     pub fn link_failed(&self) -> bool {
-        matches!(self, Ev3Error::Transport { .. } | Ev3Error::Timeout { .. })
+        matches!(self, Ev3Error::Link { .. } | Ev3Error::Timeout { .. })
     }
 }
 
-/// Motor kinds, with their nominal full speed (doc §8.5).
+/// Motor kinds; their nominal full speeds are in
+/// [Time budgets](crate::robot::ev3::driver#time-budgets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MotorKind {
     Large,
@@ -156,7 +290,7 @@ type Log = Box<dyn FnMut(&str) + Send>;
 
 /// The driver.
 pub struct Ev3 {
-    transport: Box<dyn Transport>,
+    link: Ev3Link,
     counter: u16,
     pub timeouts: DriverTimeouts,
     /// Replies discarded because their counter did not match.
@@ -170,9 +304,9 @@ pub struct Ev3 {
 }
 
 impl Ev3 {
-    pub fn new(transport: Box<dyn Transport>) -> Ev3 {
+    pub fn new(link: Box<dyn Link>) -> Ev3 {
         Ev3 {
-            transport,
+            link: Ev3Link::new(link),
             counter: 0,
             timeouts: DriverTimeouts::default(),
             stale_discarded: 0,
@@ -188,7 +322,7 @@ impl Ev3 {
     }
 
     pub fn port_name(&self) -> String {
-        self.transport.name()
+        self.link.name()
     }
 
     fn log(&mut self, line: impl FnOnce() -> String) {
@@ -225,16 +359,16 @@ impl Ev3 {
                     ms: timeout.as_millis() as u64,
                 });
             }
-            let frame = match self.transport.recv_message(left) {
-                Ok(f) => f,
-                Err(TransportError::Timeout { .. }) => {
+            let frame = match self.link.recv_message(left) {
+                Ok(Some(f)) => f,
+                Ok(None) => {
                     return Err(Ev3Error::Timeout {
                         command: command.to_string(),
                         ms: timeout.as_millis() as u64,
                     })
                 }
                 Err(source) => {
-                    return Err(Ev3Error::Transport {
+                    return Err(Ev3Error::Link {
                         command: command.to_string(),
                         source,
                     })
@@ -245,7 +379,7 @@ impl Ev3 {
                 Ok(r) => r,
                 Err(e) => {
                     // A garbled frame: resynchronise by dropping what is buffered.
-                    self.transport.discard_input();
+                    self.link.discard_input();
                     return Err(Ev3Error::Malformed {
                         command: command.to_string(),
                         detail: format!("{e} ({})", protocol::hex(&frame)),
@@ -292,12 +426,10 @@ impl Ev3 {
         let bytes = cmd.encode(counter);
         self.log(|| format!("-> {command}{note}: {}", protocol::hex(&bytes)));
         self.commands_sent += 1;
-        self.transport
-            .send(&bytes)
-            .map_err(|source| Ev3Error::Transport {
-                command: command.to_string(),
-                source,
-            })?;
+        self.link.send(&bytes).map_err(|source| Ev3Error::Link {
+            command: command.to_string(),
+            source,
+        })?;
         Ok(counter)
     }
 
@@ -315,14 +447,12 @@ impl Ev3 {
         self.call("NOP (ping)", &c).map(|_| ())
     }
 
-    /// Reconnects the transport after a link failure.
+    /// Reopens the link after a link failure.
     pub fn reconnect(&mut self) -> Result<(), Ev3Error> {
-        self.transport
-            .reconnect()
-            .map_err(|source| Ev3Error::Transport {
-                command: "reconnect".into(),
-                source,
-            })
+        self.link.reopen().map_err(|source| Ev3Error::Link {
+            command: "reconnect".into(),
+            source,
+        })
     }
 
     /// Type and mode of the device on an input (sensor port 0..3 or motor 16..19).
@@ -405,7 +535,7 @@ impl Ev3 {
         Ok(MotorStatus { busy, counts })
     }
 
-    /// Starts moving `motor` to the absolute `target` (doc §9.1): reads the present sensor
+    /// Starts moving `motor` to the absolute `target` (see [Absolute targets](crate::robot::ev3::driver#absolute-targets)): reads the present sensor
     /// count, then RESET + STEP_SPEED(relative) + START. Keeps `target` as the motor's
     /// software position. Returns the signed distance started.
     pub fn start_move_to(
@@ -514,7 +644,7 @@ impl Ev3 {
         self.wait(what, &[*motor], budget)
     }
 
-    /// Homing by stalling (doc §9.2): run at `speed` percent (sign = towards the stop)
+    /// Homing by stalling (see [Homing](crate::robot::ev3::driver#homing)): run at `speed` percent (sign = towards the stop)
     /// until the count stops changing, stop with brake, clear the sensor count.
     pub fn home(&mut self, what: &str, motor: &mut Motor, speed: i8) -> Result<(), Ev3Error> {
         self.idle_count = [None; 4];
@@ -622,13 +752,13 @@ impl Ev3 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::robot::protocol::encode_reply;
-    use crate::robot::transport::MemoryTransport;
+    use crate::robot::ev3::protocol::encode_reply;
+    use crate::robot::link::MemoryLink;
 
     #[test]
     fn stale_replies_are_discarded_and_counters_match() {
         // Answer each command twice: once with a stale counter, then with the right one.
-        let t = MemoryTransport::with_responder(|m| {
+        let t = MemoryLink::with_responder(|m| {
             let c = u16::from_le_bytes([m[2], m[3]]);
             vec![
                 encode_reply(c.wrapping_sub(7), true, &[]),
@@ -643,7 +773,7 @@ mod tests {
 
     #[test]
     fn error_reply_names_the_command() {
-        let t = MemoryTransport::with_responder(|m| {
+        let t = MemoryLink::with_responder(|m| {
             vec![encode_reply(u16::from_le_bytes([m[2], m[3]]), false, &[])]
         });
         let mut ev3 = Ev3::new(Box::new(t));
@@ -654,7 +784,7 @@ mod tests {
 
     #[test]
     fn silence_is_a_timeout() {
-        let mut ev3 = Ev3::new(Box::new(MemoryTransport::new()));
+        let mut ev3 = Ev3::new(Box::new(MemoryLink::new()));
         ev3.timeouts.reply = Duration::from_millis(10);
         let e = ev3.nop().unwrap_err();
         assert!(matches!(e, Ev3Error::Timeout { .. }), "{e}");
@@ -663,7 +793,7 @@ mod tests {
 
     #[test]
     fn wrong_device_report_says_what_is_where() {
-        let t = MemoryTransport::with_responder(|m| {
+        let t = MemoryLink::with_responder(|m| {
             let c = u16::from_le_bytes([m[2], m[3]]);
             // GET_TYPEMODE: input number is the 4th ops byte; answer "large motor" for
             // motors and "infrared" for sensor port 2.

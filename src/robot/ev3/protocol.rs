@@ -1,11 +1,318 @@
-//! EV3 direct commands: pure encoding of commands and decoding of replies (and, for the
-//! simulated brick, decoding of commands and encoding of replies). No I/O.
-//!
-//! Wire format, parameter encoding and opcode numbers follow
-//! `docs/ev3-direct-commands.md` (§3 framing, §5 parameters, §8 opcodes); the worked byte
-//! examples of its §11 are the golden tests at the bottom of this file.
+//! EV3 direct commands: the pure codec. Encodes commands and decodes replies for the
+//! driver, and decodes commands and encodes replies for the simulated brick. No I/O.
 //!
 //! Level: robot (depends on nothing else in the crate).
+//!
+//! The sections below are the parts of the protocol this code relies on. The byte dumps
+//! under [Worked examples](#worked-examples) are the golden tests at the bottom of this
+//! file and of the simulated brick.
+//!
+//! ## Sources
+//!
+//! * LEGO MINDSTORMS "EV3 Communication Developer Kit" (2013): message framing, command
+//!   and reply types.
+//! * LEGO MINDSTORMS "EV3 Firmware Developer Kit" and the LMS2012 firmware source LEGO
+//!   published (mirrored on GitHub as `mindboards/ev3sources`): `c_com.h`/`c_com.c`
+//!   (framing, reply types, largest message, what happens to a command that arrives while
+//!   another runs), `bytecodes.h` (opcode numbers, parameter bit layout), `lms2012.c`
+//!   (parameter decoding), `c_output.c` and `c_input.c` (parameters and meaning of the
+//!   motor and sensor opcodes), `typedata.rcf` (device types and modes).
+//! * Christoph Gaukel's `ev3_dc` Python package and its documentation
+//!   (`ChristophGaukel/ev3-python3`): request/reply logs that several examples below
+//!   follow, and the shortest-constant rule.
+//!
+//! All multi-byte numbers on the wire and in global memory are little-endian; floats are
+//! IEEE-754 single precision.
+//!
+//! ## Framing
+//!
+//! Every message, in either direction, starts with a two-byte length that counts the bytes
+//! *after* it, so a reader takes two bytes, then exactly that many more. A direct command:
+//!
+//! | Bytes | Field   | Contents |
+//! |-------|---------|----------|
+//! | 0–1   | length  | `u16`: message size − 2 |
+//! | 2–3   | counter | `u16` picked by the host (the driver counts up and wraps); the reply carries the same value |
+//! | 4     | type    | see [Message types](#message-types) |
+//! | 5–6   | memory  | `u16`: bits 0–9 = bytes of global memory (0..1023), bits 10–15 = bytes of local memory (0..63), i.e. `local << 10 \| global` |
+//! | 7…    | operations | opcodes with their parameters, executed in order |
+//!
+//! Memory header examples: nothing → `00 00`; 4 global bytes → `04 00`; 12 global and 4
+//! local → `0x100C` → `0C 10`.
+//!
+//! A direct reply:
+//!
+//! | Bytes | Field   | Contents |
+//! |-------|---------|----------|
+//! | 0–1   | length  | `u16`: 3 + bytes of global memory |
+//! | 2–3   | counter | copied from the command |
+//! | 4     | status  | `0x02` ok, `0x04` error |
+//! | 5…    | globals | the command's whole global memory, whatever its operations left there |
+//!
+//! A reply to a command without global memory is five bytes, `03 00 cc cc 02`. No message
+//! may exceed 1024 bytes including the length field ([`MAX_MESSAGE`]; `MAX_MSG_SIZE` in
+//! `c_com.h`). The decoder refuses a frame whose length field disagrees with its size.
+//!
+//! ## Message types
+//!
+//! | Byte | Name | Direction | Handled here |
+//! |------|------|-----------|--------------|
+//! | `0x00` | DIRECT_COMMAND_REPLY    | host → brick | encoded, decoded |
+//! | `0x80` | DIRECT_COMMAND_NO_REPLY | host → brick | encoded, decoded |
+//! | `0x02` | DIRECT_REPLY            | brick → host | encoded, decoded |
+//! | `0x04` | DIRECT_REPLY_ERROR      | brick → host | encoded, decoded |
+//! | `0x01` / `0x81` | SYSTEM_COMMAND_REPLY / _NO_REPLY | host → brick | recognised only |
+//! | `0x05` | SYSTEM_REPLY_ERROR      | brick → host | encoded by the simulated brick |
+//!
+//! Bit 7 of a command's type byte means "no reply wanted". System commands (file transfer,
+//! mailboxes) are not used: after the type byte comes a system command byte, and the
+//! simulated brick answers any of them that wants a reply with length, counter, `0x05`,
+//! the echoed system command byte and status `0x0A` (unknown error).
+//!
+//! ## Parameter encoding
+//!
+//! Each parameter opens with a descriptor byte whose bit 7 selects the short (one byte in
+//! all) or the long form.
+//!
+//! | Short form bits | Name | Meaning |
+//! |-----------------|------|---------|
+//! | `0 0 s v v v v v` | LC0 | constant, 6-bit two's complement in bits 0–5 (bit 5 is the sign): −32..31 |
+//! | `0 1 0 i i i i i` | LV0 | local variable at byte offset 0..31 |
+//! | `0 1 1 i i i i i` | GV0 | global variable at byte offset 0..31 |
+//!
+//! In the long form bit 6 marks a variable (clear: a constant), bit 5 a global variable
+//! (clear: local), bits 3–4 the address and handle forms used for arrays (the decoder
+//! refuses them), and bits 0–2 say what follows: 1 → one byte, 2 → two, 3 → four, 0 or 4
+//! → a zero-terminated string (constants only).
+//!
+//! | First byte | Name | Followed by |
+//! |------------|------|-------------|
+//! | `0x81` / `0x82` / `0x83` | LC1 / LC2 / LC4 | a signed 8 / 16 / 32-bit constant |
+//! | `0x84` | LCS | ASCII bytes, then `0x00` |
+//! | `0xC1` / `0xC2` / `0xC3` | LV1 / LV2 / LV4 | an unsigned local offset of 1 / 2 / 4 bytes |
+//! | `0xE1` / `0xE2` / `0xE3` | GV1 / GV2 / GV4 | an unsigned global offset of 1 / 2 / 4 bytes |
+//!
+//! The brick's virtual machine widens a constant to 32 bits and the opcode then reads it as
+//! the type it expects, so any constant form may carry any integer parameter whose value
+//! fits. The decoder therefore accepts every form above; [`push_const`] writes the shortest,
+//! as `ev3_dc` does:
+//!
+//! | Value | Form | Size |
+//! |-------|------|------|
+//! | −32 ..= 31 | LC0 | 1 byte |
+//! | −127 ..= 127 | LC1 | 2 bytes |
+//! | −32767 ..= 32767 | LC2 | 3 bytes |
+//! | anything else | LC4 | 5 bytes |
+//!
+//! [`push_global`] writes GV0 for offsets below 32, GV1 below 256, GV2 above. Output
+//! parameters (marked `*` in [Opcodes](#opcodes)) must be variables; this code always gives
+//! global ones. Reference encodings (the first test below checks all of them):
+//!
+//! | Value | Bytes | Value | Bytes |
+//! |-------|-------|-------|-------|
+//! | 0 | `00` | 270 | `82 0E 01` |
+//! | 31 | `1F` | −270 | `82 F2 FE` |
+//! | −1 | `3F` | 540 | `82 1C 02` |
+//! | −5 | `3B` | 1080 | `82 38 04` |
+//! | −32 | `20` | −1080 | `82 C8 FB` |
+//! | 32 | `81 20` | 32767 | `82 FF 7F` |
+//! | −33 | `81 DF` | 32768 | `83 00 80 00 00` |
+//! | 60 | `81 3C` | −40000 | `83 C0 63 FF FF` |
+//! | 100 | `81 64` | GV0 at 0 / 4 / 8 | `60` / `64` / `68` |
+//! | −100 | `81 9C` | LV0 at 0 | `40` |
+//!
+//! ## Global memory
+//!
+//! Value types: DATA8 = `i8`, DATA16 = `i16`, DATA32 = `i32`, DATAF = `f32`. A value at
+//! global offset `o` is at byte `5 + o` of the reply. The firmware source asks for 4-byte
+//! values at offsets divisible by 4; [`DirectCommand`] hands out slots in the order the
+//! operations are added and rounds each 4-byte slot up to the next multiple of 4 (so
+//! OUTPUT_READ puts its speed byte at 0 and its count at 4, see E14). Nothing promises
+//! that global memory starts zeroed, so every byte the code reads is one an operation
+//! wrote.
+//!
+//! ## Ports
+//!
+//! | Used as | A | B | C | D |
+//! |---------|---|---|---|---|
+//! | NOS, a bit field (most OUTPUT_* opcodes; several bits = several motors) | `0x01` | `0x02` | `0x04` | `0x08` |
+//! | NO, one port number (OUTPUT_READ, OUTPUT_GET_COUNT) | 0 | 1 | 2 | 3 |
+//! | the motor as an input device (INPUT_DEVICE) | 16 | 17 | 18 | 19 |
+//!
+//! All four motors are `0x0F`. Sensor ports 1..4 are input numbers 0..3. Mixing the two
+//! motor encodings is an easy bug (motor C is 4 as a bit field but 2 as a number, and the
+//! firmware refuses numbers from 4 up), hence [`OutputPort::bit`], [`OutputPort::no`] and
+//! [`OutputPort::as_input`]. LAYER, the position of a brick in a daisy chain, is always 0
+//! (the brick at the other end of the link).
+//!
+//! ## Device types
+//!
+//! | Type | Device | Modes this code uses |
+//! |------|--------|----------------------|
+//! | 7 | EV3 large motor | 0: position in degrees |
+//! | 8 | EV3 medium motor | 0: position in degrees |
+//! | 16 | EV3 touch sensor | — |
+//! | 29 | EV3 colour sensor | 4: RGB-RAW, three values |
+//! | 30 | EV3 ultrasonic sensor | — |
+//! | 33 | EV3 infrared sensor | 0: proximity 0..100 |
+//! | 126 | nothing connected (what GET_TYPEMODE reports for an empty port) | — |
+//!
+//! In RGB-RAW mode the sensor lights all three LEDs and returns three integers on a nominal
+//! 0..1020 scale, but real readings stay far lower (a white sticker reads about
+//! (253, 292, 183) in the `ev3_dc` documentation) and blue is the weakest channel, so
+//! readings are balanced against a white reference later, never used as absolute colours.
+//!
+//! ## Opcodes
+//!
+//! LAYER, NOS, NO, BRAKE (0 coast, 1 brake), SPEED and POWER (−100..100 percent) are DATA8;
+//! STEPn (degrees) and TIMEn (milliseconds) are DATA32; `*X` is an output written into
+//! global memory. The builder methods of [`DirectCommand`] emit the opcodes marked ✓; the
+//! simulated brick interprets all of them.
+//!
+//! | Code | Name | Parameters | Effect | Built |
+//! |------|------|------------|--------|-------|
+//! | `0x01` | NOP | — | nothing; a ping | ✓ |
+//! | `0x82 0x1B` | UI_WRITE LED | PATTERN | 0 off, 1 green, 2 red, 3 orange; 4–6 the same colours flashing, 7–9 pulsing | ✓ |
+//! | `0x94 0x01` | SOUND TONE | VOLUME (0..100), FREQ (DATA16, Hz), DURATION (DATA16, ms) | a beep | ✓ |
+//! | `0x96` | SOUND_READY | — | waits for the tone to end | |
+//! | `0x85` | TIMER_WAIT | TIME (DATA32, ms), *TIMER | arms a timer in a variable | |
+//! | `0x86` | TIMER_READY | TIMER | waits for that timer | |
+//! | `0xA2` | OUTPUT_RESET | LAYER, NOS | zeroes the movement count and the firmware's position correction; leaves the sensor count alone | ✓ |
+//! | `0xA3` | OUTPUT_STOP | LAYER, NOS, BRAKE | stops now | ✓ |
+//! | `0xA4` | OUTPUT_POWER | LAYER, NOS, POWER | unregulated duty cycle, applied by START | ✓ |
+//! | `0xA5` | OUTPUT_SPEED | LAYER, NOS, SPEED | regulated speed, applied by START | ✓ |
+//! | `0xA6` | OUTPUT_START | LAYER, NOS | starts the motors with the values set | ✓ |
+//! | `0xA7` | OUTPUT_POLARITY | LAYER, NOS, POL (−1, 0 = toggle, 1) | direction convention | |
+//! | `0xA8` | OUTPUT_READ | LAYER, NO, *SPEED (DATA8), *COUNT (DATA32) | present speed and movement count | ✓ |
+//! | `0xA9` | OUTPUT_TEST | LAYER, NOS, *BUSY (DATA8) | 1 while any selected motor still runs a step or time job | ✓ |
+//! | `0xAA` | OUTPUT_READY | LAYER, NOS | holds the command until those jobs end | ✓ |
+//! | `0xAC` | OUTPUT_STEP_POWER | LAYER, NOS, POWER, STEP1, STEP2, STEP3, BRAKE | as STEP_SPEED, unregulated | ✓ |
+//! | `0xAD` | OUTPUT_TIME_POWER | LAYER, NOS, POWER, TIME1, TIME2, TIME3, BRAKE | as TIME_SPEED, unregulated | ✓ |
+//! | `0xAE` | OUTPUT_STEP_SPEED | LAYER, NOS, SPEED, STEP1, STEP2, STEP3, BRAKE | a move *relative* to where the motor is: STEP1 degrees speeding up, STEP2 at SPEED, STEP3 slowing down; the sign of SPEED is the direction, the steps are never negative; starts at once | ✓ |
+//! | `0xAF` | OUTPUT_TIME_SPEED | LAYER, NOS, SPEED, TIME1, TIME2, TIME3, BRAKE | the same profile in milliseconds | ✓ |
+//! | `0xB2` | OUTPUT_CLR_COUNT | LAYER, NOS | zeroes the sensor count | ✓ |
+//! | `0xB3` | OUTPUT_GET_COUNT | LAYER, NO, *COUNT (DATA32) | sensor count in degrees | ✓ |
+//! | `0x99 0x05` | INPUT_DEVICE GET_TYPEMODE | LAYER, NO, *TYPE (DATA8), *MODE (DATA8) | what is plugged in | ✓ |
+//! | `0x99 0x0B` | INPUT_DEVICE GET_RAW | LAYER, NO, *VALUE (DATA32) | one raw value | |
+//! | `0x99 0x1A` | INPUT_DEVICE CLR_CHANGES | LAYER, NO | clears change counters | |
+//! | `0x99 0x1B` | INPUT_DEVICE READY_PCT | LAYER, NO, TYPE, MODE, VALUES, then VALUES × *DATA8 | percent values | |
+//! | `0x99 0x1C` | INPUT_DEVICE READY_RAW | LAYER, NO, TYPE, MODE, VALUES, then VALUES × *DATA32 | raw integers | ✓ |
+//! | `0x99 0x1D` | INPUT_DEVICE READY_SI | LAYER, NO, TYPE, MODE, VALUES, then VALUES × *DATAF | SI units (degrees for a motor) | ✓ |
+//!
+//! For the READY_* sub-commands TYPE 0 means "keep the type" and MODE −1 "keep the mode";
+//! naming a type and mode switches the device if needed and waits until it delivers data
+//! in that mode, which takes a while, so the colour sensor stays in RGB-RAW for a whole
+//! scan.
+//!
+//! ## Motor counters
+//!
+//! A motor has two position counters (`c_output.c`); mixing them up loses the position.
+//!
+//! | Counter | Zeroed by | Read by |
+//! |---------|-----------|---------|
+//! | movement count | OUTPUT_RESET | OUTPUT_READ |
+//! | sensor count | OUTPUT_CLR_COUNT | OUTPUT_GET_COUNT; INPUT_DEVICE READY_SI / READY_RAW / GET_RAW on input 16..19, type 7 or 8, mode 0 |
+//!
+//! The robot's absolute positions are sensor counts, zeroed only when homing.
+//!
+//! ## Execution on the brick
+//!
+//! * **One command at a time per connection** (`c_com.c`). While a command runs, a newly
+//!   arrived no-reply command is ignored, and so is a newly arrived command that wants a
+//!   reply, without any answer, except when the running command is itself a no-reply one:
+//!   then the newcomer is answered at once with DIRECT_REPLY_ERROR. (A comment in
+//!   `c_com.h` says a new command ends the running one instead; the code is what runs.)
+//! * **The reply comes when the whole command has finished**, including any blocking
+//!   operation in it (OUTPUT_READY, SOUND_READY, TIMER_READY, a READY_* that changes a
+//!   sensor's mode).
+//! * **DIRECT_REPLY_ERROR** means the command was not (completely) executed: it could not be
+//!   loaded (header and size disagree) or the virtual machine failed. The global memory of
+//!   such a reply means nothing. The simulated brick answers an unknown opcode or a
+//!   malformed parameter this way, with the command's global size filled with zeros, and
+//!   runs nothing after the fault.
+//!
+//! ## Worked examples
+//!
+//! `→` host to brick, `←` brick to host; `|` only separates fields. Counters are arbitrary.
+//! E1 is byte for byte a logged exchange of the `ev3_dc` documentation; E2, E5, E7 and E12
+//! have the layout of logged requests there (some for another port), and the values in the
+//! replies of E6 and E7 are readings printed there. The others follow from the tables
+//! above.
+//!
+//! E1: ping, reply wanted.
+//! ```text
+//! → 06 00 | 2A 00 | 00 | 00 00 | 01
+//! ← 03 00 | 2A 00 | 02
+//! ```
+//! E2: LED red flashing (pattern 5), no reply.
+//! ```text
+//! → 08 00 | 2B 00 | 80 | 00 00 | 82 1B 05
+//! ```
+//! E3: motor B +270° at 40 %, profile 30° / 210° / 30°, brake, answered when done
+//! (`81 28` = 40, `1E` = 30, `82 D2 00` = 210; then OUTPUT_READY on B).
+//! ```text
+//! → 13 00 | 01 00 | 00 | 00 00 | AE 00 02 81 28 1E 82 D2 00 1E 01 | AA 00 02
+//! ← 03 00 | 01 00 | 02
+//! ```
+//! E4: the same move backwards (SPEED `81 D8` = −40), started and not waited for, no reply.
+//! ```text
+//! → 13 00 | 02 00 | 80 | 00 00 | AE 00 02 81 D8 1E 82 D2 00 1E 01 | A6 00 02
+//! ```
+//! E5: busy flag of motors A and B (NOS `03`), one global byte; `01` busy, `00` idle.
+//! ```text
+//! → 09 00 | 04 00 | 00 | 01 00 | A9 00 03 60
+//! ← 04 00 | 04 00 | 02 | 01
+//! ```
+//! E6: colour sensor on port 2 (input 1), type 29 (`1D`), mode 4, three values at GV 0, 4,
+//! 8; twelve global bytes. The reply is R 253, G 292, B 183, a white sticker.
+//! ```text
+//! → 0F 00 | 03 00 | 00 | 0C 00 | 99 1C 00 01 1D 04 03 60 64 68
+//! ← 0F 00 | 03 00 | 02 | FD 00 00 00  24 01 00 00  B7 00 00 00
+//! ```
+//! E7: motor A read as input 16 (`10`), type 7, mode 0, as a float: −33.0°.
+//! ```text
+//! → 0D 00 | 06 00 | 00 | 04 00 | 99 1D 00 10 07 00 01 60
+//! ← 07 00 | 06 00 | 02 | 00 00 04 C2
+//! ```
+//! E8: sensor count of motor C (NO = 2) as an integer: 270.
+//! ```text
+//! → 09 00 | 05 00 | 00 | 04 00 | B3 00 02 60
+//! ← 07 00 | 05 00 | 02 | 0E 01 00 00
+//! ```
+//! E9: stop all motors, coasting, no reply.
+//! ```text
+//! → 09 00 | 07 00 | 80 | 00 00 | A3 00 0F 00
+//! ```
+//! E10: reset motor B and zero its sensor count (the end of homing).
+//! ```text
+//! → 0B 00 | 08 00 | 00 | 00 00 | A2 00 02 | B2 00 02
+//! ← 03 00 | 08 00 | 02
+//! ```
+//! E11: motor C by time: 50 %, 100 ms up, 500 ms steady, 100 ms down, coast, start, no reply.
+//! ```text
+//! → 15 00 | 09 00 | 80 | 00 00 | AF 00 04 81 32 81 64 82 F4 01 81 64 00 | A6 00 04
+//! ```
+//! E12: infrared proximity on sensor port 1 (type 33 needs LC1, `81 21`): 26.0.
+//! ```text
+//! → 0E 00 | 0B 00 | 00 | 04 00 | 99 1D 00 00 81 21 00 01 60
+//! ← 07 00 | 0B 00 | 02 | 00 00 D0 41
+//! ```
+//! E13: one round trip for the positions of A, B (large) and C (medium) as floats and the
+//! busy flag of all three (13 global bytes).
+//! ```text
+//! → 21 00 | 0C 00 | 00 | 0D 00 | 99 1D 00 10 07 00 01 60 | 99 1D 00 11 07 00 01 64
+//!                                | 99 1D 00 12 08 00 01 68 | A9 00 07 6C
+//! ← 10 00 | 0C 00 | 02 | <f32 A> <f32 B> <f32 C> <i8 busy>
+//! ```
+//! E14: OUTPUT_READ of motor B (NO = 1): speed at GV 0, movement count at GV 4.
+//! ```text
+//! → 0A 00 | 0D 00 | 00 | 08 00 | A8 00 01 60 64
+//! ← 0B 00 | 0D 00 | 02 | <i8 speed> 00 00 00 <i32 count>
+//! ```
+//! E15: an error reply (for example to an unknown opcode).
+//! ```text
+//! ← 03 00 | cc cc | 04
+//! ```
 
 use std::fmt;
 
@@ -24,7 +331,7 @@ pub const SYSTEM_REPLY_ERROR: u8 = 0x05;
 /// Largest message on the wire, length field included.
 pub const MAX_MESSAGE: usize = 1024;
 
-/// Opcode numbers (doc §8).
+/// Opcode numbers (see [Opcodes](crate::robot::ev3::protocol#opcodes)).
 pub mod op {
     pub const NOP: u8 = 0x01;
     pub const UI_WRITE: u8 = 0x82;
@@ -58,7 +365,7 @@ pub mod op {
     pub const OUTPUT_GET_COUNT: u8 = 0xB3;
 }
 
-/// Device type numbers reported by GET_TYPEMODE (doc §7).
+/// Device type numbers reported by GET_TYPEMODE (see [Device types](crate::robot::ev3::protocol#device-types)).
 pub mod device {
     pub const LARGE_MOTOR: i8 = 7;
     pub const MEDIUM_MOTOR: i8 = 8;
@@ -161,7 +468,7 @@ impl fmt::Display for OutputPort {
     }
 }
 
-/// A decoded parameter (doc §5).
+/// A decoded parameter (see [Parameter encoding](crate::robot::ev3::protocol#parameter-encoding)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Param {
     Const(i32),
@@ -199,7 +506,7 @@ pub fn push_global(buf: &mut Vec<u8>, offset: usize) {
     }
 }
 
-/// Decodes one parameter at `*pos`, advancing it. Accepts every form of doc §5.
+/// Decodes one parameter at `*pos`, advancing it. Accepts every form of [Parameter encoding](crate::robot::ev3::protocol#parameter-encoding), not only the shortest.
 pub fn decode_param(bytes: &[u8], pos: &mut usize) -> Result<Param, ProtocolError> {
     let at = *pos;
     let err = |what: &str| ProtocolError::Param {
@@ -327,7 +634,8 @@ impl DirectCommand {
         }
     }
 
-    /// Allocates a global slot; 4-byte values aligned to 4 (doc §4.7: allocate them first).
+    /// Allocates a global slot in the order of the operations, rounding a 4-byte slot up to an
+    /// offset divisible by 4 (see [Global memory](crate::robot::ev3::protocol#global-memory)).
     fn alloc(&mut self, kind: SlotKind) -> Slot {
         let size = kind.size();
         let offset = self.global.div_ceil(size) * size;
@@ -667,7 +975,7 @@ pub fn hex(bytes: &[u8]) -> String {
         .join(" ")
 }
 
-/// Bytes from the hex dumps of the protocol doc (`"0D 00 | 2A 00"`; `|` separators are
+/// Bytes of a hex dump written as in the module's worked examples (`"0D 00 | 2A 00"`; `|` separators are
 /// ignored), for tests here and in the simulator.
 #[cfg(test)]
 pub(crate) fn from_hex(s: &str) -> Vec<u8> {
@@ -684,7 +992,7 @@ mod tests {
     use super::from_hex as h;
 
     #[test]
-    fn constant_encodings_of_doc_section_5() {
+    fn constant_encodings_of_the_reference_table() {
         let cases: &[(i32, &str)] = &[
             (0, "00"),
             (31, "1F"),

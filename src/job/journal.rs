@@ -2,7 +2,8 @@
 //! the cube state it leaves, so a run that stops (Ctrl-C, a fault, a dead battery, a silent
 //! link) can say exactly where the cube is and be finished later without a new scan.
 //!
-//! Level: robot (depends on `cube` and [`super::model`]; no printing).
+//! Level: job (depends on `cube` and the robot's model of orientations and primitives;
+//! nothing below `job` depends on it). No printing.
 //!
 //! ## Format (version 1)
 //! Line 1, `{"type":"start", ...}` ([`JournalStart`]): robot kind, cube size, the colour
@@ -23,19 +24,47 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Orientation, Primitive};
 use crate::cube::{Face, FaceletCube, Size};
+use crate::robot::mindcub3r::model::{Orientation, Primitive};
 
+/// Why a journal could not be written or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("journal {path}: {reason}")]
-    Io { path: PathBuf, reason: String },
-    #[error("journal {path} line {line}: {reason}")]
+    #[error("journal {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("journal {}: {source}", path.display())]
+    Encode {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("journal {} line {line}: {problem}", path.display())]
     Format {
         path: PathBuf,
         line: usize,
-        reason: String,
+        problem: FormatProblem,
     },
+}
+
+/// What is wrong with one line of a journal.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatProblem {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("symbols {0:?} must be six characters")]
+    SymbolCount(String),
+    #[error("bad symbols {0:?}")]
+    BadSymbols(String),
+    #[error("bad state {0:?}")]
+    BadState(String),
+    #[error("a second start line")]
+    SecondStart,
+    #[error("no start line before it")]
+    NoStart,
+    #[error("empty journal")]
+    Empty,
 }
 
 /// One executed action.
@@ -106,10 +135,10 @@ pub struct Journal {
     symbols: [char; 6],
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> JournalError {
+fn io_err(path: &Path, source: std::io::Error) -> JournalError {
     JournalError::Io {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        source,
     }
 }
 
@@ -142,7 +171,7 @@ impl Journal {
         let symbols = symbols_of(&start.symbols).ok_or(JournalError::Format {
             path: path.to_path_buf(),
             line: 1,
-            reason: format!("symbols {:?} must be six characters", start.symbols),
+            problem: FormatProblem::SymbolCount(start.symbols.clone()),
         })?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io_err(path, e))?;
@@ -163,7 +192,10 @@ impl Journal {
     }
 
     fn write(&mut self, line: &Line) -> Result<(), JournalError> {
-        let text = serde_json::to_string(line).map_err(|e| io_err(&self.path, e))?;
+        let text = serde_json::to_string(line).map_err(|source| JournalError::Encode {
+            path: self.path.clone(),
+            source,
+        })?;
         writeln!(self.file, "{text}").map_err(|e| io_err(&self.path, e))?;
         self.file.flush().map_err(|e| io_err(&self.path, e))
     }
@@ -222,10 +254,10 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
         .lines()
         .collect::<Result<_, _>>()
         .map_err(|e| io_err(path, e))?;
-    let fmt = |line: usize, reason: String| JournalError::Format {
+    let fmt = |line: usize, problem: FormatProblem| JournalError::Format {
         path: path.to_path_buf(),
         line,
-        reason,
+        problem,
     };
     let mut rec: Option<JournalRecord> = None;
     let count = lines.len();
@@ -236,14 +268,14 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
         let parsed: Line = match serde_json::from_str(text) {
             Ok(l) => l,
             Err(_) if i + 1 == count && i > 0 => break, // cut short while writing
-            Err(e) => return Err(fmt(i + 1, e.to_string())),
+            Err(e) => return Err(fmt(i + 1, e.into())),
         };
         match (parsed, rec.as_mut()) {
             (Line::Start(start), None) => {
                 let symbols = symbols_of(&start.symbols)
-                    .ok_or_else(|| fmt(1, format!("bad symbols {:?}", start.symbols)))?;
+                    .ok_or_else(|| fmt(1, FormatProblem::BadSymbols(start.symbols.clone())))?;
                 let state = decode(&start.state, &symbols)
-                    .ok_or_else(|| fmt(1, format!("bad state {:?}", start.state)))?;
+                    .ok_or_else(|| fmt(1, FormatProblem::BadState(start.state.clone())))?;
                 let orientation = start.orientation;
                 rec = Some(JournalRecord {
                     orientation,
@@ -256,8 +288,8 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                     interrupted: None,
                 });
             }
-            (Line::Start(_), Some(_)) => return Err(fmt(i + 1, "a second start line".into())),
-            (_, None) => return Err(fmt(i + 1, "no start line before it".into())),
+            (Line::Start(_), Some(_)) => return Err(fmt(i + 1, FormatProblem::SecondStart)),
+            (_, None) => return Err(fmt(i + 1, FormatProblem::NoStart)),
             (
                 Line::Step {
                     n,
@@ -272,7 +304,7 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                     r.orientation = o;
                 }
                 r.state = decode(&state, &r.symbols)
-                    .ok_or_else(|| fmt(i + 1, format!("bad state {state:?}")))?;
+                    .ok_or_else(|| fmt(i + 1, FormatProblem::BadState(state.clone())))?;
                 r.steps = n;
                 r.seconds = seconds;
             }
@@ -280,7 +312,7 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
             (Line::Interrupted { reason }, Some(r)) => r.interrupted = Some(reason),
         }
     }
-    rec.ok_or_else(|| fmt(1, "empty journal".into()))
+    rec.ok_or_else(|| fmt(1, FormatProblem::Empty))
 }
 
 /// Now, RFC 3339 UTC.

@@ -1,0 +1,114 @@
+//! Helpers more than one command needs, one of each: loading the solver, the cache
+//! directory, progress bars on stderr and a per-thread CPU clock for benchmarks.
+//!
+//! Level: `cli`. Depends on `solver` and on [`super::args`] and [`super::output`]; no command
+//! module is imported here.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::args::Global;
+use super::output::progress_allowed;
+use crate::solver::{ProgressFn, Solver, TableOptions};
+
+/// The cache directory: `--cache-dir`, else `$CUBOT_CACHE_DIR` (when not empty), else the
+/// platform cache directory + `cubot`; `None` when the platform has none. The solver's
+/// tables and the run journals live there.
+pub fn cache_dir(g: &Global) -> Option<PathBuf> {
+    crate::solver::cache::cache_dir(g.cache_dir.as_deref())
+}
+
+/// A progress bar on stderr labelled `label`, or `None` when `--quiet` or stderr is not a
+/// terminal. The caller sets its length and position.
+pub fn progress_bar(g: &Global, label: &str) -> Option<indicatif::ProgressBar> {
+    if !progress_allowed(g) {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(1);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    b.set_prefix(label.to_string());
+    Some(b)
+}
+
+/// Loads the solver's tables from the cache (building any missing, old or corrupt one) with
+/// a progress bar while building; prints the solver's notes (e.g. "no cache directory") as
+/// warnings on stderr unless `--quiet`.
+pub fn load_solver(g: &Global) -> Result<Solver> {
+    load_solver_with(g, false)
+}
+
+/// [`load_solver`], rebuilding every table even when a valid cached copy exists when
+/// `rebuild` is set (`cubot tables build --force`).
+pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
+    let bar = progress_bar(g, "tables").map(Arc::new);
+    let progress: Option<ProgressFn> = bar.clone().map(|b| {
+        let f: ProgressFn = Arc::new(move |label: &str, done: u64, total: u64| {
+            b.set_message(label.to_string());
+            b.set_length(total);
+            b.set_position(done);
+        });
+        f
+    });
+    let solver = Solver::new(&TableOptions {
+        cache_dir: g.cache_dir.clone(),
+        progress,
+        rebuild,
+    })
+    .context("cannot load the solver tables")?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if !g.quiet {
+        for n in solver.notes() {
+            eprintln!("warning: {n}");
+        }
+    }
+    Ok(solver)
+}
+
+/// Set once [`thread_cpu`] had to answer with the wall clock.
+static CPU_CLOCK_MISSING: AtomicBool = AtomicBool::new(false);
+
+/// CPU time used by the calling thread: on a loaded machine the wall clock measures the
+/// neighbours, this measures the work.
+///
+/// Failure policy (the one for every benchmark): where the per-thread CPU clock cannot be
+/// read, the answer is the wall-clock time since the first reading of this process, so
+/// differences of two readings stay meaningful durations; [`warn_if_cpu_clock_missing`]
+/// then says on stderr that the "cpu" figures are wall-clock times.
+pub fn thread_cpu() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the pointer to our local.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        static START: OnceLock<Instant> = OnceLock::new();
+        CPU_CLOCK_MISSING.store(true, Ordering::Relaxed);
+        return START.get_or_init(Instant::now).elapsed();
+    }
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// After a benchmark: if [`thread_cpu`] fell back to the wall clock, says so on stderr
+/// (also under `--quiet`: the figures would be misread otherwise).
+pub fn warn_if_cpu_clock_missing() {
+    if CPU_CLOCK_MISSING.load(Ordering::Relaxed) {
+        eprintln!(
+            "warning: no per-thread CPU clock on this system: the cpu timings above are \
+             wall-clock times"
+        );
+    }
+}

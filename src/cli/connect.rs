@@ -1,0 +1,167 @@
+//! The robot connection and simulator options shared by `run`, `save` and `restore`, and
+//! the one place that turns options into a connected robot (`job::connect` does the work):
+//! a job's robot for `run`/`save`/`restore`/`bench robot`, or a bare MindCub3r brick for
+//! `robot ...` and `scan --robot`.
+//!
+//! Level: `cli`. Depends on [`super::args`] and `job`; no command module is imported here.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+
+use super::args::{PaletteArg, RobotKind, ScannerKind, SizeArg};
+use super::Global;
+use crate::cube::FaceletCube;
+use crate::job::{self, ConnectError, ConnectOptions, Link, RunRobot};
+use crate::robot::mindcub3r::{Config, MindCub3r};
+
+impl From<RobotKind> for job::RobotKind {
+    fn from(k: RobotKind) -> job::RobotKind {
+        match k {
+            RobotKind::Mindcub3r => job::RobotKind::Mindcub3r,
+            RobotKind::Line => job::RobotKind::Line,
+        }
+    }
+}
+
+impl From<job::RobotKind> for RobotKind {
+    fn from(k: job::RobotKind) -> RobotKind {
+        match k {
+            job::RobotKind::Mindcub3r => RobotKind::Mindcub3r,
+            job::RobotKind::Line => RobotKind::Line,
+        }
+    }
+}
+
+impl From<ScannerKind> for job::ScannerKind {
+    fn from(k: ScannerKind) -> job::ScannerKind {
+        match k {
+            ScannerKind::Sensor => job::ScannerKind::Sensor,
+            ScannerKind::Camera => job::ScannerKind::Camera,
+        }
+    }
+}
+
+/// How to reach the robot (or start its simulator), shared by `run`, `save` and `restore`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ConnectArgs {
+    /// Start the simulated robot in this process, on a pseudo-terminal.
+    #[arg(long, conflicts_with = "port")]
+    pub sim: bool,
+    /// The robot's serial port (EV3 Bluetooth rfcomm tty, Arduino USB serial).
+    #[arg(long, value_name = "PATH")]
+    pub port: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "mindcub3r")]
+    pub robot: RobotKind,
+    #[arg(long, value_enum, default_value = "sensor")]
+    pub scanner: ScannerKind,
+    /// MindCub3r configuration (default: calibration/mindcub3r.toml if present).
+    #[arg(long, value_name = "FILE")]
+    pub robot_config: Option<PathBuf>,
+    /// Simulator fault injection: comma list of `KIND[@N]` (see `cubot sim --help`).
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
+    /// Seed of the simulated cube, its colours and the resolver.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Simulated seconds per wall second.
+    #[arg(long, default_value_t = 20.0)]
+    pub speed: f64,
+    /// Sticker palette of the simulated cube.
+    #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
+    pub palette: PaletteArg,
+    /// Cube size.
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
+}
+
+/// The MindCub3r configuration: the file given, else calibration/mindcub3r.toml in the
+/// working directory when present, else the built-in defaults (which equal that file).
+pub fn robot_config(path: Option<&Path>) -> Result<Config> {
+    let default = Path::new("calibration/mindcub3r.toml");
+    Ok(match path {
+        Some(p) => Config::load(p)?,
+        None if default.is_file() => Config::load(default)?,
+        None => Config::default(),
+    })
+}
+
+/// A stop flag that Ctrl-C sets.
+pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    // A second handler cannot be installed; ignore (the first one sets the same flag).
+    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
+    stop
+}
+
+/// What `job::connect` needs, from the options.
+pub fn connect_options(
+    a: &ConnectArgs,
+    start: Option<FaceletCube>,
+    stop: &Arc<AtomicBool>,
+) -> Result<ConnectOptions> {
+    let link = match (&a.port, a.sim) {
+        (_, true) => Link::Sim,
+        (Some(p), false) => Link::Port(p.clone()),
+        (None, false) => {
+            bail!("give --sim (the built-in simulator) or --port PATH (the robot's serial port)")
+        }
+    };
+    let config = match a.robot {
+        RobotKind::Mindcub3r => robot_config(a.robot_config.as_deref())?,
+        RobotKind::Line => Config::default(),
+    };
+    Ok(ConnectOptions {
+        robot: a.robot.into(),
+        scanner: a.scanner.into(),
+        link,
+        config,
+        faults: a.faults.clone(),
+        seed: a.seed,
+        speed: a.speed,
+        palette: a.palette.into(),
+        size: a.size.into(),
+        start,
+        stop: stop.clone(),
+    })
+}
+
+/// The robot, connected (and its simulator started when `--sim`), with its scanner.
+pub fn connect(
+    a: &ConnectArgs,
+    start: Option<FaceletCube>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Box<dyn RunRobot>> {
+    let o = connect_options(a, start, stop)?;
+    Ok(job::connect(&o)?)
+}
+
+/// A MindCub3r brick on its serial port for step-by-step commands (`robot ...`,
+/// `scan --robot`): devices checked, nothing moved, Ctrl-C wired to stop its motors.
+pub fn connect_brick(port: Option<&Path>, config: Option<&Path>, g: &Global) -> Result<MindCub3r> {
+    let Some(port) = port else {
+        bail!("say which serial port with --port PATH (see `cubot ports`)");
+    };
+    let config = robot_config(config)?;
+    let mut robot =
+        match job::connect::open_mindcub3r(port, Some(job::connect::SERIAL_BAUD), config) {
+            Ok(r) => r,
+            Err(ConnectError::NoSerial) => bail!(
+                "this cubot was rebuilt without feature `serial`: cannot open {}",
+                port.display()
+            ),
+            Err(e @ ConnectError::Robot(_)) => {
+                return Err(e)
+                    .with_context(|| format!("talking to the brick on {}", port.display()))
+            }
+            Err(e) => return Err(e.into()),
+        };
+    if g.verbose >= 2 {
+        robot.ev3().set_log(|l| eprintln!("ev3: {l}"));
+    }
+    robot.set_interrupt(stop_on_ctrlc());
+    Ok(robot)
+}

@@ -1,0 +1,241 @@
+//! Connecting a job to its robot: over a serial port (a MindCub3r's Bluetooth rfcomm tty, a
+//! line robot's USB serial port), or to a simulator started in this process on a
+//! pseudo-terminal; with the scanner chosen (the robot's colour sensor, or a camera over
+//! its top face).
+//!
+//! Level: job. No printing; no command-line parsing (the `cli` maps its flags onto
+//! [`ConnectOptions`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::color::synth::Palette;
+use crate::cube::{FaceletCube, Size};
+use crate::robot::line::{LineError, LineRobot, LineTimeouts};
+use crate::robot::link::{self, LinkError};
+use crate::robot::mindcub3r::{Config, MindCub3r, RobotError};
+use crate::robot::sim::line::{self as line_sim, LineSimConfig, LineSimError};
+use crate::robot::sim::SimError;
+
+use super::line::LineRun;
+use super::mindcub3r::Mc3Run;
+use super::robot::RunRobot;
+
+/// The serial speed of a real robot's port (a simulator's pty has none).
+pub const SERIAL_BAUD: u32 = 115_200;
+
+/// Which robot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RobotKind {
+    /// LEGO EV3 MindCub3r (EV3 direct commands).
+    Mindcub3r,
+    /// A line-protocol robot (one motor per face, or five).
+    Line,
+}
+
+impl RobotKind {
+    /// The name a journal records ([`RunRobot::kind`]).
+    pub fn from_journal(kind: &str) -> RobotKind {
+        match kind {
+            "line" => RobotKind::Line,
+            _ => RobotKind::Mindcub3r,
+        }
+    }
+}
+
+/// What reads the stickers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScannerKind {
+    /// The robot's own colour sensor(s).
+    Sensor,
+    /// A fixed camera looking at the top face (the simulator renders frames).
+    Camera,
+}
+
+/// How the robot is reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// A simulator started in this process, on a pseudo-terminal.
+    Sim,
+    /// The robot's serial port.
+    Port(PathBuf),
+}
+
+/// Everything needed to reach a robot (and, for [`Link::Sim`], to start its simulator).
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    pub robot: RobotKind,
+    pub scanner: ScannerKind,
+    pub link: Link,
+    /// The MindCub3r's configuration (angles, speeds, timings).
+    pub config: Config,
+    /// Simulator fault injection, in the simulator's own syntax (`KIND[@N]`, comma list).
+    pub faults: Option<String>,
+    /// Seed of the simulated cube, its colours and the camera's frames.
+    pub seed: u64,
+    /// Simulated seconds per wall second.
+    pub speed: f64,
+    /// Sticker palette of the simulated cube.
+    pub palette: Palette,
+    pub size: Size,
+    /// The simulator's starting cube (robot frame); a seeded random one when `None`.
+    pub start: Option<FaceletCube>,
+    /// Set (e.g. by Ctrl-C) to stop the robot after its current motion.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// Why no robot could be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error(transparent)]
+    LineSim(#[from] LineSimError),
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    #[error(transparent)]
+    Line(#[from] LineError),
+    #[error(transparent)]
+    Robot(#[from] RobotError),
+    #[error("the MindCub3r needs serial ports: cubot was rebuilt without feature `serial` (the line robot works without it)")]
+    NoSerial,
+    #[error("--scanner camera reads camera frames: cubot was rebuilt without feature `vision`")]
+    NoVision,
+}
+
+/// The robot, connected (and its simulator started for [`Link::Sim`]), with its scanner.
+pub fn connect(o: &ConnectOptions) -> Result<Box<dyn RunRobot>, ConnectError> {
+    if o.scanner == ScannerKind::Camera && !cfg!(feature = "vision") {
+        return Err(ConnectError::NoVision);
+    }
+    match o.robot {
+        RobotKind::Line => {
+            let run = connect_line(o)?;
+            #[cfg(feature = "vision")]
+            if o.scanner == ScannerKind::Camera {
+                use super::camera::{CameraRun, Presenter};
+                return Ok(Box::new(CameraRun::new(
+                    Presenter::Line(Box::new(run)),
+                    o.palette,
+                    o.seed,
+                )));
+            }
+            Ok(Box::new(run))
+        }
+        RobotKind::Mindcub3r => {
+            let run = connect_mindcub3r(o)?;
+            #[cfg(feature = "vision")]
+            if o.scanner == ScannerKind::Camera {
+                use super::camera::{CameraRun, Presenter};
+                return Ok(Box::new(CameraRun::new(
+                    Presenter::Mc3(run),
+                    o.palette,
+                    o.seed,
+                )));
+            }
+            Ok(run)
+        }
+    }
+}
+
+/// A line robot on its port, or on a line simulator started now.
+fn connect_line(o: &ConnectOptions) -> Result<LineRun, ConnectError> {
+    let mut sim = None;
+    let path = match &o.link {
+        Link::Sim => {
+            let faults = match &o.faults {
+                Some(f) => line_sim::parse_faults(f)?,
+                None => Vec::new(),
+            };
+            let h = line_sim::spawn_pty(LineSimConfig {
+                seed: o.seed,
+                speed: o.speed,
+                faults,
+                start: o.start.clone(),
+                size: o.size,
+                palette: o.palette,
+                ..Default::default()
+            })?;
+            let p = h.path().to_path_buf();
+            sim = Some(h);
+            p
+        }
+        Link::Port(p) => p.clone(),
+    };
+    let simulated = o.link == Link::Sim;
+    let link = link::open(&path, (!simulated).then_some(SERIAL_BAUD))?;
+    let mut robot = LineRobot::connect(link, LineTimeouts::default())?;
+    if simulated {
+        robot.time_scale = o.speed.max(1e-3);
+    }
+    Ok(LineRun {
+        robot,
+        sim,
+        chunk: 4,
+    })
+}
+
+/// A MindCub3r on its port, or on a simulated brick started now; homed.
+#[cfg(feature = "serial")]
+fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
+    use crate::robot::mindcub3r::cost::CostModel;
+    use crate::robot::mindcub3r::planner::Planner;
+    use crate::robot::sim::{self, SimConfig};
+    let mut handle = None;
+    let path = match &o.link {
+        Link::Sim => {
+            let faults: sim::Faults = match &o.faults {
+                Some(f) => f.parse()?,
+                None => Default::default(),
+            };
+            let h = sim::spawn_pty(SimConfig {
+                seed: o.seed,
+                speed: o.speed,
+                palette: o.palette,
+                faults,
+                start: o.start.clone(),
+                size: o.size,
+                ..Default::default()
+            })?;
+            let p = h.path().to_path_buf();
+            handle = Some(h);
+            p
+        }
+        Link::Port(p) => p.clone(),
+    };
+    let timings = o.config.timings.clone();
+    let baud = (o.link != Link::Sim).then_some(SERIAL_BAUD);
+    let mut robot = open_mindcub3r(&path, baud, o.config.clone())?;
+    robot.set_interrupt(o.stop.clone());
+    robot.home()?;
+    let planner = Planner::new(CostModel::new(timings));
+    Ok(Box::new(Mc3Run::new(robot, handle, planner)))
+}
+
+#[cfg(not(feature = "serial"))]
+fn connect_mindcub3r(_o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
+    Err(ConnectError::NoSerial)
+}
+
+/// Opens a MindCub3r's port (at `baud`, or a simulator's pty as it is with `None`) and
+/// checks its devices (no motion).
+#[cfg(feature = "serial")]
+pub fn open_mindcub3r(
+    port: &Path,
+    baud: Option<u32>,
+    config: Config,
+) -> Result<MindCub3r, ConnectError> {
+    let link = link::open(port, baud)?;
+    Ok(MindCub3r::connect(link, config)?)
+}
+
+/// Without serial ports no MindCub3r can be reached.
+#[cfg(not(feature = "serial"))]
+pub fn open_mindcub3r(
+    _port: &Path,
+    _baud: Option<u32>,
+    _config: Config,
+) -> Result<MindCub3r, ConnectError> {
+    Err(ConnectError::NoSerial)
+}

@@ -1,0 +1,146 @@
+//! What can go wrong in a job, with the evidence: one enum for the whole run, built
+//! `#[from]` the lower modules' errors (the line robot, the MindCub3r, the planner, the
+//! journal, the solver, the colour resolver, cube validation) and typed variants for what
+//! the job itself finds.
+//!
+//! Level: job. Nothing below `job` depends on it; it does not print.
+
+use std::path::PathBuf;
+
+use crate::color::resolve::ResolveError;
+use crate::cube::{InvalidCube, Size};
+use crate::robot::line::LineError;
+use crate::robot::mindcub3r::cost::PlanError;
+use crate::robot::mindcub3r::RobotError;
+#[cfg(feature = "vision")]
+use crate::scan::VisionError;
+use crate::solver::SolverError;
+
+use super::journal::{Action, JournalError};
+use super::target::TargetError;
+
+/// What went wrong, with the evidence. [`RunError::is_no`] tells a well-formed "no"
+/// (exit 1) from an operational failure (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A line robot without colour sensors cannot scan.
+    #[error("scan failed: robot {robot:?} has no colour sensors (CAPS scan=0); give the state with --state")]
+    NoColourSensor { robot: String },
+    /// The robot holds a cube of another size than the one asked for.
+    #[error("scan failed: the robot holds a {holds}x{holds}x{holds} cube, not {wanted}")]
+    WrongSize { holds: usize, wanted: Size },
+    /// The robot no longer knows which facelet each top position shows.
+    #[error("scan failed: the scan frame was lost")]
+    ScanFrameLost,
+    /// The verifying re-scan's colours cannot be paired with the first scan's.
+    #[error("scan failed: cannot match the colours of the re-scan")]
+    RescanColours,
+    /// The camera scanner failed.
+    #[cfg(feature = "vision")]
+    #[error("scan failed: {0}")]
+    Camera(#[from] CameraError),
+    #[error("the scan stays ambiguous after {rescans} re-scans; stickers in doubt: {doubtful:?}")]
+    Ambiguous {
+        doubtful: Vec<usize>,
+        rescans: usize,
+    },
+    /// The resolver found no legal cube in the readings, even after re-reading them.
+    #[error("the scanned cube is not a legal cube: {0}")]
+    Unresolved(ResolveError),
+    /// The resolved cube fails validation.
+    #[error("the scanned cube is not a legal cube: {0}")]
+    Invalid(#[from] InvalidCube),
+    #[error("bad target: {0}")]
+    Target(#[from] TargetError),
+    #[error("no solution: {0}")]
+    Solve(#[from] SolverError),
+    /// Every solution the solver gave fails the check that it reaches the target.
+    #[error("no solution: the solver returned no solution that reaches the target")]
+    NoCandidate,
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("robot: {0}")]
+    Line(#[from] LineError),
+    #[error("robot: {0}")]
+    Mindcub3r(#[from] RobotError),
+    /// A plan for another robot reached the MindCub3r.
+    #[error("robot: {0:?} is not a MindCub3r primitive")]
+    NotAPrimitive(Action),
+    /// The stop flag (Ctrl-C) was set.
+    #[error("robot: stopped by the user (Ctrl-C)")]
+    Stopped,
+    /// The simulator's read-back shares no colouring with the cube the job believes in.
+    #[error("robot: the simulator's cube does not match the scanned one at all")]
+    SimulatorMismatch,
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}); resume with: cubot run --resume {}", cause.reason(), journal.display())]
+    Interrupted {
+        /// What stopped the execution.
+        cause: Box<RunError>,
+        journal: PathBuf,
+        /// Cube frame of the first scan, first-scan symbols.
+        state: String,
+        /// As it sits in the robot now.
+        robot_state: String,
+        steps: usize,
+        seconds: f64,
+    },
+}
+
+impl RunError {
+    /// A well-formed "no" (exit 1) rather than an operational error (exit 2).
+    pub fn is_no(&self) -> bool {
+        matches!(
+            self,
+            RunError::Ambiguous { .. }
+                | RunError::Unresolved(_)
+                | RunError::Invalid(_)
+                | RunError::Target(_)
+                | RunError::Solve(_)
+                | RunError::NoCandidate
+        )
+    }
+
+    /// Why the robot stopped, as the journal records it: a robot's own failure without the
+    /// `robot:` prefix, anything else as displayed.
+    pub fn reason(&self) -> String {
+        match self {
+            RunError::Line(e) => e.to_string(),
+            RunError::Mindcub3r(e) => e.to_string(),
+            RunError::NotAPrimitive(a) => format!("{a:?} is not a MindCub3r primitive"),
+            RunError::Stopped => "stopped by the user (Ctrl-C)".into(),
+            RunError::SimulatorMismatch => {
+                "the simulator's cube does not match the scanned one at all".into()
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+#[cfg(feature = "vision")]
+/// Why the camera scanner could not read the cube.
+#[derive(Debug, thiserror::Error)]
+pub enum CameraError {
+    #[error(
+        "--scanner camera renders its frames on the simulator; a camera on a real robot is \
+         not supported yet (use --sim, or --scanner sensor)"
+    )]
+    NoSimulator,
+    #[error("camera: {0}")]
+    Vision(#[from] VisionError),
+    #[error("face step {step}: the top face shows facelets {top:?}, not one face")]
+    NotOneFace { step: usize, top: Vec<usize> },
+    #[error("the robot holds a cube of {stickers} stickers, not a {size}")]
+    CubeSize { stickers: usize, size: Size },
+    #[error("the face sequence never showed face {0}")]
+    FaceNotShown(char),
+    #[error("six camera frames expected")]
+    SixFrames,
+    #[error("a re-read needs a camera scan first")]
+    NotScanned,
+    #[error("sticker {want} does not exist on a {size}")]
+    NoSuchSticker { want: usize, size: Size },
+    #[error("camera: the frame for sticker {want} gave {got} stickers")]
+    FrameStickers { want: usize, got: usize },
+}

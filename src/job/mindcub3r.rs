@@ -1,0 +1,210 @@
+//! The MindCub3r in a job: its colour-sensor scan and re-reads, the planner's cheapest
+//! execution of the candidates (and the per-move table on the first one, for comparison),
+//! the robot-cost automaton the solver's costed search prices sequences with, and execution
+//! primitive by primitive. Also what a camera scanner needs of it: presenting each face, or
+//! one sticker, to a camera over the top face.
+//!
+//! Level: job. No printing.
+
+use crate::color::raw::RawScan;
+use crate::cube::{Alg, FaceletCube, Size};
+use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
+use crate::robot::mindcub3r::model::{Orientation, Primitive};
+use crate::robot::mindcub3r::planner::{self, Planner};
+use crate::robot::mindcub3r::{scan_steps, MindCub3r};
+use crate::robot::sim::SimHandle;
+use crate::solver::costed::SequenceCost;
+
+use super::error::RunError;
+use super::journal::Action;
+use super::robot::{RobotPlan, RunRobot};
+
+/// A planner-backed plan for the MindCub3r: the cheapest candidate by the DP, and the
+/// baseline (greedy table on the first candidate).
+pub fn mindcub3r_plan(
+    planner: &Planner,
+    cands: &[Alg],
+    start: &RobotState,
+) -> Result<RobotPlan, RunError> {
+    let (chosen, plan) = planner.choose_screened(cands, *start, 32)?;
+    let baseline = cands
+        .first()
+        .map(|a| {
+            planner::greedy(
+                a,
+                *start,
+                &CostModel::plain(planner.costs().timings.clone()),
+            )
+        })
+        .transpose()?
+        .map(|p| p.seconds);
+    let mut actions = Vec::with_capacity(plan.primitives.len() + 1);
+    // The arm's real position is not known after a scan or a fault: start from "away".
+    if start.arm == Arm::Away
+        && plan
+            .primitives
+            .first()
+            .is_some_and(|p| matches!(p, Primitive::Spin(_)))
+    {
+        actions.push(Action::Primitive(Primitive::ArmAway));
+    }
+    actions.extend(plan.primitives.iter().map(|&p| Action::Primitive(p)));
+    let seconds = CostModel::plain(planner.costs().timings.clone())
+        .run(*start, &plan.primitives)?
+        .1;
+    Ok(RobotPlan {
+        alg: plan.alg,
+        actions,
+        seconds,
+        baseline_seconds: baseline,
+        chosen,
+        start: *start,
+    })
+}
+
+/// A MindCub3r driven by a job (plus its simulated brick, if any).
+pub struct Mc3Run {
+    pub robot: MindCub3r,
+    pub sim: Option<SimHandle>,
+    pub planner: Planner,
+    /// The robot's orientation (start-up frame) when the last scan began.
+    scan_start: Orientation,
+    /// Robot seconds of motion executed so far (by the plan's cost model).
+    seconds: f64,
+    scanned: bool,
+}
+
+impl Mc3Run {
+    pub fn new(robot: MindCub3r, sim: Option<SimHandle>, planner: Planner) -> Mc3Run {
+        Mc3Run {
+            scan_start: robot.orientation,
+            robot,
+            sim,
+            planner,
+            seconds: 0.0,
+            scanned: false,
+        }
+    }
+
+    /// A scan by a scanner that looks at the top face (a camera): runs the colour-sensor
+    /// scan's face sequence ([`scan_steps`]) on the robot, so the
+    /// orientation bookkeeping is the scan's, and calls `look` at each face with the face
+    /// step, what each top-face position shows (facelet index of the cube as it sat when
+    /// the scan began, top positions row-major) and the simulator, if any. Returns the
+    /// cube's orientation afterwards relative to the scan start, like [`RunRobot::scan`].
+    pub fn present_faces(
+        &mut self,
+        size: Size,
+        look: &mut FaceLook<'_>,
+    ) -> Result<Orientation, RunError> {
+        self.scan_start = self.robot.orientation;
+        self.scanned = true;
+        self.robot.begin_frame(size);
+        for (step, prims) in scan_steps().iter().enumerate() {
+            for &p in prims {
+                self.robot.execute(p)?;
+            }
+            let top = self.robot.top_facelets().ok_or(RunError::ScanFrameLost)?;
+            look(step, &top, self.sim.as_ref())?;
+        }
+        Ok(self.relative_orientation())
+    }
+
+    /// Brings facelet `want` (frame of the last scan start) to the top face; returns the
+    /// top-face position it shows at, and the simulator, if any.
+    pub fn present_sticker(
+        &mut self,
+        want: usize,
+    ) -> Result<(usize, Option<&SimHandle>), RunError> {
+        let pos = self.robot.bring_to_top(want)?;
+        Ok((pos, self.sim.as_ref()))
+    }
+
+    /// The cube's orientation relative to the frame the last scan began in.
+    pub fn relative_orientation(&self) -> Orientation {
+        relative(&self.scan_start, &self.robot.orientation)
+    }
+}
+
+/// `now` expressed in the frame whose orientation was `base` (both in one common frame).
+fn relative(base: &Orientation, now: &Orientation) -> Orientation {
+    Orientation(std::array::from_fn(|pos| base.position_of(now.0[pos])))
+}
+
+/// What [`Mc3Run::present_faces`] calls at each face: the face step, the facelet index each
+/// top-face position shows (scan-start frame, row-major), the simulator if any.
+pub type FaceLook<'a> = dyn FnMut(usize, &[usize], Option<&SimHandle>) -> Result<(), RunError> + 'a;
+
+impl Mc3Run {
+    /// Where planning starts: re-reads may have turned the cube since the scan, so from
+    /// where it is now (a resumed run did not scan: the journal's orientation holds).
+    fn plan_start(&self, start: &RobotState) -> RobotState {
+        if self.scanned {
+            RobotState {
+                orientation: self.relative_orientation(),
+                arm: Arm::Away,
+                turntable: 0,
+            }
+        } else {
+            *start
+        }
+    }
+}
+
+impl RunRobot for Mc3Run {
+    fn kind(&self) -> &'static str {
+        "mindcub3r"
+    }
+
+    fn scan(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(RawScan, Orientation), RunError> {
+        self.scan_start = self.robot.orientation;
+        self.scanned = true;
+        let raw = self.robot.scan(size, &mut |p| progress(p.done, p.total))?;
+        Ok((raw, self.relative_orientation()))
+    }
+
+    fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
+        Ok(self.robot.rescan(stickers)?)
+    }
+
+    fn plan(&self, cands: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
+        mindcub3r_plan(&self.planner, cands, &self.plan_start(start))
+    }
+
+    fn sequence_cost(&self, start: &RobotState) -> Option<SequenceCost> {
+        Some(self.planner.sequence_cost(self.plan_start(start)))
+    }
+
+    fn execute(
+        &mut self,
+        plan: &RobotPlan,
+        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        let costs = CostModel::plain(self.planner.costs().timings.clone());
+        let mut state = plan.start;
+        for a in &plan.actions {
+            let Action::Primitive(p) = a else {
+                return Err(RunError::NotAPrimitive(a.clone()));
+            };
+            self.robot.execute(*p)?;
+            self.seconds += costs.cost(&state, *p);
+            state = state.after(*p);
+            done(a, self.seconds)?;
+        }
+        Ok(self.robot.finish(true)?)
+    }
+
+    fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {
+        self.sim
+            .as_ref()
+            .map(|s| (s.initial_cube().clone(), s.cube()))
+    }
+
+    fn reorients(&self) -> bool {
+        true
+    }
+}

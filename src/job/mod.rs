@@ -1,0 +1,54 @@
+//! The whole job as a library: scan → resolve (re-scanning doubtful stickers) → validate →
+//! solve to the target (from the symmetric variants of the problem) → plan the cheapest
+//! execution for this robot → execute with a journal → verify; and `save` (scan and store a
+//! state), `restore` (a run to a saved state) and `resume` (finish what a journal records).
+//! `cubot run`, `save`, `restore` and `bench robot` are thin layers over this.
+//!
+//! | file          | what                                                                |
+//! |---------------|---------------------------------------------------------------------|
+//! | `connect`     | a robot over a serial port, or a simulator started on a pty          |
+//! | `robot`       | [`RunRobot`]: what the job needs of a robot; [`RobotPlan`]           |
+//! | `line`        | the line-protocol robot                                              |
+//! | `mindcub3r`   | the MindCub3r                                                        |
+//! | `camera`      | a camera over either robot's top face (feature `vision`)             |
+//! | `scan`        | scan and resolve with re-reads; matching colours between scans       |
+//! | `target`      | the target: solved, a state, or a saved state; saved-state files     |
+//! | `solve`       | candidates from the solver, and its robot-cost search                |
+//! | `options`     | [`RunOptions`]: what a run is asked                                  |
+//! | `run`         | [`run()`] (scan, then [`finish`]) and [`save`]                       |
+//! | `execute`     | [`finish`]: solve, plan, execute with the journal, verify, report    |
+//! | `report`      | [`RunEvent`] progress and the final [`RunReport`]                    |
+//! | `verify`      | the final state: simulator read-back, re-scan, or tracking only      |
+//! | `journal`     | the execution journal (JSON Lines) and reading it back               |
+//! | `error`       | [`RunError`]                                                         |
+//!
+//! Level: job: above `robot`, `scan`, `solver`, `color` and `cube`, which must not depend
+//! on it; only `cli` does. No printing: progress goes to a [`RunEvent`] callback.
+
+#[cfg(feature = "vision")]
+pub mod camera;
+pub mod connect;
+pub mod error;
+pub mod execute;
+pub mod journal;
+pub mod line;
+pub mod mindcub3r;
+pub mod options;
+pub mod report;
+pub mod robot;
+pub mod run;
+pub mod scan;
+pub mod solve;
+pub mod target;
+pub mod verify;
+
+pub use connect::{connect, ConnectError, ConnectOptions, Link, RobotKind, ScannerKind};
+pub use error::RunError;
+pub use execute::{finish, resume_start, Position, Start};
+pub use options::RunOptions;
+pub use report::{RunEvent, RunReport};
+pub use robot::{RobotPlan, RunRobot};
+pub use run::{run, save};
+pub use scan::{color_centroids, scan_and_resolve, Resolved, Scanned};
+pub use solve::Tools;
+pub use target::{read_saved, target_cube, SavedState, TargetError, TargetSpec};

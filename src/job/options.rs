@@ -1,0 +1,31 @@
+//! What a run is asked: the cube size, the target, how many solutions from which
+//! variants of the problem, how many re-scans, where the journal goes, and the stop flag.
+//!
+//! Level: job. No printing.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::cube::Size;
+
+use super::target::TargetSpec;
+
+/// Options of a run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub size: Size,
+    /// The target colouring, in the first scan's symbols; solved when `None`.
+    pub target: Option<TargetSpec>,
+    /// Solutions asked of the solver per symmetric variant.
+    pub solutions: usize,
+    /// Solve the 24 rotated variants of the problem too (and with `mirror` their mirror
+    /// images); otherwise only the problem as posed.
+    pub symmetries: bool,
+    pub mirror: bool,
+    pub inverse: bool,
+    pub max_rescans: usize,
+    pub journal: PathBuf,
+    /// Set (e.g. by Ctrl-C) to stop after the current action.
+    pub stop: Arc<AtomicBool>,
+}

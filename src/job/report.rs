@@ -1,0 +1,65 @@
+//! What a run tells its caller: progress events as it goes ([`RunEvent`], serialised as
+//! JSON Lines by the command line) and the final [`RunReport`].
+//!
+//! Level: job. No printing: the caller decides what to show.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// Progress of a run.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum RunEvent {
+    ScanProgress {
+        done: usize,
+        total: usize,
+    },
+    Scanned {
+        confident: bool,
+        doubtful: Vec<usize>,
+        rescans: usize,
+        state: String,
+    },
+    Solved {
+        candidates: usize,
+        shortest: usize,
+    },
+    Planned {
+        solution: String,
+        face_turns: usize,
+        actions: usize,
+        robot_seconds: f64,
+        baseline_seconds: Option<f64>,
+    },
+    Executing {
+        done: usize,
+        total: usize,
+        robot_seconds: f64,
+    },
+    Verifying {
+        by: String,
+    },
+}
+
+/// The final report.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    pub reached_target: bool,
+    /// Cube frame of the first scan, first-scan symbols.
+    pub final_state: String,
+    pub target: String,
+    pub first_scan: String,
+    pub face_turns: usize,
+    pub robot_seconds: f64,
+    pub baseline_seconds: Option<f64>,
+    pub solution: String,
+    pub actions: usize,
+    pub candidates: usize,
+    pub scan_confident: bool,
+    pub rescans: usize,
+    pub verified_by: String,
+    pub journal: PathBuf,
+    pub robot: String,
+    pub resumed: bool,
+}

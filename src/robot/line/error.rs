@@ -1,0 +1,39 @@
+//! What the line robot can fail with, each variant naming the command and what happened.
+//!
+//! Level: robot. No printing.
+
+use crate::cube::{Face, Move};
+use crate::robot::link::LinkError;
+
+/// Errors of the line robot, each naming the command and what happened.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("link i/o error during `{command}`: {source}")]
+    Link { command: String, source: LinkError },
+    #[error("no reply to `{command}` (seq {seq}) within {waited_ms} ms: the robot is silent (power, cable?)")]
+    Timeout {
+        seq: u16,
+        command: String,
+        waited_ms: u64,
+    },
+    #[error("robot refused `{command}` (seq {seq}): {code} {text}")]
+    Robot {
+        seq: u16,
+        command: String,
+        code: String,
+        text: String,
+    },
+    #[error("unexpected line from the robot after `{command}`: {line:?} ({reason})")]
+    Protocol {
+        command: String,
+        line: String,
+        reason: String,
+    },
+    #[error("cannot plan for this robot: {mv} is not a face turn")]
+    NotFaceTurn { mv: Move },
+    #[error(
+        "cannot plan for this robot: faces without a motor: {}; one may be missing at most",
+        faces.iter().map(|f| f.letter()).collect::<String>()
+    )]
+    MissingFaces { faces: Vec<Face> },
+}

@@ -1,0 +1,337 @@
+//! The MindCub3r calibration: ports, motor speeds, arm and turntable angles, sensor spots,
+//! timeouts and measured timings, read from a versioned TOML file.
+//!
+//! Level: robot (uses [`crate::robot::ev3`] for port names and driver timeouts). No printing.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::RobotError;
+use super::model::Timings;
+use crate::robot::ev3::driver::DriverTimeouts;
+use crate::robot::ev3::protocol::OutputPort;
+
+/// The calibration file version this code reads.
+pub const CONFIG_VERSION: u32 = 1;
+
+/// Ports (defaults in [The machine](crate::robot::mindcub3r#the-machine); verified with
+/// GET_TYPEMODE at start-up).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ports {
+    pub arm: OutputPort,
+    pub turntable: OutputPort,
+    pub sensor_arm: OutputPort,
+    /// Sensor port 1..4.
+    pub color_sensor: u8,
+}
+
+impl Default for Ports {
+    fn default() -> Self {
+        Ports {
+            arm: OutputPort::A,
+            turntable: OutputPort::B,
+            sensor_arm: OutputPort::C,
+            color_sensor: 2,
+        }
+    }
+}
+
+/// Nominal full speeds (°/s at 100 %), used only for time budgets (see
+/// [Time budgets](crate::robot::ev3::driver#time-budgets)).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Motors {
+    pub large_full_speed: f64,
+    pub medium_full_speed: f64,
+}
+
+impl Default for Motors {
+    fn default() -> Self {
+        Motors {
+            large_full_speed: 1050.0,
+            medium_full_speed: 1560.0,
+        }
+    }
+}
+
+/// Tilt/hold arm, motor degrees from the homed zero (retracted stop).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Arm {
+    pub away: i32,
+    pub hold: i32,
+    pub tilt_apex: i32,
+    /// Percent for away ↔ hold.
+    pub speed: i8,
+    /// Percent for hold → apex, and apex → hold.
+    pub tilt_speed: i8,
+    pub back_speed: i8,
+    pub ramp_up: u32,
+    pub ramp_down: u32,
+    /// Percent for homing; the sign points at the retracted stop.
+    pub home_speed: i8,
+    /// Pause after each arm move, ms (see [Speeds](crate::robot::mindcub3r#speeds)).
+    pub settle_ms: u64,
+    /// Hold angle for a 2x2x2 (clamps the top layer only; UNCERTAIN).
+    pub hold_2x2: i32,
+}
+
+impl Default for Arm {
+    fn default() -> Self {
+        Arm {
+            away: 0,
+            hold: 100,
+            tilt_apex: 190,
+            speed: 45,
+            tilt_speed: 50,
+            back_speed: 55,
+            ramp_up: 15,
+            ramp_down: 25,
+            home_speed: -25,
+            settle_ms: 30,
+            hold_2x2: 100,
+        }
+    }
+}
+
+/// Turntable (motor degrees; `ratio` motor degrees per table degree).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Turntable {
+    pub ratio: f64,
+    /// +1 when a positive motor move turns the table clockwise seen from above (`y`).
+    pub sign: i8,
+    /// Percent for spins.
+    pub speed: i8,
+    /// Percent for bottom-layer turns.
+    pub turn_speed: i8,
+    /// Motor degrees past the target on a layer turn, then back (see
+    /// [Over-rotation](crate::robot::mindcub3r#over-rotation)).
+    pub over_rotation: i32,
+    pub over_rotation_speed: i8,
+    /// Percent for the scanning revolution.
+    pub scan_speed: i8,
+    pub ramp_up: u32,
+    pub ramp_down: u32,
+}
+
+impl Default for Turntable {
+    fn default() -> Self {
+        Turntable {
+            ratio: 3.0,
+            sign: 1,
+            speed: 55,
+            turn_speed: 55,
+            over_rotation: 18,
+            over_rotation_speed: 15,
+            scan_speed: 50,
+            ramp_up: 30,
+            ramp_down: 45,
+        }
+    }
+}
+
+/// Colour-sensor arm, motor degrees from the homed zero (parked stop); negative inwards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SensorArm {
+    pub speed: i8,
+    /// Percent for homing; the sign points at the parked stop.
+    pub home_speed: i8,
+    pub parked: i32,
+    pub clear: i32,
+    pub centre: i32,
+    /// Positions for the four edge samples of a revolution (table 90°, 180°, 270°, 360°).
+    pub edge: [i32; 4],
+    /// Positions for the four corner samples (table 45°, 135°, 225°, 315°).
+    pub corner: [i32; 4],
+    /// 2x2x2: the one corner radius.
+    pub corner_2x2: i32,
+    pub ramp: u32,
+}
+
+impl Default for SensorArm {
+    fn default() -> Self {
+        SensorArm {
+            speed: 75,
+            home_speed: 30,
+            parked: 0,
+            clear: -400,
+            centre: -750,
+            edge: [-655, -655, -650, -645],
+            corner: [-595, -600, -600, -590],
+            corner_2x2: -650,
+            ramp: 20,
+        }
+    }
+}
+
+/// Robot side over which the colour sensor reaches the top face.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SensorSide {
+    Front,
+    Right,
+    Back,
+    Left,
+}
+
+/// Scanning.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScanConfig {
+    pub sensor_side: SensorSide,
+    /// Sample on the fly during one revolution (else stop at every 45°).
+    pub on_the_fly: bool,
+    /// Accept an on-the-fly sample this many table degrees from its ideal angle.
+    pub window: f64,
+    /// Sensor-arm position error (motor degrees) tolerated for a reading.
+    pub sensor_tolerance: i32,
+}
+
+impl Default for ScanConfig {
+    fn default() -> Self {
+        ScanConfig {
+            sensor_side: SensorSide::Front,
+            on_the_fly: true,
+            window: 12.0,
+            sensor_tolerance: 12,
+        }
+    }
+}
+
+/// Time limits (wall clock).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Timeouts {
+    pub reply_ms: u64,
+    pub poll_ms: u64,
+    pub stall_ms: u64,
+    pub move_extra_ms: u64,
+    pub home_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        let d = DriverTimeouts::default();
+        Timeouts {
+            reply_ms: d.reply.as_millis() as u64,
+            poll_ms: d.poll.as_millis() as u64,
+            stall_ms: d.stall.as_millis() as u64,
+            move_extra_ms: d.move_extra.as_millis() as u64,
+            home_ms: d.home.as_millis() as u64,
+        }
+    }
+}
+
+/// `calibration/mindcub3r.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub version: u32,
+    pub ports: Ports,
+    pub motors: Motors,
+    pub arm: Arm,
+    pub turntable: Turntable,
+    pub sensor_arm: SensorArm,
+    pub scan: ScanConfig,
+    pub timeouts: Timeouts,
+    pub timings: Timings,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            version: CONFIG_VERSION,
+            ports: Ports::default(),
+            motors: Motors::default(),
+            arm: Arm::default(),
+            turntable: Turntable::default(),
+            sensor_arm: SensorArm::default(),
+            scan: ScanConfig::default(),
+            timeouts: Timeouts::default(),
+            timings: Timings::default(),
+        }
+    }
+}
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config, String> {
+        #[derive(Deserialize)]
+        struct V {
+            version: Option<u32>,
+        }
+        let v: V = toml::from_str(text).map_err(|e| e.to_string())?;
+        match v.version {
+            Some(CONFIG_VERSION) => {}
+            Some(other) => {
+                return Err(format!(
+                    "version {other} is not supported (this program reads version {CONFIG_VERSION})"
+                ))
+            }
+            None => return Err("missing `version`".into()),
+        }
+        let c: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        c.check()?;
+        Ok(c)
+    }
+
+    pub fn load(path: &Path) -> Result<Config, RobotError> {
+        let text = std::fs::read_to_string(path).map_err(|e| RobotError::Config {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })?;
+        Config::parse(&text).map_err(|why| RobotError::Config {
+            path: path.display().to_string(),
+            why,
+        })
+    }
+
+    pub(super) fn check(&self) -> Result<(), String> {
+        let p = &self.ports;
+        if p.arm == p.turntable || p.arm == p.sensor_arm || p.turntable == p.sensor_arm {
+            return Err("ports.arm, ports.turntable and ports.sensor_arm must differ".into());
+        }
+        if !(1..=4).contains(&p.color_sensor) {
+            return Err("ports.color_sensor must be 1..4".into());
+        }
+        if self.turntable.sign != 1 && self.turntable.sign != -1 {
+            return Err("turntable.sign must be 1 or -1".into());
+        }
+        if self.turntable.ratio.is_nan() || self.turntable.ratio <= 0.0 {
+            return Err("turntable.ratio must be positive".into());
+        }
+        for (name, v) in [
+            ("arm.speed", self.arm.speed),
+            ("arm.tilt_speed", self.arm.tilt_speed),
+            ("arm.back_speed", self.arm.back_speed),
+            ("turntable.speed", self.turntable.speed),
+            ("turntable.turn_speed", self.turntable.turn_speed),
+            ("turntable.scan_speed", self.turntable.scan_speed),
+            (
+                "turntable.over_rotation_speed",
+                self.turntable.over_rotation_speed,
+            ),
+            ("sensor_arm.speed", self.sensor_arm.speed),
+        ] {
+            if !(1..=100).contains(&v) {
+                return Err(format!("{name} must be 1..100 percent, is {v}"));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn driver_timeouts(&self) -> DriverTimeouts {
+        let t = &self.timeouts;
+        DriverTimeouts {
+            reply: Duration::from_millis(t.reply_ms),
+            poll: Duration::from_millis(t.poll_ms),
+            stall: Duration::from_millis(t.stall_ms),
+            move_extra: Duration::from_millis(t.move_extra_ms),
+            home: Duration::from_millis(t.home_ms),
+        }
+    }
+}

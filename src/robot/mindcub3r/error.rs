@@ -1,0 +1,31 @@
+//! What driving the MindCub3r can fail with.
+//!
+//! Level: robot (wraps [`crate::robot::ev3`]'s errors). No printing.
+
+use crate::cube::Size;
+use crate::robot::ev3::driver::Ev3Error;
+
+/// Robot-level errors.
+#[derive(Debug, thiserror::Error)]
+pub enum RobotError {
+    #[error(transparent)]
+    Ev3(#[from] Ev3Error),
+    #[error("calibration {path}: {why}")]
+    Config { path: String, why: String },
+    #[error("interrupted after {after}; motors stopped; {state}")]
+    Interrupted { after: String, state: String },
+    #[error("rescan needs a scan first, with no layer turned since")]
+    RescanWithoutScan,
+    #[error("bringing a sticker to the top needs a scan frame")]
+    NoScanFrame,
+    #[error("the scan frame was lost by a layer turn")]
+    FrameLost,
+    #[error("sticker {sticker} does not exist on a {size}")]
+    NoSuchSticker { sticker: usize, size: Size },
+    #[error("sticker {sticker} is not readable")]
+    Unreadable { sticker: usize },
+    #[error("sticker {sticker} is not in the frame")]
+    NotInFrame { sticker: usize },
+    #[error("a spin or turn takes ±1 or ±2 quarters, not {quarters}")]
+    BadQuarters { quarters: i8 },
+}

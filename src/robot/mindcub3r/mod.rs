@@ -1,0 +1,216 @@
+//! The MindCub3r: David Gilday's LEGO MINDSTORMS EV3 Rubik's-cube robot, driven from the
+//! host over EV3 direct commands. This module holds its geometry and primitives, the
+//! machine on top of the EV3 driver, the motion planner and the scan's facelet frames.
+//!
+//! Level: robot (uses `cube`, `solver` (the planner's costed search), `color::raw`, the
+//! EV3 driver of [`crate::robot::ev3`] and [`crate::robot::symmetry`]). Must not depend on
+//! the line robot, the simulators, `job` or `cli`. No printing.
+//!
+//! The values a user tunes (ports, angles, speeds, time-outs, timings) live in
+//! `calibration/mindcub3r.toml`; the defaults in the code equal that file.
+//!
+//! ## Sources
+//!
+//! The official MindCub3r program (mindcuber.com) is not open source. What follows comes
+//! from open re-implementations compared against each other: the ev3dev MindCub3r demo
+//! (`ev3dev/ev3dev-lang-python-demo`, `robots/MINDCUB3R/mindcuber.py`, after
+//! `cavenel/ev3dev_examples`), the direct-command ports `Steve-Zheng/mindcuber-python-ev3`
+//! and `Pedro-Beirao/mindcuber-python`, and a pybricks port by Quirin Möller and Jakob
+//! Schönlinner. Where they disagree, the numbers are calibration values. Angles are
+//! *motor* degrees unless a table angle is named.
+//!
+//! ## The machine
+//!
+//! ```text
+//!   side view, from the robot's Right
+//!
+//!     colour-sensor arm (C)                  tilt arm (A)
+//!     -------------[S]                       away: clear of the cube
+//!                   |                        hold: presses the upper two layers
+//!                   v                 ___    apex: pulls the cube over the Back edge
+//!               +---------+ _________/
+//!    Front      |   Top   |                  Back
+//!               |  cube   |
+//!               +---------+
+//!      ========== tray ==========
+//!      turntable (B): 12T -> 36T, 3:1
+//! ```
+//!
+//! | Part | Port (default) | Device | Notes |
+//! |------|----------------|--------|-------|
+//! | tilt/hold arm | A | large motor (type 7) | homed against its retracted stop; turns about 1:1 |
+//! | turntable | B | large motor (type 7) | 3:1 gearing: 1080 motor° per revolution, 270° per quarter turn, 135° per 45°; no end stop |
+//! | colour-sensor arm | C | medium motor (type 8) | homed against its parked stop; negative = inwards |
+//! | colour sensor | sensor port 2 (1 in some builds) | colour sensor (type 29) | read in RGB-RAW (mode 4) |
+//!
+//! Builds differ in their ports, so every port is configurable and checked with
+//! GET_TYPEMODE at start-up. The gear ratio is a calibration value too: the mindcuber.com
+//! troubleshooting page warns that the Education variant's turntable gearing differs from
+//! the home set's (the warning is on the NXT page; for the EV3 build it is not confirmed).
+//!
+//! ## Robot frame
+//!
+//! The six robot positions are fixed in the robot; cube faces move between them. The
+//! robot frame is a cube frame: Top = U, Right = R, Front = F, Bottom = D, Left = L,
+//! Back = B, where *Back* is the position whose face goes to the bottom when the arm tilts
+//! the cube (read off the demo's orientation bookkeeping; physically the side the arm
+//! pulls towards). An orientation stores which cube face is at each position, in URFDLB
+//! order. Turntable `+` is the direction that turns the cube clockwise seen from above
+//! (`y`); which way the motor must run for that is the calibration's `turntable.sign`.
+//!
+//! ## Primitives
+//!
+//! | Primitive | Needs | Motors | Move in the robot frame |
+//! |-----------|-------|--------|-------------------------|
+//! | `ArmAway` | — | A to away | — |
+//! | `ArmHold` | — | A to hold | — |
+//! | `Tilt` | arm at hold, sensor arm at clear | A: hold → apex → hold | `x`: Front → Top → Back → Bottom → Front |
+//! | `Spin(k)`, k = ±1, ±2 | arm away | B: 270·k | `y^k` (+1: Right → Front → Left → Back → Right) |
+//! | `Turn(k)`, k = ±1, ±2 | arm at hold, sensor arm at clear | B: 270·k, over-rotated and back | +1 = `D'`, −1 = `D`, ±2 = `D2` |
+//! | `Sensor(p)` | arm away for corner, edge, centre | C to p | — |
+//! | `Read` | sensor over a sticker | RGB-RAW | — |
+//!
+//! Only the bottom layer can turn and the tilt goes one way only, so every face turn first
+//! brings its face to the bottom (none, one or two tilts, perhaps a spin). The machine moves
+//! the arms itself where a primitive's precondition needs it.
+//!
+//! ## Turntable
+//!
+//! Table targets are computed from the count read at start-up and an exact table angle,
+//! `zero + round(angle · ratio · sign)`, so errors do not pile up over many moves (the demo
+//! reaches the same end by rounding each target to the 45° grid).
+//!
+//! ## Over-rotation
+//!
+//! A held bottom layer turned exactly to the quarter is left slightly out of square (the
+//! tray has play; the sources do not say why, this is the presumed reason), and the next
+//! tilt can jam. Every open port that turns layers over-rotates and comes back: the demo
+//! goes 18 motor° (6° of table) past the target at turning speed, then back at a quarter
+//! of that speed; the direct-command ports go −310 then +40 for a quarter turn. Defaults
+//! here: `over_rotation = 18` at `turn_speed`, back at `over_rotation_speed = 15` % with no
+//! ramps. Spins do not over-rotate.
+//!
+//! ## Angles
+//!
+//! | Motor | Position | Default | Open ports |
+//! |-------|----------|---------|------------|
+//! | A | away | 0 | 0 |
+//! | A | hold | 100 | 85 (demo) to 100 (direct-command ports) |
+//! | A | tilt apex | 190 | 180 to 195 |
+//! | C | parked | 0 | 0 |
+//! | C | clear of the tilt arm | −400 | −400 |
+//! | C | centre | −750 | −750 |
+//! | C | edges, at table 90°, 180°, 270°, 360° | −655, −655, −650, −645 | −630 to −680 |
+//! | C | corners, at table 45°, 135°, 225°, 315° | −595, −600, −600, −590 | −580 to −610 |
+//!
+//! Edges and corners have one value per sample because the arm swings on an arc and the
+//! cube sits a little off centre in the tray.
+//!
+//! ## Speeds
+//!
+//! Percent of full speed (1050 °/s large, 1560 °/s medium); the ports run their motors at
+//! 300–600 °/s for reliability. Defaults: arm 45 (away ↔ hold), 50 up to the apex, 55 back
+//! with the ramp-down doubled (with a broken ramp-down the demo's tilts were reported too
+//! aggressive, ev3dev-lang-python PR #173), homing −25; turntable 55 for spins and turns, 50 for the
+//! scanning revolution; sensor arm 75, homing +30. After each arm move the machine pauses
+//! `settle_ms = 30` (the demo pauses 50 ms because its motors sometimes stalled when
+//! commanded back to back).
+//!
+//! ## Timings
+//!
+//! The planner's cost model and the simulator's clock use seconds per primitive
+//! (`Timings`). The defaults are idealised estimates from the demo's angles and speeds
+//! (distance over speed, ramps and link ignored), not measurements:
+//!
+//! | Primitive | Seconds | From |
+//! |-----------|---------|------|
+//! | arm away ↔ hold | 0.28 | 85° at 300 °/s |
+//! | `Tilt` | 0.71 | 105° up at 300 °/s, 105° back at 400 °/s, two 50 ms pauses |
+//! | `Spin(±1)` / `Spin(2)` | 0.68 / 1.35 | 270° / 540° at 400 °/s |
+//! | `Turn(±1)` / `Turn(2)` | 0.90 / 1.57 | 288° / 558° at 400 °/s, then 18° back at 100 °/s |
+//! | sensor arm move / one reading | 0.3 / 0.02 | this crate's estimates |
+//!
+//! On the same estimates a whole scan (six faces, five tilts, two spins, arm moves) takes
+//! about 30 s.
+//!
+//! ## Scan order
+//!
+//! The faces are read in the order of the ev3dev demo (the Steve-Zheng port is the same):
+//!
+//! | Step | Primitives before reading | Face on top |
+//! |------|---------------------------|-------------|
+//! | 1 | — | U |
+//! | 2 | `Tilt` | F |
+//! | 3 | `Tilt` | D |
+//! | 4 | `Spin(-1)`, `Tilt` | L |
+//! | 5 | `Spin(+1)`, `Tilt` | B |
+//! | 6 | `Tilt` | R |
+//!
+//! Five tilts and two quarter spins. While reading, the tilt arm is away; before every tilt
+//! the sensor arm goes back to clear. The scan ends with Top R, Right D, Front F, Bottom L,
+//! Left U, Back B (in the cube's start-up frame), and the solution is planned from there
+//! rather than spending moves to restore U on top.
+//!
+//! ## Sticker order
+//!
+//! For each face: the centre first, table at rest; then one revolution in the `+`
+//! direction with the arm alternating between the corner and the edge radius:
+//!
+//! | Sample | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 |
+//! |--------|---|---|---|---|---|---|---|---|---|
+//! | kind | centre | corner | edge | corner | edge | corner | edge | corner | edge |
+//! | table angle | — | 45° | 90° | 135° | 180° | 225° | 270° | 315° | 360° |
+//!
+//! With the sensor over the Front side (`scan.sensor_side = "front"`), at table 0° the edge
+//! spot is the top face's front middle sticker and the corner spot its front left one. A
+//! sample is taken on the fly within `scan.window` (12) table degrees of its angle, with
+//! the sensor arm within `scan.sensor_tolerance` (12) motor degrees of its target; a sample
+//! missed on the fly is read afterwards with the table stopped at its angle. The demo
+//! samples on the fly as well; the pybricks port stops every 45°.
+//!
+//! ## Scan map
+//!
+//! Facelets are named URFDLB: a face letter and 1–9 row by row as drawn in the usual net
+//! (index = face · 9 + row · 3 + column, U = 0, R = 1, F = 2, D = 3, L = 4, B = 5), in the
+//! frame of the cube as it sat when the scan began. Derived from the primitives alone:
+//!
+//! | Step | centre, then samples 1–8 |
+//! |------|--------------------------|
+//! | 1 (U) | U5, U9, U6, U3, U2, U1, U4, U7, U8 |
+//! | 2 (F) | F5, F9, F6, F3, F2, F1, F4, F7, F8 |
+//! | 3 (D) | D5, D9, D6, D3, D2, D1, D4, D7, D8 |
+//! | 4 (L) | L5, L1, L4, L7, L8, L9, L6, L3, L2 |
+//! | 5 (B) | B5, B7, B8, B9, B6, B3, B2, B1, B4 |
+//! | 6 (R) | R5, R7, R8, R9, R6, R3, R2, R1, R4 |
+//!
+//! Renumbered as `rubiks-color-resolver` does (faces U, L, F, R, B, D; squares 1–54) this is
+//! the demo's `scan_order` table, which a unit test checks.
+//!
+//! ## Start-up
+//!
+//! Connecting pings the brick, checks the four devices, and takes the turntable's present
+//! count as its zero (the turntable has no end stop: the tray must be square when the
+//! program starts). Homing drives the sensor arm to its parked stop and the tilt arm to its
+//! retracted stop, zeroes both, then moves the arm away and the sensor arm to clear. Any
+//! error stops all motors.
+//!
+//! ## 2x2x2
+//!
+//! The same tilts and spins (after a Steve-Zheng variant): the sensor arm uses one corner
+//! radius (`corner_2x2 = −650`) and reads four corners per face, at 45°, 135°, 225° and
+//! 315°. The arm must clamp only the top layer of the two; `hold_2x2` is a separate value,
+//! and whether a 2x2x2 sits firmly in the tray is not confirmed.
+
+pub mod config;
+pub mod cost;
+pub mod error;
+pub mod frames;
+pub mod machine;
+pub mod model;
+pub mod planner;
+pub mod scan;
+
+pub use config::Config;
+pub use error::RobotError;
+pub use machine::MindCub3r;
+pub use scan::scan_steps;

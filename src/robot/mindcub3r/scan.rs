@@ -1,0 +1,194 @@
+//! The colour-sensor scan of the MindCub3r: which primitives bring each face up, where the
+//! sensor reads on the top face, and which facelet of the cube (as it sat before the scan)
+//! each reading shows.
+//!
+//! Level: robot (uses `cube` and [`super::model`]). No printing.
+
+use super::config::SensorSide;
+use super::model::{Primitive, SensorPosition};
+use crate::cube::{Permutation, Size};
+
+/// The spots on the top face (robot frame) the sensor reads: (centre, edge at table 0°,
+/// the corner that will be under it 45° later measured after the next quarter).
+fn spots(size: Size, side: SensorSide) -> (Option<usize>, Option<usize>, usize) {
+    let n = size.n();
+    // Front side: edge U8 (row n-1, middle), corner U7 (row n-1, col 0).
+    let (centre, edge) = if n % 2 == 1 {
+        (Some(n * n / 2), Some((n - 1) * n + n / 2))
+    } else {
+        (None, None)
+    };
+    let corner = (n - 1) * n;
+    let q = match side {
+        SensorSide::Front => 0,
+        SensorSide::Right => 1,
+        SensorSide::Back => 2,
+        SensorSide::Left => 3,
+    };
+    let perm = y_power(size, q);
+    (
+        centre,
+        edge.map(|e| perm.0[e] as usize),
+        perm.0[corner] as usize,
+    )
+}
+
+pub(super) fn perm_of(size: Size, p: Primitive) -> Permutation {
+    p.as_move()
+        .map(|m| m.permutation(size).clone())
+        .unwrap_or_else(|| Permutation::identity(size.stickers()))
+}
+
+fn y_power(size: Size, q: i64) -> Permutation {
+    let mut p = Permutation::identity(size.stickers());
+    for _ in 0..q.rem_euclid(4) {
+        p = p.then(&perm_of(size, Primitive::Spin(1)));
+    }
+    p
+}
+
+/// One sample of a face: where it is read and which top-face position (robot frame, at
+/// the face's start) it shows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    /// Table angle (degrees, + = y) from the face's start.
+    pub angle: f64,
+    pub kind: SensorPosition,
+    /// Index into the calibration's edge/corner lists.
+    pub slot: usize,
+    /// Facelet index (robot frame at the face's start).
+    pub position: usize,
+}
+
+/// The samples of one face, in reading order: centre, then one revolution in + direction
+/// alternating corner and edge ([Sticker order](crate::robot::mindcub3r#sticker-order));
+/// 2x2x2: four corners.
+pub fn face_samples(size: Size, side: SensorSide) -> Vec<Sample> {
+    let (centre, edge, corner) = spots(size, side);
+    let mut out = Vec::new();
+    if let Some(c) = centre {
+        out.push(Sample {
+            angle: 0.0,
+            kind: SensorPosition::Centre,
+            slot: 0,
+            position: c,
+        });
+    }
+    for k in 0..4i64 {
+        // 45° + 90°k: the corner that y^(k+1) brings to the corner spot.
+        out.push(Sample {
+            angle: 45.0 + 90.0 * k as f64,
+            kind: SensorPosition::Corner,
+            slot: k as usize,
+            position: y_power(size, k + 1).0[corner] as usize,
+        });
+        if let Some(e) = edge {
+            // 90°(k+1): the edge that y^(k+1) brings to the edge spot.
+            out.push(Sample {
+                angle: 90.0 * (k + 1) as f64,
+                kind: SensorPosition::Edge,
+                slot: k as usize,
+                position: y_power(size, k + 1).0[e] as usize,
+            });
+        }
+    }
+    out
+}
+
+/// The scan sequence: primitives before each face's reading
+/// ([Scan order](crate::robot::mindcub3r#scan-order)).
+pub fn scan_steps() -> [Vec<Primitive>; 6] {
+    use Primitive::*;
+    [
+        vec![],
+        vec![Tilt],
+        vec![Tilt],
+        vec![Spin(-1), Tilt],
+        vec![Spin(1), Tilt],
+        vec![Tilt],
+    ]
+}
+
+/// For every sample of the scan: (face step, sample, facelet index in the cube's frame at
+/// the scan start). Derived from the primitives' permutations in `model.rs`.
+pub fn scan_map(size: Size, side: SensorSide) -> Vec<(usize, Sample, usize)> {
+    let mut frame = Permutation::identity(size.stickers());
+    let mut out = Vec::new();
+    for (step, prims) in scan_steps().iter().enumerate() {
+        for &p in prims {
+            frame = frame.then(&perm_of(size, p));
+        }
+        for s in face_samples(size, side) {
+            out.push((step, s, frame.0[s.position] as usize));
+        }
+    }
+    out
+}
+
+/// What a scan progress callback receives.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanProgress {
+    pub done: usize,
+    pub total: usize,
+    pub face_step: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::Face;
+
+    #[test]
+    fn face_u_is_read_in_the_documented_order() {
+        // Sticker order (module docs): U centre 5, then 9 6 3 2 1 4 7 8 (1-based within the face).
+        let s = face_samples(Size::Three, SensorSide::Front);
+        let got: Vec<usize> = s.iter().map(|s| s.position + 1).collect();
+        assert_eq!(got, vec![5, 9, 6, 3, 2, 1, 4, 7, 8]);
+    }
+
+    #[test]
+    fn scan_map_covers_every_facelet_once_and_matches_the_demo_table() {
+        for size in [Size::Three, Size::Two] {
+            let map = scan_map(size, SensorSide::Front);
+            let mut seen = vec![0; size.stickers()];
+            for (_, _, i) in &map {
+                seen[*i] += 1;
+            }
+            assert!(seen.iter().all(|&n| n == 1), "{size}: {seen:?}");
+        }
+        // Faces on top in scan order: U F D L B R ("Scan order" in the module docs); centres
+        // land on them.
+        let map = scan_map(Size::Three, SensorSide::Front);
+        let centres: Vec<char> = map
+            .iter()
+            .filter(|(_, s, _)| s.kind == SensorPosition::Centre)
+            .map(|(_, _, i)| Face::ALL[i / 9].letter())
+            .collect();
+        assert_eq!(centres, vec!['U', 'F', 'D', 'L', 'B', 'R']);
+        // The ev3dev MindCub3r demo's scan_order table ("Scan map" in the module docs;
+        // rubiks-color-resolver numbering: faces
+        // U L F R B D, 1..54), derived here from the model's permutations alone.
+        let demo: [[usize; 9]; 6] = [
+            [5, 9, 6, 3, 2, 1, 4, 7, 8],
+            [23, 27, 24, 21, 20, 19, 22, 25, 26],
+            [50, 54, 51, 48, 47, 46, 49, 52, 53],
+            [14, 10, 13, 16, 17, 18, 15, 12, 11],
+            [41, 43, 44, 45, 42, 39, 38, 37, 40],
+            [32, 34, 35, 36, 33, 30, 29, 28, 31],
+        ];
+        // Resolver face order U L F R B D → our URFDLB face index.
+        let ours = [0usize, 4, 2, 1, 5, 3];
+        for (step, row) in demo.iter().enumerate() {
+            let want: Vec<usize> = row
+                .iter()
+                .map(|&n| ours[(n - 1) / 9] * 9 + (n - 1) % 9)
+                .collect();
+            let got: Vec<usize> = map
+                .iter()
+                .filter(|(st, _, _)| *st == step)
+                .map(|(_, _, i)| *i)
+                .collect();
+            assert_eq!(got, want, "face step {step}");
+        }
+    }
+}

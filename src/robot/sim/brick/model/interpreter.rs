@@ -1,0 +1,612 @@
+//! The simulated brick's direct-command interpreter: decodes a command frame, runs its
+//! operations one at a time against the brick's motors, sensors and memory, suspends on
+//! OUTPUT_READY / TIMER_READY / SOUND_READY until the motors finish, and encodes the reply.
+//!
+//! Level: robot (uses [`crate::robot::ev3::protocol`]). No I/O, no printing.
+
+use super::*;
+
+impl Brick {
+    /// Handles one frame; returns the reply bytes to send (if any).
+    pub fn handle(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        self.commands += 1;
+        let n = self.commands;
+        if self.faults.silent_at.is_some_and(|s| n >= s) {
+            if !self.silent {
+                self.silent = true;
+                self.note(format!("fault injected: link silent from command {n} on"));
+            }
+            return None;
+        }
+        if self.faults.stall_at == Some(n) {
+            self.stall_armed = true;
+            self.note(format!(
+                "fault injected: the next positioning move from command {n} on stalls"
+            ));
+        }
+        let drop = self.faults.drop_at == Some(n);
+        let reply = self.handle_inner(frame);
+        if drop && reply.is_some() {
+            self.note(format!("fault injected: reply to command {n} lost"));
+            return None;
+        }
+        reply
+    }
+
+    fn handle_inner(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        let f = match decode_command(frame) {
+            Ok(f) => f,
+            Err(e) => {
+                self.note(format!("undecodable frame ({e}): {}", protocol::hex(frame)));
+                if frame.len() >= 5 && frame[4] & 0x80 == 0 {
+                    let counter = u16::from_le_bytes([frame[2], frame[3]]);
+                    return Some(encode_reply(counter, false, &[]));
+                }
+                return None;
+            }
+        };
+        if f.is_system() {
+            if !f.wants_reply() {
+                return None;
+            }
+            let cmd = f.body.first().copied().unwrap_or(0);
+            let mut out = vec![0, 0];
+            out.extend_from_slice(&f.counter.to_le_bytes());
+            out.extend_from_slice(&[protocol::SYSTEM_REPLY_ERROR, cmd, 0x0A]);
+            let len = (out.len() - 2) as u16;
+            out[..2].copy_from_slice(&len.to_le_bytes());
+            return Some(out);
+        }
+        if self.suspended.is_some() {
+            // One command at a time ("Execution on the brick" in the protocol module's docs).
+            if f.wants_reply() {
+                self.note(format!(
+                    "command {} arrived while another was running: error reply",
+                    f.counter
+                ));
+                return Some(encode_reply(f.counter, false, &vec![0; f.global]));
+            }
+            self.note(format!(
+                "no-reply command {} arrived while another was running: ignored",
+                f.counter
+            ));
+            return None;
+        }
+        let s = Suspended {
+            globals: vec![0; f.global],
+            locals: vec![0; f.local],
+            pc: 0,
+            frame: f,
+        };
+        self.run(s)
+    }
+
+    /// Resumes a suspended command if its wait is over; returns its reply.
+    pub fn poll_suspended(&mut self) -> Option<Vec<u8>> {
+        let s = self.suspended.take()?;
+        self.run(s)
+    }
+
+    pub fn is_waiting(&self) -> bool {
+        self.suspended.is_some()
+    }
+
+    fn run(&mut self, mut s: Suspended) -> Option<Vec<u8>> {
+        let ops = s.frame.body.clone();
+        let result = loop {
+            if s.pc >= ops.len() {
+                break Ok(());
+            }
+            let start = s.pc;
+            match self.exec(&ops, &mut s) {
+                Ok(true) => {}
+                Ok(false) => {
+                    // Blocked: rewind to the blocking op and wait.
+                    s.pc = start;
+                    self.suspended = Some(s);
+                    return None;
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        let f = &s.frame;
+        match result {
+            Ok(()) => f
+                .wants_reply()
+                .then(|| encode_reply(f.counter, true, &s.globals)),
+            Err(e) => {
+                self.note(format!(
+                    "error reply to command {}: {e} ({})",
+                    f.counter,
+                    protocol::hex(&f.body)
+                ));
+                f.wants_reply()
+                    .then(|| encode_reply(f.counter, false, &vec![0; f.global]))
+            }
+        }
+    }
+
+    fn int(&self, ops: &[u8], s: &mut Suspended) -> Result<i32, String> {
+        let p = decode_param(ops, &mut s.pc).map_err(|e| e.to_string())?;
+        match p {
+            Param::Const(v) => Ok(v),
+            Param::Global(o) => read_i32(&s.globals, o),
+            Param::Local(o) => read_i32(&s.locals, o),
+            Param::Str(_) => Err("string where a number was expected".into()),
+        }
+    }
+
+    fn out_param(&self, ops: &[u8], s: &mut Suspended) -> Result<(bool, usize), String> {
+        match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
+            Param::Global(o) => Ok((true, o)),
+            Param::Local(o) => Ok((false, o)),
+            other => Err(format!(
+                "output parameter must be a variable, got {other:?}"
+            )),
+        }
+    }
+
+    fn write(&self, s: &mut Suspended, dst: (bool, usize), bytes: &[u8]) -> Result<(), String> {
+        let mem = if dst.0 { &mut s.globals } else { &mut s.locals };
+        let end = dst.1 + bytes.len();
+        if end > mem.len() {
+            return Err(format!(
+                "writes {} bytes at {} beyond {} bytes of {} memory",
+                bytes.len(),
+                dst.1,
+                mem.len(),
+                if dst.0 { "global" } else { "local" }
+            ));
+        }
+        mem[dst.1..end].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn motors_of(nos: i32) -> Result<Vec<usize>, String> {
+        if !(0..=15).contains(&nos) {
+            return Err(format!("bad NOS {nos}"));
+        }
+        Ok((0..4).filter(|i| nos & (1 << i) != 0).collect())
+    }
+
+    fn start_job(&mut self, m: usize, job: Job) {
+        let motor = &mut self.motors[m];
+        motor.job = job;
+        motor.blocked = false;
+        motor.overshoot = if matches!(job, Job::Step { .. }) {
+            self.rng.gen_range(0.0..2.5)
+        } else {
+            0.0
+        };
+        // A run without a target (homing) is meant to end against a stop: the injected
+        // stall hits the next positioning job.
+        if self.stall_armed && !matches!(job, Job::Run { .. }) {
+            self.stall_armed = false;
+            self.motors[m].blocked = true;
+            let port = (b'A' + m as u8) as char;
+            self.note(format!("fault injected: motor {port} stalls"));
+        }
+    }
+
+    /// Executes one op; Ok(false) = must wait.
+    fn exec(&mut self, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
+        let at = s.pc;
+        let code = ops[at];
+        s.pc += 1;
+        match code {
+            op::NOP => {}
+            op::UI_WRITE => {
+                let sub = self.int(ops, s)?;
+                if sub as u8 != op::UI_WRITE_LED {
+                    return Err(format!("UI_WRITE sub-command {sub} not simulated"));
+                }
+                self.int(ops, s)?;
+            }
+            op::SOUND => {
+                let sub = self.int(ops, s)?;
+                match sub {
+                    0 => {}
+                    1 => {
+                        for _ in 0..3 {
+                            self.int(ops, s)?;
+                        }
+                    }
+                    _ => return Err(format!("SOUND sub-command {sub} not simulated")),
+                }
+            }
+            op::SOUND_READY => {}
+            op::TIMER_WAIT => {
+                let ms = self.int(ops, s)?;
+                let dst = self.out_param(ops, s)?;
+                let until = (self.clock * 1000.0) as i32 + ms;
+                self.write(s, dst, &until.to_le_bytes())?;
+            }
+            op::TIMER_READY => {
+                let until = self.int(ops, s)?;
+                if ((self.clock * 1000.0) as i32) < until {
+                    return Ok(false);
+                }
+            }
+            op::INPUT_DEVICE => return self.input_device(ops, s),
+            op::OUTPUT_RESET
+            | op::OUTPUT_STOP
+            | op::OUTPUT_POWER
+            | op::OUTPUT_SPEED
+            | op::OUTPUT_START
+            | op::OUTPUT_POLARITY
+            | op::OUTPUT_TEST
+            | op::OUTPUT_READY
+            | op::OUTPUT_STEP_POWER
+            | op::OUTPUT_TIME_POWER
+            | op::OUTPUT_STEP_SPEED
+            | op::OUTPUT_TIME_SPEED
+            | op::OUTPUT_CLR_COUNT => return self.output_motors(code, ops, s),
+            op::OUTPUT_READ | op::OUTPUT_GET_COUNT => self.output_read(code, ops, s)?,
+            other => return Err(format!("unknown opcode 0x{other:02X} at byte {at}")),
+        }
+        Ok(true)
+    }
+
+    /// The output ops that take a layer and a motor bit set; Ok(false) = must wait.
+    fn output_motors(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
+        let _layer = self.int(ops, s)?;
+        let nos = self.int(ops, s)?;
+        let ms = Self::motors_of(nos)?;
+        match code {
+            op::OUTPUT_RESET => {
+                for &m in &ms {
+                    self.motors[m].move_zero = self.motors[m].phys;
+                }
+            }
+            op::OUTPUT_STOP => {
+                self.int(ops, s)?;
+                for &m in &ms {
+                    self.motors[m].job = Job::Idle;
+                    self.motors[m].v = 0.0;
+                    self.motors[m].blocked = false;
+                }
+            }
+            op::OUTPUT_POWER | op::OUTPUT_SPEED => {
+                let v = self.int(ops, s)?.clamp(-100, 100) as i8;
+                for &m in &ms {
+                    self.motors[m].pending_speed = v;
+                }
+            }
+            op::OUTPUT_START => {
+                for &m in &ms {
+                    if !self.motors[m].busy() {
+                        let v =
+                            self.motors[m].pending_speed as f64 / 100.0 * self.motors[m].full_speed;
+                        self.start_job(m, Job::Run { v });
+                    }
+                }
+            }
+            op::OUTPUT_POLARITY => {
+                let p = self.int(ops, s)?;
+                for &m in &ms {
+                    self.motors[m].polarity = match p {
+                        0 => -self.motors[m].polarity,
+                        p if p < 0 => -1.0,
+                        _ => 1.0,
+                    };
+                }
+            }
+            op::OUTPUT_TEST => {
+                let dst = self.out_param(ops, s)?;
+                let busy = ms.iter().any(|&m| self.motors[m].busy()) as u8;
+                self.write(s, dst, &[busy])?;
+            }
+            op::OUTPUT_READY => {
+                if ms.iter().any(|&m| self.motors[m].busy()) {
+                    return Ok(false);
+                }
+            }
+            op::OUTPUT_CLR_COUNT => {
+                for &m in &ms {
+                    self.motors[m].zero = self.motors[m].phys;
+                }
+            }
+            _ => self.output_profile(code, &ms, ops, s)?,
+        }
+        Ok(true)
+    }
+
+    /// STEP_/TIME_ SPEED/POWER: SPEED, P1, P2, P3, BRAKE, started on the motors `ms`.
+    fn output_profile(
+        &mut self,
+        code: u8,
+        ms: &[usize],
+        ops: &[u8],
+        s: &mut Suspended,
+    ) -> Result<(), String> {
+        let speed = self.int(ops, s)?.clamp(-100, 100);
+        let mut p = [0.0; 3];
+        for x in &mut p {
+            let v = self.int(ops, s)?;
+            if v < 0 {
+                return Err(format!("negative step/time {v}"));
+            }
+            *x = v as f64;
+        }
+        self.int(ops, s)?;
+        for &m in ms {
+            let vmax = speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
+            let dir = speed.signum() as f64;
+            let job = if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
+                Job::Step {
+                    dir,
+                    vmax,
+                    r: p,
+                    done: 0.0,
+                }
+            } else {
+                Job::Time {
+                    dir,
+                    vmax,
+                    t: p.map(|ms| ms / 1000.0),
+                    elapsed: 0.0,
+                }
+            };
+            if speed != 0 {
+                self.start_job(m, job);
+            }
+        }
+        Ok(())
+    }
+
+    /// OUTPUT_READ (speed and movement count) or OUTPUT_GET_COUNT (sensor count) of one motor.
+    fn output_read(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let _layer = self.int(ops, s)?;
+        let no = self.int(ops, s)?;
+        if !(0..4).contains(&no) {
+            return Err(format!("motor number {no} out of range (0..3)"));
+        }
+        let m = &self.motors[no as usize];
+        let (count, speed, mv) = (m.count(), m.speed_pct(), m.phys - m.move_zero);
+        if code == op::OUTPUT_READ {
+            let d1 = self.out_param(ops, s)?;
+            let d2 = self.out_param(ops, s)?;
+            self.write(s, d1, &[speed as u8])?;
+            self.write(s, d2, &(mv.round() as i32).to_le_bytes())?;
+        } else {
+            let d = self.out_param(ops, s)?;
+            self.write(s, d, &(count.round() as i32).to_le_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn device_at(&self, no: i32) -> Result<(i8, Option<usize>), String> {
+        match no {
+            0..=3 => Ok((self.sensors[no as usize], None)),
+            16..=19 => {
+                let m = (no - 16) as usize;
+                Ok((self.motors[m].kind, Some(m)))
+            }
+            _ => Err(format!("input {no} out of range")),
+        }
+    }
+
+    fn input_device(&mut self, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
+        let sub = self.int(ops, s)? as u8;
+        let _layer = self.int(ops, s)?;
+        let no = self.int(ops, s)?;
+        let (dtype, motor) = self.device_at(no)?;
+        match sub {
+            op::INPUT_GET_TYPEMODE => {
+                let d1 = self.out_param(ops, s)?;
+                let d2 = self.out_param(ops, s)?;
+                let mode = if dtype == device::COLOR { 4 } else { 0 };
+                self.write(s, d1, &[dtype as u8])?;
+                self.write(s, d2, &[mode])?;
+            }
+            op::INPUT_CLR_CHANGES => {}
+            op::INPUT_GET_RAW => {
+                let d = self.out_param(ops, s)?;
+                let v = match motor {
+                    Some(m) => self.motors[m].count().round() as i32,
+                    None => 0,
+                };
+                self.write(s, d, &v.to_le_bytes())?;
+            }
+            op::INPUT_READY_PCT | op::INPUT_READY_RAW | op::INPUT_READY_SI => {
+                let typ = self.int(ops, s)?;
+                let mode = self.int(ops, s)?;
+                let n = self.int(ops, s)?;
+                if !(0..=8).contains(&n) {
+                    return Err(format!("{n} values requested"));
+                }
+                if typ != 0 && typ as i8 != dtype {
+                    return Err(format!(
+                        "input {no} holds {} (type {dtype}), asked for type {typ}",
+                        device::name(dtype)
+                    ));
+                }
+                let values: Vec<f64> = if dtype == device::NONE {
+                    return Err(format!("nothing connected on input {no}"));
+                } else if let Some(m) = motor {
+                    let mo = &self.motors[m];
+                    match mode {
+                        1 => vec![mo.count() / 360.0],
+                        2 => vec![mo.speed_pct() as f64],
+                        _ => vec![mo.count()],
+                    }
+                } else if dtype == device::COLOR {
+                    let rgb = self.rgb_raw().map(|v| v as f64);
+                    let m = if mode < 0 { 4 } else { mode };
+                    match m {
+                        4 => rgb.to_vec(),
+                        0 => vec![((rgb[0] + rgb[1] + rgb[2]) / 3.0 / 4.0).min(100.0)],
+                        1 => vec![4.0],
+                        2 => vec![color_code(rgb)],
+                        3 => vec![rgb[0], rgb[2]],
+                        _ => return Err(format!("colour sensor mode {m} not simulated")),
+                    }
+                } else {
+                    // Infrared proximity: a cube sits in the tray.
+                    vec![26.0]
+                };
+                for i in 0..n as usize {
+                    let v = values.get(i).copied().unwrap_or(0.0);
+                    let d = self.out_param(ops, s)?;
+                    let bytes = match sub {
+                        op::INPUT_READY_PCT => vec![v.round().clamp(-128.0, 127.0) as i8 as u8],
+                        op::INPUT_READY_RAW => (v.round() as i32).to_le_bytes().to_vec(),
+                        _ => (v as f32).to_le_bytes().to_vec(),
+                    };
+                    self.write(s, d, &bytes)?;
+                }
+            }
+            other => {
+                return Err(format!(
+                    "INPUT_DEVICE sub-command 0x{other:02X} not simulated"
+                ))
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn read_i32(mem: &[u8], o: usize) -> Result<i32, String> {
+    mem.get(o..o + 4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or_else(|| format!("variable at {o} outside memory"))
+}
+
+/// COL-COLOR code from RGB-RAW (rough; not used by the scan).
+fn color_code(rgb: [f64; 3]) -> f64 {
+    let [r, g, b] = rgb;
+    let sum = r + g + b;
+    if sum < 60.0 {
+        return 1.0;
+    }
+    if r > 1.5 * g && r > 1.5 * b {
+        5.0
+    } else if g > r && g > 1.5 * b && r < 0.6 * g {
+        3.0
+    } else if b > r && b > 0.8 * g {
+        2.0
+    } else if r > b * 2.0 && g > b * 2.0 && sum < 700.0 {
+        4.0
+    } else {
+        6.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::robot::ev3::protocol::{decode_reply, DirectCommand, OutputPort};
+
+    use crate::robot::ev3::protocol::from_hex as h;
+
+    fn brick() -> Brick {
+        let cfg = SimConfig::default();
+        Brick::new(&cfg, FaceletCube::solved(Size::Three))
+    }
+
+    #[test]
+    fn answers_the_worked_examples_byte_for_byte() {
+        let mut b = brick();
+        // E1 ping.
+        assert_eq!(
+            b.handle(&h("06 00 2A 00 00 00 00 01")).unwrap(),
+            h("03 00 2A 00 02")
+        );
+        // E2 LED, no reply.
+        assert!(b.handle(&h("08 00 2B 00 80 00 00 82 1B 05")).is_none());
+        // E10 reset + clear count.
+        assert_eq!(
+            b.handle(&h("0B 00 08 00 00 00 00 A2 00 02 B2 00 02"))
+                .unwrap(),
+            h("03 00 08 00 02")
+        );
+        // E8 count of C after clearing it: 0.
+        b.handle(&h("0B 00 08 00 00 00 00 A2 00 04 B2 00 04"));
+        assert_eq!(
+            b.handle(&h("09 00 05 00 00 04 00 B3 00 02 60")).unwrap(),
+            h("07 00 05 00 02 00 00 00 00")
+        );
+        // E5 busy? nothing running.
+        assert_eq!(
+            b.handle(&h("09 00 04 00 00 01 00 A9 00 03 60")).unwrap(),
+            h("04 00 04 00 02 00")
+        );
+        // E6 RGB-RAW: 12 bytes of global memory.
+        let r = b
+            .handle(&h("0F 00 03 00 00 0C 00 99 1C 00 01 1D 04 03 60 64 68"))
+            .unwrap();
+        assert_eq!(&r[..5], &h("0F 00 03 00 02")[..]);
+        // E12 IR proximity on port 4 (index 3): type 33 as LC1.
+        let r = b
+            .handle(&h("0E 00 0B 00 00 04 00 99 1D 00 03 81 21 00 01 60"))
+            .unwrap();
+        assert_eq!(r, h("07 00 0B 00 02 00 00 D0 41"));
+        // E15: unknown opcode → error reply with the same global size.
+        assert_eq!(
+            b.handle(&h("06 00 77 00 00 04 00 FE")).unwrap(),
+            h("07 00 77 00 04 00 00 00 00")
+        );
+        // E13 layout: 13 bytes of globals.
+        let r = b
+            .handle(&h("21 00 0C 00 00 0D 00 99 1D 00 10 07 00 01 60 99 1D 00 11 07 00 01 64 99 1D 00 12 08 00 01 68 A9 00 07 6C"))
+            .unwrap();
+        assert_eq!(&r[..5], &h("10 00 0C 00 02")[..]);
+        assert_eq!(r.len(), 5 + 13);
+    }
+
+    #[test]
+    fn the_driver_encoding_is_what_the_simulator_decodes() {
+        // Every parameter form: GET_COUNT of C with LC1/LC2/LC4 port numbers and GV1/GV2
+        // outputs gives the same answer as the shortest form.
+        let mut b = brick();
+        let mut c = DirectCommand::new();
+        let s = c.output_get_count(OutputPort::C);
+        let short = decode_reply(&b.handle(&c.encode(1)).unwrap()).unwrap();
+        let want = short.i32(s).unwrap();
+        for ops in [
+            "B3 81 00 81 02 E1 00",
+            "B3 82 00 00 82 02 00 E2 00 00",
+            "B3 83 00 00 00 00 83 02 00 00 00 60",
+        ] {
+            let mut frame = h("00 00 09 00 00 04 00");
+            frame.extend(h(ops));
+            let len = (frame.len() - 2) as u16;
+            frame[..2].copy_from_slice(&len.to_le_bytes());
+            let r = decode_reply(&b.handle(&frame).unwrap()).unwrap();
+            assert!(r.ok, "{ops}");
+            assert_eq!(r.i32(s).unwrap(), want, "{ops}");
+        }
+        // An output parameter given as a constant is malformed → error reply.
+        let r = decode_reply(&b.handle(&h("09 00 02 00 00 04 00 B3 00 02 00")).unwrap()).unwrap();
+        assert!(!r.ok);
+    }
+
+    #[test]
+    fn one_command_at_a_time() {
+        let mut b = brick();
+        // E3: a blocking move of B; its reply comes when the move is done.
+        assert!(b
+            .handle(&h(
+                "13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
+            ))
+            .is_none());
+        // A reply command meanwhile is refused, a no-reply one ignored.
+        assert_eq!(
+            b.handle(&h("06 00 09 00 00 00 00 01")).unwrap(),
+            h("03 00 09 00 04")
+        );
+        assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
+        b.advance(0.3);
+        assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
+        b.advance(1.0);
+        assert_eq!(b.poll_suspended().unwrap(), h("03 00 01 00 02"));
+        // 270° of the turntable at the table = one spin with the arm away.
+        let mut expect = FaceletCube::solved(Size::Three);
+        expect
+            .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1)
+                .as_move()
+                .unwrap()]))
+            .unwrap();
+        assert_eq!(b.cube(), expect);
+    }
+}
