@@ -4,8 +4,8 @@
 use std::sync::OnceLock;
 
 use super::face::{Axis, Face, Turn};
-use super::facelet::Size;
 use super::geometry::{axis_vector, layer_rotation, Permutation};
+use super::size::Size;
 
 /// A middle slice, named as in Singmaster notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

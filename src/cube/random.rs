@@ -6,9 +6,10 @@ use rand::Rng;
 
 use super::cubie::{permutation_parity, CubieCube, PocketCube};
 use super::face::{Face, Turn};
-use super::facelet::{FaceletCube, Size};
+use super::facelet::FaceletCube;
 use super::moves::Move;
 use super::notation::Alg;
+use super::size::Size;
 
 /// A uniformly random 3x3x3 (centres at home) or 2x2x2 (DBL corner at home, which fixes
 /// the 2x2x2's free orientation), as stickers.

@@ -2,12 +2,13 @@
 
 use std::fmt;
 
-use super::cubie::{
-    corner_sticker, identify_corner, identify_edge, permutation_parity, CornerSlot, EdgeSlot,
-    EDGE_FACELETS,
-};
+use super::cubie::permutation_parity;
 use super::face::Face;
-use super::facelet::{read_symbols, scheme, FaceletCube, ParseError, Size};
+use super::facelet::{read_symbols, scheme, FaceletCube, ParseError};
+use super::size::Size;
+use super::slots::{
+    corner_sticker, identify_corner, identify_edge, CornerSlot, EdgeSlot, EDGE_FACELETS,
+};
 
 /// Why one corner or edge slot does not hold a real piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
