@@ -5,6 +5,9 @@
 //! its U/D sticker away from the U/D face, an edge's is 1 when flipped. Multiplication
 //! `a.multiply(&b)` is "`a`, then `b`". The face-turn cubies are derived from the sticker
 //! geometry, not typed.
+//!
+//! Level: part of `cube`; depends on `face`, `size`, `slots`, `moves`, `notation` and
+//! `facelet`. Must not depend on validation, random cubes or pictures; no I/O.
 
 use std::sync::OnceLock;
 

@@ -1,5 +1,8 @@
 //! Facelet-level cubes: 54 (or 24) stickers, each coloured with the face whose colour it
 //! shows, and parsing of facelet strings in any alphabet of six symbols.
+//!
+//! Level: part of `cube`; depends on `face`, `size`, `slots`, `moves` and `notation`. Must not
+//! depend on cubie cubes or validation; no I/O.
 
 use std::fmt;
 

@@ -1,5 +1,8 @@
 //! Moves: every move is a `MoveKind × Turn`, and its sticker permutation is derived from
 //! the geometry (see [`super::geometry`]), for either cube size.
+//!
+//! Level: part of `cube`; depends on `face`, `size` and `geometry`. Must not depend on
+//! notation, facelet or cubie cubes; no I/O.
 
 use std::sync::OnceLock;
 

@@ -1,5 +1,8 @@
 //! Seeded random cubes and scrambles. Every function takes the random generator, so a seed
 //! reproduces its output.
+//!
+//! Level: part of `cube`; depends on `face`, `size`, `moves`, `notation`, `facelet` and
+//! `cubie`. Must not depend on anything outside `cube`; no I/O.
 
 use rand::seq::SliceRandom;
 use rand::Rng;

@@ -1,4 +1,6 @@
 //! Validation: is a facelet string a real cube, and if not, every reason why.
+//!
+//! Level: part of `cube`; depends on `face`, `size`, `slots`, `facelet` and `cubie`. Must not depend on anything outside `cube`; no I/O.
 
 use std::fmt;
 

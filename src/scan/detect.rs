@@ -6,7 +6,8 @@
 //! in URFDLB order → [`RawScan`] in facelet order, using each face's orientation from the
 //! [`Rig`]). The method is described in the [`crate::scan`] module docs.
 //!
-//! Level: `scan` (feature `vision`).
+//! Level: part of `scan` (feature `vision`); depends on `cube`, `color::raw` and the scan
+//! geometry, grid, rig and sampling. Must not depend on anything above `scan`.
 
 use opencv::core::{self, Mat, Point, Point2f, Vec3b, Vector};
 use opencv::imgproc;

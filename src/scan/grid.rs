@@ -15,7 +15,8 @@
 //! may take a lattice node that no whole sticker takes, at most one per strip. This is what
 //! lets a 2x2x2 face with one row under an arm (two whole stickers and two strips) be found.
 //!
-//! Level: `scan` (pure Rust).
+//! Level: part of `scan` (pure Rust); depends on `scan::geom`. Must not depend on images,
+//! OpenCV or anything above `scan`.
 
 use super::geom::{dist, Homography, Pt, Quad};
 

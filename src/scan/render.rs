@@ -10,7 +10,8 @@
 //! assert_eq!((img.width, img.height), (480, 360));
 //! ```
 //!
-//! Level: `scan` (pure Rust).
+//! Level: part of `scan` (pure Rust); depends on `scan::geom` and `scan::image`. Must not
+//! depend on detection or anything above `scan`.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -4,7 +4,8 @@
 //! the largest phase-1 distance over the three axes) that answers positions near the
 //! target optimally.
 //!
-//! Level: solver (depends on `cube` only).
+//! Level: part of `solver`; depends on the coordinates, cubie arithmetic and tables. Must not
+//! depend on the costed search or anything above `solver`.
 
 // Index loops over parallel arrays (slots, pieces, moves) read best as they are.
 #![allow(clippy::needless_range_loop)]

@@ -7,7 +7,9 @@
 //! light estimate: it sees only a cost per sticker and class.
 
 use crate::color::search::{Assignment, KBest};
-use crate::cube::{CornerSlot, EdgeSlot, Face, Size, CORNER_FACELETS, EDGE_FACELETS};
+use crate::cube::{
+    corner_sticker, CornerSlot, EdgeSlot, Face, Size, CORNER_FACELETS, EDGE_FACELETS,
+};
 
 /// Legal cubes within the doubt window after which the search stops (the answer is in
 /// doubt anyway).
@@ -35,30 +37,7 @@ pub(super) struct SearchOutcome {
 /// 3x3x3: classes are faces (class j = the colour of centre j), so two different
 /// colourings are always two different cubes.
 pub(super) fn search3(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOutcome {
-    let corner_cost: Vec<f64> = (0..8)
-        .flat_map(|s| {
-            (0..8).flat_map(move |p| {
-                (0..3).map(move |o| {
-                    let faces = CornerSlot::ALL[p].faces();
-                    (0..3)
-                        .map(|k| cost[CORNER_FACELETS[s][(k + o) % 3]][faces[k].index()])
-                        .sum::<f64>()
-                })
-            })
-        })
-        .collect();
-    let edge_cost: Vec<f64> = (0..12)
-        .flat_map(|s| {
-            (0..12).flat_map(move |p| {
-                (0..2).map(move |o| {
-                    let faces = EdgeSlot::ALL[p].faces();
-                    (0..2)
-                        .map(|k| cost[EDGE_FACELETS[s][(k + o) % 2]][faces[k].index()])
-                        .sum::<f64>()
-                })
-            })
-        })
-        .collect();
+    let (corner_cost, edge_cost) = piece_costs3(cost);
     let centre_cost: f64 = (0..6).map(|f| cost[f * 9 + 4][f]).sum();
     let mut kc = KBest::new(8, 3, corner_cost);
     let mut ke = KBest::new(12, 2, edge_cost);
@@ -119,22 +98,9 @@ pub(super) fn search3(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOu
                 if t > unseen && !candidates.is_empty() {
                     break;
                 }
-                let mut labels: Vec<usize> = (0..54).map(|x| x / 9).collect();
-                for (s, &(p, o)) in cs[i].pieces.iter().enumerate() {
-                    let faces = CornerSlot::ALL[p as usize].faces();
-                    for k in 0..3 {
-                        labels[CORNER_FACELETS[s][(k + o as usize) % 3]] = faces[k].index();
-                    }
-                }
-                for (s, &(p, o)) in es[j].pieces.iter().enumerate() {
-                    let faces = EdgeSlot::ALL[p as usize].faces();
-                    for k in 0..2 {
-                        labels[EDGE_FACELETS[s][(k + o as usize) % 2]] = faces[k].index();
-                    }
-                }
                 candidates.push(Candidate {
                     cost: t + centre_cost,
-                    labels,
+                    labels: labels3(&cs[i], &es[j]),
                 });
             }
             return SearchOutcome {
@@ -159,6 +125,55 @@ pub(super) fn search3(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOu
             es.push(a);
         }
     }
+}
+
+/// 3x3x3: the cost of each (slot, piece, orientation) for the corners and for the edges,
+/// `[(slot * pieces + piece) * orientations + orientation]`, as [`KBest`] takes them.
+fn piece_costs3(cost: &[[f64; 6]]) -> (Vec<f64>, Vec<f64>) {
+    let corner_cost: Vec<f64> = (0..8)
+        .flat_map(|s| {
+            (0..8).flat_map(move |p| {
+                (0..3).map(move |o| {
+                    let faces = CornerSlot::ALL[p].faces();
+                    (0..3)
+                        .map(|k| cost[CORNER_FACELETS[s][(k + o) % 3]][faces[k].index()])
+                        .sum::<f64>()
+                })
+            })
+        })
+        .collect();
+    let edge_cost: Vec<f64> = (0..12)
+        .flat_map(|s| {
+            (0..12).flat_map(move |p| {
+                (0..2).map(move |o| {
+                    let faces = EdgeSlot::ALL[p].faces();
+                    (0..2)
+                        .map(|k| cost[EDGE_FACELETS[s][(k + o) % 2]][faces[k].index()])
+                        .sum::<f64>()
+                })
+            })
+        })
+        .collect();
+    (corner_cost, edge_cost)
+}
+
+/// 3x3x3: the class of every sticker when the corners and edges are placed as `corners`
+/// and `edges` say (centres keep their own face).
+fn labels3(corners: &Assignment, edges: &Assignment) -> Vec<usize> {
+    let mut labels: Vec<usize> = (0..54).map(|x| x / 9).collect();
+    for (s, &(p, o)) in corners.pieces.iter().enumerate() {
+        let faces = CornerSlot::ALL[p as usize].faces();
+        for k in 0..3 {
+            labels[CORNER_FACELETS[s][(k + o as usize) % 3]] = faces[k].index();
+        }
+    }
+    for (s, &(p, o)) in edges.pieces.iter().enumerate() {
+        let faces = EdgeSlot::ALL[p as usize].faces();
+        for k in 0..2 {
+            labels[EDGE_FACELETS[s][(k + o as usize) % 2]] = faces[k].index();
+        }
+    }
+    labels
 }
 
 /// The 30 colour schemes of a 2x2x2 up to rotation: `scheme[class] = face`.
@@ -204,7 +219,7 @@ pub(super) fn search2(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOu
                             let faces = CornerSlot::ALL[p].faces();
                             (0..3)
                                 .map(|k| {
-                                    cost[corner_sticker_index(Size::Two, s, (k + o) % 3)]
+                                    cost[corner_sticker(Size::Two, s, (k + o) % 3)]
                                         [class_of_face[faces[k].index()]]
                                 })
                                 .sum::<f64>()
@@ -248,7 +263,7 @@ pub(super) fn search2(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOu
             for (s, &(p, o)) in a.pieces.iter().enumerate() {
                 let faces = CornerSlot::ALL[p as usize].faces();
                 for k in 0..3 {
-                    labels[corner_sticker_index(Size::Two, s, (k + o as usize) % 3)] =
+                    labels[corner_sticker(Size::Two, s, (k + o as usize) % 3)] =
                         class_of_face[faces[k].index()];
                 }
             }
@@ -262,19 +277,6 @@ pub(super) fn search2(cost: &[[f64; 6]], window: f64, budget: usize) -> SearchOu
             }
         }
     }
-}
-
-/// The 2x2x2 sticker index of corner slot `slot`'s k-th sticker (3x3x3 corner stickers
-/// sit at local indices 0, 2, 6, 8 of a face; a 2x2x2 face has them as 0, 1, 2, 3).
-pub(super) fn corner_sticker_index(_size: Size, slot: usize, k: usize) -> usize {
-    let i3 = CORNER_FACELETS[slot][k];
-    let local = match i3 % 9 {
-        0 => 0,
-        2 => 1,
-        6 => 2,
-        _ => 3,
-    };
-    (i3 / 9) * 4 + local
 }
 
 /// Whether two labellings group the stickers the same way (equal up to renaming the

@@ -2,15 +2,14 @@
 //! each reading's own measurement variance in Lab (device noise or the reading's own
 //! standard error, propagated through the conversion by finite differences).
 //!
-//! Level: part of `color::resolve`; depends on `color::raw`, `color::profile` and the EV3
-//! sensor's nominal gains in `color::synth`. Must not depend on the class models, the
-//! search or anything above `color`.
+//! Level: part of `color::resolve`; depends on `color::raw` (with the EV3 sensor's nominal
+//! white) and `color::profile`. Must not depend on the class models, the search, the
+//! synthetic scans or anything above `color`.
 
 use palette::{FromColor, Lab, LinSrgb, Srgb};
 
 use crate::color::profile::Profile;
-use crate::color::raw::{RawScan, Scale};
-use crate::color::synth::EV3_WHITE_COUNTS;
+use crate::color::raw::{RawScan, Scale, EV3_WHITE_COUNTS};
 
 /// The balanced linear RGB of every reading and the divisor used.
 pub fn linear_readings(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 3]>, [f64; 3]) {

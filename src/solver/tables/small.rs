@@ -291,23 +291,8 @@ impl Small {
         );
         let c_rep = c_rep32.iter().map(|&x| x as u16).collect();
         let cornslice = cornslice_table(&corner_move, &slice_move);
-        let mut ud_from_ud = vec![u16::MAX; UEdges::COUNT * 24];
-        for ud in 0..UdEdges::COUNT {
-            let mut c = Cc::ID;
-            UdEdges(ud as u16).set(&mut c);
-            let (u, d) = (UEdges::get(&c).0 as usize, DEdges::get(&c).0 as usize);
-            ud_from_ud[u * 24 + d % 24] = ud as u16;
-        }
-        let fs_symmove: Vec<u32> = (0..N_FLIPSLICE_CLASSES * N_MOVES)
-            .map(|i| {
-                let (c, m) = (i / N_MOVES, i % N_MOVES);
-                let fs = fs_rep[c] as usize;
-                let (slice, flip) = (fs / 2048, fs % 2048);
-                let s2 = slice_move[slice * 24 * N_MOVES + m] as usize / 24;
-                let f2 = flip_move[flip * N_MOVES + m] as usize;
-                fs_sym[s2 * 2048 + f2]
-            })
-            .collect();
+        let ud_from_ud = ud_from_ud_table();
+        let fs_symmove = fs_symmove_table(&fs_rep, &fs_sym, &slice_move, &flip_move);
         let slicepos_move: Vec<u16> = (0..495 * N_MOVES)
             .map(|i| slice_move[(i / N_MOVES) * 24 * N_MOVES + i % N_MOVES] / 24)
             .collect();
@@ -330,22 +315,7 @@ impl Small {
             .iter()
             .map(|&y| y | (fs_dist[(y >> 4) as usize] as u32) << 24)
             .collect();
-        let st = sym_table();
-        let symmult = (0..256)
-            .map(|i| {
-                let p = st.cubes[i / 16].mul(&st.cubes[i % 16]);
-                (0..16)
-                    .find(|&k| st.cubes[k] == p)
-                    .expect("the U-D symmetries form a group") as u8
-            })
-            .collect();
-        let mconj: Vec<u8> = (0..16 * N_MOVES)
-            .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
-            .collect();
-        let mut mconj_inv = vec![0u8; 16 * N_MOVES];
-        for (i, &j) in mconj.iter().enumerate() {
-            mconj_inv[i / N_MOVES * N_MOVES + j as usize] = (i % N_MOVES) as u8;
-        }
+        let (symmult, mconj, mconj_inv) = symmetry_tables();
         let corner_reach_max = corner_reach
             .chunks(CornerPerm::COUNT)
             .map(|c| c.iter().copied().max().unwrap_or(0))
@@ -461,4 +431,59 @@ pub(super) fn cornslice_table(corner_move: &[u16], slice_move: &[u16]) -> Vec<u8
         d += 1;
     }
     dist
+}
+
+/// `ud_from_ud[u·24 + d mod 24]`: the phase-2 UD-edge coordinate of the U-edge and D-edge
+/// coordinates (`u16::MAX` where they do not come from a phase-2 position).
+fn ud_from_ud_table() -> Vec<u16> {
+    let mut ud_from_ud = vec![u16::MAX; UEdges::COUNT * 24];
+    for ud in 0..UdEdges::COUNT {
+        let mut c = Cc::ID;
+        UdEdges(ud as u16).set(&mut c);
+        let (u, d) = (UEdges::get(&c).0 as usize, DEdges::get(&c).0 as usize);
+        ud_from_ud[u * 24 + d % 24] = ud as u16;
+    }
+    ud_from_ud
+}
+
+/// The FlipSlice class move table: `fs_symmove[class·18 + m]` = class << 4 | symmetry of
+/// the class representative moved by `m`.
+fn fs_symmove_table(
+    fs_rep: &[u32],
+    fs_sym: &[u32],
+    slice_move: &[u16],
+    flip_move: &[u16],
+) -> Vec<u32> {
+    (0..N_FLIPSLICE_CLASSES * N_MOVES)
+        .map(|i| {
+            let (c, m) = (i / N_MOVES, i % N_MOVES);
+            let fs = fs_rep[c] as usize;
+            let (slice, flip) = (fs / 2048, fs % 2048);
+            let s2 = slice_move[slice * 24 * N_MOVES + m] as usize / 24;
+            let f2 = flip_move[flip * N_MOVES + m] as usize;
+            fs_sym[s2 * 2048 + f2]
+        })
+        .collect()
+}
+
+/// Products of the 16 U-D symmetries (`symmult[a·16 + b]`), and each symmetry's
+/// conjugation of the 18 moves and its inverse (`[s·18 + m]`).
+fn symmetry_tables() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let st = sym_table();
+    let symmult: Vec<u8> = (0..256)
+        .map(|i| {
+            let p = st.cubes[i / 16].mul(&st.cubes[i % 16]);
+            (0..16)
+                .find(|&k| st.cubes[k] == p)
+                .expect("the U-D symmetries form a group") as u8
+        })
+        .collect();
+    let mconj: Vec<u8> = (0..16 * N_MOVES)
+        .map(|i| st.mconj[i / N_MOVES][i % N_MOVES])
+        .collect();
+    let mut mconj_inv = vec![0u8; 16 * N_MOVES];
+    for (i, &j) in mconj.iter().enumerate() {
+        mconj_inv[i / N_MOVES * N_MOVES + j as usize] = (i % N_MOVES) as u8;
+    }
+    (symmult, mconj, mconj_inv)
 }
