@@ -4,14 +4,15 @@
 //! rotation (centres kept). When the closest rival was only bounded, not reached, the
 //! least certain stickers are named instead.
 //!
-//! Level: part of `color::resolve`; depends on `cube` and on the refinement's evidence.
+//! Level: part of `color::resolve`; depends on `cube`, the refinement's evidence and the
+//! labellings.
 //! Must not depend on anything above `color`.
 
-use super::classes::permute;
+use super::labelling::{conjugates, cube_of};
 use super::legal::Candidate;
 use super::refine::{Evidence, REFIT_SLACK};
 use super::StickerVerdict;
-use crate::cube::{CubieCube, Face, FaceletCube, Size};
+use crate::cube::{FaceletCube, Size};
 
 /// How many of the least certain stickers a doubt names when no rival cube was reached
 /// to say where it differs.
@@ -124,52 +125,5 @@ fn rival_among_candidates(size: Size, best: &Best, best_own: f64, window: f64) -
         rival: rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c)),
         doubtful,
         confident: false,
-    }
-}
-
-/// The legal 3x3x3 labellings obtained from `labels` by recolouring every non-centre
-/// sticker with a permutation of the six colours that a whole-cube rotation induces.
-pub(super) fn conjugates(labels: &[usize]) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    let mut perm = [0usize, 1, 2, 3, 4, 5];
-    permute(&mut perm, 0, &mut |p| {
-        let keeps_axes = Face::ALL
-            .iter()
-            .all(|f| Face::ALL[p[f.opposite().index()]] == Face::ALL[p[f.index()]].opposite());
-        if !keeps_axes || *p == [0, 1, 2, 3, 4, 5] {
-            return;
-        }
-        let l: Vec<usize> = labels
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| if i % 9 == 4 { c } else { p[c] })
-            .collect();
-        let legal = cube_of(Size::Three, &l)
-            .and_then(|(c, _)| CubieCube::from_facelets(&c))
-            .is_some_and(|c| c.is_solvable());
-        if legal {
-            out.push(l);
-        }
-    });
-    out
-}
-
-/// The cube of a labelling (class per sticker) and the face of each class.
-pub(super) fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> {
-    match size {
-        Size::Three => {
-            let colors: Vec<Face> = labels.iter().map(|&c| Face::ALL[c]).collect();
-            let cube = FaceletCube::from_colors(size, colors)?;
-            Some((cube, Face::ALL))
-        }
-        Size::Two => {
-            let s: String = labels.iter().map(|&c| char::from(b'a' + c as u8)).collect();
-            let cube = FaceletCube::parse(&s).ok()?;
-            let mut map = [Face::U; 6];
-            for (i, &c) in labels.iter().enumerate() {
-                map[c] = cube.colors()[i];
-            }
-            Some((cube, map))
-        }
     }
 }

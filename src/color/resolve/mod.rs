@@ -8,8 +8,9 @@
 //!
 //! Files: `readings` (raw values to Lab and their noise), `classes` (k-means and the
 //! class model), `light` (per-face and per-kind light), `legal` (the k-best search for
-//! legal cubes), `refine` (settling on a cube), `doubt` (rivals and stickers in doubt);
-//! this file holds the public types and [`resolve`], which runs them in order.
+//! legal cubes), `labelling` (labellings as cubes, whole-class recolourings), `refine`
+//! (settling on a cube), `doubt` (rivals and stickers in doubt); this file holds the
+//! public types and [`resolve`], which runs them in order.
 //!
 //! Likelihood model: each reading carries its own measurement variance in Lab (the
 //! device's noise, quantisation plus a small multiplicative part, with clipped channels
@@ -36,6 +37,7 @@
 
 mod classes;
 mod doubt;
+mod labelling;
 mod legal;
 mod light;
 mod readings;
@@ -44,7 +46,8 @@ mod refine;
 mod tests;
 
 use classes::{best_matching, kmeans6};
-use doubt::{cube_of, Best};
+use doubt::Best;
+use labelling::cube_of;
 use legal::Candidate;
 pub use readings::{lab_of_linear, linear_readings, scan_lab};
 use refine::{cost_of, Evidence};

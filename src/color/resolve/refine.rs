@@ -5,11 +5,11 @@
 //! under its own model than the one the model was settled on.
 //!
 //! Level: part of `color::resolve`; depends on its siblings (readings, classes, light,
-//! legal search, doubt's whole-class recolourings) and on `cube::Size`. Must not depend on
+//! legal search, whole-class recolourings) and on `cube::Size`. Must not depend on
 //! the public result types of [`super`] or on anything above `color`.
 
 use super::classes::{fit, Class};
-use super::doubt::conjugates;
+use super::labelling::conjugates;
 use super::legal::{search2, search3, SearchOutcome};
 use super::light::Illumination;
 use super::readings::{lab_of_linear, linear_readings, reading_noise};

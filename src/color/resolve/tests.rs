@@ -1,7 +1,7 @@
 //! Unit tests of the resolver's parts and of [`super::resolve`] on synthetic scans.
 
 use super::classes::fit;
-use super::doubt::conjugates;
+use super::labelling::conjugates;
 use super::legal::{same_partition, schemes};
 use super::light::Illumination;
 use super::readings::{reading_noise, to_linear};
