@@ -5,8 +5,7 @@
 //! least certain stickers are named instead.
 //!
 //! Level: part of `color::resolve`; depends on `cube`, the refinement's evidence and the
-//! labellings.
-//! Must not depend on anything above `color`.
+//! labellings. Must not depend on anything above `color`.
 
 use super::labelling::{conjugates, cube_of};
 use super::legal::Candidate;
