@@ -184,13 +184,17 @@ pub(super) fn conj_table(
         .collect()
 }
 
+/// Symmetry classes of a coordinate: class << 4 | symmetry per value, the class
+/// representatives, and each representative's stabiliser (bit s: symmetry s fixes it).
+type SymClasses = (Vec<u32>, Vec<u32>, Vec<u16>);
+
 /// Classes of a coordinate under the 16 U–D symmetries: (class<<4|sym per value,
 /// representatives, stabiliser masks).
 pub(super) fn sym_classes(
     count: usize,
     set: impl Fn(usize, &mut Cc),
     get: impl Fn(&Cc) -> usize,
-) -> (Vec<u32>, Vec<u32>, Vec<u16>) {
+) -> SymClasses {
     let inv = sym_table().inv;
     let mut sym = vec![u32::MAX; count];
     let mut reps = Vec::new();
@@ -273,22 +277,7 @@ impl Small {
             |v, c| UdEdges(v as u16).set(c),
             |c| UdEdges::get(c).0 as usize,
         );
-        let ((fs_sym, fs_rep, fs_stab), (c_sym, c_rep32, c_stab)) = rayon::join(
-            || {
-                sym_classes(
-                    FlipSlice::COUNT,
-                    |v, c| FlipSlice(v as u32).set(c),
-                    |c| FlipSlice::get(c).0 as usize,
-                )
-            },
-            || {
-                sym_classes(
-                    CornerPerm::COUNT,
-                    |v, c| CornerPerm(v as u16).set(c),
-                    |c| CornerPerm::get(c).0 as usize,
-                )
-            },
-        );
+        let ((fs_sym, fs_rep, fs_stab), (c_sym, c_rep32, c_stab)) = flipslice_and_corner_classes();
         let c_rep = c_rep32.iter().map(|&x| x as u16).collect();
         let cornslice = cornslice_table(&corner_move, &slice_move);
         let ud_from_ud = ud_from_ud_table();
@@ -296,21 +285,8 @@ impl Small {
         let slicepos_move: Vec<u16> = (0..495 * N_MOVES)
             .map(|i| slice_move[(i / N_MOVES) * 24 * N_MOVES + i % N_MOVES] / 24)
             .collect();
-        let (ts_dist, (fs_dist, corner_reach)) = rayon::join(
-            || {
-                pack4(&bfs_small(495 * Twist::COUNT, |x, m| {
-                    let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
-                    slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
-                        + twist_move[t * N_MOVES + m] as usize
-                }))
-            },
-            || {
-                let fs_dist = bfs_small(N_FLIPSLICE_CLASSES, |c, m| {
-                    (fs_symmove[c * N_MOVES + m] >> 4) as usize
-                });
-                (fs_dist, corner_reach_table(&corner_move))
-            },
-        );
+        let (ts_dist, fs_dist, corner_reach) =
+            distance_tables(&slicepos_move, &twist_move, &fs_symmove, &corner_move);
         let fs_next = fs_symmove
             .iter()
             .map(|&y| y | (fs_dist[(y >> 4) as usize] as u32) << 24)
@@ -486,4 +462,51 @@ fn symmetry_tables() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
         mconj_inv[i / N_MOVES * N_MOVES + j as usize] = (i % N_MOVES) as u8;
     }
     (symmult, mconj, mconj_inv)
+}
+
+/// Symmetry classes (class << 4 | symmetry per coordinate, representatives, stabilisers)
+/// of FlipSlice and of the corner permutation, built side by side.
+fn flipslice_and_corner_classes() -> (SymClasses, SymClasses) {
+    rayon::join(
+        || {
+            sym_classes(
+                FlipSlice::COUNT,
+                |v, c| FlipSlice(v as u32).set(c),
+                |c| FlipSlice::get(c).0 as usize,
+            )
+        },
+        || {
+            sym_classes(
+                CornerPerm::COUNT,
+                |v, c| CornerPerm(v as u16).set(c),
+                |c| CornerPerm::get(c).0 as usize,
+            )
+        },
+    )
+}
+
+/// The small exact distance tables, built side by side: twist × slice positions (packed),
+/// FlipSlice classes, and the corner reach.
+fn distance_tables(
+    slicepos_move: &[u16],
+    twist_move: &[u16],
+    fs_symmove: &[u32],
+    corner_move: &[u16],
+) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let (ts_dist, (fs_dist, corner_reach)) = rayon::join(
+        || {
+            pack4(&bfs_small(495 * Twist::COUNT, |x, m| {
+                let (p, t) = (x / Twist::COUNT, x % Twist::COUNT);
+                slicepos_move[p * N_MOVES + m] as usize * Twist::COUNT
+                    + twist_move[t * N_MOVES + m] as usize
+            }))
+        },
+        || {
+            let fs_dist = bfs_small(N_FLIPSLICE_CLASSES, |c, m| {
+                (fs_symmove[c * N_MOVES + m] >> 4) as usize
+            });
+            (fs_dist, corner_reach_table(corner_move))
+        },
+    );
+    (ts_dist, fs_dist, corner_reach)
 }
