@@ -96,25 +96,82 @@ impl Atomic4<'_> {
     }
 }
 
-/// Builds a pruning table by breadth-first search over symmetry classes.
+/// Builds a pruning table by breadth-first search over symmetry classes: forward from the
+/// current depth while the frontier is small, backward (each unseen entry looks for a
+/// neighbour at the current depth) once it holds more than a quarter of what is unseen.
 pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> Nibbles {
-    let (raw, stab, conj, nmoves) = match kind {
-        PrunKind::Phase1 => (Twist::COUNT, &small.fs_stab, &small.twist_conj, N_MOVES),
-        PrunKind::Phase2 => (
-            UdEdges::COUNT,
-            &small.c_stab,
-            &small.ud_conj,
-            P2_MOVES.len(),
-        ),
-        PrunKind::CornerSet(_) => (Twist::COUNT, &small.c_stab, &small.twist_conj, N_MOVES),
-    };
     let len = kind.entries();
     let mut words = huge_zeroed(len.div_ceil(16));
     words.par_iter_mut().for_each(|w| *w = u64::MAX);
-    let table = Atomic4::new(&mut words);
-    // Neighbour of entry (class, r) by move index m.
-    let neighbour = |class: usize, r: usize, m: usize| -> (usize, usize) {
-        match kind {
+    let bfs = Bfs::new(small, kind, &mut words);
+    bfs.seed();
+    let mut seen: u64 = (0..len).filter(|&i| bfs.table.get(i) == 0).count() as u64;
+    let mut counts = vec![seen];
+    let total = len as u64;
+    progress(kind.label(), seen, total);
+    let mut depth = 0u8;
+    while depth + 1 < UNSEEN && seen < total {
+        let frontier = counts[depth as usize];
+        let unseen = total - seen;
+        bfs.expand(depth, frontier > unseen / 4);
+        depth += 1;
+        let count = bfs.count(depth);
+        if count == 0 {
+            break;
+        }
+        counts.push(count);
+        seen += count;
+        progress(kind.label(), seen, total);
+    }
+    progress(kind.label(), total, total);
+    Nibbles { words, len }
+}
+
+/// One pruning table under construction: entries (class, r) at `class · raw + r`, where
+/// `r` is the raw coordinate conjugated into the class representative's frame.
+struct Bfs<'a> {
+    small: &'a Small,
+    kind: PrunKind,
+    table: Atomic4<'a>,
+    len: usize,
+    /// Raw coordinate count per class.
+    raw: usize,
+    /// Stabiliser of each class (bit s: symmetry s fixes the representative).
+    stab: &'a [u16],
+    /// The raw coordinate conjugated by each symmetry: `conj[r · 16 + s]`.
+    conj: &'a [u16],
+    nmoves: usize,
+}
+
+impl<'a> Bfs<'a> {
+    fn new(small: &'a Small, kind: PrunKind, words: &'a mut [u64]) -> Bfs<'a> {
+        let (raw, stab, conj, nmoves): (usize, &[u16], &[u16], usize) = match kind {
+            PrunKind::Phase1 => (Twist::COUNT, &small.fs_stab, &small.twist_conj, N_MOVES),
+            PrunKind::Phase2 => (
+                UdEdges::COUNT,
+                &small.c_stab,
+                &small.ud_conj,
+                P2_MOVES.len(),
+            ),
+            PrunKind::CornerSet(_) => (Twist::COUNT, &small.c_stab, &small.twist_conj, N_MOVES),
+        };
+        Bfs {
+            small,
+            kind,
+            len: kind.entries(),
+            table: Atomic4::new(words),
+            raw,
+            stab,
+            conj,
+            nmoves,
+        }
+    }
+
+    /// Neighbour of entry (class, r) by move index m.
+    #[inline(always)]
+    fn neighbour(&self, class: usize, r: usize, m: usize) -> (usize, usize) {
+        let small = self.small;
+        match self.kind {
             PrunKind::Phase1 => {
                 let fs = small.fs_rep[class] as usize;
                 let (slice, flip) = (fs / 2048, fs % 2048);
@@ -148,41 +205,43 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
                 )
             }
         }
-    };
-    // Sets an entry and its symmetric twins.
-    let set_all = |class: usize, r: usize, v: u8| {
+    }
+
+    /// Sets an entry and its symmetric twins.
+    #[inline(always)]
+    fn set_all(&self, class: usize, r: usize, v: u8) {
+        let (table, raw) = (&self.table, self.raw);
         table.set(class * raw + r, v);
-        let mut mask = stab[class] & !1;
+        let mut mask = self.stab[class] & !1;
         while mask != 0 {
             let s = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            let r2 = conj[r * 16 + s] as usize;
+            let r2 = self.conj[r * 16 + s] as usize;
             if table.get(class * raw + r2) == UNSEEN {
                 table.set(class * raw + r2, v);
             }
         }
-    };
-    match kind {
-        PrunKind::Phase1 | PrunKind::Phase2 => set_all(0, 0, 0),
-        // The sources: twist 0 with every corner permutation class phase 2 solves within
-        // the budget (row 0 of the corner-reach table is the phase-2 corner distance).
-        PrunKind::CornerSet(b) => {
-            for class in 0..N_CORNER_CLASSES {
-                if small.corner_reach[small.c_rep[class] as usize] <= b {
-                    set_all(class, 0, 0);
+    }
+
+    /// The entries at distance 0.
+    fn seed(&self) {
+        match self.kind {
+            PrunKind::Phase1 | PrunKind::Phase2 => self.set_all(0, 0, 0),
+            // The sources: twist 0 with every corner permutation class phase 2 solves within
+            // the budget (row 0 of the corner-reach table is the phase-2 corner distance).
+            PrunKind::CornerSet(b) => {
+                for class in 0..N_CORNER_CLASSES {
+                    if self.small.corner_reach[self.small.c_rep[class] as usize] <= b {
+                        self.set_all(class, 0, 0);
+                    }
                 }
             }
         }
     }
-    let mut seen: u64 = (0..len).filter(|&i| table.get(i) == 0).count() as u64;
-    let mut counts = vec![seen];
-    let total = len as u64;
-    progress(kind.label(), seen, total);
-    let mut depth = 0u8;
-    while depth + 1 < UNSEEN && seen < total {
-        let frontier = counts[depth as usize];
-        let unseen = total - seen;
-        let backward = frontier > unseen / 4;
+
+    /// Marks the entries at `depth + 1`, forward or backward.
+    fn expand(&self, depth: u8, backward: bool) {
+        let (table, len, raw, nmoves) = (&self.table, self.len, self.raw, self.nmoves);
         (0..table.words.len())
             .into_par_iter()
             .with_min_len(256)
@@ -200,9 +259,9 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
                             continue;
                         }
                         for m in 0..nmoves {
-                            let (c2, r2) = neighbour(class, r, m);
+                            let (c2, r2) = self.neighbour(class, r, m);
                             if table.get(c2 * raw + r2) == depth {
-                                set_all(class, r, depth + 1);
+                                self.set_all(class, r, depth + 1);
                                 break;
                             }
                         }
@@ -211,16 +270,20 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
                             continue;
                         }
                         for m in 0..nmoves {
-                            let (c2, r2) = neighbour(class, r, m);
+                            let (c2, r2) = self.neighbour(class, r, m);
                             if table.get(c2 * raw + r2) == UNSEEN {
-                                set_all(c2, r2, depth + 1);
+                                self.set_all(c2, r2, depth + 1);
                             }
                         }
                     }
                 }
             });
-        depth += 1;
-        let count = (0..table.words.len())
+    }
+
+    /// How many entries are at `depth`.
+    fn count(&self, depth: u8) -> u64 {
+        let (table, len) = (&self.table, self.len);
+        (0..table.words.len())
             .into_par_iter()
             .map(|w| {
                 let word = table.words[w].load(Ordering::Relaxed);
@@ -228,14 +291,6 @@ pub(crate) fn build_prun(small: &Small, kind: PrunKind, progress: Progress) -> N
                     .filter(|&k| w * 16 + k < len && ((word >> (k * 4)) & 15) as u8 == depth)
                     .count() as u64
             })
-            .sum::<u64>();
-        if count == 0 {
-            break;
-        }
-        counts.push(count);
-        seen += count;
-        progress(kind.label(), seen, total);
+            .sum::<u64>()
     }
-    progress(kind.label(), total, total);
-    Nibbles { words, len }
 }
