@@ -1,6 +1,7 @@
 //! Learning a colour profile from a scan of a solved cube.
 //!
-//! Level: part of `color`; depends on `cube`. No printing.
+//! Level: part of `color`; depends on `cube`, `color::raw`, `color::profile` and the
+//! resolver. Must not depend on anything above `color`. No printing.
 //!
 //! The scan is resolved first (so a slightly rotated or mis-scanned cube is noticed), and
 //! must come out solved. EV3 channel gains: if one face's colour is close to neutral under

@@ -1,7 +1,8 @@
 //! Colour resolution: raw sticker readings → CIELAB → the most likely legal cube, with
 //! per-sticker confidence.
 //!
-//! Level: depends on `cube` only. No printing.
+//! Level: above `cube`, beside `solver`; depends on `cube` only. Must not depend on `solver`,
+//! `scan`, `robot`, `job` or `cli`. No printing.
 
 pub mod raw;
 pub mod synth;

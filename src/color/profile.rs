@@ -1,7 +1,8 @@
 //! Colour calibration profiles (`calibration/*.toml`): six colour centroids in CIELAB and,
 //! for the EV3 sensor, the per-channel gains, learned from a scan of a solved cube.
 //!
-//! Level: part of `color`; depends on `cube` and `color::raw`. No printing.
+//! Level: part of `color`; depends on `cube` and `color::raw`. Must not depend on the
+//! resolver or anything above `color`. No printing.
 //!
 //! ```toml
 //! version = 1

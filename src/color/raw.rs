@@ -7,19 +7,26 @@
 //! ```
 //!
 //! `scale` is `"rgb8"` (8-bit camera sRGB, 0..255) or `"ev3-raw"` (EV3 colour sensor
-//! RGB-RAW counts, nominal 0..1020, no white balance). It may be left out: the case files
-//! of the shared real data carry a free-text `value_scale` instead, which is read, and
+//! RGB-RAW counts, nominal 0..1020, no white balance). It may be left out: the real-data case files
+//! under `samples/realdata/cases` carry a free-text `value_scale` instead, which is read, and
 //! failing that the scale is inferred from the values. Unknown fields are ignored, so those
 //! case files load as they are.
 //!
 //! Optional `"sigma": [[sr, sg, sb], ...]` (one per reading, same order and scale): each
 //! reading's own standard error per channel, as measured by the source (the image sampler
 //! fills it from the pixels it averaged). Where it is absent (EV3 and sensor scans, the
-//! shared case files) the resolver uses its fixed model of the device's noise.
+//! real-data case files) the resolver uses its fixed model of the device's noise.
+//!
+//! Level: part of `color`; depends on `cube::Size`. Must not depend on the resolver or
+//! anything above `color`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::cube::Size;
+
+/// EV3 colour sensor RGB-RAW counts for a white sticker, channel by channel (as read on
+/// real cubes by the sensor at the MindCub3r's scanning distance).
+pub const EV3_WHITE_COUNTS: [f64; 3] = [258.0, 424.0, 250.0];
 
 /// What the numbers of a reading mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,7 +117,7 @@ pub struct RawScan {
     /// Free-form: where the readings came from (device, file, date).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<serde_json::Value>,
-    /// The shared case files' scale description, used when `scale` is absent.
+    /// The real-data case files' scale description, used when `scale` is absent.
     #[serde(default, skip_serializing)]
     pub value_scale: Option<String>,
 }

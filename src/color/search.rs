@@ -2,7 +2,8 @@
 //! `n` distinct pieces, each in one of `m` orientations, into `n` slots, in increasing
 //! total cost, with the orientation sum ≡ 0 (mod m) and the permutation parity tracked.
 //!
-//! Level: pure combinatorics for `color::resolve`; depends on nothing. No printing.
+//! Level: pure combinatorics for `color::resolve`; depends on nothing in the crate. Must not
+//! depend on colours or cubes (it sees costs only). No printing.
 //!
 //! The heuristic is exact for the relaxed problem that ignores piece uniqueness (a small
 //! dynamic programme over slots and orientation sums), so it is admissible and consistent:

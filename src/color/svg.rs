@@ -1,7 +1,8 @@
 //! A picture of a resolution: the net as measured, the net as resolved (doubtful stickers
 //! outlined), and every sticker on the a*b* plane with the six class means.
 //!
-//! Level: part of `color`; pure string building. No printing.
+//! Level: part of `color`; depends on `cube` and the resolver's result. Pure string building;
+//! must not depend on anything above `color`. No printing.
 
 use std::fmt::Write;
 

@@ -1,7 +1,9 @@
 //! Synthetic scans: a physically-motivated model of what a camera or an EV3 colour sensor
 //! reads from a real, imperfect cube under real light.
 //!
-//! Level: depends on `cube` and `color::raw`. No printing. Every random choice is seeded.
+//! Level: part of `color`; depends on `cube` and `color::raw`. Must not depend on the resolver
+//! (it is the resolver's test bench) or anything above `color`. No printing. Every random
+//! choice is seeded.
 //!
 //! The model, in linear light:
 //!
@@ -32,11 +34,9 @@ use palette::{LinSrgb, Srgb};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+pub use super::raw::EV3_WHITE_COUNTS;
 use super::raw::{RawScan, Scale};
 use crate::cube::{Face, FaceletCube, Size};
-
-/// EV3 colour sensor counts for a white sticker (the real data's white, channel by channel).
-pub const EV3_WHITE_COUNTS: [f64; 3] = [258.0, 424.0, 250.0];
 /// EV3 RGB-RAW full scale.
 pub const EV3_FULL_SCALE: f64 = 1020.0;
 

@@ -1,4 +1,6 @@
 //! Faces, axes and turn amounts: the vocabulary every move is derived from.
+//!
+//! Level: bottom of `cube`; depends on nothing. Must not depend on anything outside `cube`; no I/O.
 
 use std::fmt;
 

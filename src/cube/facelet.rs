@@ -1,61 +1,16 @@
 //! Facelet-level cubes: 54 (or 24) stickers, each coloured with the face whose colour it
 //! shows, and parsing of facelet strings in any alphabet of six symbols.
+//!
+//! Level: part of `cube`; depends on `face`, `size`, `slots`, `moves` and `notation`. Must not
+//! depend on cubie cubes or validation; no I/O.
 
 use std::fmt;
 
 use super::face::Face;
 use super::moves::Move;
 use super::notation::Alg;
-
-/// Cube size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Size {
-    /// 2x2x2, 24 stickers.
-    Two,
-    /// 3x3x3, 54 stickers.
-    Three,
-}
-
-impl Size {
-    /// Edge length in cubies.
-    pub fn n(self) -> usize {
-        match self {
-            Size::Two => 2,
-            Size::Three => 3,
-        }
-    }
-
-    pub fn stickers(self) -> usize {
-        6 * self.n() * self.n()
-    }
-
-    pub fn per_face(self) -> usize {
-        self.n() * self.n()
-    }
-
-    pub fn from_n(n: usize) -> Option<Size> {
-        match n {
-            2 => Some(Size::Two),
-            3 => Some(Size::Three),
-            _ => None,
-        }
-    }
-
-    pub fn from_stickers(count: usize) -> Option<Size> {
-        match count {
-            24 => Some(Size::Two),
-            54 => Some(Size::Three),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Size {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.n();
-        write!(f, "{n}x{n}x{n}")
-    }
-}
+use super::size::Size;
+use super::slots::{pocket_index, CORNER_FACELETS};
 
 /// Why a facelet string could not even be read as six colours on 24 or 54 stickers.
 /// (Whether those colours form a real cube is [`super::validate`]'s business.)
@@ -244,10 +199,9 @@ pub(crate) fn scheme(size: Size, symbols: &[char]) -> Result<[char; 6], ParseErr
 /// 2x2x2: the corner at DBL names D, B and L; the colour never seen on a corner with a
 /// face's colour is the opposite face's colour.
 fn pocket_scheme(symbols: &[char]) -> Result<[char; 6], ParseError> {
-    use super::cubie::CORNER_FACELETS;
     let corner_syms: Vec<[char; 3]> = CORNER_FACELETS
         .iter()
-        .map(|fs| fs.map(|i| symbols[super::cubie::pocket_index(i)]))
+        .map(|fs| fs.map(|i| symbols[pocket_index(i)]))
         .collect();
     let mut distinct: Vec<char> = symbols.to_vec();
     distinct.sort_unstable();

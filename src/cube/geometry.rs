@@ -6,6 +6,9 @@
 //! Coordinates are doubled integers centred on the cube: a cubie of an n-cube sits at
 //! `2k − (n − 1)` along each axis (`−2, 0, 2` for n = 3; `−1, 1` for n = 2). A sticker is
 //! identified by the position of its cubie and its outward normal.
+//!
+//! Level: part of `cube`; depends on `face` only. Must not depend on moves, stickers or pieces,
+//! which are derived from it; no I/O.
 
 use super::face::{Axis, Face};
 

@@ -1,6 +1,9 @@
 //! The cube model: faces, facelets, cubies, moves, notation, validation, pictures.
 //!
-//! Level: bottom. This module depends on nothing else in the crate and does no I/O.
+//! Level: bottom of the crate. Depends on nothing else in the crate and does no I/O; must not
+//! import from `solver`, `color`, `scan`, `robot`, `job` or `cli`. Inside, the files form a
+//! chain: `face`, `size` → `geometry`, `slots` → `moves` → `notation` → `facelet` →
+//! `cubie` → `validate`, `random`, `net`.
 //!
 //! ## Facelet numbering (the one diagram)
 //!
@@ -30,14 +33,19 @@ mod moves;
 mod net;
 mod notation;
 mod random;
+mod size;
+mod slots;
 mod validate;
 
-pub use cubie::{CornerSlot, CubieCube, EdgeSlot, PocketCube, CORNER_FACELETS, EDGE_FACELETS};
+pub use cubie::{CubieCube, PocketCube};
 pub use face::{Axis, Face, Turn};
-pub use facelet::{FaceletCube, ParseError, Size};
+pub use facelet::{FaceletCube, ParseError};
 pub use geometry::Permutation;
 pub use moves::{Move, MoveKind, Slice};
 pub use net::{net_svg, net_text, NetStyle};
 pub use notation::{Alg, NotationError};
 pub use random::{random_moves, random_pocket, random_state};
+pub use size::Size;
+pub(crate) use slots::corner_sticker;
+pub use slots::{CornerSlot, EdgeSlot, CORNER_FACELETS, EDGE_FACELETS};
 pub use validate::{validate, CubeProblem, InvalidCube};

@@ -1,11 +1,14 @@
 //! Moves: every move is a `MoveKind × Turn`, and its sticker permutation is derived from
 //! the geometry (see [`super::geometry`]), for either cube size.
+//!
+//! Level: part of `cube`; depends on `face`, `size` and `geometry`. Must not depend on
+//! notation, facelet or cubie cubes; no I/O.
 
 use std::sync::OnceLock;
 
 use super::face::{Axis, Face, Turn};
-use super::facelet::Size;
 use super::geometry::{axis_vector, layer_rotation, Permutation};
+use super::size::Size;
 
 /// A middle slice, named as in Singmaster notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,5 +1,7 @@
 //! Pictures of a cube: the unfolded net as text (with ANSI colours or plain letters) and as
 //! SVG. Pure functions returning strings; the caller decides where they go.
+//!
+//! Level: part of `cube`; depends on `face` and `facelet`. Builds strings only; must not depend on anything outside `cube`; no I/O.
 
 use super::face::Face;
 use super::facelet::FaceletCube;

@@ -4,6 +4,9 @@
 //! Accepted: face turns `U R F D L B`, wide turns `Uw`/`u`, slices `M E S`, rotations
 //! `x y z`; suffixes `'` `’` `′` (anticlockwise), `2`, `2'` (half), and the numeric style
 //! `R1 R2 R3`; groups with repetition `(R U R' U')3`, nested. Spaces are optional.
+//!
+//! Level: part of `cube`; depends on `face` and `moves`. Must not depend on facelet or cubie
+//! cubes; no I/O.
 
 use std::fmt;
 

@@ -1,14 +1,18 @@
 //! Seeded random cubes and scrambles. Every function takes the random generator, so a seed
 //! reproduces its output.
+//!
+//! Level: part of `cube`; depends on `face`, `size`, `moves`, `notation`, `facelet` and
+//! `cubie`. Must not depend on anything outside `cube`; no I/O.
 
 use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::cubie::{permutation_parity, CubieCube, PocketCube};
 use super::face::{Face, Turn};
-use super::facelet::{FaceletCube, Size};
+use super::facelet::FaceletCube;
 use super::moves::Move;
 use super::notation::Alg;
+use super::size::Size;
 
 /// A uniformly random 3x3x3 (centres at home) or 2x2x2 (DBL corner at home, which fixes
 /// the 2x2x2's free orientation), as stickers.

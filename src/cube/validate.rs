@@ -1,13 +1,16 @@
 //! Validation: is a facelet string a real cube, and if not, every reason why.
+//!
+//! Level: part of `cube`; depends on `face`, `size`, `slots`, `facelet` and `cubie`. Must not depend on anything outside `cube`; no I/O.
 
 use std::fmt;
 
-use super::cubie::{
-    corner_sticker, identify_corner, identify_edge, permutation_parity, CornerSlot, EdgeSlot,
-    EDGE_FACELETS,
-};
+use super::cubie::permutation_parity;
 use super::face::Face;
-use super::facelet::{read_symbols, scheme, FaceletCube, ParseError, Size};
+use super::facelet::{read_symbols, scheme, FaceletCube, ParseError};
+use super::size::Size;
+use super::slots::{
+    corner_sticker, identify_corner, identify_edge, CornerSlot, EdgeSlot, EDGE_FACELETS,
+};
 
 /// Why one corner or edge slot does not hold a real piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -230,13 +233,29 @@ fn piece_fault(cols: &[Face]) -> Option<PieceFault> {
     None
 }
 
+/// Every corner (and edge) slot must hold a real piece, each piece once; then the twist,
+/// flip and parity rules are checked where every slot holds one.
 fn check_pieces(cube: &FaceletCube, problems: &mut Vec<CubeProblem>) {
-    let size = cube.size();
-    let sym = cube.symbols();
-    let paint = |cols: &[Face]| cols.iter().map(|c| sym[c.index()]).collect::<String>();
-    let colors = cube.colors();
+    let corner_at = check_corners(cube, problems);
+    let edge_at = if cube.size() == Size::Three {
+        check_edges(cube, problems)
+    } else {
+        Vec::new()
+    };
+    check_orientation_and_parity(cube.size(), &corner_at, &edge_at, problems);
+}
 
-    // Corners.
+/// The colours of some stickers written in the cube's own symbols.
+fn paint(cube: &FaceletCube, cols: &[Face]) -> String {
+    let sym = cube.symbols();
+    cols.iter().map(|c| sym[c.index()]).collect::<String>()
+}
+
+/// The corner piece (and its twist) in each slot, `None` where the stickers are no real
+/// corner; bad, repeated and missing corners are reported.
+fn check_corners(cube: &FaceletCube, problems: &mut Vec<CubeProblem>) -> Vec<Option<(usize, u8)>> {
+    let size = cube.size();
+    let colors = cube.colors();
     let mut corner_at: Vec<Option<(usize, u8)>> = Vec::with_capacity(8);
     for slot in CornerSlot::ALL {
         let cols: [Face; 3] =
@@ -250,7 +269,7 @@ fn check_pieces(cube: &FaceletCube, problems: &mut Vec<CubeProblem>) {
             Some(fault) => {
                 problems.push(CubeProblem::BadCorner {
                     slot,
-                    colours: paint(&cols),
+                    colours: paint(cube, &cols),
                     fault,
                 });
                 corner_at.push(None);
@@ -264,39 +283,50 @@ fn check_pieces(cube: &FaceletCube, problems: &mut Vec<CubeProblem>) {
             .map(|c| c.map(|(p, _)| p))
             .collect::<Vec<_>>(),
         |i| CornerSlot::ALL[i].to_string(),
-        |i| paint(&CornerSlot::ALL[i].faces()),
+        |i| paint(cube, &CornerSlot::ALL[i].faces()),
         problems,
     );
+    corner_at
+}
 
-    // Edges.
+/// 3x3x3: the edge piece (and its flip) in each slot, `None` where the stickers are no
+/// real edge; bad, repeated and missing edges are reported.
+fn check_edges(cube: &FaceletCube, problems: &mut Vec<CubeProblem>) -> Vec<Option<(usize, u8)>> {
+    let colors = cube.colors();
     let mut edge_at: Vec<Option<(usize, u8)>> = Vec::new();
-    if size == Size::Three {
-        for slot in EdgeSlot::ALL {
-            let cols = EDGE_FACELETS[slot as usize].map(|i| colors[i]);
-            match piece_fault(&cols) {
-                Some(fault) => {
-                    problems.push(CubeProblem::BadEdge {
-                        slot,
-                        colours: paint(&cols),
-                        fault,
-                    });
-                    edge_at.push(None);
-                }
-                None => edge_at.push(identify_edge(cols)),
+    for slot in EdgeSlot::ALL {
+        let cols = EDGE_FACELETS[slot as usize].map(|i| colors[i]);
+        match piece_fault(&cols) {
+            Some(fault) => {
+                problems.push(CubeProblem::BadEdge {
+                    slot,
+                    colours: paint(cube, &cols),
+                    fault,
+                });
+                edge_at.push(None);
             }
+            None => edge_at.push(identify_edge(cols)),
         }
-        duplicates_and_missing(
-            &edge_at
-                .iter()
-                .map(|e| e.map(|(p, _)| p))
-                .collect::<Vec<_>>(),
-            |i| EdgeSlot::ALL[i].to_string(),
-            |i| paint(&EdgeSlot::ALL[i].faces()),
-            problems,
-        );
     }
+    duplicates_and_missing(
+        &edge_at
+            .iter()
+            .map(|e| e.map(|(p, _)| p))
+            .collect::<Vec<_>>(),
+        |i| EdgeSlot::ALL[i].to_string(),
+        |i| paint(cube, &EdgeSlot::ALL[i].faces()),
+        problems,
+    );
+    edge_at
+}
 
-    // Twist, flip, parity: only meaningful where every slot holds a real piece.
+/// Twist, flip, parity: only meaningful where every slot holds a real piece.
+fn check_orientation_and_parity(
+    size: Size,
+    corner_at: &[Option<(usize, u8)>],
+    edge_at: &[Option<(usize, u8)>],
+    problems: &mut Vec<CubeProblem>,
+) {
     if corner_at.iter().all(|c| c.is_some()) {
         let total = corner_at
             .iter()

@@ -1,6 +1,7 @@
 //! Live cameras via nokhwa: listing them and grabbing RGB frames.
 //!
-//! Level: `scan` (feature `camera`).
+//! Level: part of `scan` (feature `camera`); depends on `scan::image`. Must not depend on the
+//! detection or anything above `scan`.
 
 use nokhwa::pixel_format::RgbFormat;
 use nokhwa::utils::{ApiBackend, CameraIndex, RequestedFormat, RequestedFormatType};

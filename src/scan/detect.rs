@@ -6,7 +6,8 @@
 //! in URFDLB order → [`RawScan`] in facelet order, using each face's orientation from the
 //! [`Rig`]). The method is described in the [`crate::scan`] module docs.
 //!
-//! Level: `scan` (feature `vision`).
+//! Level: part of `scan` (feature `vision`); depends on `cube`, `color::raw` and the scan
+//! geometry, grid, rig and sampling. Must not depend on anything above `scan`.
 
 use opencv::core::{self, Mat, Point, Point2f, Vec3b, Vector};
 use opencv::imgproc;
@@ -253,32 +254,7 @@ fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut strips: Vec<Candidate> = Vec::new();
     for (lo, hi) in [(20.0, 60.0), (40.0, 110.0)] {
-        let mut vedges = Mat::default();
-        imgproc::canny_def(&blur, &mut vedges, lo, hi)?;
-        // Chroma edges at the sensitive thresholds only (the second pair is for noisy
-        // frames, where chroma noise is worse still).
-        let edges = if lo < 30.0 {
-            let mut cedges = Mat::default();
-            imgproc::canny_def(&cblur, &mut cedges, lo, hi)?;
-            let mut both = Mat::default();
-            core::bitwise_or_def(&vedges, &cedges, &mut both)?;
-            both
-        } else {
-            vedges
-        };
-        let kernel =
-            imgproc::get_structuring_element_def(imgproc::MORPH_RECT, core::Size::new(3, 3))?;
-        let mut thick = Mat::default();
-        imgproc::dilate_def(&edges, &mut thick, &kernel)?;
-        let mut regions = Mat::default();
-        core::bitwise_not_def(&thick, &mut regions)?;
-        let mut contours: Vector<Vector<Point>> = Vector::new();
-        imgproc::find_contours_def(
-            &regions,
-            &mut contours,
-            imgproc::RETR_LIST,
-            imgproc::CHAIN_APPROX_SIMPLE,
-        )?;
+        let contours = edge_regions(&blur, &cblur, lo, hi)?;
         for c in contours.iter() {
             if c.len() < 4 {
                 continue;
@@ -332,24 +308,66 @@ fn candidates(work: &RgbImage) -> Result<Regions, VisionError> {
                 // The grid decides which (`grid::fit_grid`).
                 push_strip(&mut strips, quad, centre, rw.min(rh));
             }
-            // Same region found twice (two threshold pairs, nested contours): keep the larger.
-            match out
-                .iter_mut()
-                .find(|o| super::geom::dist(o.centre, cand.centre) < 0.3 * o.side.min(cand.side))
-            {
-                Some(o) => {
-                    if cand.side > o.side && cand.side < 1.3 * o.side {
-                        *o = cand;
-                    }
-                }
-                None => out.push(cand),
-            }
+            keep_larger(&mut out, cand);
         }
     }
     Ok(Regions {
         stickers: out,
         strips,
     })
+}
+
+/// The regions between edges at one Canny threshold pair: edges of the blurred channel
+/// maximum (and, at the sensitive thresholds, of the blurred chroma), thickened, inverted,
+/// and traced as contours.
+fn edge_regions(
+    blur: &Mat,
+    cblur: &Mat,
+    lo: f64,
+    hi: f64,
+) -> Result<Vector<Vector<Point>>, VisionError> {
+    let mut vedges = Mat::default();
+    imgproc::canny_def(blur, &mut vedges, lo, hi)?;
+    // Chroma edges at the sensitive thresholds only (the second pair is for noisy
+    // frames, where chroma noise is worse still).
+    let edges = if lo < 30.0 {
+        let mut cedges = Mat::default();
+        imgproc::canny_def(cblur, &mut cedges, lo, hi)?;
+        let mut both = Mat::default();
+        core::bitwise_or_def(&vedges, &cedges, &mut both)?;
+        both
+    } else {
+        vedges
+    };
+    let kernel = imgproc::get_structuring_element_def(imgproc::MORPH_RECT, core::Size::new(3, 3))?;
+    let mut thick = Mat::default();
+    imgproc::dilate_def(&edges, &mut thick, &kernel)?;
+    let mut regions = Mat::default();
+    core::bitwise_not_def(&thick, &mut regions)?;
+    let mut contours: Vector<Vector<Point>> = Vector::new();
+    imgproc::find_contours_def(
+        &regions,
+        &mut contours,
+        imgproc::RETR_LIST,
+        imgproc::CHAIN_APPROX_SIMPLE,
+    )?;
+    Ok(contours)
+}
+
+/// Adds a sticker candidate; the same region found twice (two threshold pairs, nested
+/// contours) is kept once, the larger.
+fn keep_larger(out: &mut Vec<Candidate>, cand: Candidate) {
+    match out
+        .iter_mut()
+        .find(|o| super::geom::dist(o.centre, cand.centre) < 0.3 * o.side.min(cand.side))
+    {
+        Some(o) => {
+            if cand.side > o.side && cand.side < 1.3 * o.side {
+                *o = cand;
+            }
+        }
+        None => out.push(cand),
+    }
 }
 
 /// Adds a strip unless the other threshold pair already found it.

@@ -4,7 +4,8 @@
 //! Grid coordinates: the face is the square `[0, n] x [0, n]`, `x` to the right and `y`
 //! down as seen in the image; sticker `(row, col)` has its centre at `(col + 0.5, row + 0.5)`.
 //!
-//! Level: `scan` (pure Rust).
+//! Level: bottom of `scan` (pure Rust); depends on nothing in the crate. Must not depend on
+//! images, detection or anything above `scan`.
 
 /// A point `[x, y]` in pixels or grid units.
 pub type Pt = [f64; 2];

@@ -15,7 +15,8 @@
 //! may take a lattice node that no whole sticker takes, at most one per strip. This is what
 //! lets a 2x2x2 face with one row under an arm (two whole stickers and two strips) be found.
 //!
-//! Level: `scan` (pure Rust).
+//! Level: part of `scan` (pure Rust); depends on `scan::geom`. Must not depend on images,
+//! OpenCV or anything above `scan`.
 
 use super::geom::{dist, Homography, Pt, Quad};
 
@@ -304,6 +305,10 @@ fn nearest_whole(pool: &Pool, group: &[usize], i: usize) -> Option<f64> {
         .min_by(f64::total_cmp)
 }
 
+/// A candidate placed on a lattice node: (node, candidate index, distance to the node in
+/// lattice units).
+type Cell = ((i64, i64), usize, f64);
+
 /// Assigns the group to a lattice with axis `theta` and `pitch` through the seed, keeps the
 /// best n x n window and refines the map (see [`fit_grid`]).
 fn lattice(
@@ -315,8 +320,7 @@ fn lattice(
     pitch: f64,
     cell_score: &dyn Fn(&Homography, usize, usize) -> f64,
 ) -> Option<Hyp> {
-    let cands = &pool.all;
-    let s0 = &cands[seed];
+    let s0 = &pool.all[seed];
     let ex = [theta.cos() * pitch, theta.sin() * pitch];
     let ey = [-theta.sin() * pitch, theta.cos() * pitch];
     // Lattice coordinates relative to the seed (seed at (0.5, 0.5) of its own cell).
@@ -328,75 +332,16 @@ fn lattice(
         ex,
         ey,
     );
-    let span = n as i64 - 1;
-    let mut assigned: Vec<((i64, i64), usize, f64)> = Vec::new();
+    let mut assigned: Vec<Cell> = Vec::new();
     for pass in 0..4 {
         let inv = map.inverse()?;
         let tol = if pass == 0 { 0.3 } else { 0.25 };
-        let mut cells: Vec<((i64, i64), usize, f64)> = Vec::new();
-        for &i in group {
-            let g = match inv.apply(cands[i].centre) {
-                Some(g) => g,
-                None => continue,
-            };
-            let (gx, gy) = (g[0] - 0.5, g[1] - 0.5);
-            let (ix, iy) = (gx.round(), gy.round());
-            let r = ((gx - ix).powi(2) + (gy - iy).powi(2)).sqrt();
-            if r > tol || (ix as i64).abs() > span * 2 || (iy as i64).abs() > span * 2 {
-                continue;
-            }
-            let key = (ix as i64, iy as i64);
-            // A whole sticker before a completion, then the nearer; an oblong region
-            // (perhaps a sticker cut by an arm) competes with completions on distance.
-            let rank = |j: usize, r: f64| (pool.origin[j].is_some() || pool.oblong[j], r);
-            match cells.iter_mut().find(|c| c.0 == key) {
-                Some(c) if rank(c.1, c.2) <= rank(i, r) => {}
-                Some(c) => *c = (key, i, r),
-                None => cells.push((key, i, r)),
-            }
-        }
-        // At most one completion per strip: the nearer.
-        let mut k = 0;
-        while k < cells.len() {
-            let (i, r) = (cells[k].1, cells[k].2);
-            let clash = pool.origin[i].is_some()
-                && cells
-                    .iter()
-                    .any(|c| c.1 != i && pool.origin[c.1] == pool.origin[i] && (c.2, c.1) < (r, i));
-            if clash {
-                cells.remove(k);
-            } else {
-                k += 1;
-            }
-        }
+        let mut cells = snap_to_lattice(pool, group, &inv, tol, n as i64 - 1);
+        one_completion_per_strip(pool, &mut cells);
         // Keep only the best n x n window of lattice nodes.
         let window = best_window(&cells, pool.whole, n, &map, cell_score)?;
         cells.retain(|c| in_window(c.0, window, n));
-        // The map is fitted to whole stickers when they span both axes; a completion's
-        // centre is only as good as the straight edge the strip was cut by.
-        // Oblong regions (perhaps cut) are left out too when the rest suffice.
-        let square: Vec<_> = cells
-            .iter()
-            .filter(|c| c.1 < pool.whole && !pool.oblong[c.1])
-            .cloned()
-            .collect();
-        let whole: Vec<_> = cells.iter().filter(|c| c.1 < pool.whole).cloned().collect();
-        let fit_cells = [&square, &whole]
-            .into_iter()
-            .find(|f| f.len() >= 3 && spans_2d(f))
-            .unwrap_or(&cells);
-        let src: Vec<Pt> = fit_cells
-            .iter()
-            .map(|c| [c.0 .0 as f64 + 0.5, c.0 .1 as f64 + 0.5])
-            .collect();
-        let dst: Vec<Pt> = fit_cells.iter().map(|c| cands[c.1].centre).collect();
-        let refit = if pass >= 1 && spread_2d(fit_cells) {
-            Homography::fit(&src, &dst).filter(|h| sane(h, &src, &dst, pitch))
-        } else {
-            None
-        }
-        .or_else(|| fit_affine(&src, &dst));
-        if let Some(h) = refit {
+        if let Some(h) = refit(pool, &cells, pass, pitch) {
             map = h;
         }
         // Shift so that the window starts at lattice (0, 0).
@@ -409,6 +354,99 @@ fn lattice(
             assigned = cells;
         }
     }
+    grid_hypothesis(pool, n, map, &assigned, cell_score)
+}
+
+/// Each candidate of the group near a lattice node (within `tol`, at most `2·span` nodes
+/// from the seed), one per node: a whole sticker before a completion, then the nearer.
+fn snap_to_lattice(
+    pool: &Pool,
+    group: &[usize],
+    inv: &Homography,
+    tol: f64,
+    span: i64,
+) -> Vec<Cell> {
+    let cands = &pool.all;
+    let mut cells: Vec<Cell> = Vec::new();
+    for &i in group {
+        let g = match inv.apply(cands[i].centre) {
+            Some(g) => g,
+            None => continue,
+        };
+        let (gx, gy) = (g[0] - 0.5, g[1] - 0.5);
+        let (ix, iy) = (gx.round(), gy.round());
+        let r = ((gx - ix).powi(2) + (gy - iy).powi(2)).sqrt();
+        if r > tol || (ix as i64).abs() > span * 2 || (iy as i64).abs() > span * 2 {
+            continue;
+        }
+        let key = (ix as i64, iy as i64);
+        // A whole sticker before a completion, then the nearer; an oblong region
+        // (perhaps a sticker cut by an arm) competes with completions on distance.
+        let rank = |j: usize, r: f64| (pool.origin[j].is_some() || pool.oblong[j], r);
+        match cells.iter_mut().find(|c| c.0 == key) {
+            Some(c) if rank(c.1, c.2) <= rank(i, r) => {}
+            Some(c) => *c = (key, i, r),
+            None => cells.push((key, i, r)),
+        }
+    }
+    cells
+}
+
+/// At most one completion per strip: the nearer.
+fn one_completion_per_strip(pool: &Pool, cells: &mut Vec<Cell>) {
+    let mut k = 0;
+    while k < cells.len() {
+        let (i, r) = (cells[k].1, cells[k].2);
+        let clash = pool.origin[i].is_some()
+            && cells
+                .iter()
+                .any(|c| c.1 != i && pool.origin[c.1] == pool.origin[i] && (c.2, c.1) < (r, i));
+        if clash {
+            cells.remove(k);
+        } else {
+            k += 1;
+        }
+    }
+}
+
+/// The lattice map re-fitted to the window's cells (a homography from the second pass on,
+/// when the cells spread in two dimensions and it is sane; else affine). The map is fitted
+/// to whole stickers when they span both axes; a completion's centre is only as good as
+/// the straight edge the strip was cut by. Oblong regions (perhaps cut) are left out too
+/// when the rest suffice.
+fn refit(pool: &Pool, cells: &[Cell], pass: usize, pitch: f64) -> Option<Homography> {
+    let square: Vec<_> = cells
+        .iter()
+        .filter(|c| c.1 < pool.whole && !pool.oblong[c.1])
+        .cloned()
+        .collect();
+    let whole: Vec<_> = cells.iter().filter(|c| c.1 < pool.whole).cloned().collect();
+    let fit_cells: &[Cell] = [&square, &whole]
+        .into_iter()
+        .find(|f| f.len() >= 3 && spans_2d(f))
+        .map_or(cells, |f| f.as_slice());
+    let src: Vec<Pt> = fit_cells
+        .iter()
+        .map(|c| [c.0 .0 as f64 + 0.5, c.0 .1 as f64 + 0.5])
+        .collect();
+    let dst: Vec<Pt> = fit_cells.iter().map(|c| pool.all[c.1].centre).collect();
+    if pass >= 1 && spread_2d(fit_cells) {
+        Homography::fit(&src, &dst).filter(|h| sane(h, &src, &dst, pitch))
+    } else {
+        None
+    }
+    .or_else(|| fit_affine(&src, &dst))
+}
+
+/// The grid hypothesis of the final assignment: which candidate supports each cell, the
+/// sticker fill, the fit residual, and its score; `None` when too few cells are supported.
+fn grid_hypothesis(
+    pool: &Pool,
+    n: usize,
+    map: Homography,
+    assigned: &[Cell],
+    cell_score: &dyn Fn(&Homography, usize, usize) -> f64,
+) -> Option<Hyp> {
     let whole = assigned.iter().filter(|c| c.1 < pool.whole).count();
     if assigned.len() < min_support(n) || whole < 2 {
         return None;
@@ -416,7 +454,7 @@ fn lattice(
     let mut support = vec![None; n * n];
     let mut strip = vec![None; n * n];
     let mut sq = 0.0;
-    for c in &assigned {
+    for c in assigned {
         let cell = c.0 .1 as usize * n + c.0 .0 as usize;
         match pool.origin[c.1] {
             None => support[cell] = Some(c.1),
@@ -427,7 +465,7 @@ fn lattice(
     let mut fills: Vec<f64> = assigned
         .iter()
         .filter(|c| c.1 < pool.whole)
-        .map(|c| cands[c.1].side / local_pitch(&map, c.0))
+        .map(|c| pool.all[c.1].side / local_pitch(&map, c.0))
         .collect();
     fills.sort_by(f64::total_cmp);
     let fill = fills[fills.len() / 2].clamp(0.5, 0.98);
@@ -533,12 +571,12 @@ fn best_window(
 /// Whether the supporting cells pin down a perspective map: at least five, covering every
 /// row and every column of the window (with fewer, extrapolating perspective to a hidden
 /// row amplifies noise, and the affine map is the safer model).
-fn spread_2d(cells: &[((i64, i64), usize, f64)]) -> bool {
+fn spread_2d(cells: &[Cell]) -> bool {
     cells.len() >= 5 && spans_2d(cells)
 }
 
 /// Whether the cells cover at least two rows and two columns.
-fn spans_2d(cells: &[((i64, i64), usize, f64)]) -> bool {
+fn spans_2d(cells: &[Cell]) -> bool {
     let mut xs: Vec<i64> = cells.iter().map(|c| c.0 .0).collect();
     let mut ys: Vec<i64> = cells.iter().map(|c| c.0 .1).collect();
     xs.sort();

@@ -1,7 +1,8 @@
 //! A plain 8-bit RGB image ([`RgbImage`]) that the rest of the crate can use without OpenCV
 //! types: renders produce it, detection and sampling read it, cameras fill it.
 //!
-//! Level: `scan` (pure Rust, no OpenCV).
+//! Level: bottom of `scan` (pure Rust, no OpenCV); depends on nothing in the crate. Must not
+//! depend on detection or anything above `scan`.
 
 /// Interleaved 8-bit RGB, row-major, no padding: pixel `(x, y)` is at `3 * (y * width + x)`.
 #[derive(Clone, Debug, PartialEq, Eq)]

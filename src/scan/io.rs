@@ -1,7 +1,8 @@
 //! Image files: loading face photos (any format OpenCV reads) into [`RgbImage`], finding
 //! the six face images of a directory, writing PNGs, and annotated pictures of a reading.
 //!
-//! Level: `scan` (feature `vision`).
+//! Level: part of `scan` (feature `vision`); depends on `cube` and the scan detection,
+//! geometry and image. Must not depend on anything above `scan`.
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,8 @@
 //! Scan sources: face images and cameras, producing [`RawScan`]s for the colour resolver.
 //!
-//! Level: depends on `color` and `cube`. No printing; progress goes through callbacks and
-//! failures through [`VisionError`].
+//! Level: above `color`; depends on `color` (raw scans) and `cube`. Must not depend on `solver`,
+//! `robot`, `job` or `cli`. No printing; progress goes through callbacks and failures
+//! through [`VisionError`].
 //!
 //! Pipeline for one face image ([`detect::read_face`], feature `vision`):
 //!

@@ -21,14 +21,15 @@
 //! top-left. The face's facelets (URFDLB order, each face row-major as in the net in
 //! `cube`) are that grid *turned clockwise by `rotate` degrees, then mirrored left-right
 //! if `mirror`*. `rotate = 0, mirror = false` means "the photo already shows the face the
-//! way the net draws it", which is the convention of the rubiks-cube-tracker photo sets in
-//! `../shared/realdata/images` ([`Rig::tracker`]).
+//! way the net draws it", which is the convention of the photo sets of the open-source
+//! rubiks-cube-tracker project ([`Rig::tracker`]).
 //!
 //! A face without `stickers` is found by detection; a face with them is sampled there
 //! directly (fixed-rig mode) unless the caller asks for detection. Regions are scaled when
 //! a frame's size differs from `image_size`.
 //!
-//! Level: `scan` (pure Rust).
+//! Level: part of `scan` (pure Rust, no OpenCV); depends on `cube` and the scan geometry.
+//! Must not depend on `solver`, `robot` or anything above `scan`.
 
 use std::collections::BTreeMap;
 use std::path::Path;

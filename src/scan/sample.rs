@@ -29,7 +29,8 @@
 //! within a few pixels of the border and catches the neighbours' colours through chroma
 //! subsampling, so it is not the first choice.
 //!
-//! Level: `scan` (pure Rust).
+//! Level: part of `scan` (pure Rust); depends on `scan::geom` and `scan::image`. Must not
+//! depend on detection or anything above `scan`.
 
 use super::geom::{in_convex_quad, Quad};
 use super::image::RgbImage;

@@ -6,7 +6,8 @@
 //! whose header or checksum does not match is never trusted: the table is rebuilt and
 //! the caller gets a note saying why.
 //!
-//! Level: solver (depends on `cube` only). No printing.
+//! Level: part of `solver`; depends on the tables' storage types. Must not depend on the
+//! searches or anything above `solver`. No printing.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

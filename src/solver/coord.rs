@@ -2,7 +2,8 @@
 //! four middle-slice edges are, …). Each is a typed newtype with `get` (read it off a
 //! cubie cube), `set` (a cubie cube that has it) and `COUNT`.
 //!
-//! Level: solver (depends on `cube` only).
+//! Level: part of `solver`; depends on the solver's cubie cubes. Must not depend on the
+//! tables or the searches, nor on anything above `solver`.
 
 // Index loops over parallel arrays (slots, pieces, moves) read best as they are.
 #![allow(clippy::needless_range_loop)]

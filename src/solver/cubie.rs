@@ -2,7 +2,8 @@
 //! mirror-image symmetries (corner orientations 3..6 mark a reflected corner, as in
 //! Kociemba's papers), and the 48 symmetries of the cube as cubie cubes.
 //!
-//! Level: solver (depends on `cube` only).
+//! Level: bottom of `solver`; depends on `cube`. Must not depend on the coordinates, tables or
+//! searches, nor on anything above `solver`.
 
 // Index loops over parallel arrays (slots, pieces, moves) read best as they are.
 #![allow(clippy::needless_range_loop)]

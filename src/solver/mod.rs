@@ -4,7 +4,8 @@
 //! `SHORT_OPTIMAL` (7) moves), an optimal 2x2x2 solver over a full distance table, and
 //! solving from any state to any target (`target⁻¹ · start` solved at the cubie level).
 //!
-//! Level: depends on `cube` only. No printing: table progress goes through
+//! Level: above `cube`, beside `color`; depends on `cube` only. Must not depend on `color`,
+//! `scan`, `robot`, `job` or `cli`. No printing: table progress goes through
 //! [`TableOptions::progress`], warnings about cached tables come back as [`Solver::notes`].
 
 pub mod cache;

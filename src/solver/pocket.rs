@@ -3,7 +3,8 @@
 //! it (every move that lowers the distance is on an optimal path), which also lists all
 //! optimal solutions or, when more are asked for, the next-shortest ones.
 //!
-//! Level: solver (depends on `cube` only).
+//! Level: part of `solver`; depends on `cube`, the coordinates, the shared table and search
+//! helpers. Must not depend on the 3x3x3 searches' internals or anything above `solver`.
 
 // Index loops over parallel arrays (slots, pieces, moves) read best as they are.
 #![allow(clippy::needless_range_loop)]

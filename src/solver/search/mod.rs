@@ -4,16 +4,23 @@
 //! the largest phase-1 distance over the three axes) that answers positions near the
 //! target optimally.
 //!
-//! Level: solver (depends on `cube` only).
+//! Files: this one holds the two-phase search and what both searches share (tables,
+//! limits, clock, solutions); `short` holds the short optimal search.
+//!
+//! Level: part of `solver`; depends on the coordinates, cubie arithmetic and tables. Must not
+//! depend on the costed search or anything above `solver`.
 
 // Index loops over parallel arrays (slots, pieces, moves) read best as they are.
 #![allow(clippy::needless_range_loop)]
+
+mod short;
 
 use std::time::Instant;
 
 use super::coord::{CornerPerm, DEdges, Flip, SliceSorted, Twist, UEdges};
 use super::cubie::{move_cube, sym_table, Cc};
 use super::tables::{Nibbles, Small, CORNER_REACH_T, CORNER_SET_MAX_BUDGET, N_MOVES, P2_MOVES};
+use short::short_first;
 
 /// Corner permutation, U-edge and D-edge coordinates, carried along phase 1 for phase 2.
 type P2Coords = (u16, u16, u16);
@@ -606,99 +613,11 @@ impl TwoPhase<'_> {
     }
 }
 
-/// Short optimal search: IDA* over all 18 moves, heuristic = largest phase-1 distance
-/// over the three axes. Returns the solutions of the smallest cost ≤ `max_cost` (up to
-/// `keep.n`, then the next costs if more are wanted), or nothing when none exists.
-struct Short<'a> {
-    t: &'a Tables3,
-    cost: [u8; 18],
-    axis_moves: [[u8; 18]; 3],
-    path: Vec<u8>,
-    found: Vec<Found>,
-    want: usize,
-    clock: Clock,
-    solved_ue: u16,
-    solved_de: u16,
-}
-
-#[derive(Clone, Copy)]
-struct ShortNode {
-    ax: [(u16, u16, u16); 3],
-    cp: u16,
-    ue: u16,
-    de: u16,
-}
-
-impl Short<'_> {
-    fn h(&self, n: &ShortNode) -> u32 {
-        n.ax.iter()
-            .map(|&(tw, fl, sl)| self.t.h1(tw, fl, sl))
-            .max()
-            .unwrap_or(0)
-    }
-
-    fn is_solved(&self, n: &ShortNode) -> bool {
-        n.ax[0] == (0, 0, 0) && n.cp == 0 && n.ue == self.solved_ue && n.de == self.solved_de
-    }
-
-    fn step(&self, n: &ShortNode, m: usize) -> ShortNode {
-        let s = &self.t.small;
-        let mut ax = n.ax;
-        for (k, a) in ax.iter_mut().enumerate() {
-            let mk = self.axis_moves[k][m] as usize;
-            *a = (
-                s.twist_move[a.0 as usize * N_MOVES + mk],
-                s.flip_move[a.1 as usize * N_MOVES + mk],
-                s.slice_move[a.2 as usize * N_MOVES + mk],
-            );
-        }
-        ShortNode {
-            ax,
-            cp: s.corner_move[n.cp as usize * N_MOVES + m],
-            ue: s.uedge_move[n.ue as usize * N_MOVES + m],
-            de: s.dedge_move[n.de as usize * N_MOVES + m],
-        }
-    }
-
-    fn dfs(&mut self, node: &ShortNode, togo: u32, last: u8) -> bool {
-        if togo == 0 {
-            if self.is_solved(node) {
-                let cost = self
-                    .path
-                    .iter()
-                    .map(|&m| self.cost[m as usize] as u32)
-                    .sum();
-                return record(&mut self.found, &self.path, cost, self.want);
-            }
-            return false;
-        }
-        if self.clock.tick() {
-            return true;
-        }
-        for m in 0..N_MOVES as u8 {
-            if !allowed(last, m) {
-                continue;
-            }
-            let c = self.cost[m as usize] as u32;
-            if c > togo {
-                continue;
-            }
-            let next = self.step(node, m as usize);
-            if self.h(&next) > togo - c {
-                continue;
-            }
-            self.path.push(m);
-            let done = self.dfs(&next, togo - c, m);
-            self.path.pop();
-            if done {
-                return true;
-            }
-        }
-        false
-    }
-}
-
 /// Solves `c` (at the cubie level, to solved); adds the nodes searched to `nodes`.
+///
+/// Steps: the search variants (three axes × the inverse, then the premove variants where
+/// short solutions are asked for); the short optimal search for cubes near solved; then
+/// the two-phase search over the variants, cost spent before phase 2 by cost spent.
 pub(crate) fn solve(
     t: &Tables3,
     c: &Cc,
@@ -712,7 +631,46 @@ pub(crate) fn solve(
         }]);
     }
     let cost = move_costs(lim.qtm);
-    let syms = sym_table();
+    let mut variants = plain_variants(t, c);
+    let lower = variants.first().map_or(0, |v| v.h);
+    if lim.max_cost <= PREMOVES_UP_TO {
+        add_premove_variants(t, c, &mut variants);
+    }
+    let mut keep = Keeper {
+        n: lim.solutions.max(1),
+        found: Vec::new(),
+    };
+    if lower <= SHORT_OPTIMAL.min(lim.max_cost) {
+        if let Some(done) = short_first(t, c, lim, cost, lower, &mut keep, nodes) {
+            return done;
+        }
+    }
+    if lim.all_optimal {
+        // Nothing within the optimal search's reach: the cube is further than the length
+        // limit, or than the optimal search goes.
+        return Err(if lower > lim.max_cost || lim.max_cost < SHORT_OPTIMAL {
+            Ended::Exhausted
+        } else {
+            Ended::BeyondOptimal
+        });
+    }
+    let mut tp = TwoPhase::new(t, lim, cost, keep);
+    tp.run(&variants);
+    *nodes += tp.clock.nodes;
+    if tp.keep.found.is_empty() {
+        Err(if tp.clock.timed_out {
+            Ended::TimedOut
+        } else {
+            Ended::Exhausted
+        })
+    } else {
+        Ok(tp.keep.found)
+    }
+}
+
+/// The three axes × the inverse as up to six variants (symmetric cubes give fewer
+/// distinct ones), largest phase-1 distance first.
+fn plain_variants(t: &Tables3, c: &Cc) -> Vec<Variant> {
     let mut variants: Vec<Variant> = Vec::with_capacity(6);
     for inverse in [false, true] {
         for k in 0..3 {
@@ -728,183 +686,131 @@ pub(crate) fn solve(
     // phase-1 solutions get the same phase-2 budget as everyone's. On the 1000 random
     // states this cut the search work (phase-1 and phase-2 nodes) of the median cube by 12 %.
     variants.sort_by_key(|v| std::cmp::Reverse(v.h));
-    let lower = variants.first().map_or(0, |v| v.h);
-    // Premove variants (after the plain ones at each cost) where short solutions are
-    // asked for: they reach the solutions that end with a move outside the phase-2
-    // group, at a phase-1 depth one less.
-    if lim.max_cost <= PREMOVES_UP_TO {
-        let plain = variants.len();
-        for inverse in [false, true] {
-            for k in 0..3 {
-                for q in 0..N_MOVES as u8 {
-                    // Only moves outside this axis's phase-2 group: any other premove
-                    // could be part of phase 2 already.
-                    if is_p2_move(syms.mconj[16 * k][q as usize]) {
-                        continue;
-                    }
-                    let v = Variant::with_premove(t, c, 16 * k, inverse, q);
-                    if !variants.iter().any(|w| w.key() == v.key()) {
-                        variants.push(v);
-                    }
+    variants
+}
+
+/// Premove variants (after the plain ones at each cost) where short solutions are asked
+/// for: they reach the solutions that end with a move outside the phase-2 group, at a
+/// phase-1 depth one less.
+fn add_premove_variants(t: &Tables3, c: &Cc, variants: &mut Vec<Variant>) {
+    let syms = sym_table();
+    let plain = variants.len();
+    for inverse in [false, true] {
+        for k in 0..3 {
+            for q in 0..N_MOVES as u8 {
+                // Only moves outside this axis's phase-2 group: any other premove
+                // could be part of phase 2 already.
+                if is_p2_move(syms.mconj[16 * k][q as usize]) {
+                    continue;
+                }
+                let v = Variant::with_premove(t, c, 16 * k, inverse, q);
+                if !variants.iter().any(|w| w.key() == v.key()) {
+                    variants.push(v);
                 }
             }
         }
-        variants[plain..].sort_by_key(|v| std::cmp::Reverse(v.h));
     }
-    let mut keep = Keeper {
-        n: lim.solutions.max(1),
-        found: Vec::new(),
-    };
+    variants[plain..].sort_by_key(|v| std::cmp::Reverse(v.h));
+}
 
-    let short_max = SHORT_OPTIMAL.min(lim.max_cost);
-    if lower <= short_max {
-        let root = ShortNode {
-            ax: std::array::from_fn(|k| {
-                let x = c.conj(16 * k);
-                (Twist::get(&x).0, Flip::get(&x).0, SliceSorted::get(&x).0)
-            }),
-            cp: CornerPerm::get(c).0,
-            ue: UEdges::get(c).0,
-            de: DEdges::get(c).0,
-        };
-        let mut short = Short {
+impl<'a> TwoPhase<'a> {
+    fn new(t: &'a Tables3, lim: &'a Limits, cost: [u8; 18], keep: Keeper) -> TwoPhase<'a> {
+        TwoPhase {
             t,
+            lim,
             cost,
-            axis_moves: std::array::from_fn(|k| syms.mconj[16 * k]),
-            path: Vec::new(),
-            found: Vec::new(),
-            want: keep.n,
+            ends_ok: std::array::from_fn(|t| {
+                (0..N_MOVES as u8)
+                    .filter(|&m| !(cost[m as usize] as usize == t && is_p2_move(m)))
+                    .fold(0, |a, m| a | 1 << m)
+            }),
+            keep,
+            sym_back: 0,
+            inverse: false,
+            pre: NONE,
+            pre_cost: 0,
+            path: [0; super::LONGEST_SEARCHED as usize + 1],
+            d1: 0,
             clock: Clock::new(lim.deadline),
-            solved_ue: UEdges::get(&Cc::ID).0,
-            solved_de: DEdges::get(&Cc::ID).0,
-        };
-        for bound in lower..=short_max {
-            // With every optimal solution asked for, the first cost that has any is the
-            // last one searched.
-            if short.dfs(&root, bound, NONE) || (lim.all_optimal && !short.found.is_empty()) {
+            stop: false,
+        }
+    }
+
+    /// Runs the variants' searches. The searches go in order of the cost spent before
+    /// phase 2 (phase 1 and the premove), so that every search at one step leaves phase 2
+    /// the same budget: a premove variant's phase 1 runs one depth shorter than the plain
+    /// ones beside it. (Ordering by phase-1 depth alone ran a premove variant's depth d1
+    /// beside the plain d1 with a phase-2 budget one smaller; on the 1000 random states at
+    /// ≤ 19 this order searched 4 % fewer nodes for the median cube, 11 % fewer in all,
+    /// and took the slowest cube from 16.9 M nodes to 9.0 M.)
+    fn run(&mut self, variants: &[Variant]) {
+        let t = self.t;
+        let mut order: Vec<usize> = (0..variants.len()).collect();
+        for spent in 0..=self.lim.max_cost {
+            self.pre = NONE;
+            self.pre_cost = 0;
+            if spent as i64 > self.limit() {
                 break;
             }
+            // Where phase 2 is left a small budget, the variants (plain ones first, then
+            // the premove ones) go in order of their corners' distance to what that budget
+            // can finish (the corner-set table at the root), then as above: the fewer of
+            // the phase-1 moves the corners need, the likelier a phase-1 solution leaves
+            // corners phase 2 can solve in time. (1000 random states at ≤ 19: total nodes
+            // −11 %, the slowest cube 9.0 M → 4.3 M nodes; on 1000 other random states
+            // −11 % and 18.9 M → 7.6 M. At ≤ 20 the median is unchanged.)
+            let cset = t.corner_set(self.limit() - spent as i64);
+            order.sort_by_key(|&i| {
+                let v = &variants[i];
+                let corners =
+                    cset.map_or(0, |(table, _)| table.get(t.small.cset_index(v.cp, v.tw)));
+                (v.pre != NONE, corners, i)
+            });
+            for v in order.iter().map(|&i| &variants[i]) {
+                self.search_variant(v, spent);
+                if self.stop {
+                    return;
+                }
+            }
         }
-        *nodes += short.clock.nodes;
-        for f in short.found.drain(..) {
-            keep.offer(f);
-        }
-        if short.clock.timed_out {
-            return if keep.found.is_empty() {
-                Err(Ended::TimedOut)
-            } else {
-                Ok(keep.found)
-            };
-        }
-        // Optimal solutions: nothing shorter exists, so keep-searching has nothing to do.
-        if keep.found.len() >= keep.n || (lim.all_optimal && !keep.found.is_empty()) {
-            return Ok(keep.found);
-        }
-    }
-    if lim.all_optimal {
-        // Nothing within the optimal search's reach: the cube is further than the length
-        // limit, or than the optimal search goes.
-        return Err(if lower > lim.max_cost || lim.max_cost < SHORT_OPTIMAL {
-            Ended::Exhausted
-        } else {
-            Ended::BeyondOptimal
-        });
     }
 
-    let mut tp = TwoPhase {
-        t,
-        lim,
-        cost,
-        ends_ok: std::array::from_fn(|t| {
-            (0..N_MOVES as u8)
-                .filter(|&m| !(cost[m as usize] as usize == t && is_p2_move(m)))
-                .fold(0, |a, m| a | 1 << m)
-        }),
-        keep,
-        sym_back: 0,
-        inverse: false,
-        pre: NONE,
-        pre_cost: 0,
-        path: [0; super::LONGEST_SEARCHED as usize + 1],
-        d1: 0,
-        clock: Clock::new(lim.deadline),
-        stop: false,
-    };
-    // The searches go in order of the cost spent before phase 2 (phase 1 and the
-    // premove), so that every search at one step leaves phase 2 the same budget: a
-    // premove variant's phase 1 runs one depth shorter than the plain ones beside it.
-    // (Ordering by phase-1 depth alone ran a premove variant's depth d1 beside the plain
-    // d1 with a phase-2 budget one smaller; on the 1000 random states at ≤ 19 this
-    // order searched 4 % fewer nodes for the median cube, 11 % fewer in all, and took
-    // the slowest cube from 16.9 M nodes to 9.0 M.)
-    let mut order: Vec<usize> = (0..variants.len()).collect();
-    'outer: for spent in 0..=lim.max_cost {
-        tp.pre = NONE;
-        tp.pre_cost = 0;
-        if spent as i64 > tp.limit() {
-            break;
-        }
-        // Where phase 2 is left a small budget, the variants (plain ones first, then the
-        // premove ones) go in order of their corners' distance to what that budget can
-        // finish (the corner-set table at the root), then as above: the fewer of the
-        // phase-1 moves the corners need, the likelier a phase-1 solution leaves corners
-        // phase 2 can solve in time. (1000 random states at ≤ 19: total nodes −11 %, the
-        // slowest cube 9.0 M → 4.3 M nodes; on 1000 other random states −11 % and
-        // 18.9 M → 7.6 M. At ≤ 20 the median is unchanged.)
-        let cset = t.corner_set(tp.limit() - spent as i64);
-        order.sort_by_key(|&i| {
-            let v = &variants[i];
-            let corners = cset.map_or(0, |(table, _)| table.get(t.small.cset_index(v.cp, v.tw)));
-            (v.pre != NONE, corners, i)
-        });
-        for v in order.iter().map(|&i| &variants[i]) {
-            let pre_cost = if v.pre == NONE {
-                0
-            } else {
-                cost[v.pre as usize] as u32
-            };
-            let Some(d1) = spent.checked_sub(pre_cost) else {
-                continue;
-            };
-            if v.h > d1 {
-                continue;
-            }
-            tp.d1 = d1;
-            tp.sym_back = syms.inv[v.sym] as usize;
-            tp.inverse = v.inverse;
-            tp.pre = v.pre;
-            tp.pre_cost = pre_cost;
-            if d1 as i64 > tp.limit() {
-                continue;
-            }
-            if d1 == 0 {
-                tp.phase2_start(0, v.cp, v.sl, v.ue, v.de);
-            } else {
-                let fs = (v.sl as usize / 24) * 2048 + v.fl as usize;
-                tp.phase1(
-                    v.tw,
-                    t.small.fs_sym[fs],
-                    v.sl,
-                    (v.cp, v.ue, v.de),
-                    0,
-                    d1,
-                    NONE,
-                );
-            }
-            if tp.stop {
-                break 'outer;
-            }
-        }
-    }
-    *nodes += tp.clock.nodes;
-    if tp.keep.found.is_empty() {
-        Err(if tp.clock.timed_out {
-            Ended::TimedOut
+    /// The search of one variant with `spent` cost before phase 2 (its premove's cost,
+    /// then phase 1).
+    fn search_variant(&mut self, v: &Variant, spent: u32) {
+        let pre_cost = if v.pre == NONE {
+            0
         } else {
-            Ended::Exhausted
-        })
-    } else {
-        Ok(tp.keep.found)
+            self.cost[v.pre as usize] as u32
+        };
+        let Some(d1) = spent.checked_sub(pre_cost) else {
+            return;
+        };
+        if v.h > d1 {
+            return;
+        }
+        self.d1 = d1;
+        self.sym_back = sym_table().inv[v.sym] as usize;
+        self.inverse = v.inverse;
+        self.pre = v.pre;
+        self.pre_cost = pre_cost;
+        if d1 as i64 > self.limit() {
+            return;
+        }
+        if d1 == 0 {
+            self.phase2_start(0, v.cp, v.sl, v.ue, v.de);
+        } else {
+            let fs = (v.sl as usize / 24) * 2048 + v.fl as usize;
+            self.phase1(
+                v.tw,
+                self.t.small.fs_sym[fs],
+                v.sl,
+                (v.cp, v.ue, v.de),
+                0,
+                d1,
+                NONE,
+            );
+        }
     }
 }
 

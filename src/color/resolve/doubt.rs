@@ -1,0 +1,128 @@
+//! Doubt: how far the closest rival legal cube is from the best, each scored under its own
+//! re-fitted model, and which stickers are in doubt. The rivals are the other cubes the
+//! final search found and, on a 3x3x3, the best's whole-class recolourings by a cube
+//! rotation (centres kept). When the closest rival was only bounded, not reached, the
+//! least certain stickers are named instead.
+//!
+//! Level: part of `color::resolve`; depends on `cube`, the refinement's evidence and the
+//! labellings. Must not depend on anything above `color`.
+
+use super::labelling::{conjugates, cube_of};
+use super::legal::Candidate;
+use super::refine::{Evidence, REFIT_SLACK};
+use super::StickerVerdict;
+use crate::cube::{FaceletCube, Size};
+
+/// How many of the least certain stickers a doubt names when no rival cube was reached
+/// to say where it differs.
+const UNSURE_NAMED: usize = 6;
+
+/// The verdict on the best cube against its rivals.
+pub(super) struct Doubt {
+    /// Cost of the closest rival minus the best's (nats), or a lower bound on it.
+    pub(super) cube_margin: f64,
+    /// Whether the rival was reached (else `cube_margin` is a bound).
+    pub(super) rival_exact: bool,
+    pub(super) rival: Option<FaceletCube>,
+    /// Facelet indices in doubt, sorted.
+    pub(super) doubtful: Vec<usize>,
+    pub(super) confident: bool,
+}
+
+/// Everything the doubt test reads about the best cube.
+pub(super) struct Best<'r> {
+    /// Every candidate with its cost under its own model.
+    pub(super) rescored: &'r [(f64, &'r Candidate)],
+    pub(super) index: usize,
+    /// The best's readings and noise under its own model.
+    pub(super) labs: &'r [[f64; 3]],
+    pub(super) noise: &'r [[f64; 3]],
+    pub(super) stickers: &'r [StickerVerdict],
+    /// The search's bound on the cubes it did not reach, and its cheapest candidate.
+    pub(super) unseen_bound: f64,
+    pub(super) first_cost: f64,
+}
+
+/// Weighs the best against its rivals within the doubt window `window`.
+pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64) -> Doubt {
+    let (best_own, best_labels) = (
+        best.rescored[best.index].0,
+        &best.rescored[best.index].1.labels,
+    );
+    let mut doubt = rival_among_candidates(evidence.size, best, best_own, window);
+    let mut doubtful = std::mem::take(&mut doubt.doubtful);
+    // The whole-class recolourings of the best are rivals too.
+    if evidence.size == Size::Three {
+        let base = evidence.own_fixed(best_labels, best.labs, best.noise);
+        let closest = conjugates(best_labels)
+            .into_iter()
+            .map(|l| (evidence.own_fixed(&l, best.labs, best.noise) - base, l))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((m, l)) = closest {
+            if m < doubt.cube_margin {
+                doubt.cube_margin = m.max(0.0);
+                doubt.rival_exact = true;
+                doubt.rival = cube_of(evidence.size, &l).map(|(c, _)| c);
+            }
+            if m < window {
+                for (i, (a, b)) in l.iter().zip(best_labels).enumerate() {
+                    if a != b && !doubtful.contains(&i) {
+                        doubtful.push(i);
+                    }
+                }
+            }
+        }
+    }
+    doubt.confident = doubt.cube_margin >= window;
+    if !doubt.confident && doubtful.is_empty() {
+        // The closest rival was only bounded (not reached by the search), so no cube says
+        // where it would differ: name the least certain stickers instead.
+        let stickers = best.stickers;
+        let mut order: Vec<usize> = (0..stickers.len()).collect();
+        order.sort_by(|&a, &b| stickers[a].margin.total_cmp(&stickers[b].margin));
+        doubtful.extend(order.into_iter().take(UNSURE_NAMED));
+    }
+    doubtful.sort_unstable();
+    doubt.doubtful = doubtful;
+    doubt
+}
+
+/// The closest rival among the searched candidates, under its own model; candidates
+/// beyond the search are bounded by the shared model's bound (a re-fit can only lower a
+/// hypothesis' cost by what its own classes gain, which the bound does not see; the
+/// search window is widened for that). (The candidates are distinct cubes: a renaming of
+/// the best's colour groups, which would score the same under its own model, is not among
+/// them.) The stickers where a candidate within the window differs from the best are in
+/// doubt.
+fn rival_among_candidates(size: Size, best: &Best, best_own: f64, window: f64) -> Doubt {
+    let rescored = best.rescored;
+    let best_labels = &rescored[best.index].1.labels;
+    let rival = (0..rescored.len())
+        .filter(|&k| k != best.index)
+        .min_by(|&a, &b| rescored[a].0.total_cmp(&rescored[b].0));
+    let unseen_margin = (best.unseen_bound - best.first_cost - REFIT_SLACK).max(0.0);
+    let (cube_margin, rival_exact, rival_cube) = match rival {
+        Some(k) if rescored[k].0 - best_own <= unseen_margin => {
+            (rescored[k].0 - best_own, true, Some(rescored[k].1))
+        }
+        Some(k) => (unseen_margin, false, Some(rescored[k].1)),
+        None => (unseen_margin, false, None),
+    };
+    let mut doubtful: Vec<usize> = Vec::new();
+    for (own, c) in rescored {
+        if *own - best_own < window {
+            for (i, (a, b)) in c.labels.iter().zip(best_labels).enumerate() {
+                if a != b && !doubtful.contains(&i) {
+                    doubtful.push(i);
+                }
+            }
+        }
+    }
+    Doubt {
+        cube_margin,
+        rival_exact,
+        rival: rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c)),
+        doubtful,
+        confident: false,
+    }
+}

@@ -1,0 +1,56 @@
+//! Labellings (a colour class per sticker) as cubes: the cube a labelling describes, and
+//! the whole-class recolourings of a 3x3x3 labelling by a cube rotation (centres kept),
+//! which the refinement and the doubt test both weigh.
+//!
+//! Level: part of `color::resolve`; depends on `cube` and the permutation helper of
+//! [`super::classes`]. Must not depend on the refinement, the doubt test or the search.
+
+use super::classes::permute;
+use crate::cube::{CubieCube, Face, FaceletCube, Size};
+
+/// The legal 3x3x3 labellings obtained from `labels` by recolouring every non-centre
+/// sticker with a permutation of the six colours that a whole-cube rotation induces.
+pub(super) fn conjugates(labels: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut perm = [0usize, 1, 2, 3, 4, 5];
+    permute(&mut perm, 0, &mut |p| {
+        let keeps_axes = Face::ALL
+            .iter()
+            .all(|f| Face::ALL[p[f.opposite().index()]] == Face::ALL[p[f.index()]].opposite());
+        if !keeps_axes || *p == [0, 1, 2, 3, 4, 5] {
+            return;
+        }
+        let l: Vec<usize> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| if i % 9 == 4 { c } else { p[c] })
+            .collect();
+        let legal = cube_of(Size::Three, &l)
+            .and_then(|(c, _)| CubieCube::from_facelets(&c))
+            .is_some_and(|c| c.is_solvable());
+        if legal {
+            out.push(l);
+        }
+    });
+    out
+}
+
+/// The cube of a labelling (class per sticker) and the face of each class.
+pub(super) fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> {
+    match size {
+        Size::Three => {
+            let colors: Vec<Face> = labels.iter().map(|&c| Face::ALL[c]).collect();
+            let cube = FaceletCube::from_colors(size, colors)?;
+            Some((cube, Face::ALL))
+        }
+        Size::Two => {
+            let s: String = labels.iter().map(|&c| char::from(b'a' + c as u8)).collect();
+            let cube = FaceletCube::parse(&s).ok()?;
+            let mut map = [Face::U; 6];
+            for (i, &c) in labels.iter().enumerate() {
+                map[c] = cube.colors()[i];
+            }
+            Some((cube, map))
+        }
+    }
+}

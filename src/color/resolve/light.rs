@@ -1,0 +1,118 @@
+//! The light each sticker was read under: one gain per face and one per sticker kind,
+//! estimated robustly from the current class labels and shrunk toward even light.
+//!
+//! Level: part of `color::resolve`; depends on `cube::Size` and the median helper of
+//! [`super::classes`]. Must not depend on the legal search.
+
+use super::classes::median;
+use crate::cube::Size;
+
+/// The light each sticker was read under, relative to the scan's average: one factor per
+/// face (each face is photographed or read separately: exposure, angle to the lamp) times
+/// one per sticker kind on a 3x3x3 (corner / edge / centre: lens vignette, or the EV3 arm's
+/// distance to the sticker). Estimated robustly (medians of log luminance ratios to the
+/// sticker's class) from the current assignment.
+#[derive(Clone)]
+pub(super) struct Illumination {
+    size: Size,
+    pub(super) face: [f64; 6],
+    pub(super) kind: [f64; 3],
+}
+
+impl Illumination {
+    pub(super) fn new(size: Size) -> Illumination {
+        Illumination {
+            size,
+            face: [0.0; 6],
+            kind: [0.0; 3],
+        }
+    }
+
+    pub(super) fn face_of(&self, i: usize) -> usize {
+        i / self.size.per_face()
+    }
+
+    pub(super) fn kind_of(&self, i: usize) -> usize {
+        match self.size {
+            Size::Two => 0,
+            Size::Three => match i % 9 {
+                4 => 2,
+                1 | 3 | 5 | 7 => 1,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Multiplicative gain of sticker `i`.
+    pub(super) fn gain(&self, i: usize) -> f64 {
+        (self.face[self.face_of(i)] + self.kind[self.kind_of(i)]).exp()
+    }
+
+    /// Re-estimates from linear readings and class labels; returns the largest change of a
+    /// log gain.
+    pub(super) fn estimate(&mut self, lin: &[[f64; 3]], labels: &[usize]) -> f64 {
+        let ly: Vec<f64> = lin
+            .iter()
+            .map(|c| {
+                (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2])
+                    .max(1e-4)
+                    .ln()
+            })
+            .collect();
+        let old = (self.face, self.kind);
+        for _ in 0..3 {
+            // Class log-luminance under the current light.
+            let mut sum = [0.0f64; 6];
+            let mut n = [0.0f64; 6];
+            for (i, &l) in labels.iter().enumerate() {
+                sum[l] += ly[i] - self.face[self.face_of(i)] - self.kind[self.kind_of(i)];
+                n[l] += 1.0;
+            }
+            let class: [f64; 6] = std::array::from_fn(|j| sum[j] / n[j].max(1.0));
+            for f in 0..6 {
+                let r: Vec<f64> = (0..lin.len())
+                    .filter(|&i| self.face_of(i) == f)
+                    .map(|i| ly[i] - self.kind[self.kind_of(i)] - class[labels[i]])
+                    .collect();
+                self.face[f] = shrunk_median(r);
+            }
+            let mean = self.face.iter().sum::<f64>() / 6.0;
+            self.face
+                .iter_mut()
+                .for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
+            if self.size == Size::Three {
+                for k in 0..3 {
+                    let r: Vec<f64> = (0..lin.len())
+                        .filter(|&i| self.kind_of(i) == k)
+                        .map(|i| ly[i] - self.face[self.face_of(i)] - class[labels[i]])
+                        .collect();
+                    self.kind[k] = shrunk_median(r);
+                }
+                let mean = (4.0 * self.kind[0] + 4.0 * self.kind[1] + self.kind[2]) / 9.0;
+                self.kind
+                    .iter_mut()
+                    .for_each(|v| *v = (*v - mean).clamp(-0.7, 0.7));
+            }
+        }
+        self.face
+            .iter()
+            .zip(old.0.iter())
+            .chain(self.kind.iter().zip(old.1.iter()))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Prior weight, in stickers, of even light: each face's and each sticker kind's gain is
+/// the robust (median) estimate shrunk toward zero as if `LIGHT_PRIOR` more stickers had
+/// read no change. A face whose stickers all share one colour carries no evidence on its
+/// own light (its gain and its class's brightness trade off freely); without the prior
+/// such a gain drifts to its bound and lets a class absorb a brightness difference that
+/// tells two colours apart (a dark orange and a red that differ mainly in lightness).
+pub(super) const LIGHT_PRIOR: f64 = 3.0;
+
+/// The median of log-gain residuals, shrunk toward even light by [`LIGHT_PRIOR`].
+pub(super) fn shrunk_median(r: Vec<f64>) -> f64 {
+    let n = r.len() as f64;
+    median(r) * n / (n + LIGHT_PRIOR)
+}

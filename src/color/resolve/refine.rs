@@ -1,0 +1,299 @@
+//! Refinement: the scan's fixed evidence (readings, white balance, profile prior) and the
+//! loop that settles on a cube. The best legal cube re-fits the class models and the light,
+//! which re-score the stickers, which may move the best cube, until both settle; then a
+//! final search with the doubt window, restarted from any candidate that fits better
+//! under its own model than the one the model was settled on.
+//!
+//! Level: part of `color::resolve`; depends on its siblings (readings, classes, light,
+//! legal search, whole-class recolourings) and on `cube::Size`. Must not depend on
+//! the public result types of [`super`] or on anything above `color`.
+
+use super::classes::{fit, Class};
+use super::labelling::conjugates;
+use super::legal::{search2, search3, SearchOutcome};
+use super::light::Illumination;
+use super::readings::{lab_of_linear, linear_readings, reading_noise};
+use crate::color::raw::{RawScan, Scale};
+use crate::cube::Size;
+
+/// Restarts of the refinement from a cube the final search finds to fit better under its
+/// own model than the settled one.
+const MAX_RESTARTS: usize = 2;
+/// Extra nats searched beyond the doubt window under the shared model, for rivals that
+/// their own re-fitted classes bring closer.
+pub(super) const REFIT_SLACK: f64 = 8.0;
+
+/// What the refinement reads and never changes: the readings, how they were measured,
+/// the profile prior matched to the classes, and the search budget.
+pub(super) struct Evidence<'a> {
+    scan: &'a RawScan,
+    pub(super) size: Size,
+    scale: Scale,
+    wb: [f64; 3],
+    /// White-balanced linear RGB of every reading.
+    lin: Vec<[f64; 3]>,
+    prior: Option<[[f64; 3]; 6]>,
+    node_budget: usize,
+}
+
+/// One hypothesis with the light fitted to it: a class per sticker, the light, and the
+/// readings (and their noise) re-expressed under that light.
+#[derive(Clone)]
+pub(super) struct Settled {
+    pub(super) labels: Vec<usize>,
+    pub(super) illum: Illumination,
+    pub(super) labs: Vec<[f64; 3]>,
+    pub(super) noise: Vec<[f64; 3]>,
+}
+
+/// A hypothesis scored under its own re-fitted light and classes.
+pub(super) struct OwnModel {
+    /// Its total cost (nats).
+    pub(super) total: f64,
+    pub(super) labs: Vec<[f64; 3]>,
+    pub(super) noise: Vec<[f64; 3]>,
+    pub(super) classes: [Class; 6],
+}
+
+/// The final search with the doubt window and what it was run under.
+pub(super) struct FinalSearch {
+    pub(super) outcome: SearchOutcome,
+    /// Cost per sticker and class under the settled model.
+    pub(super) cost: Vec<[f64; 6]>,
+    /// Each candidate's cost under its own model.
+    pub(super) own: Vec<f64>,
+    pub(super) settled: Settled,
+}
+
+/// Cost of each sticker for each class.
+pub(super) fn cost_of(
+    labs: &[[f64; 3]],
+    noise: &[[f64; 3]],
+    classes: &[Class; 6],
+) -> Vec<[f64; 6]> {
+    labs.iter()
+        .zip(noise)
+        .map(|(x, e)| std::array::from_fn(|j| classes[j].cost(x, e)))
+        .collect()
+}
+
+impl<'a> Evidence<'a> {
+    pub(super) fn new(
+        scan: &'a RawScan,
+        profile: Option<&crate::color::profile::Profile>,
+        wb: [f64; 3],
+        prior: Option<[[f64; 3]; 6]>,
+        node_budget: usize,
+    ) -> Evidence<'a> {
+        Evidence {
+            scan,
+            size: scan.cube_size(),
+            scale: scan.effective_scale(),
+            wb,
+            lin: linear_readings(scan, profile).0,
+            prior,
+            node_budget,
+        }
+    }
+
+    /// Each reading's measurement variance in Lab, read under the light `gain(i)`.
+    pub(super) fn noise_of(&self, labs: &[[f64; 3]], gain: &dyn Fn(usize) -> f64) -> Vec<[f64; 3]> {
+        self.scan
+            .facelets
+            .iter()
+            .zip(labs)
+            .enumerate()
+            .map(|(i, (v, lab))| {
+                let own = self.scan.sigma.as_ref().and_then(|s| s.get(i).copied());
+                reading_noise(*v, own, self.scale, self.wb, gain(i), lab)
+            })
+            .collect()
+    }
+
+    /// The legal search for the cube's size.
+    fn run(&self, cost: &[[f64; 6]], window: f64) -> SearchOutcome {
+        match self.size {
+            Size::Three => search3(cost, window, self.node_budget),
+            Size::Two => search2(cost, window, self.node_budget),
+        }
+    }
+
+    /// The readings re-expressed under a light estimate.
+    fn relight(&self, il: &Illumination) -> (Vec<[f64; 3]>, Vec<[f64; 3]>) {
+        let labs: Vec<[f64; 3]> = self
+            .lin
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let g = il.gain(i);
+                lab_of_linear(c.map(|v| v / g))
+            })
+            .collect();
+        let noise = self.noise_of(&labs, &|i| il.gain(i));
+        (labs, noise)
+    }
+
+    /// The six class models fitted to a labelling.
+    pub(super) fn fit(
+        &self,
+        labs: &[[f64; 3]],
+        noise: &[[f64; 3]],
+        labels: &[usize],
+    ) -> [Class; 6] {
+        fit(labs, noise, labels, self.prior.as_ref())
+    }
+
+    /// Refinement: best legal cube → class models and light re-fitted to it → again, until
+    /// the assignment and the light settle. Only the best is needed here. Returns the
+    /// settled hypothesis and the search nodes spent.
+    fn refine(&self, start: Settled) -> (Settled, usize) {
+        let Settled {
+            mut labels,
+            mut illum,
+            mut labs,
+            mut noise,
+        } = start;
+        let mut expanded = 0;
+        let mut rounds = 0;
+        loop {
+            let classes = self.fit(&labs, &noise, &labels);
+            let outcome = self.run(&cost_of(&labs, &noise, &classes), 0.0);
+            expanded += outcome.expanded;
+            let Some(best) = outcome.candidates.first() else {
+                break;
+            };
+            rounds += 1;
+            let same = best.labels == labels;
+            labels = best.labels.clone();
+            // Re-estimate the light on each face (and the fall-off by sticker kind) from
+            // the stickers' classes, then re-express the readings under even light.
+            let shift = illum.estimate(&self.lin, &labels);
+            (labs, noise) = self.relight(&illum);
+            if (same && shift < 0.01) || rounds >= 8 {
+                break;
+            }
+        }
+        let settled = Settled {
+            labels,
+            illum,
+            labs,
+            noise,
+        };
+        (settled, expanded)
+    }
+
+    /// A hypothesis under its own model: re-estimate the light and re-fit the six classes
+    /// to its labels, and score it under them (a profile likelihood per hypothesis, so a
+    /// rival is not judged by a model fitted to the best). (The light's gains have zero
+    /// mean log, so re-expressing the readings under another hypothesis' light leaves the
+    /// Jacobian term unchanged.)
+    pub(super) fn own_model(&self, labels: &[usize], start: &Illumination) -> OwnModel {
+        let mut il = start.clone();
+        il.estimate(&self.lin, labels);
+        let (labs, noise) = self.relight(&il);
+        let classes = self.fit(&labs, &noise, labels);
+        let total: f64 = labs
+            .iter()
+            .zip(&noise)
+            .zip(labels)
+            .map(|((x, e), &l)| classes[l].cost(x, e))
+            .sum();
+        OwnModel {
+            total,
+            labs,
+            noise,
+            classes,
+        }
+    }
+
+    /// Cost of a labelling under classes re-fitted to it, the light held fixed (for the
+    /// far, whole-class alternatives, where the light hardly depends on them).
+    pub(super) fn own_fixed(&self, labels: &[usize], labs: &[[f64; 3]], noise: &[[f64; 3]]) -> f64 {
+        let classes = self.fit(labs, noise, labels);
+        labs.iter()
+            .zip(noise)
+            .zip(labels)
+            .map(|((x, e), &l)| classes[l].cost(x, e))
+            .sum()
+    }
+
+    /// Settles on a cube from the first labels: refines, then (3x3x3) checks the
+    /// whole-class recolourings. The refinement can settle on the right pieces with the
+    /// wrong colour for whole classes (two faded colours swapped everywhere but on their
+    /// centres, which a heavy-tailed class then treats as outliers). Those alternatives are
+    /// the cube's own colours permuted by a whole-cube rotation, centres kept: each legal
+    /// one is scored under its own model and the refinement restarts from the best if it
+    /// wins.
+    pub(super) fn settle(&self, labels: Vec<usize>, labs: Vec<[f64; 3]>) -> (Settled, usize) {
+        let noise = self.noise_of(&labs, &|_| 1.0);
+        let start = Settled {
+            labels,
+            illum: Illumination::new(self.size),
+            labs,
+            noise,
+        };
+        let (mut settled, mut expanded) = self.refine(start);
+        if self.size == Size::Three {
+            let base = self.own_fixed(&settled.labels, &settled.labs, &settled.noise);
+            let better = conjugates(&settled.labels)
+                .into_iter()
+                .map(|l| (self.own_fixed(&l, &settled.labs, &settled.noise), l))
+                .filter(|(c, _)| *c < base)
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, l)) = better {
+                let restart = Settled {
+                    labels: l,
+                    ..settled.clone()
+                };
+                let (s2, e2) = self.refine(restart);
+                settled = s2;
+                expanded += e2;
+            }
+        }
+        (settled, expanded)
+    }
+
+    /// The final search, with the doubt window, under the settled model. When another
+    /// cube it finds fits better under its own model than the one the model was settled
+    /// on, the refinement had stopped at a local optimum: it restarts from that cube, so
+    /// that the final search (and its bound on the cubes it did not reach) is made under
+    /// the model of the cube that is returned. Returns the search and the nodes spent.
+    pub(super) fn final_search(&self, mut settled: Settled, window: f64) -> (FinalSearch, usize) {
+        let mut expanded = 0;
+        let mut restarts = 0;
+        loop {
+            let classes = self.fit(&settled.labs, &settled.noise, &settled.labels);
+            let cost = cost_of(&settled.labs, &settled.noise, &classes);
+            let outcome = self.run(&cost, window + REFIT_SLACK);
+            expanded += outcome.expanded;
+            let own: Vec<f64> = outcome
+                .candidates
+                .iter()
+                .map(|c| self.own_model(&c.labels, &settled.illum).total)
+                .collect();
+            if restarts < MAX_RESTARTS && own.len() > 1 {
+                let k = (0..own.len())
+                    .min_by(|&a, &b| own[a].total_cmp(&own[b]))
+                    .expect("non-empty");
+                if k != 0 && own[k] < own[0] {
+                    let restart = Settled {
+                        labels: outcome.candidates[k].labels.clone(),
+                        ..settled.clone()
+                    };
+                    let (s2, e2) = self.refine(restart);
+                    settled = s2;
+                    expanded += e2;
+                    restarts += 1;
+                    continue;
+                }
+            }
+            let search = FinalSearch {
+                outcome,
+                cost,
+                own,
+                settled,
+            };
+            return (search, expanded);
+        }
+    }
+}

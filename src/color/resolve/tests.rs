@@ -1,0 +1,210 @@
+//! Unit tests of the resolver's parts and of [`super::resolve`] on synthetic scans.
+
+use super::classes::fit;
+use super::labelling::conjugates;
+use super::legal::{same_partition, schemes};
+use super::light::Illumination;
+use super::readings::{reading_noise, to_linear};
+use super::*;
+
+#[test]
+fn a_renamed_grouping_is_the_same_partition() {
+    assert!(same_partition(&[0, 0, 1, 2, 1], &[3, 3, 0, 5, 0]));
+    assert!(same_partition(&[0, 1, 2], &[0, 1, 2]));
+    // Two groups merged, or one split: different cubes.
+    assert!(!same_partition(&[0, 0, 1, 2], &[0, 0, 1, 1]));
+    assert!(!same_partition(&[0, 0, 1, 1], &[0, 1, 2, 2]));
+    assert!(!same_partition(&[0, 1], &[0, 1, 1]));
+}
+
+#[test]
+fn a_reading_s_own_error_replaces_the_device_model_except_when_clipped() {
+    let wb = [1.0; 3];
+    let v = [120.0, 80.0, 40.0];
+    let lab = lab_of_linear(to_linear(v, Scale::Rgb8, wb));
+    let device = reading_noise(v, None, Scale::Rgb8, wb, 1.0, &lab);
+    let own = reading_noise(v, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
+    let large = reading_noise(v, Some([3.0; 3]), Scale::Rgb8, wb, 1.0, &lab);
+    for k in 0..3 {
+        assert!(
+            own[k] < device[k] && device[k] < large[k],
+            "{own:?} {device:?} {large:?}"
+        );
+    }
+    let hot = [255.0, 80.0, 40.0];
+    let lab = lab_of_linear(to_linear(hot, Scale::Rgb8, wb));
+    let a = reading_noise(hot, None, Scale::Rgb8, wb, 1.0, &lab);
+    let b = reading_noise(hot, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
+    assert!(b[0] > 0.5 * a[0], "clipped stays uncertain: {a:?} {b:?}");
+}
+
+#[test]
+fn reading_noise_follows_the_device() {
+    // Relative to its own chroma, a near-black camera reading hardly resolves its hue
+    // (a count is a large step there); a bright one does; a clipped channel is
+    // uncertain in absolute terms.
+    let lab_var = |v: [f64; 3], scale: Scale, wb: [f64; 3]| {
+        let lab = lab_of_linear(to_linear(v, scale, wb));
+        (lab, reading_noise(v, None, scale, wb, 1.0, &lab))
+    };
+    let rel =
+        |(lab, var): ([f64; 3], [f64; 3])| (var[1] + var[2]) / (lab[1].powi(2) + lab[2].powi(2));
+    let one = [1.0; 3];
+    let dark = lab_var([6.0, 3.0, 2.0], Scale::Rgb8, one);
+    let bright = lab_var([200.0, 100.0, 67.0], Scale::Rgb8, one);
+    assert!(rel(dark) > 20.0 * rel(bright), "{dark:?} {bright:?}");
+    let clipped = lab_var([255.0, 100.0, 67.0], Scale::Rgb8, one);
+    assert!(clipped.1[1] > 20.0 * bright.1[1], "{clipped:?} {bright:?}");
+    // EV3 counts: the same relation.
+    let wb = [300.0, 500.0, 290.0];
+    let dark = lab_var([9.0, 7.5, 5.0], Scale::Ev3Raw, wb);
+    let bright = lab_var([240.0, 200.0, 130.0], Scale::Ev3Raw, wb);
+    assert!(rel(dark) > 20.0 * rel(bright), "{dark:?} {bright:?}");
+}
+
+#[test]
+fn class_frame_separates_fading_from_hue() {
+    // A class of oranges whose wear pulls some toward grey: the fit puts the spread on
+    // the chroma axis, not across the hue.
+    let base = [60.0, 40.0, 50.0];
+    let labs: Vec<[f64; 3]> = (0..9)
+        .map(|k| {
+            let w = 1.0 - 0.05 * k as f64;
+            [base[0] + 0.3 * k as f64, base[1] * w, base[2] * w]
+        })
+        .collect();
+    let noise = vec![[0.01; 3]; 9];
+    let labels = vec![0usize; 9];
+    let c = fit(&labs, &noise, &labels, None)[0];
+    assert!(c.var[1] > 10.0 * c.var[2], "{:?}", c.var);
+    // A grey-shifted orange costs less than one turned toward red by the same amount.
+    let faded = [60.0, 30.0, 37.5];
+    let redder = [60.0, 40.0 + 7.7, 50.0 - 9.6];
+    assert!(c.cost(&faded, &[0.0; 3]) < c.cost(&redder, &[0.0; 3]));
+}
+
+#[test]
+fn whole_cube_recolourings_are_legal_and_keep_centres() {
+    use crate::cube::{random_state, FaceletCube};
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    for _ in 0..5 {
+        let cube = random_state(Size::Three, &mut rng);
+        let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
+        let alts = conjugates(&labels);
+        // Rotations that keep every axis (the three half turns) always give legal
+        // cubes; others may break the twist or flip and are left out.
+        assert!((3..=23).contains(&alts.len()), "{}", alts.len());
+        let z2: Vec<usize> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let f = Face::ALL[c];
+                match f {
+                    _ if i % 9 == 4 => c,
+                    Face::U | Face::D | Face::R | Face::L => f.opposite().index(),
+                    _ => c,
+                }
+            })
+            .collect();
+        assert!(alts.contains(&z2));
+        for l in &alts {
+            assert_ne!(l, &labels);
+            for f in 0..6 {
+                assert_eq!(l[f * 9 + 4], f);
+            }
+            let colors: Vec<Face> = l.iter().map(|&c| Face::ALL[c]).collect();
+            let c = FaceletCube::from_colors(Size::Three, colors).unwrap();
+            assert!(CubieCube::from_facelets(&c).is_some_and(|c| c.is_solvable()));
+        }
+    }
+}
+
+#[test]
+fn thirty_schemes_all_distinct() {
+    let s = schemes();
+    assert_eq!(s.len(), 30);
+    for (i, a) in s.iter().enumerate() {
+        for b in &s[i + 1..] {
+            assert_ne!(a, b);
+        }
+        let mut seen = [false; 6];
+        for &f in a {
+            seen[f] = true;
+        }
+        assert!(seen.iter().all(|&x| x));
+    }
+}
+
+#[test]
+fn illumination_recovers_face_and_kind_gains() {
+    use crate::cube::FaceletCube;
+    let cube = FaceletCube::solved(Size::Three);
+    let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
+    let face_gain: [f64; 6] = [0.2, -0.1, 0.0, 0.3, -0.2, -0.2];
+    let kind_gain = [-0.1, 0.05, 0.2];
+    let base = [0.5, 0.3, 0.2];
+    let mut il = Illumination::new(Size::Three);
+    let lin: Vec<[f64; 3]> = (0..54)
+        .map(|i| {
+            let g = (face_gain[il.face_of(i)] + kind_gain[il.kind_of(i)]).exp();
+            // Every class has the same colour here, scaled by its index.
+            let k = 1.0 + labels[i] as f64 * 0.1;
+            base.map(|v| v * g * k)
+        })
+        .collect();
+    for _ in 0..8 {
+        il.estimate(&lin, &labels);
+    }
+    // Solved cube: face and class coincide, so only the kind pattern is identifiable;
+    // the faces' gains carry no evidence and stay at even light (the prior), and the
+    // kind pattern is recovered, shrunk toward even light by the prior's weight.
+    assert!(il.face.iter().all(|g| g.abs() < 1e-9), "{:?}", il.face);
+    let mean = (4.0 * kind_gain[0] + 4.0 * kind_gain[1] + kind_gain[2]) / 9.0;
+    for (est, truth) in il.kind.iter().zip(kind_gain) {
+        let ratio = est / (truth - mean);
+        assert!((0.6..=1.0).contains(&ratio), "{:?}", il.kind);
+    }
+}
+
+#[test]
+fn resolves_a_synthetic_scan_and_reports_margins() {
+    use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+    use crate::cube::random_state;
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    let cube = random_state(Size::Three, &mut rng);
+    let app = Appearance::new(
+        Palette::Standard,
+        Conditions::for_palette(Palette::Standard),
+        9,
+    );
+    let scan = synth_scan(&cube, &app, Scale::Rgb8, &mut rng);
+    let res = resolve(&scan, &ResolveOptions::default()).unwrap();
+    assert_eq!(res.cube.colors(), cube.colors());
+    assert!(res.confident && res.doubtful.is_empty());
+    assert!(res.cube_margin >= DEFAULT_DOUBT_NATS);
+    assert_eq!(res.stickers.len(), 54);
+    assert!(res.stickers.iter().filter(|s| s.margin > 0.0).count() > 45);
+    // Same seed, same answer.
+    let again = resolve(&scan, &ResolveOptions::default()).unwrap();
+    assert_eq!(again.cube.colors(), res.cube.colors());
+}
+
+#[test]
+fn a_wrong_count_is_an_error_not_a_panic() {
+    let scan = RawScan::new(Size::Three, Scale::Rgb8, vec![[1.0, 2.0, 3.0]; 53]);
+    assert!(matches!(
+        resolve(&scan, &ResolveOptions::default()),
+        Err(ResolveError::Scan(_))
+    ));
+    // Every reading identical: no information at all; never a panic, never confident.
+    let flat = RawScan::new(Size::Three, Scale::Rgb8, vec![[100.0, 100.0, 100.0]; 54]);
+    match resolve(&flat, &ResolveOptions::default()) {
+        Ok(r) => assert!(r.cube.is_solved() || !r.confident),
+        Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => {}
+        Err(e) => panic!("{e}"),
+    }
+    let flat2 = RawScan::new(Size::Two, Scale::Ev3Raw, vec![[0.0, 0.0, 0.0]; 24]);
+    let _ = resolve(&flat2, &ResolveOptions::default());
+}
