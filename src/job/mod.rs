@@ -11,7 +11,8 @@
 //! | `line`        | the line-protocol robot                                              |
 //! | `mindcub3r`   | the MindCub3r                                                        |
 //! | `camera`      | a camera over either robot's top face (feature `vision`)             |
-//! | `scan`        | scan and resolve with re-reads; matching colours between scans       |
+//! | `scan`        | scan and resolve with re-reads                                       |
+//! | `colours`     | [`Resolved`]; matching colours between scans by their Lab values     |
 //! | `target`      | the target: solved, a state, or a saved state; saved-state files     |
 //! | `solve`       | candidates from the solver, and its robot-cost search                |
 //! | `options`     | [`RunOptions`]: what a run is asked                                  |
@@ -27,6 +28,7 @@
 
 #[cfg(feature = "vision")]
 pub mod camera;
+pub mod colours;
 pub mod connect;
 pub mod error;
 pub mod execute;
@@ -42,6 +44,7 @@ pub mod solve;
 pub mod target;
 pub mod verify;
 
+pub use colours::{color_centroids, match_colors, Resolved};
 pub use connect::{connect, ConnectError, ConnectOptions, Link, RobotKind, ScannerKind};
 pub use error::RunError;
 pub use execute::{finish, resume_start, Position, Start};
@@ -49,6 +52,6 @@ pub use options::RunOptions;
 pub use report::{RunEvent, RunReport};
 pub use robot::{RobotPlan, RunRobot};
 pub use run::{run, save};
-pub use scan::{color_centroids, scan_and_resolve, Resolved, Scanned};
+pub use scan::{scan_and_resolve, Scanned};
 pub use solve::Tools;
 pub use target::{read_saved, target_cube, SavedState, TargetError, TargetSpec};

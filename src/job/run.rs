@@ -7,13 +7,14 @@ use crate::color::resolve::ResolveOptions;
 use crate::cube::Size;
 use crate::robot::mindcub3r::cost::{Arm, RobotState};
 
+use super::colours::color_centroids;
 use super::error::RunError;
 use super::execute::{finish, Position, Start};
 use super::journal;
 use super::options::RunOptions;
 use super::report::{RunEvent, RunReport};
 use super::robot::RunRobot;
-use super::scan::{color_centroids, scan_and_resolve};
+use super::scan::scan_and_resolve;
 use super::solve::Tools;
 use super::target::{target_cube, SavedState};
 

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::cube::{FaceletCube, InvalidCube, Size};
 
+use super::colours::{color_centroids, match_colors, Resolved};
 use super::journal;
-use super::scan::{color_centroids, match_colors, Resolved};
 
 /// Why a target cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -13,10 +13,11 @@ use crate::robot::mindcub3r::frames::{
 use crate::robot::mindcub3r::model::Orientation;
 use crate::robot::symmetry::same_up_to_rotation;
 
+use super::colours::{color_centroids, match_colors};
 use super::error::RunError;
 use super::report::RunEvent;
 use super::robot::RunRobot;
-use super::scan::{color_centroids, match_colors, scan_and_resolve};
+use super::scan::scan_and_resolve;
 
 /// How the final state was established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

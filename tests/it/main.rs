@@ -3,6 +3,7 @@
 mod cli_cube;
 mod color;
 mod cube;
+mod layout;
 mod robot;
 mod run;
 mod scan;
