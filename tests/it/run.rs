@@ -431,7 +431,7 @@ fn bench_robot_reports_baseline_candidates_and_costed_search() {
         .unwrap();
     assert!(ratio["ratio"].as_f64().unwrap() < 1.0);
     // The counting floor holds for any planner: the plans executed here are above it,
-    // and on the mechanics doc's timings it is 41.1 s.
+    // and on the timings of calibration/mindcub3r.toml it is 41.1 s.
     let floor = lines
         .iter()
         .find(|v| v["type"] == "bench-robot-floor")
