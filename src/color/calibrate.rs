@@ -43,12 +43,24 @@ pub fn calibrate(
     let res = resolve(scan, &opts)?;
     let size = scan.cube_size();
     let per = size.per_face();
-    // Position-based faces: face of sticker i is i / per. For 3x3x3 the centres define the
-    // faces; for 2x2x2 the resolver's labels are relative to the DBL corner, so compare
-    // classes by position only.
+    // Position-based faces: face of sticker i is i / per. A 3x3x3 face's colour is its
+    // centre's; a 2x2x2 has no centre, so its face's colour is the one most of its stickers
+    // show (the resolver's labels are relative to the DBL corner there).
     let colors = res.cube.colors();
+    let face_color: Vec<_> = (0..6)
+        .map(|f| {
+            let face = &colors[f * per..(f + 1) * per];
+            match size.n() % 2 {
+                1 => face[per / 2],
+                _ => *face
+                    .iter()
+                    .max_by_key(|c| face.iter().filter(|d| d == c).count())
+                    .unwrap_or(&face[0]),
+            }
+        })
+        .collect();
     let off: Vec<usize> = (0..colors.len())
-        .filter(|&i| colors[i] != colors[(i / per) * per])
+        .filter(|&i| colors[i] != face_color[i / per])
         .collect();
     if !off.is_empty() {
         return Err(CalibrateError::NotSolved {

@@ -168,6 +168,13 @@ fn ev3_solved_scans_calibrate_then_resolve_with_the_profile() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).starts_with("not solved"), "{}", stdout(&out));
+    // A face's colour is its centre's, so a centre is never named as off its face.
+    let off = stdout(&out);
+    let off = off.split("off their face:").nth(1).unwrap_or("");
+    assert!(!off.is_empty(), "{}", stdout(&out));
+    for w in off.split_whitespace() {
+        assert!(!w.ends_with('5'), "centre {w} named in {}", stdout(&out));
+    }
 }
 
 #[test]
@@ -207,7 +214,7 @@ fn shipped_profiles_load_and_help() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("Rgb8") && stderr(&out).contains("Ev3Raw"),
+        stderr(&out).contains("scale rgb8") && stderr(&out).contains("is ev3-raw"),
         "{}",
         stderr(&out)
     );

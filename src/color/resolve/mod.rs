@@ -150,7 +150,7 @@ pub enum ResolveError {
         expanded: usize,
         suspects: Vec<usize>,
     },
-    #[error("the profile was learned on scale {profile:?} but the scan is {scan:?}")]
+    #[error("the profile was learned on scale {} but the scan is {}", profile.name(), scan.name())]
     ProfileScale { profile: Scale, scan: Scale },
 }
 
