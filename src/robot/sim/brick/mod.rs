@@ -42,7 +42,7 @@
 //! | `silent[@N]` | the brick answers nothing from command N on |
 //! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
 //! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
-//! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost; then the brick answers again (repeatable) |
+//! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
 //!
 //! The log ([`SimHandle::take_log`]) has one line for every injected fault and for
 //! every frame or reply a drop-out swallowed.
