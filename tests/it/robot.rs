@@ -1,14 +1,19 @@
 //! Integration tests: robot. Every test goes through a real pseudo-terminal: the driver
-//! against the in-process simulated brick, and `cubot sim --pty` + `cubot scan --robot`
-//! as two separate processes (with fault injection).
+//! (or the raw EV3 link) against the in-process simulated brick, and `cubot sim --pty` as
+//! a separate process driven by `cubot scan --robot` or by the driver in this process
+//! (with fault injection).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use cubot::color::{resolve, Palette, ResolveOptions};
 use cubot::cube::{Alg, FaceletCube, Size};
+use cubot::robot::ev3::driver::{Ev3, Ev3Error};
+use cubot::robot::ev3::link::Ev3Link;
+use cubot::robot::ev3::protocol::{decode_reply, DirectCommand, OutputPort, Reply};
 use cubot::robot::mindcub3r::model::Primitive;
-use cubot::robot::mindcub3r::{Config, MindCub3r};
+use cubot::robot::mindcub3r::{Config, MindCub3r, RobotError};
 use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
 
 use super::support::{stderr, stdout};
@@ -316,4 +321,190 @@ fn shipped_calibration_parses_and_matches_defaults() {
         .unwrap_err()
         .contains("version 2"));
     assert!(Config::parse("version = 1\n[arm]\nbogus = 3").is_err());
+}
+
+/// The raw EV3 link on a simulator's pty: messages as written, no driver in between.
+fn raw_link(path: &std::path::Path) -> Ev3Link {
+    Ev3Link::new(cubot::robot::link::open(path, Some(115_200)).expect("open the pty"))
+}
+
+/// Every reply that arrives within `wall`.
+fn replies_within(link: &mut Ev3Link, wall: Duration) -> Vec<Reply> {
+    let until = Instant::now() + wall;
+    let mut out = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return out;
+        }
+        match link.recv_message(left).unwrap() {
+            Some(f) => out.push(decode_reply(&f).unwrap()),
+            None => return out,
+        }
+    }
+}
+
+/// A turntable move of 270° (30/210/30 at 40 %, braked) that blocks on the brick until
+/// the motor is done (E3 of the codec's worked examples).
+fn blocking_move(reply: bool) -> DirectCommand {
+    let b = OutputPort::B.bit();
+    let mut c = if reply {
+        DirectCommand::new()
+    } else {
+        DirectCommand::no_reply()
+    };
+    c.step_speed(b, 40, [30, 210, 30], true).output_ready(b);
+    c
+}
+
+fn ping() -> DirectCommand {
+    let mut c = DirectCommand::new();
+    c.nop();
+    c
+}
+
+#[test]
+fn a_command_sent_while_another_runs_gets_no_reply_at_all() {
+    let h = sim(51, 10.0);
+    let mut link = raw_link(h.path());
+    // Two commands that want a reply, back to back in one write: a move that runs for
+    // about 0.7 simulated seconds, then a ping that arrives while it runs.
+    let mut bytes = blocking_move(true).encode(1);
+    bytes.extend(ping().encode(2));
+    link.send(&bytes).unwrap();
+    let got = replies_within(&mut link, Duration::from_millis(1500));
+    let counters: Vec<(u16, bool)> = got.iter().map(|r| (r.counter, r.ok)).collect();
+    assert_eq!(counters, [(1, true)], "exactly one reply: the move's");
+    let log = h.take_log();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("command 2 arrived while another was running")),
+        "{log:?}"
+    );
+    // Free again: the next ping is answered.
+    link.send(&ping().encode(3)).unwrap();
+    let got = replies_within(&mut link, Duration::from_millis(500));
+    assert_eq!(got.iter().map(|r| r.counter).collect::<Vec<_>>(), [3]);
+}
+
+#[test]
+fn a_reply_command_during_a_no_reply_one_gets_an_error_reply_at_once() {
+    let h = sim(52, 10.0);
+    let mut link = raw_link(h.path());
+    let mut bytes = blocking_move(false).encode(1);
+    bytes.extend(ping().encode(2));
+    link.send(&bytes).unwrap();
+    let got = replies_within(&mut link, Duration::from_millis(1500));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].counter, got[0].ok), (2, false));
+    assert!(got[0].globals.is_empty());
+}
+
+/// Round trips of pings through the driver, in wall milliseconds.
+fn ping_round_trips(h: &SimHandle, n: usize) -> Vec<f64> {
+    let mut ev3 = Ev3::new(cubot::robot::link::open(h.path(), Some(115_200)).unwrap());
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            ev3.nop().unwrap();
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect()
+}
+
+#[test]
+fn latency_and_jitter_delay_every_reply() {
+    let h = sim_with(SimConfig {
+        seed: 53,
+        speed: 1.0,
+        faults: "latency=30,jitter=20".parse().unwrap(),
+        ..SimConfig::default()
+    });
+    let rt = ping_round_trips(&h, 16);
+    let (min, max) = rt
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    // 30 ± 20 ms on every reply: never under 10 ms, and not all alike.
+    assert!(min >= 9.0, "{rt:?}");
+    assert!(max - min >= 8.0, "no jitter seen: {rt:?}");
+    assert!(max < 1000.0, "{rt:?}");
+}
+
+#[test]
+fn a_link_drop_out_loses_replies_for_its_time_then_the_brick_answers_again() {
+    // The simulator as a process of its own, at wall speed: command 3 starts a drop-out
+    // of 1.5 s.
+    let (mut child, path, _) = sim_process(&["--seed", "54", "--faults", "dropout@3=1500"]);
+    let mut ev3 = Ev3::new(cubot::robot::link::open(path.as_ref(), Some(115_200)).unwrap());
+    ev3.timeouts.reply = Duration::from_millis(250);
+    ev3.nop().unwrap();
+    ev3.nop().unwrap();
+    let t0 = Instant::now();
+    let e = ev3.nop().unwrap_err();
+    assert!(
+        matches!(&e, Ev3Error::Timeout { command, .. } if command == "NOP (ping)"),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("NOP (ping): the brick did not answer"),
+        "{e}"
+    );
+    assert!(e.link_failed());
+    // Keep pinging: lost until the drop-out ends, answered after.
+    let back = loop {
+        match ev3.nop() {
+            Ok(()) => break t0.elapsed(),
+            Err(Ev3Error::Timeout { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "never answered again"
+        );
+    };
+    child.kill().ok();
+    child.wait().ok();
+    assert!(
+        back >= Duration::from_millis(1400),
+        "answered after {back:?}"
+    );
+    assert!(ev3.stale_discarded == 0, "lost replies never arrive late");
+}
+
+#[test]
+fn a_drop_out_during_a_job_is_a_typed_error_naming_the_command() {
+    let (mut child, path, _) = sim_process(&[
+        "--seed",
+        "55",
+        "--speed",
+        "10",
+        "--faults",
+        "dropout@40=30000",
+    ]);
+    let link = cubot::robot::link::open(path.as_ref(), Some(115_200)).unwrap();
+    let mut r = MindCub3r::connect(link, Config::default()).unwrap();
+    r.ev3().timeouts.reply = Duration::from_millis(400);
+    let e = r
+        .home()
+        .and_then(|()| {
+            for p in [Primitive::Tilt, Primitive::Spin(1), Primitive::Turn(1)].repeat(10) {
+                r.execute(p)?;
+            }
+            Ok(())
+        })
+        .unwrap_err();
+    child.kill().ok();
+    child.wait().ok();
+    match &e {
+        RobotError::Ev3(Ev3Error::Timeout { command, ms }) => {
+            assert!(!command.is_empty());
+            assert_eq!(*ms, 400);
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(
+        e.to_string().contains("did not answer within 400 ms"),
+        "{e}"
+    );
 }

@@ -10,4 +10,6 @@ pub mod brick;
 pub mod line;
 pub mod pty;
 
-pub use brick::{spawn_pty, starting_cube, Faults, Physics, SimConfig, SimError, SimHandle};
+pub use brick::{
+    spawn_pty, starting_cube, Dropout, Faults, Physics, SimConfig, SimError, SimHandle,
+};

@@ -9,19 +9,33 @@ use crate::color::Palette;
 use crate::cube::{FaceletCube, Size};
 use crate::robot::sim::pty::PtyError;
 
-/// Injected faults (`--faults drop@N,stall@N,wrong-device,silent@N`; N counts commands
-/// received from 1; without `@N` a fault happens at once).
+/// Injected faults, parsed from a `--faults` list: the items and what each does are in
+/// [Faults](crate::robot::sim::brick#faults).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Faults {
     pub drop_at: Option<u64>,
     pub stall_at: Option<u64>,
     pub wrong_device: bool,
     pub silent_at: Option<u64>,
+    /// Extra delay of every reply (simulated ms).
+    pub latency_ms: u32,
+    /// Spread of the delay of every reply: ± this many simulated ms.
+    pub jitter_ms: u32,
+    /// Link drop-outs, in the order given.
+    pub dropouts: Vec<Dropout>,
+}
+
+/// A link drop-out: from the arrival of command `at`, for `ms` simulated milliseconds,
+/// nothing gets through in either direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dropout {
+    pub at: u64,
+    pub ms: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("bad fault spec {spec:?}: {why} (expected a comma list of drop[@N], stall[@N], wrong-device, silent[@N])")]
+    #[error("bad fault spec {spec:?}: {why} (expected a comma list of drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS)")]
     FaultSpec { spec: String, why: String },
     #[error(transparent)]
     Pty(#[from] PtyError),
@@ -34,29 +48,53 @@ impl FromStr for Faults {
 
     fn from_str(spec: &str) -> Result<Faults, SimError> {
         let mut f = Faults::default();
-        let bad = |why: &str| SimError::FaultSpec {
+        let bad = |why: String| SimError::FaultSpec {
             spec: spec.to_string(),
-            why: why.to_string(),
+            why,
         };
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (kind, at) = match item.split_once('@') {
+            let (head, value) = match item.split_once('=') {
+                Some((h, v)) => {
+                    let ms: u32 = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| bad(format!("{v:?} is not a whole number of ms")))?;
+                    (h.trim(), Some(ms))
+                }
+                None => (item, None),
+            };
+            let (kind, at) = match head.split_once('@') {
                 Some((k, n)) => {
                     let n: u64 = n
                         .parse()
-                        .map_err(|_| bad(&format!("{n:?} is not a command number")))?;
+                        .map_err(|_| bad(format!("{n:?} is not a command number")))?;
                     if n == 0 {
-                        return Err(bad("commands count from 1"));
+                        return Err(bad("commands count from 1".into()));
                     }
-                    (k, n)
+                    (k, Some(n))
                 }
-                None => (item, 1),
+                None => (head, None),
             };
+            let needs_ms = matches!(kind, "latency" | "jitter" | "dropout");
+            match (needs_ms, value) {
+                (true, None) => return Err(bad(format!("{kind} needs =MS"))),
+                (false, Some(_)) => return Err(bad(format!("{kind} takes no =MS"))),
+                _ => {}
+            }
+            if matches!(kind, "latency" | "jitter") && at.is_some() {
+                return Err(bad(format!("{kind} applies to every reply: no @N")));
+            }
+            let at1 = at.unwrap_or(1);
+            let ms = value.unwrap_or(0);
             match kind {
-                "drop" => f.drop_at = Some(at),
-                "stall" => f.stall_at = Some(at),
-                "silent" => f.silent_at = Some(at),
+                "drop" => f.drop_at = Some(at1),
+                "stall" => f.stall_at = Some(at1),
+                "silent" => f.silent_at = Some(at1),
                 "wrong-device" => f.wrong_device = true,
-                other => return Err(bad(&format!("unknown fault {other:?}"))),
+                "latency" => f.latency_ms = ms,
+                "jitter" => f.jitter_ms = ms,
+                "dropout" => f.dropouts.push(Dropout { at: at1, ms }),
+                other => return Err(bad(format!("unknown fault {other:?}"))),
             }
         }
         Ok(f)
@@ -78,7 +116,8 @@ pub struct SimConfig {
     pub color_port: u8,
     pub large_full_speed: f64,
     pub medium_full_speed: f64,
-    /// Transport latency added to every reply (simulated ms; USB ≈ 10, Bluetooth ≈ 60).
+    /// Transport latency added to every reply (simulated ms; USB ≈ 10, Bluetooth ≈ 60);
+    /// the `latency=MS` fault adds to it.
     pub latency_ms: f64,
 }
 
@@ -112,9 +151,31 @@ mod tests {
                 drop_at: Some(3),
                 stall_at: Some(10),
                 wrong_device: true,
-                silent_at: Some(7)
+                silent_at: Some(7),
+                ..Faults::default()
             }
         );
+        let f: Faults = "latency=40, jitter=15,dropout@9=500,dropout@30=2000"
+            .parse()
+            .unwrap();
+        assert_eq!((f.latency_ms, f.jitter_ms), (40, 15));
+        assert_eq!(
+            f.dropouts,
+            vec![Dropout { at: 9, ms: 500 }, Dropout { at: 30, ms: 2000 }]
+        );
+        let f: Faults = "dropout=100".parse().unwrap();
+        assert_eq!(f.dropouts, vec![Dropout { at: 1, ms: 100 }]);
+        for bad in [
+            "latency",
+            "latency@3=10",
+            "jitter=-5",
+            "jitter=x",
+            "dropout@4",
+            "drop@2=10",
+            "dropout@0=10",
+        ] {
+            assert!(bad.parse::<Faults>().is_err(), "{bad}");
+        }
         let f: Faults = "silent".parse().unwrap();
         assert_eq!(f.silent_at, Some(1));
         assert!("explode@2".parse::<Faults>().is_err());

@@ -8,19 +8,58 @@
 //! physical sticker as the cube moves). Simulated time runs `speed` times faster than wall
 //! time; everything reported (the clock, the fault log) is in simulated seconds.
 //!
+//! ## As the firmware does
+//!
+//! Where a host could come to depend on it, the simulated brick does what LEGO's LMS2012
+//! firmware does (its `c_com.c`, `c_bt.c` and `d_pwm.c`; see
+//! [Execution on the brick](crate::robot::ev3::protocol#execution-on-the-brick)):
+//!
+//! * **One command at a time.** A frame arriving while a command runs (one suspended on
+//!   OUTPUT_READY, TIMER_READY or SOUND_READY) is dropped without any answer. The one
+//!   exception: a direct command that wants a reply, arriving while a *no-reply* command
+//!   runs, is answered at once with DIRECT_REPLY_ERROR and no global memory. A host that
+//!   sends a second command before the first one's reply therefore waits in vain.
+//! * **A step move ends at its count.** OUTPUT_STEP_* ends when the motor's count (whole
+//!   tacho degrees) has moved by the steps asked for, never within a tolerance of it: a
+//!   motor held short by an end stop, the cube or an injected stall stays busy, pushing,
+//!   until OUTPUT_STOP. A free move runs at the speed and ramps asked for and ends with a
+//!   small random overshoot past its count, as a braked motor does.
+//! * **A lost link leaves the motors running** (`c_bt.c`): nothing the link does, a
+//!   drop-out included, stops a motor.
+//!
+//! ## Faults
+//!
+//! [`Faults`] (`--faults` of `cubot sim` and of the commands that start a simulator, such
+//! as `cubot run --sim`) is a comma list; N counts the commands the brick received, from
+//! 1; durations are simulated milliseconds; random draws come from the simulator's seed,
+//! so a seed replays the same faults:
+//!
+//! | Item | Fault |
+//! |------|-------|
+//! | `drop[@N]` | the reply to command N is lost (the command runs) |
+//! | `stall[@N]` | the first positioning move from command N on stalls |
+//! | `wrong-device` | the colour-sensor port holds an infrared sensor |
+//! | `silent[@N]` | the brick answers nothing from command N on |
+//! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
+//! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
+//! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
+//!
+//! The log ([`SimHandle::take_log`]) has one line for every injected fault and for
+//! every frame or reply a drop-out swallowed.
+//!
 //! Level: robot (simulators; uses `cube`, `color::synth`, [`crate::robot::ev3::protocol`]).
 //! No printing: the log is read through [`SimHandle::take_log`].
 
 pub mod config;
 mod model;
 
-pub use config::{Faults, SimConfig, SimError};
+pub use config::{Dropout, Faults, SimConfig, SimError};
 pub use model::Physics;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::cube::{random_state, FaceletCube};
@@ -125,8 +164,11 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
         brick: Brick::new(&cfg, cube.clone()),
         frames: FrameBuffer::default(),
         shared: shared.clone(),
+        jitter: Jitter::new(&cfg),
+        latency: (cfg.latency_ms + cfg.faults.latency_ms as f64).max(0.0) / 1000.0,
     };
-    let server = PtyServer::spawn("ev3-sim", peer, cfg.speed, cfg.latency_ms / 1000.0)?;
+    let latency = peer.latency;
+    let server = PtyServer::spawn("ev3-sim", peer, cfg.speed, latency)?;
     Ok(SimHandle {
         server,
         initial: cube,
@@ -140,6 +182,42 @@ struct BrickPeer {
     brick: Brick,
     frames: FrameBuffer,
     shared: Arc<Mutex<Shared>>,
+    jitter: Jitter,
+    /// The link latency the pty server adds to every stamp (simulated seconds).
+    latency: f64,
+}
+
+/// The `jitter=MS` fault: each reply's delay moves by a seeded draw in ±`spread`
+/// (simulated seconds), never below the bare production time and never ahead of the reply
+/// before it (a serial link does not reorder).
+struct Jitter {
+    spread: f64,
+    rng: ChaCha8Rng,
+    last: f64,
+}
+
+impl Jitter {
+    fn new(cfg: &SimConfig) -> Jitter {
+        Jitter {
+            spread: cfg.faults.jitter_ms as f64 / 1000.0,
+            // A stream of its own, so the jitter never changes the sensor noise of a seed.
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0717_7E12),
+            last: f64::NEG_INFINITY,
+        }
+    }
+
+    /// The time to stamp on a reply produced at `t` when the link adds `latency`
+    /// (simulated seconds) on top of the stamp.
+    fn stamp(&mut self, t: f64, latency: f64) -> f64 {
+        let mut s = t;
+        if self.spread > 0.0 {
+            let d: f64 = self.rng.gen_range(-self.spread..=self.spread);
+            s = t + d.max(-latency);
+        }
+        s = s.max(self.last);
+        self.last = s;
+        s
+    }
 }
 
 impl Peer for BrickPeer {
@@ -149,12 +227,13 @@ impl Peer for BrickPeer {
 
     fn run_until(&mut self, now: f64, out: &mut Vec<(f64, Vec<u8>)>) -> f64 {
         let brick = &mut self.brick;
+        let latency = self.latency;
         if now > brick.clock {
             brick.advance(now - brick.clock);
         }
         if brick.is_waiting() {
             if let Some(r) = brick.poll_suspended() {
-                out.push((brick.clock, r));
+                out.push((self.jitter.stamp(brick.clock, latency), r));
             }
         }
         while let Some(f) = self.frames.pop() {
@@ -162,7 +241,7 @@ impl Peer for BrickPeer {
                 continue;
             }
             if let Some(r) = brick.handle(&f) {
-                out.push((brick.clock, r));
+                out.push((self.jitter.stamp(brick.clock, latency), r));
             }
         }
         let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -172,5 +251,38 @@ impl Peer for BrickPeer {
         s.cube = brick.cube();
         s.log.append(&mut brick.log);
         brick.clock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamps(seed: u64, faults: &str) -> Vec<f64> {
+        let cfg = SimConfig {
+            seed,
+            faults: faults.parse().unwrap(),
+            ..SimConfig::default()
+        };
+        let mut j = Jitter::new(&cfg);
+        (0..200).map(|i| j.stamp(i as f64 * 0.01, 0.05)).collect()
+    }
+
+    #[test]
+    fn jitter_is_seeded_bounded_and_keeps_the_order() {
+        let a = stamps(4, "jitter=20");
+        assert_eq!(a, stamps(4, "jitter=20"), "same seed, same delays");
+        assert_ne!(a, stamps(5, "jitter=20"));
+        let mut spread = (f64::INFINITY, f64::NEG_INFINITY);
+        for (i, (w, s)) in a.windows(2).zip(&a).enumerate() {
+            let d = s - i as f64 * 0.01;
+            assert!((-0.020 - 1e-9..=0.020 + 1e-9).contains(&d), "{d}");
+            assert!(w[1] >= w[0], "replies never overtake each other");
+            spread = (spread.0.min(d), spread.1.max(d));
+        }
+        assert!(spread.1 - spread.0 > 0.03, "{spread:?}");
+        // Without the fault, stamps are the production times.
+        let plain = stamps(4, "");
+        assert!(plain.iter().enumerate().all(|(i, &s)| s == i as f64 * 0.01));
     }
 }

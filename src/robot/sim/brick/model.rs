@@ -30,12 +30,14 @@ const DT: f64 = 0.002;
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Job {
     Idle,
-    /// Degrees: ramp-up, constant, ramp-down; travelled so far.
+    /// Degrees: ramp-up, constant, ramp-down; travelled so far; the sensor count (whole
+    /// degrees) the job started from.
     Step {
         dir: f64,
         vmax: f64,
         r: [f64; 3],
         done: f64,
+        from: f64,
     },
     /// Seconds: ramp-up, constant, ramp-down; elapsed so far.
     Time {
@@ -108,7 +110,9 @@ impl SimMotor {
                 return 0.0;
             }
             Job::Run { v } => (v.signum(), v.abs(), false),
-            Job::Step { dir, vmax, r, done } => {
+            Job::Step {
+                dir, vmax, r, done, ..
+            } => {
                 let total = r[0] + r[1] + r[2];
                 let s = *done;
                 let v = if s < r[0] {
@@ -146,25 +150,28 @@ impl SimMotor {
             return 0.0;
         }
         let mut ds = dir * v * dt * self.polarity;
-        if let Job::Step { r, done, .. } = &mut self.job {
-            let total = r[0] + r[1] + r[2];
+        if let Job::Step { r, done, .. } = &self.job {
             if finish {
-                ds = dir * self.polarity * ((total - *done) + self.overshoot);
+                ds = dir * self.polarity * ((r[0] + r[1] + r[2] - done) + self.overshoot);
             }
-            *done += (v * dt).min(total - *done);
         }
         let before = self.phys;
         self.phys = (self.phys + ds).clamp(self.min, self.max);
         let moved = self.phys - before;
         self.v = moved / dt;
-        let clamped = (moved - ds).abs() > 1e-9;
-        let near_end = match self.job {
-            Job::Step { r, done, .. } => r[0] + r[1] + r[2] - done < 5.0,
-            _ => false,
-        };
-        // A step job ending against a stop within a few degrees counts as done (the
-        // firmware's regulation accepts it); further away it is a stall.
-        if finish || (clamped && near_end) {
+        let mut finish = finish;
+        let count = self.count().round();
+        if let Job::Step { r, done, from, .. } = &mut self.job {
+            // A step job ends only when its count is reached, as the firmware's
+            // step-limited outputs do (the count is in whole tacho degrees): held short by a
+            // stop or an obstacle, the motor stays busy, pushing, until it is stopped.
+            let total = r[0] + r[1] + r[2];
+            let held = (moved - ds).abs() > 1e-9;
+            *done = (*done + moved.abs()).min(total);
+            let counted = (count - *from) * dir * self.polarity;
+            finish = if held { counted >= total } else { finish };
+        }
+        if finish {
             self.job = Job::Idle;
             self.v = 0.0;
         }
@@ -292,6 +299,8 @@ pub(crate) struct Brick {
     commands: u64,
     silent: bool,
     stall_armed: bool,
+    /// Simulated time until which the link is down (a `dropout` fault).
+    link_down_until: f64,
     pub log: Vec<String>,
     pub tilts: u64,
 }
@@ -372,6 +381,7 @@ impl Brick {
             commands: 0,
             silent: false,
             stall_armed: false,
+            link_down_until: 0.0,
             log: Vec::new(),
             tilts: 0,
         };

@@ -9,6 +9,13 @@ use super::*;
 impl Brick {
     /// Handles one frame; returns the reply bytes to send (if any).
     pub fn handle(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        if self.link_down() {
+            self.note(format!(
+                "link drop-out: a frame from the host is lost ({})",
+                protocol::hex(frame)
+            ));
+            return None;
+        }
         self.commands += 1;
         let n = self.commands;
         if self.faults.silent_at.is_some_and(|s| n >= s) {
@@ -24,16 +31,45 @@ impl Brick {
                 "fault injected: the next positioning move from command {n} on stalls"
             ));
         }
+        if let Some(d) = self.faults.dropouts.iter().find(|d| d.at == n).copied() {
+            self.link_down_until = self.clock + d.ms as f64 / 1000.0;
+            self.note(format!(
+                "fault injected: the link drops out for {} ms from command {n} on",
+                d.ms
+            ));
+        }
         let drop = self.faults.drop_at == Some(n);
         let reply = self.handle_inner(frame);
         if drop && reply.is_some() {
             self.note(format!("fault injected: reply to command {n} lost"));
             return None;
         }
-        reply
+        self.through_link(reply)
+    }
+
+    /// Whether a link drop-out is under way.
+    fn link_down(&self) -> bool {
+        self.clock < self.link_down_until
+    }
+
+    /// A reply as the host gets it: lost while the link is down.
+    fn through_link(&mut self, reply: Option<Vec<u8>>) -> Option<Vec<u8>> {
+        let r = reply?;
+        if self.link_down() {
+            self.note(format!(
+                "link drop-out: a reply is lost ({})",
+                protocol::hex(&r)
+            ));
+            return None;
+        }
+        Some(r)
     }
 
     fn handle_inner(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        if let Some(running) = &self.suspended {
+            let running_wants_reply = running.frame.wants_reply();
+            return self.while_busy(frame, running_wants_reply);
+        }
         let f = match decode_command(frame) {
             Ok(f) => f,
             Err(e) => {
@@ -57,21 +93,6 @@ impl Brick {
             out[..2].copy_from_slice(&len.to_le_bytes());
             return Some(out);
         }
-        if self.suspended.is_some() {
-            // One command at a time ("Execution on the brick" in the protocol module's docs).
-            if f.wants_reply() {
-                self.note(format!(
-                    "command {} arrived while another was running: error reply",
-                    f.counter
-                ));
-                return Some(encode_reply(f.counter, false, &vec![0; f.global]));
-            }
-            self.note(format!(
-                "no-reply command {} arrived while another was running: ignored",
-                f.counter
-            ));
-            return None;
-        }
         let s = Suspended {
             globals: vec![0; f.global],
             locals: vec![0; f.local],
@@ -81,10 +102,33 @@ impl Brick {
         self.run(s)
     }
 
+    /// A frame arriving while a command runs, as the firmware's communication module
+    /// treats it (see "Execution on the brick" in the protocol module's docs): dropped
+    /// without any answer, except a direct command that wants a reply while the running
+    /// command is a no-reply one, which gets DIRECT_REPLY_ERROR with no global memory.
+    fn while_busy(&mut self, frame: &[u8], running_wants_reply: bool) -> Option<Vec<u8>> {
+        let counter = frame
+            .get(2..4)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .unwrap_or(0);
+        let kind = frame.get(4).copied();
+        if kind == Some(protocol::DIRECT_COMMAND_REPLY) && !running_wants_reply {
+            self.note(format!(
+                "command {counter} arrived while a no-reply command was running: error reply"
+            ));
+            return Some(encode_reply(counter, false, &[]));
+        }
+        self.note(format!(
+            "command {counter} arrived while another was running: dropped, no answer"
+        ));
+        None
+    }
+
     /// Resumes a suspended command if its wait is over; returns its reply.
     pub fn poll_suspended(&mut self) -> Option<Vec<u8>> {
         let s = self.suspended.take()?;
-        self.run(s)
+        let reply = self.run(s);
+        self.through_link(reply)
     }
 
     pub fn is_waiting(&self) -> bool {
@@ -338,6 +382,7 @@ impl Brick {
                     vmax,
                     r: p,
                     done: 0.0,
+                    from: self.motors[m].count().round(),
                 }
             } else {
                 Job::Time {
@@ -590,12 +635,12 @@ mod tests {
                 "13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
             ))
             .is_none());
-        // A reply command meanwhile is refused, a no-reply one ignored.
-        assert_eq!(
-            b.handle(&h("06 00 09 00 00 00 00 01")).unwrap(),
-            h("03 00 09 00 04")
-        );
+        // Meanwhile a command that wants a reply is dropped without an answer, as the
+        // firmware does while a reply-wanting command runs; so is a no-reply one (a STOP
+        // here: the move goes on) and a system command.
+        assert!(b.handle(&h("06 00 09 00 00 00 00 01")).is_none());
         assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
+        assert!(b.handle(&h("05 00 0B 00 01 9D")).is_none());
         b.advance(0.3);
         assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
         b.advance(1.0);
@@ -608,5 +653,65 @@ mod tests {
                 .unwrap()]))
             .unwrap();
         assert_eq!(b.cube(), expect);
+    }
+
+    #[test]
+    fn a_command_during_a_no_reply_one_gets_an_error_reply() {
+        let mut b = brick();
+        // E3's move sent without a reply wanted: it still runs to the end.
+        assert!(b
+            .handle(&h(
+                "13 00 01 00 80 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
+            ))
+            .is_none());
+        // A reply-wanting command meanwhile: DIRECT_REPLY_ERROR with no global memory.
+        assert_eq!(
+            b.handle(&h("09 00 05 00 00 04 00 B3 00 02 60")).unwrap(),
+            h("03 00 05 00 04")
+        );
+        b.advance(1.5);
+        assert!(
+            b.poll_suspended().is_none(),
+            "a no-reply command answers nothing"
+        );
+        assert!(!b.is_waiting());
+        // Free again: answered normally.
+        assert_eq!(
+            b.handle(&h("06 00 06 00 00 00 00 01")).unwrap(),
+            h("03 00 06 00 02")
+        );
+    }
+
+    #[test]
+    fn a_step_move_held_short_by_a_stop_never_ends() {
+        let c = OutputPort::C.bit();
+        let mut b = brick();
+        let mut counter = 0;
+        let mut send = |b: &mut Brick, cmd: &mut DirectCommand| {
+            counter += 1;
+            decode_reply(&b.handle(&cmd.encode(counter)).unwrap()).unwrap()
+        };
+        let mut step = |b: &mut Brick, speed: i8, degrees: u32| {
+            let mut cmd = DirectCommand::new();
+            cmd.output_reset(c)
+                .step_speed(c, speed, [0, degrees, 0], true)
+                .output_start(c);
+            send(b, &mut cmd);
+            b.advance(2.0);
+            let mut cmd = DirectCommand::new();
+            let busy = cmd.output_test(c);
+            let r = send(b, &mut cmd);
+            r.i8(busy).unwrap() != 0
+        };
+        // Sensor arm C parked at its stop (physical 0).
+        b.motors[2].phys = 0.0;
+        // C +10° into the stop: it stays busy, pushing.
+        assert!(step(&mut b, 30, 10));
+        // Stopped, then out 300° and back 300° to the stop: the count is reached (in whole
+        // degrees) both ways, so both moves end.
+        b.handle(&DirectCommand::new().output_stop(c, true).encode(99));
+        assert!(!step(&mut b, -30, 300));
+        assert!(!step(&mut b, 30, 300), "at {}", b.motors[2].phys);
+        assert!(b.motors[2].phys.abs() < 0.5);
     }
 }
