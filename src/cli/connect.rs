@@ -60,7 +60,7 @@ pub struct ConnectArgs {
     /// MindCub3r configuration (default: calibration/mindcub3r.toml if present).
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
-    /// Simulator fault injection: comma list of `KIND[@N]` (see `cubot sim --help`).
+    /// Simulator fault injection: a comma list as `cubot sim --faults` takes (see its help).
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
     /// Seed of the simulated cube, its colours and the resolver.

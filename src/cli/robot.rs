@@ -35,7 +35,9 @@ pub struct SimArgs {
     /// Sticker palette.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
-    /// Faults: comma list of `drop[@N]`, `stall[@N]`, `wrong-device`, `silent[@N]` (N = command number).
+    /// Faults: comma list of `drop[@N]`, `stall[@N]`, `wrong-device`, `silent[@N]` (N = command
+    /// number); for the MindCub3r also `latency=MS`, `jitter=MS` (seeded, ± MS per reply) and
+    /// `dropout@N=MS` (from command N the link loses everything for MS).
     #[arg(long, default_value = "")]
     pub faults: String,
     /// Cube size.
