@@ -101,9 +101,6 @@ pub fn finish(
     });
     let mut run = Execution::begin(robot.kind(), start, &plan, opts)?;
     run.execute(robot, &plan, opts, events)?;
-    events(RunEvent::Verifying {
-        by: "simulator read-back".into(),
-    });
     let symbols = pos.first_scan.symbols();
     // What the host believes a simulator's initial cube is: the first scan (a fresh run
     // scans from the simulator's start) or this execution's start (a resumed simulator

@@ -61,7 +61,13 @@ pub fn final_cube(
     max_rescans: usize,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<(FaceletCube, VerifiedBy), RunError> {
+    let mut announce = |by: VerifiedBy| {
+        events(RunEvent::Verifying {
+            by: by.as_str().into(),
+        })
+    };
     if let Some((initial, now)) = robot.read_back() {
+        announce(VerifiedBy::ReadBack);
         let map = majority_labels(&initial, belief.initial).ok_or(RunError::SimulatorMismatch)?;
         let robot_frame = relabel(&now, &map, belief.symbols);
         return Ok((
@@ -70,6 +76,7 @@ pub fn final_cube(
         ));
     }
     if belief.first_colors.len() != 6 {
+        announce(VerifiedBy::Tracking);
         return Ok((
             to_cube(belief.tracked, &belief.orientation),
             VerifiedBy::Tracking,
@@ -77,6 +84,7 @@ pub fn final_cube(
     }
     // A real robot: scan again and match the colours to the first scan's. A fresh scan's
     // frame is the cube as it sits now.
+    announce(VerifiedBy::Rescan);
     let size = belief.tracked.size();
     let again = scan_and_resolve(robot, resolve, size, max_rescans, events)?.resolved;
     let map = match_colors(&color_centroids(&again), belief.first_colors)

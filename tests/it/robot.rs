@@ -508,3 +508,36 @@ fn a_drop_out_during_a_job_is_a_typed_error_naming_the_command() {
         "{e}"
     );
 }
+
+#[test]
+fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
+    // The simulator as its own process: cubot cannot read its cube back, so it scans again.
+    let (mut child, path, _) = sim_process(&["--robot", "line", "--seed", "5", "--speed", "500"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args([
+            "run",
+            "--port",
+            &path,
+            "--robot",
+            "line",
+            "--search-ms",
+            "0",
+            "--json",
+        ])
+        .env("CUBOT_CACHE_DIR", super::support::cache_dir())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run cubot run");
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let verifying = lines.iter().find(|v| v["type"] == "verifying").unwrap();
+    assert_eq!(verifying["by"], "re-scan");
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["verified_by"], "re-scan");
+    assert_eq!(summary["reached_target"], true);
+}
