@@ -130,10 +130,10 @@ pub fn main() -> ExitCode {
         Err(e) => {
             if global.json {
                 output::json_line(
-                    &serde_json::json!({"type": "error", "message": format!("{e:#}")}),
+                    &serde_json::json!({"type": "error", "message": output::error_message(&e)}),
                 );
             }
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", output::error_message(&e));
             ExitCode::from(2)
         }
     }

@@ -49,3 +49,21 @@ pub fn color_stdout() -> bool {
 pub fn progress_allowed(g: &super::args::Global) -> bool {
     !g.quiet && std::io::stderr().is_terminal()
 }
+
+/// An error and its causes on one line, `outer: inner: ...`, leaving out a cause whose text
+/// the message already holds (the library's errors name their source in their own text, so
+/// `{:#}` would print it twice).
+pub fn error_message(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || msg.contains(&text) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
+}

@@ -12,6 +12,7 @@ use super::output::{json_line, progress_allowed};
 use super::{CmdResult, Exit, Global};
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{FaceletCube, Size};
+use crate::robot::mindcub3r::error::stop_note;
 use crate::robot::mindcub3r::model::{Primitive, SensorPosition};
 use crate::robot::mindcub3r::{MindCub3r, RobotError};
 use crate::robot::sim::line::{self as line_sim, LineSimConfig};
@@ -226,7 +227,7 @@ fn stopped_on_error(r: &mut MindCub3r, result: CmdResult) -> CmdResult {
     match result {
         Ok(x) => Ok(x),
         Err(e) => {
-            r.stop();
+            let stopped = r.stop();
             let interrupted = e
                 .downcast_ref::<RobotError>()
                 .is_some_and(|e| matches!(e, RobotError::Interrupted { .. }));
@@ -234,7 +235,9 @@ fn stopped_on_error(r: &mut MindCub3r, result: CmdResult) -> CmdResult {
                 Err(e)
             } else {
                 Err(anyhow::anyhow!(
-                    "{e:#}; all motors stopped; {}",
+                    "{}; {}; {}",
+                    super::output::error_message(&e),
+                    stop_note(stopped),
                     r.state_description()
                 ))
             }

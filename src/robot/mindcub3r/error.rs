@@ -12,8 +12,13 @@ pub enum RobotError {
     Ev3(#[from] Ev3Error),
     #[error("calibration {path}: {why}")]
     Config { path: String, why: String },
-    #[error("interrupted after {after}; motors stopped; {state}")]
-    Interrupted { after: String, state: String },
+    #[error("interrupted after {after}; {}; {state}", stop_note(*stopped))]
+    Interrupted {
+        after: String,
+        state: String,
+        /// Whether the brick confirmed the stop of every motor.
+        stopped: bool,
+    },
     #[error("rescan needs a scan first, with no layer turned since")]
     RescanWithoutScan,
     #[error("bringing a sticker to the top needs a scan frame")]
@@ -28,4 +33,14 @@ pub enum RobotError {
     NotInFrame { sticker: usize },
     #[error("a spin or turn takes ±1 or ±2 quarters, not {quarters}")]
     BadQuarters { quarters: i8 },
+}
+
+/// What a message says about the motors after a stop: stopped only when the brick confirmed
+/// it; otherwise the user must know that a motor may still be driving.
+pub fn stop_note(confirmed: bool) -> &'static str {
+    if confirmed {
+        "motors stopped"
+    } else {
+        "the brick did not confirm the stop: a motor may still be running (switch the brick off)"
+    }
 }

@@ -154,8 +154,9 @@ impl MindCub3r {
             .as_ref()
             .is_some_and(|f| f.load(Ordering::SeqCst))
         {
-            let _ = self.ev3.stop_all();
+            let stopped = self.ev3.stop_all().is_ok();
             return Err(RobotError::Interrupted {
+                stopped,
                 after: self
                     .last
                     .map(|p| format!("{p:?}"))
@@ -822,9 +823,9 @@ impl MindCub3r {
         r
     }
 
-    /// Stops everything now (best effort).
-    pub fn stop(&mut self) {
-        let _ = self.ev3.stop_all();
+    /// Stops every motor now; whether the brick confirmed it.
+    pub fn stop(&mut self) -> bool {
+        self.ev3.stop_all().is_ok()
     }
 }
 
