@@ -45,7 +45,7 @@ pub struct ExecuteOpts {
     pub max_length: u32,
     /// MindCub3r, 3x3x3: milliseconds of robot-cost search for solutions that are cheap
     /// for the robot (not merely short), on top of the solver's candidates (0: off).
-    #[arg(long, default_value_t = 1500, value_name = "MS")]
+    #[arg(long, default_value_t = 1500, value_name = "MS", value_parser = super::args::millis)]
     pub search_ms: u64,
     /// Robot-cost search on a node budget instead of `--search-ms` (deterministic whatever
     /// the machine's load).

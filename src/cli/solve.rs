@@ -32,7 +32,7 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = 20)]
     pub max_length: u32,
     /// Time limit per state in milliseconds.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = super::args::millis)]
     pub timeout: Option<u64>,
     /// How many distinct solutions to print (shortest first).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]

@@ -43,7 +43,8 @@ pub struct BenchResolveArgs {
     #[arg(long, value_name = "DIR")]
     pub realdata: Option<PathBuf>,
     /// Doubt threshold in nats (see `resolve --doubt`).
-    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS)]
+    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
+          value_parser = crate::cli::args::finite_non_negative)]
     pub doubt: f64,
     /// Worker threads (timings are per scan on one thread each).
     #[arg(long, default_value_t = 1)]
