@@ -19,6 +19,7 @@ use crate::color::synth::{synth_scan as synthesize, Appearance, Conditions, Pale
 use crate::color::{
     resolve as resolve_scan, Profile, RawScan, Resolution, ResolveError, ResolveOptions, Scale,
 };
+use crate::cube::file::{read_text, FileKind};
 use crate::cube::{random_state, FaceletCube, Size};
 
 #[derive(clap::Args, Debug)]
@@ -135,8 +136,7 @@ pub fn parse_scale(s: &str) -> Result<Scale, String> {
 
 /// Reads a scan file; every problem is an operational error (exit 2) naming the file.
 pub fn read_scan(path: &Path) -> anyhow::Result<RawScan> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_text(path, FileKind::Scan)?;
     RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))
 }
 

@@ -150,8 +150,7 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
         return Ok(Some(TargetSpec::State(super::input::single_state(t)?)));
     }
     if let Some(p) = &a.target_file {
-        let text =
-            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let text = crate::cube::file::read_text(p, crate::cube::file::FileKind::Target)?;
         if text.trim_start().starts_with('{') {
             return Ok(Some(TargetSpec::Saved(job::read_saved(p)?)));
         }

@@ -4,6 +4,7 @@
 //!
 //! Level: job. No printing.
 
+use crate::cube::file::{read_text, FileKind, InputFileError};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -32,11 +33,8 @@ pub enum TargetError {
     Invalid(InvalidCube),
     #[error("its centres are not the cube's centres in any orientation (different cube?)")]
     Centres,
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Read(#[from] InputFileError),
     #[error("{} is not a saved state: {source}", path.display())]
     NotSaved {
         path: PathBuf,
@@ -72,10 +70,7 @@ pub struct SavedState {
 
 /// Reads a saved state file.
 pub fn read_saved(path: &Path) -> Result<SavedState, TargetError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TargetError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_text(path, FileKind::Target)?;
     serde_json::from_str(&text).map_err(|source| TargetError::NotSaved {
         path: path.to_path_buf(),
         source,

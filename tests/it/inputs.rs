@@ -41,3 +41,100 @@ fn numeric_flags_that_are_not_finite_or_in_range_are_refused_at_parse_time() {
         refused(args, flag);
     }
 }
+
+/// A scratch directory of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("inputs-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+#[test]
+fn input_files_that_are_devices_or_too_large_are_refused_naming_file_kind_and_limit() {
+    let dir = scratch("files");
+    // Sparse: no bytes written, but 17 MiB long.
+    let big = dir.join("big.json");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(17 << 20))
+        .expect("sparse file");
+    let big = big.to_str().expect("utf-8 path");
+    let big_toml = dir.join("big.toml");
+    std::fs::File::create(&big_toml)
+        .and_then(|f| f.set_len(2 << 20))
+        .expect("sparse file");
+    let big_toml = big_toml.to_str().expect("utf-8 path");
+    let scan = "samples/realdata/cases/ms-hard-to-solve-v1.json";
+    let z = "/dev/zero";
+    let device = "is a character device, not a regular file";
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (vec!["resolve", z], format!("scan {z} {device}")),
+        (vec!["resolve", "/"], "scan / is a directory".into()),
+        (
+            vec!["resolve", big],
+            format!("scan {big} is larger than the 16 MiB limit"),
+        ),
+        (
+            vec!["calibrate", z, "-o", "/dev/null"],
+            format!("scan {z} {device}"),
+        ),
+        (
+            vec!["resolve", scan, "--profile", z],
+            format!("profile {z} {device}"),
+        ),
+        (
+            vec!["resolve", scan, "--profile", big_toml],
+            format!("profile {big_toml} is larger than the 1 MiB limit"),
+        ),
+        (
+            vec!["run", "--resume", z, "--sim"],
+            format!("journal {z} {device}"),
+        ),
+        (
+            vec!["run", "--resume", big, "--sim"],
+            "16 MiB limit for a journal".into(),
+        ),
+        (
+            vec!["run", "--sim", "--target-file", z],
+            format!("target file {z} {device}"),
+        ),
+        (
+            vec!["run", "--sim", "--robot-config", z],
+            format!("robot configuration {z} {device}"),
+        ),
+        (
+            vec!["scan", "--images", "samples", "--rig", z],
+            format!("camera rig {z} {device}"),
+        ),
+        (
+            vec!["solve", "@/dev/zero"],
+            format!("states file {z} {device}"),
+        ),
+        (
+            vec!["bench", "solve", "--states", z],
+            format!("states file {z} {device}"),
+        ),
+    ];
+    for (args, needle) in &cases {
+        refused(args, needle);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_endless_standard_input_is_refused_after_one_long_line() {
+    for args in [&["solve", "-"][..], &["validate", "-"][..]] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_cubot"))
+            .args(args)
+            .env("CUBOT_CACHE_DIR", crate::support::cache_dir())
+            .stdin(std::fs::File::open("/dev/zero").expect("/dev/zero"))
+            .output()
+            .expect("run cubot");
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("a line longer than 64 KiB"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

@@ -280,10 +280,7 @@ impl Config {
     }
 
     pub fn load(path: &Path) -> Result<Config, RobotError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RobotError::Config {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
+        let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::RobotConfig)?;
         Config::parse(&text).map_err(|why| RobotError::Config {
             path: path.display().to_string(),
             why,
