@@ -138,3 +138,28 @@ fn an_endless_standard_input_is_refused_after_one_long_line() {
         );
     }
 }
+
+#[test]
+fn a_robot_config_with_numbers_out_of_range_is_refused_before_the_robot_moves() {
+    let dir = scratch("config");
+    for (body, field) in [
+        ("[timings]\ntilt = -5.0", "timings.tilt"),
+        ("[timings]\ntilt = nan", "timings.tilt"),
+        ("[timings]\nspin_half = 1e308", "timings.spin_half"),
+        ("[timings]\nbogus = 1.0", "bogus"),
+        ("[turntable]\nratio = inf", "turntable.ratio"),
+    ] {
+        let p = dir.join("mindcub3r.toml");
+        std::fs::write(&p, format!("version = 1\n{body}\n")).expect("write config");
+        let p = p.to_str().expect("utf-8 path");
+        let o = cubot(&["run", "--sim", "--robot-config", p, "--json", "-q"]);
+        assert_eq!(o.status.code(), Some(2), "{body}: {}", stderr(&o));
+        assert!(stderr(&o).contains(field), "{body}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{body}: {}", stderr(&o));
+        assert!(
+            !crate::support::stdout(&o).contains("\"scan\""),
+            "refused before scanning: {body}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
