@@ -121,8 +121,21 @@ pub(super) fn resolve_options(seed: u64, profile: Option<&Path>) -> Result<Resol
     Ok(opts)
 }
 
+/// The resolver's options, checked against the scanner before anything moves: a colour
+/// profile learned on another scale than the robot's scanner reads is refused here.
+fn checked_resolve_options(
+    connect: &ConnectArgs,
+    profile: Option<&Path>,
+) -> Result<ResolveOptions> {
+    let opts = resolve_options(connect.seed, profile)?;
+    if let Some(scale) = job::connect::scan_scale(connect.robot.into(), connect.scanner.into()) {
+        job::scan::check_profile(&opts, scale)?;
+    }
+    Ok(opts)
+}
+
 /// The solver, the resolver's options and the search budget of a run.
-fn tools<'a>(solver: &'a Solver, a: &RunArgs) -> Result<Tools<'a>> {
+fn tools<'a>(solver: &'a Solver, a: &RunArgs, resolve: ResolveOptions) -> Tools<'a> {
     let e = &a.execute;
     let search = match (e.search_nodes, e.search_ms) {
         (Some(nodes), _) => Some(CostedOptions {
@@ -137,12 +150,12 @@ fn tools<'a>(solver: &'a Solver, a: &RunArgs) -> Result<Tools<'a>> {
             ..CostedOptions::default()
         }),
     };
-    Ok(Tools {
+    Tools {
         solver,
-        resolve: resolve_options(a.connect.seed, a.scan.profile.as_deref())?,
+        resolve,
         max_length: e.max_length,
         search,
-    })
+    }
 }
 
 fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
@@ -192,12 +205,17 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         return resume(&a, g, jpath, journal_path, stop);
     }
     let size = a.connect.size.into();
+    // Everything that can be checked is checked before the robot moves.
     let target = target_spec(&a)?;
+    if let Some(t) = &target {
+        job::check_spec(t, size).context("bad target")?;
+    }
+    let resolve = checked_resolve_options(&a.connect, a.scan.profile.as_deref())?;
     let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
-    let tools = tools(&solver, &a)?;
+    let tools = tools(&solver, &a, resolve);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
     outcome(g, r)
 }
@@ -229,11 +247,12 @@ fn resume(
     } else {
         jpath.to_path_buf()
     };
+    let resolve = checked_resolve_options(&connect_args, a.scan.profile.as_deref())?;
     let opts = run_options(a, size, None, journal, &stop);
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
-    let tools = tools(&solver, a)?;
+    let tools = tools(&solver, a, resolve);
     let r = job::finish(robot.as_mut(), &tools, &start, &opts, &mut |e| rep.event(e));
     outcome(g, r)
 }
@@ -241,6 +260,7 @@ fn resume(
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     let stop = stop_on_ctrlc();
     let size = a.connect.size.into();
+    let resolve = checked_resolve_options(&a.connect, a.scan.profile.as_deref())?;
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let calibration = serde_json::json!({
@@ -249,7 +269,6 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
         "profile": a.scan.profile,
         "robot_config": a.connect.robot_config,
     });
-    let resolve = resolve_options(a.connect.seed, a.scan.profile.as_deref())?;
     let r = job::save(
         robot.as_mut(),
         &resolve,

@@ -23,6 +23,11 @@ pub enum TargetError {
         symbols: [char; 6],
         stickers: usize,
     },
+    #[error("{state:?} is not a cube: {reason}")]
+    Unreadable {
+        state: String,
+        reason: crate::cube::ParseError,
+    },
     #[error("the saved file does not list six colours")]
     SavedColours,
     #[error("saved state {0:?} uses unknown symbols")]
@@ -75,6 +80,27 @@ pub fn read_saved(path: &Path) -> Result<SavedState, TargetError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// Checks a target before the robot moves, as far as it can be without the scan: a
+/// facelet string (or saved state) that reads as a cube of `size` in its own symbols (six
+/// of them, mapped by its centres, or by the corner at DBL on a 2x2x2) and is a legal cube.
+/// Whether its symbols are the scan's is known only after the scan ([`target_cube`]).
+pub fn check_spec(spec: &TargetSpec, size: Size) -> Result<(), TargetError> {
+    let state = match spec {
+        TargetSpec::State(s) => s,
+        TargetSpec::Saved(saved) => {
+            if saved.colors.len() != 6 {
+                return Err(TargetError::SavedColours);
+            }
+            &saved.state
+        }
+    };
+    let t = FaceletCube::parse(state).map_err(|reason| TargetError::Unreadable {
+        state: state.clone(),
+        reason,
+    })?;
+    check_target(&t, size)
 }
 
 /// The target in the first scan's colour naming (not yet aligned).

@@ -163,3 +163,72 @@ fn a_robot_config_with_numbers_out_of_range_is_refused_before_the_robot_moves() 
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A colour profile learned on a synthetic solved cube of `scale`, written in `dir`.
+fn profile(dir: &std::path::Path, scale: &str) -> String {
+    let scan = crate::support::cubot(&["synth-scan", "--state", "solved", "--scale", scale]);
+    assert!(scan.status.success(), "{}", stderr(&scan));
+    let s = dir.join(format!("solved-{scale}.json"));
+    std::fs::write(&s, &scan.stdout).expect("write scan");
+    let p = dir.join(format!("{scale}.toml"));
+    let (s, p) = (s.to_str().expect("utf-8"), p.to_str().expect("utf-8"));
+    let o = cubot(&["calibrate", s, "-o", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    p.to_string()
+}
+
+/// `run ARGS --json -q` must exit 2 with `needle` on stderr and no scan on stdout.
+fn refused_before_scanning(args: &[&str], needle: &str) {
+    let mut all = args.to_vec();
+    all.extend(["--json", "-q", "--speed", "5000"]);
+    let o = cubot(&all);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    let out = crate::support::stdout(&o);
+    assert!(!out.contains("\"scanned\""), "{args:?} scanned: {out}");
+}
+
+#[test]
+fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_moves() {
+    let dir = scratch("before");
+    let rgb = profile(&dir, "rgb8");
+    let ev3 = profile(&dir, "ev3-raw");
+    let twisted = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBF";
+    let bad_file = dir.join("target.txt");
+    std::fs::write(&bad_file, "not a cube\n").expect("write target");
+    let bad_file = bad_file.to_str().expect("utf-8");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "--sim", "--target", "garbage"], "bad target"),
+        (vec!["run", "--sim", "--target", twisted], "bad target"),
+        (
+            vec!["run", "--sim", "--size", "2", "--target", twisted],
+            "a 3x3x3 target for a 2x2x2",
+        ),
+        (
+            vec!["run", "--sim", "--target-file", bad_file],
+            "bad target",
+        ),
+        (vec!["restore", bad_file, "--sim"], "bad target"),
+        (
+            vec!["run", "--sim", "--profile", &rgb],
+            "learned on scale Rgb8",
+        ),
+        (
+            vec!["run", "--sim", "--scanner", "camera", "--profile", &ev3],
+            "learned on scale Ev3Raw",
+        ),
+        (
+            vec!["save", "x.json", "--sim", "--profile", &rgb],
+            "learned on scale Rgb8",
+        ),
+        // The line robot says its scale in its handshake, before it moves.
+        (
+            vec!["run", "--sim", "--robot", "line", "--profile", &ev3],
+            "learned on scale Ev3Raw",
+        ),
+    ];
+    for (args, needle) in &cases {
+        refused_before_scanning(args, needle);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
