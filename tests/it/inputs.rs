@@ -232,3 +232,121 @@ fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_move
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// How a fake line robot on a pty answers.
+#[derive(Clone, Copy)]
+enum Fake {
+    /// Reads every command, answers nothing.
+    Silent,
+    /// Answers every command with bytes that are not the protocol.
+    Garbage,
+    /// Answers the first command with one 10 MB line.
+    Overlong,
+}
+
+/// A fake robot on a new pty: its slave path, the thread serving its master and the flag
+/// that ends it.
+type FakeRobot = (
+    String,
+    std::thread::JoinHandle<()>,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+);
+
+fn fake_robot(kind: Fake) -> FakeRobot {
+    use nix::sys::termios;
+    use std::io::{Read, Write};
+    let pty = nix::pty::openpty(None, None).expect("openpty");
+    for fd in [&pty.master, &pty.slave] {
+        let mut t = termios::tcgetattr(fd).expect("tcgetattr");
+        termios::cfmakeraw(&mut t);
+        termios::tcsetattr(fd, termios::SetArg::TCSANOW, &t).expect("tcsetattr");
+    }
+    let path = nix::unistd::ttyname(&pty.slave).expect("ttyname");
+    let path = path.to_str().expect("utf-8").to_string();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = stop.clone();
+    let thread = std::thread::spawn(move || {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::AsFd;
+        let _slave = pty.slave;
+        let mut master = std::fs::File::from(pty.master);
+        let mut buf = [0u8; 256];
+        let mut answered = false;
+        while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            let mut fds = [PollFd::new(master.as_fd(), PollFlags::POLLIN)];
+            if poll(&mut fds, PollTimeout::from(50u16)).unwrap_or(0) == 0 {
+                continue;
+            }
+            let Ok(n) = master.read(&mut buf) else { break };
+            if n == 0 {
+                break;
+            }
+            let sent = match kind {
+                Fake::Silent => Ok(()),
+                Fake::Garbage => master.write_all(b"\x00\xff\xfeAT+OK\r\n\x13\x37"),
+                Fake::Overlong if !answered => {
+                    answered = true;
+                    // 10 MB in small writes, each only when the pty can take it: the
+                    // host stops reading long before the end.
+                    let chunk = [b'7'; 4096];
+                    let mut left = 2560;
+                    while left > 0 && !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                        let mut fds = [PollFd::new(master.as_fd(), PollFlags::POLLOUT)];
+                        if poll(&mut fds, PollTimeout::from(50u16)).unwrap_or(0) > 0 {
+                            if master.write(&chunk).is_err() {
+                                break;
+                            }
+                            left -= 1;
+                        }
+                    }
+                    Ok(())
+                }
+                Fake::Overlong => Ok(()),
+            };
+            if sent.is_err() {
+                break;
+            }
+        }
+    });
+    (path, thread, stop)
+}
+
+#[test]
+fn fake_line_robots_that_are_silent_send_garbage_or_overlong_lines_each_get_their_own_message() {
+    let cases = [
+        (Fake::Silent, "the robot is silent"),
+        (
+            Fake::Garbage,
+            "other bytes (wrong baud rate, or not a line robot?), starting \"\\x00\\xff\\xfeAT+OK",
+        ),
+        (
+            Fake::Overlong,
+            "a line longer than 4096 bytes after `CAPS`: refused (starting \"7777",
+        ),
+    ];
+    let runs: Vec<_> = cases
+        .iter()
+        .map(|&(kind, needle)| {
+            let (path, thread, stop) = fake_robot(kind);
+            let child = std::thread::spawn(move || {
+                cubot(&["run", "--port", &path, "--robot", "line", "-q"])
+            });
+            (needle, child, thread, stop)
+        })
+        .collect();
+    for (needle, child, thread, stop) in runs {
+        let o = child.join().expect("cubot thread");
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(needle),
+            "want {needle:?}: {}",
+            stderr(&o)
+        );
+        if !needle.contains("silent") {
+            assert!(!stderr(&o).contains("silent"), "{}", stderr(&o));
+        }
+        // Not joined: the thread ends at its next poll; the test need not wait for it.
+        drop(thread);
+    }
+}
