@@ -217,7 +217,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let solver = load_solver(g)?;
     let tools = tools(&solver, &a, resolve);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
-    outcome(g, r)
+    outcome(g, r, &a)
 }
 
 fn resume(
@@ -254,7 +254,7 @@ fn resume(
     let solver = load_solver(g)?;
     let tools = tools(&solver, a, resolve);
     let r = job::finish(robot.as_mut(), &tools, &start, &opts, &mut |e| rep.event(e));
-    outcome(g, r)
+    outcome(g, r, a)
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
@@ -474,7 +474,55 @@ fn report(g: &Global, r: &RunReport) -> Exit {
 }
 
 /// Prints where the cube is and exits 2 (the last JSON line must be the interruption).
-fn interrupted(g: &Global, e: &RunError) -> ! {
+/// A path or value as one shell word: as it is when it holds only safe characters, else in
+/// single quotes.
+fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The exact command that resumes a stopped run from `journal`: the same connection
+/// (`--port PATH` or `--sim` with its seed, palette and speed), scanner, robot
+/// configuration and colour profile. The robot and the cube's size come from the journal.
+pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) -> String {
+    let mut w: Vec<String> = vec!["cubot".into(), "run".into(), "--resume".into()];
+    w.push(shell_word(&journal.display().to_string()));
+    if connect.sim {
+        w.push("--sim".into());
+        w.push(format!("--seed {}", connect.seed));
+        if connect.palette != super::args::PaletteArg::Standard {
+            use clap::ValueEnum;
+            if let Some(v) = connect.palette.to_possible_value() {
+                w.push(format!("--palette {}", v.get_name()));
+            }
+        }
+        w.push(format!("--speed {}", connect.speed));
+    } else if let Some(p) = &connect.port {
+        w.push(format!("--port {}", shell_word(&p.display().to_string())));
+    }
+    if connect.scanner == super::args::ScannerKind::Camera {
+        w.push("--scanner camera".into());
+    }
+    if let Some(c) = &connect.robot_config {
+        w.push(format!(
+            "--robot-config {}",
+            shell_word(&c.display().to_string())
+        ));
+    }
+    if let Some(p) = &scan.profile {
+        w.push(format!(
+            "--profile {}",
+            shell_word(&p.display().to_string())
+        ));
+    }
+    w.join(" ")
+}
+
+fn interrupted(g: &Global, e: &RunError, resume: &str) -> ! {
     if let RunError::Interrupted {
         cause,
         journal,
@@ -493,18 +541,28 @@ fn interrupted(g: &Global, e: &RunError) -> ! {
                 "steps": steps,
                 "robot_seconds": seconds,
                 "reason": cause.reason(),
+                "resume": resume,
             }));
         }
         eprintln!("error: {e}");
+        eprintln!("resume with: {resume}");
     }
     let _ = std::io::stdout().flush();
     std::process::exit(2)
 }
 
-fn outcome(g: &Global, r: Result<RunReport, RunError>) -> CmdResult {
+fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
     match r {
         Ok(r) => Ok(report(g, &r)),
-        Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e),
+        Err(e @ RunError::Interrupted { .. }) => {
+            let resume = match &e {
+                RunError::Interrupted { journal, .. } => {
+                    resume_command(&a.connect, &a.scan, journal)
+                }
+                _ => String::new(),
+            };
+            interrupted(g, &e, &resume)
+        }
         Err(e) if e.is_no() => {
             if g.json {
                 super::output::json_line(

@@ -80,7 +80,7 @@ pub enum RunError {
     SimulatorMismatch,
     #[error(transparent)]
     Journal(#[from] JournalError),
-    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}); resume with: cubot run --resume {}", cause.reason(), journal.display())]
+    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}); journal {}", cause.reason(), journal.display())]
     Interrupted {
         /// What stopped the execution.
         cause: Box<RunError>,

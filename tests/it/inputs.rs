@@ -350,3 +350,42 @@ fn fake_line_robots_that_are_silent_send_garbage_or_overlong_lines_each_get_thei
         drop(thread);
     }
 }
+
+#[test]
+fn the_printed_resume_command_names_the_connection_and_works_as_printed() {
+    let dir = scratch("resume");
+    let journal = dir.join("run.jsonl");
+    let journal = journal.to_str().expect("utf-8");
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--robot",
+        "line",
+        "--faults",
+        "silent@5",
+        "--speed",
+        "5000",
+        "--seed",
+        "3",
+        "--journal",
+        journal,
+        "--search-ms",
+        "200",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    let cmd = err
+        .lines()
+        .find_map(|l| l.strip_prefix("resume with: "))
+        .unwrap_or_else(|| panic!("no resume command: {err}"));
+    assert!(cmd.contains(" --sim") && cmd.contains("--seed 3"), "{cmd}");
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    assert_eq!(&words[..4], &["cubot", "run", "--resume", journal], "{cmd}");
+    // Run exactly as printed (no quoting needed for this path): accepted, and it finishes.
+    let mut args = words[1..].to_vec();
+    args.push("-q");
+    let r = cubot(&args);
+    assert_eq!(r.status.code(), Some(0), "{cmd}: {}", stderr(&r));
+    std::fs::remove_dir_all(&dir).ok();
+}
