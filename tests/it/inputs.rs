@@ -389,3 +389,25 @@ fn the_printed_resume_command_names_the_connection_and_works_as_printed() {
     assert_eq!(r.status.code(), Some(0), "{cmd}: {}", stderr(&r));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_small_seeded_parser_fuzz_finds_no_panic_and_no_hang() {
+    // The full run is `scripts/fuzz-cli.sh` (3,000 cases); this is a fast subset of it.
+    if std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: the fuzz script needs python3");
+        return;
+    }
+    let o = std::process::Command::new("scripts/fuzz-cli.sh")
+        .args(["40", "7"])
+        .env("CUBOT", env!("CARGO_BIN_EXE_cubot"))
+        .env("CUBOT_CACHE_DIR", crate::support::cache_dir())
+        .output()
+        .expect("run scripts/fuzz-cli.sh");
+    let out = crate::support::stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("panics: 0; hangs: 0"), "{out}");
+}
