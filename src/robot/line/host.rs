@@ -46,7 +46,7 @@ impl From<LinkError> for RecvError {
     }
 }
 
-/// The first [`QUOTED`] bytes of `bytes`, escaped for a message.
+/// The first 32 bytes of `bytes`, escaped for a message.
 pub fn quote(bytes: &[u8]) -> String {
     let head = &bytes[..bytes.len().min(QUOTED)];
     let more = if bytes.len() > QUOTED { "..." } else { "" };
