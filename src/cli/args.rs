@@ -1,6 +1,9 @@
 //! Argument types shared by the commands: the options every command takes ([`Global`]) and
 //! the typed values clap checks at parse time ([`PaletteArg`], [`SizeArg`], [`RobotKind`],
-//! [`ScannerKind`]).
+//! [`ScannerKind`]), and the checks every numeric flag goes through at parse time
+//! ([`finite_non_negative`], [`finite_positive`], [`unit_interval`], [`sim_speed`],
+//! [`latency_ms`], [`millis`]): a value that is not finite or not in its range is refused
+//! by clap with the flag named (exit 2) before any command runs.
 //!
 //! Level: `cli`. Depends on `cube` and `color` for the types the values convert into;
 //! nothing here prints or reads files.
@@ -23,6 +26,90 @@ pub struct Global {
     /// Where solver tables are cached (else $CUBOT_CACHE_DIR, else the platform cache dir).
     #[arg(long, global = true, value_name = "DIR")]
     pub cache_dir: Option<std::path::PathBuf>,
+}
+
+/// Fastest simulated speed (`--speed` of `sim` and `run --sim`): simulated seconds per wall
+/// second. Faster than this, the simulator's waits round to nothing and it spins.
+pub const MAX_SIM_SPEED: f64 = 10_000.0;
+
+/// Longest simulated transport latency (`sim --latency`), in milliseconds.
+pub const MAX_LATENCY_MS: f64 = 60_000.0;
+
+/// Longest time limit in milliseconds a flag accepts (`--timeout`, `--search-ms`): one day.
+pub const MAX_MILLIS: u64 = 86_400_000;
+
+fn finite(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number"))?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("{s} is not a finite number"))
+    }
+}
+
+fn in_range(s: &str, lo: f64, hi: f64, lo_open: bool, what: &str) -> Result<f64, String> {
+    let v = finite(s)?;
+    let low_ok = if lo_open { v > lo } else { v >= lo };
+    if low_ok && v <= hi {
+        Ok(v)
+    } else {
+        Err(format!("{} is out of range: {what}", s.trim()))
+    }
+}
+
+/// A finite number ≥ 0 (thresholds, spreads).
+pub fn finite_non_negative(s: &str) -> Result<f64, String> {
+    in_range(s, 0.0, f64::MAX, false, "expected a finite number ≥ 0")
+}
+
+/// A finite number > 0.
+pub fn finite_positive(s: &str) -> Result<f64, String> {
+    in_range(s, 0.0, f64::MAX, true, "expected a finite number > 0")
+}
+
+/// A share: a number in 0..=1.
+pub fn unit_interval(s: &str) -> Result<f64, String> {
+    in_range(s, 0.0, 1.0, false, "expected a number from 0 to 1")
+}
+
+/// A simulator speed: > 0 and at most [`MAX_SIM_SPEED`].
+pub fn sim_speed(s: &str) -> Result<f64, String> {
+    in_range(
+        s,
+        0.0,
+        MAX_SIM_SPEED,
+        true,
+        &format!("expected a number > 0 and at most {MAX_SIM_SPEED}"),
+    )
+}
+
+/// A simulated latency in ms: 0 to [`MAX_LATENCY_MS`].
+pub fn latency_ms(s: &str) -> Result<f64, String> {
+    in_range(
+        s,
+        0.0,
+        MAX_LATENCY_MS,
+        false,
+        &format!("expected milliseconds from 0 to {MAX_LATENCY_MS}"),
+    )
+}
+
+/// A time limit in whole milliseconds: 0 to [`MAX_MILLIS`].
+pub fn millis(s: &str) -> Result<u64, String> {
+    let v: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a whole number of milliseconds"))?;
+    if v <= MAX_MILLIS {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{v} is out of range: at most {MAX_MILLIS} ms (one day)"
+        ))
+    }
 }
 
 /// A sticker palette of the synthetic scans and the simulated cube (`--palette`).
@@ -108,6 +195,25 @@ pub enum ScannerKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numeric_flags_refuse_what_is_not_finite_or_in_range() {
+        for bad in ["nan", "NaN", "inf", "-inf", "1e309", "", "x", "-1"] {
+            assert!(finite_non_negative(bad).is_err(), "{bad}");
+            assert!(finite_positive(bad).is_err(), "{bad}");
+            assert!(sim_speed(bad).is_err(), "{bad}");
+            assert!(latency_ms(bad).is_err(), "{bad}");
+            assert!(unit_interval(bad).is_err(), "{bad}");
+        }
+        assert_eq!(finite_non_negative("0"), Ok(0.0));
+        assert!(finite_positive("0").is_err());
+        assert!(sim_speed("1e9").is_err());
+        assert_eq!(sim_speed("10000"), Ok(MAX_SIM_SPEED));
+        assert!(unit_interval("1.5").is_err());
+        assert_eq!(millis("1500"), Ok(1500));
+        assert!(millis("18446744073709551615").is_err());
+        assert!(millis("-1").is_err());
+    }
 
     #[test]
     fn palette_values_match_the_palette_names() {

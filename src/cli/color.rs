@@ -19,6 +19,7 @@ use crate::color::synth::{synth_scan as synthesize, Appearance, Conditions, Pale
 use crate::color::{
     resolve as resolve_scan, Profile, RawScan, Resolution, ResolveError, ResolveOptions, Scale,
 };
+use crate::cube::file::{read_text, FileKind};
 use crate::cube::{random_state, FaceletCube, Size};
 
 #[derive(clap::Args, Debug)]
@@ -39,7 +40,8 @@ pub struct ResolveArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Doubt threshold in nats (a rival legal cube closer than this is "too close").
-    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS)]
+    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
+          value_parser = super::args::finite_non_negative)]
     pub doubt: f64,
 }
 
@@ -83,22 +85,22 @@ pub struct SynthScanArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct ConditionArgs {
     /// σ of per-sticker log brightness.
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::finite_non_negative)]
     pub brightness_spread: Option<f64>,
     /// Mean wear toward grey (0..1).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::unit_interval)]
     pub fade: Option<f64>,
     /// σ of the light's per-channel log cast (EV3: gain spread).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::finite_non_negative)]
     pub cast: Option<f64>,
     /// Light fall-off toward face corners (EV3: per-position level spread).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::finite_non_negative)]
     pub vignette: Option<f64>,
     /// Per-read noise (fraction of the signal).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::finite_non_negative)]
     pub noise: Option<f64>,
     /// Exposure (1 = white near full scale).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::finite_positive)]
     pub exposure: Option<f64>,
 }
 
@@ -134,8 +136,7 @@ pub fn parse_scale(s: &str) -> Result<Scale, String> {
 
 /// Reads a scan file; every problem is an operational error (exit 2) naming the file.
 pub fn read_scan(path: &Path) -> anyhow::Result<RawScan> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_text(path, FileKind::Scan)?;
     RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))
 }
 

@@ -66,8 +66,8 @@ pub struct ConnectArgs {
     /// Seed of the simulated cube, its colours and the resolver.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Simulated seconds per wall second.
-    #[arg(long, default_value_t = 20.0)]
+    /// Simulated seconds per wall second (at most 10000).
+    #[arg(long, default_value_t = 20.0, value_parser = super::args::sim_speed)]
     pub speed: f64,
     /// Sticker palette of the simulated cube.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]

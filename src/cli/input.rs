@@ -1,11 +1,16 @@
 //! Reading states and files named on the command line: a literal, `@FILE` (its first
 //! line) or `-` (standard input, one state a line).
 //!
-//! Level: `cli`, a leaf: depends on no other cli module and on nothing else in the crate.
+//! Level: `cli`, a leaf: depends on no other cli module; reads files through
+//! [`crate::cube::file`] (a regular file, size-capped).
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
-use anyhow::{Context, Result};
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cube::file::{read_text, FileKind};
 
 /// Where the states come from.
 pub enum States {
@@ -19,7 +24,7 @@ pub fn state_arg(arg: &str) -> Result<States> {
         return Ok(States::Stdin);
     }
     if let Some(path) = arg.strip_prefix('@') {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+        let text = read_text(Path::new(path), FileKind::States)?;
         let first = text.lines().next().unwrap_or("").trim().to_string();
         return Ok(States::One(first));
     }
@@ -34,14 +39,56 @@ pub fn single_state(arg: &str) -> Result<String> {
     }
 }
 
+/// Longest line read from standard input (a state or a move sequence is far shorter).
+pub const MAX_STDIN_LINE: u64 = 64 << 10;
+
+/// The lines of standard input, each at most [`MAX_STDIN_LINE`] bytes: a longer line (or an
+/// endless stream with no newline) is an error after that many bytes, not a growing buffer.
+pub fn stdin_lines() -> impl Iterator<Item = Result<String>> {
+    let mut input = std::io::stdin().lock();
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let mut buf = Vec::new();
+        let r = (&mut input)
+            .take(MAX_STDIN_LINE + 1)
+            .read_until(b'\n', &mut buf);
+        match r {
+            Err(e) => {
+                done = true;
+                Some(Err(
+                    anyhow::Error::from(e).context("cannot read standard input")
+                ))
+            }
+            Ok(0) => None,
+            Ok(_) if buf.len() as u64 > MAX_STDIN_LINE => {
+                done = true;
+                Some(Err(anyhow::anyhow!(
+                    "standard input: a line longer than {} KiB",
+                    MAX_STDIN_LINE >> 10
+                )))
+            }
+            Ok(_) => match String::from_utf8(buf) {
+                Ok(s) => Some(Ok(s.trim_end_matches(['\n', '\r']).to_string())),
+                Err(_) => {
+                    done = true;
+                    Some(Err(anyhow::anyhow!("standard input is not UTF-8 text")))
+                }
+            },
+        }
+    })
+}
+
 /// Calls `f` for each state: once for a literal or `@FILE`, once per stdin line for `-`.
 pub fn for_each_state(arg: &str, mut f: impl FnMut(&str) -> Result<bool>) -> Result<bool> {
     let mut all_ok = true;
     match state_arg(arg)? {
         States::One(s) => all_ok &= f(&s)?,
         States::Stdin => {
-            for line in std::io::stdin().lock().lines() {
-                let line = line.context("cannot read standard input")?;
+            for line in stdin_lines() {
+                let line = line?;
                 all_ok &= f(line.trim())?;
             }
         }

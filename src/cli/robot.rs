@@ -30,8 +30,8 @@ pub struct SimArgs {
     /// Seed of the cube, the sensor noise and the sticker wear.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Simulated seconds per wall second.
-    #[arg(long, default_value_t = 1.0)]
+    /// Simulated seconds per wall second (at most 10000).
+    #[arg(long, default_value_t = 1.0, value_parser = super::args::sim_speed)]
     pub speed: f64,
     /// Sticker palette.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
@@ -48,7 +48,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "STATE")]
     pub start: Option<String>,
     /// Transport latency added to every reply, in simulated ms (USB ≈ 10, Bluetooth ≈ 60).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = super::args::latency_ms)]
     pub latency: f64,
     /// Which robot to simulate: the EV3 MindCub3r, or a line-protocol robot.
     #[arg(long, value_enum, default_value = "mindcub3r")]
@@ -118,7 +118,7 @@ pub struct RobotScanArgs {
     #[arg(long, value_name = "FILE")]
     pub raw_out: Option<PathBuf>,
     /// Rounds of re-reading doubtful stickers before giving up.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub rescans: u32,
     /// Print the best legal cube even when a rival is too close (exit 0).
     #[arg(long)]
@@ -153,9 +153,6 @@ pub fn ports(_a: PortsArgs, g: &Global) -> CmdResult {
 pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
     if !a.pty {
         bail!("say --pty: the simulated brick serves on a pseudo-terminal");
-    }
-    if !(a.speed > 0.0 && a.speed.is_finite()) {
-        bail!("--speed must be a positive number, not {}", a.speed);
     }
     let palette: Palette = a.palette.into();
     let faults: Faults = a.faults.parse()?;

@@ -45,7 +45,7 @@ pub struct ExecuteOpts {
     pub max_length: u32,
     /// MindCub3r, 3x3x3: milliseconds of robot-cost search for solutions that are cheap
     /// for the robot (not merely short), on top of the solver's candidates (0: off).
-    #[arg(long, default_value_t = 1500, value_name = "MS")]
+    #[arg(long, default_value_t = 1500, value_name = "MS", value_parser = super::args::millis)]
     pub search_ms: u64,
     /// Robot-cost search on a node budget instead of `--search-ms` (deterministic whatever
     /// the machine's load).
@@ -121,8 +121,21 @@ pub(super) fn resolve_options(seed: u64, profile: Option<&Path>) -> Result<Resol
     Ok(opts)
 }
 
+/// The resolver's options, checked against the scanner before anything moves: a colour
+/// profile learned on another scale than the robot's scanner reads is refused here.
+fn checked_resolve_options(
+    connect: &ConnectArgs,
+    profile: Option<&Path>,
+) -> Result<ResolveOptions> {
+    let opts = resolve_options(connect.seed, profile)?;
+    if let Some(scale) = job::connect::scan_scale(connect.robot.into(), connect.scanner.into()) {
+        job::scan::check_profile(&opts, scale)?;
+    }
+    Ok(opts)
+}
+
 /// The solver, the resolver's options and the search budget of a run.
-fn tools<'a>(solver: &'a Solver, a: &RunArgs) -> Result<Tools<'a>> {
+fn tools<'a>(solver: &'a Solver, a: &RunArgs, resolve: ResolveOptions) -> Tools<'a> {
     let e = &a.execute;
     let search = match (e.search_nodes, e.search_ms) {
         (Some(nodes), _) => Some(CostedOptions {
@@ -137,12 +150,12 @@ fn tools<'a>(solver: &'a Solver, a: &RunArgs) -> Result<Tools<'a>> {
             ..CostedOptions::default()
         }),
     };
-    Ok(Tools {
+    Tools {
         solver,
-        resolve: resolve_options(a.connect.seed, a.scan.profile.as_deref())?,
+        resolve,
         max_length: e.max_length,
         search,
-    })
+    }
 }
 
 fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
@@ -150,8 +163,7 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
         return Ok(Some(TargetSpec::State(super::input::single_state(t)?)));
     }
     if let Some(p) = &a.target_file {
-        let text =
-            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let text = crate::cube::file::read_text(p, crate::cube::file::FileKind::Target)?;
         if text.trim_start().starts_with('{') {
             return Ok(Some(TargetSpec::Saved(job::read_saved(p)?)));
         }
@@ -193,14 +205,19 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         return resume(&a, g, jpath, journal_path, stop);
     }
     let size = a.connect.size.into();
+    // Everything that can be checked is checked before the robot moves.
     let target = target_spec(&a)?;
+    if let Some(t) = &target {
+        job::check_spec(t, size).context("bad target")?;
+    }
+    let resolve = checked_resolve_options(&a.connect, a.scan.profile.as_deref())?;
     let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
-    let tools = tools(&solver, &a)?;
+    let tools = tools(&solver, &a, resolve);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
-    outcome(g, r)
+    outcome(g, r, &a)
 }
 
 fn resume(
@@ -230,18 +247,20 @@ fn resume(
     } else {
         jpath.to_path_buf()
     };
+    let resolve = checked_resolve_options(&connect_args, a.scan.profile.as_deref())?;
     let opts = run_options(a, size, None, journal, &stop);
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
-    let tools = tools(&solver, a)?;
+    let tools = tools(&solver, a, resolve);
     let r = job::finish(robot.as_mut(), &tools, &start, &opts, &mut |e| rep.event(e));
-    outcome(g, r)
+    outcome(g, r, a)
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     let stop = stop_on_ctrlc();
     let size = a.connect.size.into();
+    let resolve = checked_resolve_options(&a.connect, a.scan.profile.as_deref())?;
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let calibration = serde_json::json!({
@@ -250,7 +269,6 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
         "profile": a.scan.profile,
         "robot_config": a.connect.robot_config,
     });
-    let resolve = resolve_options(a.connect.seed, a.scan.profile.as_deref())?;
     let r = job::save(
         robot.as_mut(),
         &resolve,
@@ -456,7 +474,55 @@ fn report(g: &Global, r: &RunReport) -> Exit {
 }
 
 /// Prints where the cube is and exits 2 (the last JSON line must be the interruption).
-fn interrupted(g: &Global, e: &RunError) -> ! {
+/// A path or value as one shell word: as it is when it holds only safe characters, else in
+/// single quotes.
+fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The exact command that resumes a stopped run from `journal`: the same connection
+/// (`--port PATH` or `--sim` with its seed, palette and speed), scanner, robot
+/// configuration and colour profile. The robot and the cube's size come from the journal.
+pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) -> String {
+    let mut w: Vec<String> = vec!["cubot".into(), "run".into(), "--resume".into()];
+    w.push(shell_word(&journal.display().to_string()));
+    if connect.sim {
+        w.push("--sim".into());
+        w.push(format!("--seed {}", connect.seed));
+        if connect.palette != super::args::PaletteArg::Standard {
+            use clap::ValueEnum;
+            if let Some(v) = connect.palette.to_possible_value() {
+                w.push(format!("--palette {}", v.get_name()));
+            }
+        }
+        w.push(format!("--speed {}", connect.speed));
+    } else if let Some(p) = &connect.port {
+        w.push(format!("--port {}", shell_word(&p.display().to_string())));
+    }
+    if connect.scanner == super::args::ScannerKind::Camera {
+        w.push("--scanner camera".into());
+    }
+    if let Some(c) = &connect.robot_config {
+        w.push(format!(
+            "--robot-config {}",
+            shell_word(&c.display().to_string())
+        ));
+    }
+    if let Some(p) = &scan.profile {
+        w.push(format!(
+            "--profile {}",
+            shell_word(&p.display().to_string())
+        ));
+    }
+    w.join(" ")
+}
+
+fn interrupted(g: &Global, e: &RunError, resume: &str) -> ! {
     if let RunError::Interrupted {
         cause,
         journal,
@@ -475,18 +541,28 @@ fn interrupted(g: &Global, e: &RunError) -> ! {
                 "steps": steps,
                 "robot_seconds": seconds,
                 "reason": cause.reason(),
+                "resume": resume,
             }));
         }
         eprintln!("error: {e}");
+        eprintln!("resume with: {resume}");
     }
     let _ = std::io::stdout().flush();
     std::process::exit(2)
 }
 
-fn outcome(g: &Global, r: Result<RunReport, RunError>) -> CmdResult {
+fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
     match r {
         Ok(r) => Ok(report(g, &r)),
-        Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e),
+        Err(e @ RunError::Interrupted { .. }) => {
+            let resume = match &e {
+                RunError::Interrupted { journal, .. } => {
+                    resume_command(&a.connect, &a.scan, journal)
+                }
+                _ => String::new(),
+            };
+            interrupted(g, &e, &resume)
+        }
         Err(e) if e.is_no() => {
             if g.json {
                 super::output::json_line(

@@ -2,7 +2,7 @@
 //!
 //! Level: `cli`. Depends on `cube`, `solver` and the shared cli helpers.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -32,7 +32,7 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = 20)]
     pub max_length: u32,
     /// Time limit per state in milliseconds.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = super::args::millis)]
     pub timeout: Option<u64>,
     /// How many distinct solutions to print (shortest first).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]
@@ -204,17 +204,12 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
 /// `solve -`: states from stdin in chunks of 256 solved in parallel, the answers printed
 /// in input order, one line per state.
 fn solve_batch(g: &Global, solver: &Solver, target: &Target, opts: &SolveOptions) -> CmdResult {
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let mut lines = super::input::stdin_lines();
     let mut all_ok = true;
     loop {
         let mut chunk = Vec::with_capacity(256);
         for line in lines.by_ref().take(256) {
-            chunk.push(
-                line.context("cannot read standard input")?
-                    .trim()
-                    .to_string(),
-            );
+            chunk.push(line?.trim().to_string());
         }
         if chunk.is_empty() {
             break;

@@ -52,7 +52,9 @@ pub struct Profile {
 /// Why a profile cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    #[error("cannot read profile {path}: {source}")]
+    #[error(transparent)]
+    Read(#[from] crate::cube::file::InputFileError),
+    #[error("cannot write profile {path}: {source}")]
     Io {
         path: String,
         source: std::io::Error,
@@ -127,10 +129,7 @@ impl Profile {
     }
 
     pub fn load(path: &Path) -> Result<Profile, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Profile)?;
         Profile::from_toml(&text, &path.display().to_string())
     }
 

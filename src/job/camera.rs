@@ -225,6 +225,10 @@ impl RunRobot for CameraRun {
         Ok((raw, orientation))
     }
 
+    fn scan_scale(&self) -> Option<Scale> {
+        Some(Scale::Rgb8)
+    }
+
     fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
         let size = self.size.ok_or(CameraError::NotScanned)?;
         let (n, per) = (size.n(), size.per_face());

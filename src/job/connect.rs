@@ -53,6 +53,18 @@ pub enum ScannerKind {
     Camera,
 }
 
+/// The scale a robot's scans come in, known before connecting: EV3 raw counts from the
+/// MindCub3r's sensor, sRGB from a camera; `None` for a line robot's own sensors (it says
+/// which scale in its handshake, before it moves).
+pub fn scan_scale(robot: RobotKind, scanner: ScannerKind) -> Option<crate::color::raw::Scale> {
+    use crate::color::raw::Scale;
+    match (robot, scanner) {
+        (_, ScannerKind::Camera) => Some(Scale::Rgb8),
+        (RobotKind::Mindcub3r, ScannerKind::Sensor) => Some(Scale::Ev3Raw),
+        (RobotKind::Line, ScannerKind::Sensor) => None,
+    }
+}
+
 /// How the robot is reached.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Link {

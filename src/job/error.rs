@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use crate::color::raw::Scale;
 use crate::color::resolve::ResolveError;
 use crate::cube::{InvalidCube, Size};
 use crate::robot::line::LineError;
@@ -44,6 +45,11 @@ pub enum RunError {
         doubtful: Vec<usize>,
         rescans: usize,
     },
+    /// The colour profile was learned on another scale than the scanner reads.
+    #[error(
+        "the colour profile was learned on scale {profile:?} but the scanner reads {scanner:?}"
+    )]
+    ProfileScale { profile: Scale, scanner: Scale },
     /// The resolver found no legal cube in the readings, even after re-reading them.
     #[error("the scanned cube is not a legal cube: {0}")]
     Unresolved(ResolveError),
@@ -74,7 +80,7 @@ pub enum RunError {
     SimulatorMismatch,
     #[error(transparent)]
     Journal(#[from] JournalError),
-    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}); resume with: cubot run --resume {}", cause.reason(), journal.display())]
+    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}); journal {}", cause.reason(), journal.display())]
     Interrupted {
         /// What stopped the execution.
         cause: Box<RunError>,

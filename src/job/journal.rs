@@ -19,7 +19,7 @@
 //!
 //! Every line is flushed before the next action starts.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +40,8 @@ pub enum JournalError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    #[error(transparent)]
+    Read(#[from] crate::cube::file::InputFileError),
     #[error("journal {} line {line}: {problem}", path.display())]
     Format {
         path: PathBuf,
@@ -249,11 +251,8 @@ pub struct JournalRecord {
 
 /// Reads a journal; a last line cut short is ignored.
 pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
-    let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
-    let lines: Vec<String> = std::io::BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|e| io_err(path, e))?;
+    let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Journal)?;
+    let lines: Vec<&str> = text.lines().collect();
     let fmt = |line: usize, problem: FormatProblem| JournalError::Format {
         path: path.to_path_buf(),
         line,

@@ -51,6 +51,10 @@ impl RunRobot for LineRun {
         Ok((RawScan::new(size, scale, readings), Orientation::IDENTITY))
     }
 
+    fn scan_scale(&self) -> Option<crate::color::raw::Scale> {
+        self.robot.caps().scan
+    }
+
     fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
         Ok(self.robot.scan(stickers)?)
     }

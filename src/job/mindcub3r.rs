@@ -167,6 +167,10 @@ impl RunRobot for Mc3Run {
         Ok((raw, self.relative_orientation()))
     }
 
+    fn scan_scale(&self) -> Option<crate::color::raw::Scale> {
+        Some(crate::color::raw::Scale::Ev3Raw)
+    }
+
     fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
         Ok(self.robot.rescan(stickers)?)
     }

@@ -54,4 +54,4 @@ pub use robot::{RobotPlan, RunRobot};
 pub use run::{run, save};
 pub use scan::{scan_and_resolve, Scanned};
 pub use solve::Tools;
-pub use target::{read_saved, target_cube, SavedState, TargetError, TargetSpec};
+pub use target::{check_spec, read_saved, target_cube, SavedState, TargetError, TargetSpec};

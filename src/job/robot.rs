@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::color::raw::RawScan;
+use crate::color::raw::{RawScan, Scale};
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::line::parse_token;
 use crate::robot::mindcub3r::cost::RobotState;
@@ -30,6 +30,8 @@ pub trait RunRobot {
         size: Size,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(RawScan, Orientation), RunError>;
+    /// The scale of this robot's scans (`None`: it cannot scan), known before it moves.
+    fn scan_scale(&self) -> Option<Scale>;
     /// Reads stickers again (facelet indices of the frame the last scan began in).
     fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError>;
     /// The cheapest execution among candidate solutions, and the baseline's time for the

@@ -5,8 +5,8 @@
 //! Level: job (uses `color::resolve` and the robot). No printing: progress goes to the
 //! [`RunEvent`] callback.
 
-use crate::color::raw::RawScan;
-use crate::color::resolve::{resolve, ResolveError, ResolveOptions};
+use crate::color::raw::{RawScan, Scale};
+use crate::color::resolve::{profile_fits_scale, resolve, ResolveError, ResolveOptions};
 use crate::cube::Size;
 use crate::robot::mindcub3r::model::Orientation;
 
@@ -25,6 +25,17 @@ pub struct Scanned {
     pub rescans: usize,
 }
 
+/// Refuses a colour profile learned on another scale than `scale` (before anything moves).
+pub fn check_profile(resolve_opts: &ResolveOptions, scale: Scale) -> Result<(), RunError> {
+    match profile_fits_scale(resolve_opts.profile.as_ref(), scale) {
+        Err(ResolveError::ProfileScale { profile, scan }) => Err(RunError::ProfileScale {
+            profile,
+            scanner: scan,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Scans and resolves, re-reading doubtful stickers up to `max_rescans` times.
 pub fn scan_and_resolve(
     robot: &mut dyn RunRobot,
@@ -33,6 +44,9 @@ pub fn scan_and_resolve(
     max_rescans: usize,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<Scanned, RunError> {
+    if let Some(scale) = robot.scan_scale() {
+        check_profile(resolve_opts, scale)?;
+    }
     let (mut raw, orientation) = robot.scan(size, &mut |done, total| {
         events(RunEvent::ScanProgress { done, total })
     })?;
@@ -63,6 +77,12 @@ pub fn scan_and_resolve(
                     return Err(RunError::Ambiguous { doubtful, rescans });
                 }
                 reread(robot, &mut raw, &mut reads, &doubtful)?;
+            }
+            Err(ResolveError::ProfileScale { profile, scan }) => {
+                return Err(RunError::ProfileScale {
+                    profile,
+                    scanner: scan,
+                });
             }
             Err(e) => {
                 if rescans >= max_rescans {

@@ -4,6 +4,7 @@
 //!
 //! Level: job. No printing.
 
+use crate::cube::file::{read_text, FileKind, InputFileError};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -22,6 +23,11 @@ pub enum TargetError {
         symbols: [char; 6],
         stickers: usize,
     },
+    #[error("{state:?} is not a cube: {reason}")]
+    Unreadable {
+        state: String,
+        reason: crate::cube::ParseError,
+    },
     #[error("the saved file does not list six colours")]
     SavedColours,
     #[error("saved state {0:?} uses unknown symbols")]
@@ -32,11 +38,8 @@ pub enum TargetError {
     Invalid(InvalidCube),
     #[error("its centres are not the cube's centres in any orientation (different cube?)")]
     Centres,
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Read(#[from] InputFileError),
     #[error("{} is not a saved state: {source}", path.display())]
     NotSaved {
         path: PathBuf,
@@ -72,14 +75,32 @@ pub struct SavedState {
 
 /// Reads a saved state file.
 pub fn read_saved(path: &Path) -> Result<SavedState, TargetError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TargetError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_text(path, FileKind::Target)?;
     serde_json::from_str(&text).map_err(|source| TargetError::NotSaved {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// Checks a target before the robot moves, as far as it can be without the scan: a
+/// facelet string (or saved state) that reads as a cube of `size` in its own symbols (six
+/// of them, mapped by its centres, or by the corner at DBL on a 2x2x2) and is a legal cube.
+/// Whether its symbols are the scan's is known only after the scan ([`target_cube`]).
+pub fn check_spec(spec: &TargetSpec, size: Size) -> Result<(), TargetError> {
+    let state = match spec {
+        TargetSpec::State(s) => s,
+        TargetSpec::Saved(saved) => {
+            if saved.colors.len() != 6 {
+                return Err(TargetError::SavedColours);
+            }
+            &saved.state
+        }
+    };
+    let t = FaceletCube::parse(state).map_err(|reason| TargetError::Unreadable {
+        state: state.clone(),
+        reason,
+    })?;
+    check_target(&t, size)
 }
 
 /// The target in the first scan's colour naming (not yet aligned).

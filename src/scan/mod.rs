@@ -85,6 +85,8 @@ pub enum VisionError {
     Face { face: char, error: Box<VisionError> },
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
+    #[error(transparent)]
+    Read(#[from] crate::cube::file::InputFileError),
     #[error("no image for face {face} in {dir} (tried {tried})")]
     MissingFace {
         face: char,

@@ -202,10 +202,7 @@ impl Rig {
     }
 
     pub fn load(path: &Path) -> Result<Rig, VisionError> {
-        let text = std::fs::read_to_string(path).map_err(|e| VisionError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Rig)?;
         Rig::from_toml(&text).map_err(|e| match e {
             VisionError::Rig(m) => VisionError::Rig(format!("{}: {m}", path.display())),
             e => e,

@@ -3,6 +3,7 @@
 mod cli_cube;
 mod color;
 mod cube;
+mod inputs;
 mod layout;
 mod robot;
 mod run;

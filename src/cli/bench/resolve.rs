@@ -43,7 +43,8 @@ pub struct BenchResolveArgs {
     #[arg(long, value_name = "DIR")]
     pub realdata: Option<PathBuf>,
     /// Doubt threshold in nats (see `resolve --doubt`).
-    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS)]
+    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
+          value_parser = crate::cli::args::finite_non_negative)]
     pub doubt: f64,
     /// Worker threads (timings are per scan on one thread each).
     #[arg(long, default_value_t = 1)]
@@ -82,7 +83,7 @@ struct Case {
 
 /// Resolves one case file and judges the answer against its `expected` cube, if any.
 fn judge_case(path: &Path, a: &BenchResolveArgs) -> anyhow::Result<Case> {
-    let text = std::fs::read_to_string(path)?;
+    let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Scan)?;
     let case: serde_json::Value = serde_json::from_str(&text)?;
     let scan =
         RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))?;

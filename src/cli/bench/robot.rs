@@ -67,7 +67,7 @@ pub struct BenchRobotArgs {
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
     /// Robot-cost search: wall-clock budget per cube (ms).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::cli::args::millis)]
     pub search_ms: u64,
     /// Robot-cost search: node budget per cube (deterministic whatever the load).
     #[arg(long)]

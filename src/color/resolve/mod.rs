@@ -256,7 +256,12 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
 /// A profile learned on another scale than the scan's cannot be used (the EV3's raw counts
 /// and its 0..1 values are one scale).
 fn check_profile_scale(scan: &RawScan, profile: Option<&Profile>) -> Result<(), ResolveError> {
-    let scale = scan.effective_scale();
+    profile_fits_scale(profile, scan.effective_scale())
+}
+
+/// Whether a profile (if any) can be used on scans of `scale`: the check [`resolve`] makes,
+/// for a caller that knows its scanner's scale before it scans.
+pub fn profile_fits_scale(profile: Option<&Profile>, scale: Scale) -> Result<(), ResolveError> {
     if let Some(ps) = profile.and_then(|p| p.scale) {
         let compatible = ps == scale
             || matches!(

@@ -16,6 +16,29 @@ pub enum LineError {
         command: String,
         waited_ms: u64,
     },
+    #[error(
+        "no line-protocol reply to `{command}` (seq {seq}) within {waited_ms} ms, but {bytes} \
+         other bytes (wrong baud rate, or not a line robot?), starting \"{start}\""
+    )]
+    Garbage {
+        seq: u16,
+        command: String,
+        waited_ms: u64,
+        /// Bytes received that were not protocol lines.
+        bytes: usize,
+        /// The first of them, escaped.
+        start: String,
+    },
+    #[error(
+        "the robot sent a line longer than {limit} bytes after `{command}`: refused \
+         (starting \"{start}\")"
+    )]
+    Overlong {
+        command: String,
+        limit: usize,
+        /// The line's first bytes, escaped.
+        start: String,
+    },
     #[error("robot refused `{command}` (seq {seq}): {code} {text}")]
     Robot {
         seq: u16,

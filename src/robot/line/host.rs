@@ -13,18 +13,55 @@ use super::protocol::{token, LineCaps};
 use crate::cube::{Face, Move};
 use crate::robot::link::{Link, LinkError};
 
+/// Longest line accepted from a robot, in bytes (the longest reply, a 2x2x2's or 3x3x3's
+/// `SCAN` readings, is well under 2 KiB): a longer one is refused, not buffered.
+pub const MAX_LINE: usize = 4096;
+
+/// How many bytes of a stray or overlong input an error quotes.
+const QUOTED: usize = 32;
+
 /// Line framing on top of a byte link: writes a line and its `\n`, reads up to the next
-/// `\n` (a `\r` before it is dropped).
+/// `\n` (a `\r` before it is dropped). A line longer than [`MAX_LINE`] is refused and the
+/// rest of it skipped up to its `\n` without being stored.
 pub struct LineLink {
     link: Box<dyn Link>,
     buf: Vec<u8>,
+    /// Inside an overlong line: drop bytes up to the next `\n`.
+    skipping: bool,
+    /// The last line returned, as received.
+    last: Vec<u8>,
 }
 
-fn take_line(buf: &mut Vec<u8>) -> Option<String> {
+/// What [`LineLink::recv_line`] can fail with besides the link itself.
+#[derive(Debug)]
+pub enum RecvError {
+    Link(LinkError),
+    /// A line longer than [`MAX_LINE`]; its first bytes.
+    Overlong(Vec<u8>),
+}
+
+impl From<LinkError> for RecvError {
+    fn from(e: LinkError) -> RecvError {
+        RecvError::Link(e)
+    }
+}
+
+/// The first 32 bytes of `bytes`, escaped for a message.
+pub fn quote(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(QUOTED)];
+    let more = if bytes.len() > QUOTED { "..." } else { "" };
+    format!("{}{more}", head.escape_ascii())
+}
+
+/// The next line of `buf` as raw bytes, without its `\n` (and a `\r` before it).
+fn take_line(buf: &mut Vec<u8>) -> Option<Vec<u8>> {
     let pos = buf.iter().position(|&b| b == b'\n')?;
-    let line: Vec<u8> = buf.drain(..=pos).collect();
-    let s = String::from_utf8_lossy(&line[..line.len() - 1]);
-    Some(s.trim_end_matches('\r').to_string())
+    let mut line: Vec<u8> = buf.drain(..=pos).collect();
+    line.pop();
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Some(line)
 }
 
 impl LineLink {
@@ -32,7 +69,19 @@ impl LineLink {
         LineLink {
             link,
             buf: Vec::new(),
+            skipping: false,
+            last: Vec::new(),
         }
+    }
+
+    /// The bytes of the last line [`LineLink::recv_line`] returned, as received.
+    pub fn last_raw(&self) -> &[u8] {
+        &self.last
+    }
+
+    /// Bytes received that do not yet end a line.
+    pub fn pending(&self) -> &[u8] {
+        &self.buf
     }
 
     pub fn send_line(&mut self, line: &str) -> Result<(), LinkError> {
@@ -41,12 +90,33 @@ impl LineLink {
     }
 
     /// The next line without its terminator, or `None` if none arrived within `timeout`.
-    pub fn recv_line(&mut self, timeout: Duration) -> Result<Option<String>, LinkError> {
+    /// A line longer than [`MAX_LINE`] is an error as soon as that many bytes have come
+    /// without a `\n`.
+    pub fn recv_line(&mut self, timeout: Duration) -> Result<Option<String>, RecvError> {
         let deadline = Instant::now() + timeout;
         let mut chunk = [0u8; 512];
         loop {
-            if let Some(l) = take_line(&mut self.buf) {
-                return Ok(Some(l));
+            if self.skipping {
+                match self.buf.iter().position(|&b| b == b'\n') {
+                    Some(pos) => {
+                        self.buf.drain(..=pos);
+                        self.skipping = false;
+                    }
+                    None => self.buf.clear(),
+                }
+            }
+            if !self.skipping {
+                if let Some(l) = take_line(&mut self.buf) {
+                    let s = String::from_utf8_lossy(&l).into_owned();
+                    self.last = l;
+                    return Ok(Some(s));
+                }
+                if self.buf.len() > MAX_LINE {
+                    let start = self.buf[..QUOTED.min(self.buf.len())].to_vec();
+                    self.buf.clear();
+                    self.skipping = true;
+                    return Err(RecvError::Overlong(start));
+                }
             }
             if Instant::now() >= deadline {
                 return Ok(None);
@@ -249,6 +319,17 @@ impl LineRobot {
             command: verb.clone(),
             source,
         };
+        let recv_err = |e: RecvError| match e {
+            RecvError::Link(source) => io(source),
+            RecvError::Overlong(start) => LineError::Overlong {
+                command: verb.clone(),
+                limit: MAX_LINE,
+                start: quote(&start),
+            },
+        };
+        // Input that is not the protocol: how many bytes, and the first of them.
+        let mut stray_bytes = 0usize;
+        let mut stray: Vec<u8> = Vec::new();
         let mut acked = false;
         let mut sent = 0u32;
         let mut reported = std::collections::BTreeSet::new();
@@ -267,11 +348,24 @@ impl LineRobot {
                 let got = if left.is_zero() {
                     None
                 } else {
-                    self.link.recv_line(left).map_err(io)?
+                    self.link.recv_line(left).map_err(recv_err)?
                 };
                 let Some(reply) = got else {
                     if !acked && sent <= self.timeouts.retries {
                         continue 'send;
+                    }
+                    let pending = self.link.pending();
+                    if stray_bytes + pending.len() > 0 {
+                        if stray.len() < QUOTED {
+                            stray.extend_from_slice(pending);
+                        }
+                        return Err(LineError::Garbage {
+                            seq,
+                            command: verb.clone(),
+                            waited_ms: started.elapsed().as_millis() as u64,
+                            bytes: stray_bytes + pending.len(),
+                            start: quote(&stray),
+                        });
                     }
                     return Err(LineError::Timeout {
                         seq,
@@ -287,6 +381,16 @@ impl LineRobot {
                 let rseq = words.next().and_then(|s| s.parse::<u16>().ok());
                 let kind = words.next().unwrap_or("");
                 let rest = words.next().unwrap_or("").to_string();
+                if rseq.is_none() {
+                    // Not a protocol line (noise, another baud rate, another device).
+                    let raw = self.link.last_raw();
+                    stray_bytes += raw.len() + 1;
+                    if stray.len() < QUOTED {
+                        stray.extend_from_slice(raw);
+                        stray.push(b'\n');
+                    }
+                    continue;
+                }
                 if rseq != Some(seq) {
                     // A late reply to an earlier command: not ours.
                     continue;

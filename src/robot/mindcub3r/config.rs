@@ -13,6 +13,19 @@ use super::model::Timings;
 use crate::robot::ev3::driver::DriverTimeouts;
 use crate::robot::ev3::protocol::OutputPort;
 
+/// Largest motor speed a configuration may give (°/s at 100 %); real EV3 motors do ~1,600.
+pub const MAX_DEG_PER_S: f64 = 10_000.0;
+/// Largest turntable gear ratio.
+pub const MAX_RATIO: f64 = 100.0;
+/// Longest time a configuration may give one primitive (s).
+pub const MAX_PRIMITIVE_S: f64 = 60.0;
+/// Largest motor angle (degrees) a configuration may name.
+pub const MAX_ANGLE: i64 = 10_000;
+/// Longest ramp (motor degrees).
+pub const MAX_RAMP: i64 = 3_600;
+/// Longest time limit or pause (ms): ten minutes.
+pub const MAX_MS: u64 = 600_000;
+
 /// The calibration file version this code reads.
 pub const CONFIG_VERSION: u32 = 1;
 
@@ -280,10 +293,7 @@ impl Config {
     }
 
     pub fn load(path: &Path) -> Result<Config, RobotError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RobotError::Config {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
+        let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::RobotConfig)?;
         Config::parse(&text).map_err(|why| RobotError::Config {
             path: path.display().to_string(),
             why,
@@ -301,9 +311,7 @@ impl Config {
         if self.turntable.sign != 1 && self.turntable.sign != -1 {
             return Err("turntable.sign must be 1 or -1".into());
         }
-        if self.turntable.ratio.is_nan() || self.turntable.ratio <= 0.0 {
-            return Err("turntable.ratio must be positive".into());
-        }
+        self.check_numbers()?;
         for (name, v) in [
             ("arm.speed", self.arm.speed),
             ("arm.tilt_speed", self.arm.tilt_speed),
@@ -324,6 +332,128 @@ impl Config {
         Ok(())
     }
 
+    /// Every number finite and in its range, so that nothing downstream (time budgets, the
+    /// planner's costs, angle arithmetic) meets a NaN, a negative time or an overflow; the
+    /// message names the section and the field.
+    fn check_numbers(&self) -> Result<(), String> {
+        let real = |name: &str, v: f64, lo: f64, hi: f64| {
+            if v.is_finite() && v > lo && v <= hi {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} must be a finite number > {lo} and ≤ {hi}, is {v}"
+                ))
+            }
+        };
+        let m = &self.motors;
+        real(
+            "motors.large_full_speed",
+            m.large_full_speed,
+            0.0,
+            MAX_DEG_PER_S,
+        )?;
+        real(
+            "motors.medium_full_speed",
+            m.medium_full_speed,
+            0.0,
+            MAX_DEG_PER_S,
+        )?;
+        real("turntable.ratio", self.turntable.ratio, 0.0, MAX_RATIO)?;
+        real("scan.window", self.scan.window, 0.0, 45.0)?;
+        let t = &self.timings;
+        for (name, v) in [
+            ("timings.arm_away_to_hold", t.arm_away_to_hold),
+            ("timings.arm_hold_to_away", t.arm_hold_to_away),
+            ("timings.tilt", t.tilt),
+            ("timings.spin_quarter", t.spin_quarter),
+            ("timings.spin_half", t.spin_half),
+            ("timings.turn_quarter", t.turn_quarter),
+            ("timings.turn_half", t.turn_half),
+            ("timings.sensor_move", t.sensor_move),
+            ("timings.read", t.read),
+        ] {
+            real(name, v, 0.0, MAX_PRIMITIVE_S)?;
+        }
+        let whole = |name: &str, v: i64, lo: i64, hi: i64| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} must be {lo}..={hi}, is {v}"))
+            }
+        };
+        let (a, tt, s) = (&self.arm, &self.turntable, &self.sensor_arm);
+        let angles = [
+            ("arm.away", a.away),
+            ("arm.hold", a.hold),
+            ("arm.tilt_apex", a.tilt_apex),
+            ("arm.hold_2x2", a.hold_2x2),
+            ("turntable.over_rotation", tt.over_rotation),
+            ("sensor_arm.parked", s.parked),
+            ("sensor_arm.clear", s.clear),
+            ("sensor_arm.centre", s.centre),
+            ("sensor_arm.corner_2x2", s.corner_2x2),
+        ];
+        for (name, v) in angles {
+            whole(name, v.into(), -MAX_ANGLE, MAX_ANGLE)?;
+        }
+        for (k, v) in s.edge.iter().enumerate() {
+            whole(
+                &format!("sensor_arm.edge[{k}]"),
+                (*v).into(),
+                -MAX_ANGLE,
+                MAX_ANGLE,
+            )?;
+        }
+        for (k, v) in s.corner.iter().enumerate() {
+            whole(
+                &format!("sensor_arm.corner[{k}]"),
+                (*v).into(),
+                -MAX_ANGLE,
+                MAX_ANGLE,
+            )?;
+        }
+        whole(
+            "scan.sensor_tolerance",
+            self.scan.sensor_tolerance.into(),
+            0,
+            360,
+        )?;
+        for (name, v) in [
+            ("arm.ramp_up", a.ramp_up),
+            ("arm.ramp_down", a.ramp_down),
+            ("turntable.ramp_up", tt.ramp_up),
+            ("turntable.ramp_down", tt.ramp_down),
+            ("sensor_arm.ramp", s.ramp),
+        ] {
+            whole(name, v.into(), 0, MAX_RAMP)?;
+        }
+        for (name, v) in [
+            ("arm.home_speed", a.home_speed),
+            ("sensor_arm.home_speed", s.home_speed),
+        ] {
+            if v == 0 || !(-100..=100).contains(&v) {
+                return Err(format!(
+                    "{name} must be -100..=100 percent and not 0, is {v}"
+                ));
+            }
+        }
+        let ms = |name: &str, v: u64, lo: u64| {
+            if (lo..=MAX_MS).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} must be {lo}..={MAX_MS} ms, is {v}"))
+            }
+        };
+        let to = &self.timeouts;
+        ms("arm.settle_ms", a.settle_ms, 0)?;
+        ms("timeouts.reply_ms", to.reply_ms, 1)?;
+        ms("timeouts.poll_ms", to.poll_ms, 0)?;
+        ms("timeouts.stall_ms", to.stall_ms, 1)?;
+        ms("timeouts.move_extra_ms", to.move_extra_ms, 0)?;
+        ms("timeouts.home_ms", to.home_ms, 1)?;
+        Ok(())
+    }
+
     pub(super) fn driver_timeouts(&self) -> DriverTimeouts {
         let t = &self.timeouts;
         DriverTimeouts {
@@ -333,5 +463,40 @@ impl Config {
             move_extra: Duration::from_millis(t.move_extra_ms),
             home: Duration::from_millis(t.home_ms),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn why(text: &str) -> String {
+        Config::parse(&format!("version = 1\n{text}")).expect_err(text)
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_refused_naming_section_and_field() {
+        for bad in ["-5.0", "nan", "1e308", "inf", "0.0"] {
+            let w = why(&format!("[timings]\ntilt = {bad}"));
+            assert!(w.contains("timings.tilt"), "{bad}: {w}");
+        }
+        assert!(why("[turntable]\nratio = nan").contains("turntable.ratio"));
+        assert!(why("[motors]\nlarge_full_speed = 1e308").contains("motors.large_full_speed"));
+        assert!(why("[scan]\nwindow = -1.0").contains("scan.window"));
+        assert!(why("[arm]\ntilt_apex = 2000000000").contains("arm.tilt_apex"));
+        assert!(why("[arm]\nhome_speed = 0").contains("arm.home_speed"));
+        assert!(why("[timeouts]\nreply_ms = 18446744073709551615").contains("reply_ms"));
+        assert!(why("[sensor_arm]\nedge = [0, 0, 99999, 0]").contains("sensor_arm.edge[2]"));
+    }
+
+    #[test]
+    fn unknown_timings_keys_are_refused() {
+        assert!(why("[timings]\ntilt_time = 0.5").contains("tilt_time"));
+    }
+
+    #[test]
+    fn the_defaults_pass_the_checks() {
+        Config::default().check().expect("defaults");
+        Config::parse("version = 1").expect("an empty file is the defaults");
     }
 }

@@ -10,6 +10,8 @@ use crate::robot::ev3::driver::Ev3Error;
 pub enum RobotError {
     #[error(transparent)]
     Ev3(#[from] Ev3Error),
+    #[error(transparent)]
+    Read(#[from] crate::cube::file::InputFileError),
     #[error("calibration {path}: {why}")]
     Config { path: String, why: String },
     #[error("interrupted after {after}; {}; {state}", stop_note(*stopped))]

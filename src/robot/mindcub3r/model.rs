@@ -145,7 +145,7 @@ impl Orientation {
 /// Defaults are idealised estimates from the ev3dev MindCub3r demo's angles and speeds, not
 /// measurements (see [Timings](crate::robot::mindcub3r#timings)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Timings {
     pub arm_away_to_hold: f64,
     pub arm_hold_to_away: f64,
