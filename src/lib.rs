@@ -31,6 +31,7 @@
 //! | module   | depends on                                 | what                                              |
 //! |----------|--------------------------------------------|---------------------------------------------------|
 //! | `cube`   | nothing                                    | model, notation, validation, pictures             |
+//! | `input`  | nothing                                    | bounded reading of the files a user names         |
 //! | `solver` | `cube`                                     | two-phase 3x3x3, optimal 2x2x2, costed search     |
 //! | `color`  | `cube`                                     | raw readings → CIELAB → legal cube, with doubt    |
 //! | `scan`   | `color`, `cube`                            | image files, camera, sticker detection (OpenCV)   |
@@ -43,6 +44,7 @@
 
 pub mod color;
 pub mod cube;
+pub mod input;
 pub mod job;
 pub mod robot;
 pub mod scan;

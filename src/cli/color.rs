@@ -19,8 +19,8 @@ use crate::color::synth::{synth_scan as synthesize, Appearance, Conditions, Pale
 use crate::color::{
     resolve as resolve_scan, Profile, RawScan, Resolution, ResolveError, ResolveOptions, Scale,
 };
-use crate::cube::file::{read_text, FileKind};
 use crate::cube::{random_state, FaceletCube, Size};
+use crate::input::{read_text, FileKind};
 
 #[derive(clap::Args, Debug)]
 pub struct ResolveArgs {

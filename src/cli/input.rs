@@ -2,7 +2,7 @@
 //! line) or `-` (standard input, one state a line).
 //!
 //! Level: `cli`, a leaf: depends on no other cli module; reads files through
-//! [`crate::cube::file`] (a regular file, size-capped).
+//! [`crate::input`] (a regular file, size-capped).
 
 use std::io::{BufRead, Read};
 
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::cube::file::{read_text, FileKind};
+use crate::input::{read_text, FileKind};
 
 /// Where the states come from.
 pub enum States {

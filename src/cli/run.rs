@@ -163,7 +163,7 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
         return Ok(Some(TargetSpec::State(super::input::single_state(t)?)));
     }
     if let Some(p) = &a.target_file {
-        let text = crate::cube::file::read_text(p, crate::cube::file::FileKind::Target)?;
+        let text = crate::input::read_text(p, crate::input::FileKind::Target)?;
         if text.trim_start().starts_with('{') {
             return Ok(Some(TargetSpec::Saved(job::read_saved(p)?)));
         }

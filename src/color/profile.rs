@@ -53,7 +53,7 @@ pub struct Profile {
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     #[error(transparent)]
-    Read(#[from] crate::cube::file::InputFileError),
+    Read(#[from] crate::input::InputFileError),
     #[error("cannot write profile {path}: {source}")]
     Io {
         path: String,
@@ -129,7 +129,7 @@ impl Profile {
     }
 
     pub fn load(path: &Path) -> Result<Profile, ProfileError> {
-        let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Profile)?;
+        let text = crate::input::read_text(path, crate::input::FileKind::Profile)?;
         Profile::from_toml(&text, &path.display().to_string())
     }
 

@@ -1,8 +1,7 @@
 //! The cube model: faces, facelets, cubies, moves, notation, validation, pictures.
 //!
-//! Level: bottom of the crate. Depends on nothing else in the crate and does no I/O (except
-//! [`file`](mod@file), the bounded reader of user input files that every level shares); must not
-//! import from `solver`, `color`, `scan`, `robot`, `job` or `cli`. Inside, the files form a
+//! Level: bottom of the crate. Depends on nothing else in the crate and does no I/O; must
+//! not import from `solver`, `color`, `scan`, `robot`, `job` or `cli`. Inside, the files form a
 //! chain: `face`, `size` → `geometry`, `slots` → `moves` → `notation` → `facelet` →
 //! `cubie` → `validate`, `random`, `net`.
 //!
@@ -29,7 +28,6 @@
 mod cubie;
 mod face;
 mod facelet;
-pub mod file;
 mod geometry;
 mod moves;
 mod net;

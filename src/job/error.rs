@@ -25,7 +25,7 @@ use super::target::TargetError;
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// A line robot without colour sensors cannot scan.
-    #[error("scan failed: robot {robot:?} has no colour sensors (CAPS scan=0); give the state with --state")]
+    #[error("scan failed: robot {robot:?} has no colour sensors (CAPS scan=0); cubot needs a robot that reads its own stickers")]
     NoColourSensor { robot: String },
     /// The robot holds a cube of another size than the one asked for.
     #[error("scan failed: the robot holds a {holds}x{holds}x{holds} cube, not {wanted}")]
@@ -47,7 +47,9 @@ pub enum RunError {
     },
     /// The colour profile was learned on another scale than the scanner reads.
     #[error(
-        "the colour profile was learned on scale {profile:?} but the scanner reads {scanner:?}"
+        "the colour profile was learned on scale {} but the scanner reads {}",
+        profile.name(),
+        scanner.name()
     )]
     ProfileScale { profile: Scale, scanner: Scale },
     /// The resolver found no legal cube in the readings, even after re-reading them.

@@ -41,7 +41,7 @@ pub enum JournalError {
         source: serde_json::Error,
     },
     #[error(transparent)]
-    Read(#[from] crate::cube::file::InputFileError),
+    Read(#[from] crate::input::InputFileError),
     #[error("journal {} line {line}: {problem}", path.display())]
     Format {
         path: PathBuf,
@@ -251,7 +251,7 @@ pub struct JournalRecord {
 
 /// Reads a journal; a last line cut short is ignored.
 pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
-    let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Journal)?;
+    let text = crate::input::read_text(path, crate::input::FileKind::Journal)?;
     let lines: Vec<&str> = text.lines().collect();
     let fmt = |line: usize, problem: FormatProblem| JournalError::Format {
         path: path.to_path_buf(),

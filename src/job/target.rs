@@ -4,7 +4,7 @@
 //!
 //! Level: job. No printing.
 
-use crate::cube::file::{read_text, FileKind, InputFileError};
+use crate::input::{read_text, FileKind, InputFileError};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;

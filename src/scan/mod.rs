@@ -86,7 +86,7 @@ pub enum VisionError {
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
     #[error(transparent)]
-    Read(#[from] crate::cube::file::InputFileError),
+    Read(#[from] crate::input::InputFileError),
     #[error("no image for face {face} in {dir} (tried {tried})")]
     MissingFace {
         face: char,

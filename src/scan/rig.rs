@@ -202,7 +202,7 @@ impl Rig {
     }
 
     pub fn load(path: &Path) -> Result<Rig, VisionError> {
-        let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Rig)?;
+        let text = crate::input::read_text(path, crate::input::FileKind::Rig)?;
         Rig::from_toml(&text).map_err(|e| match e {
             VisionError::Rig(m) => VisionError::Rig(format!("{}: {m}", path.display())),
             e => e,

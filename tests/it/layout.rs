@@ -15,12 +15,19 @@ use super::support::root;
 /// Which top-level modules each top-level module may use.
 const LEVELS: &[(&str, &[&str])] = &[
     ("cube", &[]),
-    ("solver", &["cube"]),
-    ("color", &["cube"]),
-    ("scan", &["cube", "color"]),
-    ("robot", &["cube", "solver", "color"]),
-    ("job", &["cube", "solver", "color", "scan", "robot"]),
-    ("cli", &["cube", "solver", "color", "scan", "robot", "job"]),
+    ("input", &[]),
+    ("solver", &["cube", "input"]),
+    ("color", &["cube", "input"]),
+    ("scan", &["cube", "input", "color"]),
+    ("robot", &["cube", "input", "solver", "color"]),
+    (
+        "job",
+        &["cube", "input", "solver", "color", "scan", "robot"],
+    ),
+    (
+        "cli",
+        &["cube", "input", "solver", "color", "scan", "robot", "job"],
+    ),
 ];
 
 struct Module {

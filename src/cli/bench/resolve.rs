@@ -83,7 +83,7 @@ struct Case {
 
 /// Resolves one case file and judges the answer against its `expected` cube, if any.
 fn judge_case(path: &Path, a: &BenchResolveArgs) -> anyhow::Result<Case> {
-    let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::Scan)?;
+    let text = crate::input::read_text(path, crate::input::FileKind::Scan)?;
     let case: serde_json::Value = serde_json::from_str(&text)?;
     let scan =
         RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))?;

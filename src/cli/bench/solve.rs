@@ -130,7 +130,7 @@ fn states_path(a: &BenchSolveArgs) -> Result<PathBuf> {
 /// Reads the states (blank lines and `#` comments skipped), keeps the first `count`, and
 /// checks they are valid and of one size.
 fn read_states(path: &Path, count: Option<u64>) -> Result<Vec<FaceletCube>> {
-    let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::States)?;
+    let text = crate::input::read_text(path, crate::input::FileKind::States)?;
     let mut states = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();

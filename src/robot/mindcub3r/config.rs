@@ -293,7 +293,7 @@ impl Config {
     }
 
     pub fn load(path: &Path) -> Result<Config, RobotError> {
-        let text = crate::cube::file::read_text(path, crate::cube::file::FileKind::RobotConfig)?;
+        let text = crate::input::read_text(path, crate::input::FileKind::RobotConfig)?;
         Config::parse(&text).map_err(|why| RobotError::Config {
             path: path.display().to_string(),
             why,

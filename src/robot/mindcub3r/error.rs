@@ -11,8 +11,8 @@ pub enum RobotError {
     #[error(transparent)]
     Ev3(#[from] Ev3Error),
     #[error(transparent)]
-    Read(#[from] crate::cube::file::InputFileError),
-    #[error("calibration {path}: {why}")]
+    Read(#[from] crate::input::InputFileError),
+    #[error("robot config {path}: {why}")]
     Config { path: String, why: String },
     #[error("interrupted after {after}; {}; {state}", stop_note(*stopped))]
     Interrupted {

@@ -1,8 +1,8 @@
 //! Reading a file the user named, bounded: the one way every level reads its input files
 //! (scans, state lists, journals, saved states, profiles, rigs, robot configurations).
 //!
-//! Level: `cube`, a leaf that imports nothing from the crate; it sits at the bottom only so
-//! that `color`, `scan`, `robot` and `job` can all use it. The one piece of I/O at this level.
+//! Level: the bottom, beside `cube`: it imports nothing from the crate, so every level
+//! (`color`, `scan`, `robot`, `job`, `cli`) can use it; `cube` itself stays pure.
 //!
 //! A name that is not a regular file (a directory, `/dev/zero`, a FIFO, a socket) is refused
 //! before it is opened, and a file is read through a cap one byte above its kind's limit, so
