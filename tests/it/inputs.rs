@@ -211,20 +211,20 @@ fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_move
         (vec!["restore", bad_file, "--sim"], "bad target"),
         (
             vec!["run", "--sim", "--profile", &rgb],
-            "learned on scale Rgb8",
+            "learned on scale rgb8",
         ),
         (
             vec!["run", "--sim", "--scanner", "camera", "--profile", &ev3],
-            "learned on scale Ev3Raw",
+            "learned on scale ev3-raw",
         ),
         (
             vec!["save", "x.json", "--sim", "--profile", &rgb],
-            "learned on scale Rgb8",
+            "learned on scale rgb8",
         ),
         // The line robot says its scale in its handshake, before it moves.
         (
             vec!["run", "--sim", "--robot", "line", "--profile", &ev3],
-            "learned on scale Ev3Raw",
+            "learned on scale ev3-raw",
         ),
     ];
     for (args, needle) in &cases {
