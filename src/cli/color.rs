@@ -68,8 +68,8 @@ pub struct SynthScanArgs {
     /// Output scale: rgb8 (camera sRGB), ev3-raw (EV3 RGB-RAW counts) or unit.
     #[arg(long, default_value = "rgb8", value_parser = parse_scale)]
     pub scale: Scale,
-    /// How many scans (one JSON object a line when more than one).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// How many scans (one JSON object a line when more than one), at most 10000.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub count: u64,
     /// Cube size.
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]

@@ -26,6 +26,7 @@ fn numeric_flags_that_are_not_finite_or_in_range_are_refused_at_parse_time() {
         (&["synth-scan", "--fade", "2"], "--fade"),
         (&["synth-scan", "--noise", "nan"], "--noise"),
         (&["synth-scan", "--exposure", "0"], "--exposure"),
+        (&["synth-scan", "--count", "65536"], "--count"),
         (
             &["solve", "solved", "--timeout", "99999999999999"],
             "--timeout",
