@@ -473,13 +473,13 @@ fn report(g: &Global, r: &RunReport) -> Exit {
     }
 }
 
-/// Prints where the cube is and exits 2 (the last JSON line must be the interruption).
-/// A path or value as one shell word: as it is when it holds only safe characters, else in
+/// A path as one shell word: as it is when it holds only safe characters, else in
 /// single quotes.
-fn shell_word(s: &str) -> String {
+fn shell_word(p: &Path) -> String {
+    let s = p.display().to_string();
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
     if !s.is_empty() && s.chars().all(safe) {
-        s.to_string()
+        s
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
@@ -490,7 +490,7 @@ fn shell_word(s: &str) -> String {
 /// configuration and colour profile. The robot and the cube's size come from the journal.
 pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) -> String {
     let mut w: Vec<String> = vec!["cubot".into(), "run".into(), "--resume".into()];
-    w.push(shell_word(&journal.display().to_string()));
+    w.push(shell_word(journal));
     if connect.sim {
         w.push("--sim".into());
         w.push(format!("--seed {}", connect.seed));
@@ -502,27 +502,23 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
         }
         w.push(format!("--speed {}", connect.speed));
     } else if let Some(p) = &connect.port {
-        w.push(format!("--port {}", shell_word(&p.display().to_string())));
+        w.push(format!("--port {}", shell_word(p)));
     }
     if connect.scanner == super::args::ScannerKind::Camera {
         w.push("--scanner camera".into());
     }
     if let Some(c) = &connect.robot_config {
-        w.push(format!(
-            "--robot-config {}",
-            shell_word(&c.display().to_string())
-        ));
+        w.push(format!("--robot-config {}", shell_word(c)));
     }
     if let Some(p) = &scan.profile {
-        w.push(format!(
-            "--profile {}",
-            shell_word(&p.display().to_string())
-        ));
+        w.push(format!("--profile {}", shell_word(p)));
     }
     w.join(" ")
 }
 
-fn interrupted(g: &Global, e: &RunError, resume: &str) -> ! {
+/// Reports a stopped run (where the cube is, and the exact command that resumes it) and
+/// exits 2.
+fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
     if let RunError::Interrupted {
         cause,
         journal,
@@ -532,6 +528,7 @@ fn interrupted(g: &Global, e: &RunError, resume: &str) -> ! {
         seconds,
     } = e
     {
+        let resume = resume_command(&a.connect, &a.scan, journal);
         if g.json {
             super::output::json_line(&serde_json::json!({
                 "type": "interrupted",
@@ -554,15 +551,7 @@ fn interrupted(g: &Global, e: &RunError, resume: &str) -> ! {
 fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
     match r {
         Ok(r) => Ok(report(g, &r)),
-        Err(e @ RunError::Interrupted { .. }) => {
-            let resume = match &e {
-                RunError::Interrupted { journal, .. } => {
-                    resume_command(&a.connect, &a.scan, journal)
-                }
-                _ => String::new(),
-            };
-            interrupted(g, &e, &resume)
-        }
+        Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {
             if g.json {
                 super::output::json_line(
