@@ -8,6 +8,8 @@
 
 use palette::Lab;
 
+use super::model::Model;
+
 pub(super) fn d2(a: &[f64; 3], b: &[f64; 3]) -> f64 {
     (0..3).map(|k| (a[k] - b[k]).powi(2)).sum()
 }
@@ -50,6 +52,8 @@ pub(super) fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Class {
     pub(super) mean: [f64; 3],
+    /// Degrees of freedom of the Student-t.
+    pub(super) nu: f64,
     /// Variance along (L, radial, tangential).
     pub(super) var: [f64; 3],
     /// Unit hue direction (cos, sin) in the a*b* plane.
@@ -97,18 +101,15 @@ impl Class {
         (0..3)
             .map(|k| {
                 let v = self.var[k] + e[k];
-                0.5 * (NU + 1.0) * (d[k] * d[k] / v / NU).ln_1p() + 0.5 * v.ln()
+                let nu = self.nu;
+                0.5 * (nu + 1.0) * (d[k] * d[k] / v / nu).ln_1p() + 0.5 * v.ln()
             })
             .sum()
     }
 }
 
-/// Degrees of freedom of the per-channel Student-t.
-const NU: f64 = 4.0;
 /// Minimum intrinsic class spread in Lab units (the readings' own noise comes on top).
 const MIN_SIGMA: f64 = 0.2;
-/// Pseudo-count of the typical class spread in each class's variance (one reading's worth).
-const KAPPA_VAR: f64 = 1.0;
 /// Re-weighting rounds of the class fit.
 const FIT_ROUNDS: usize = 3;
 /// Pseudo-count of a profile centroid in a class mean.
@@ -123,8 +124,10 @@ pub(super) fn fit(
     noise: &[[f64; 3]],
     labels: &[usize],
     prior: Option<&[[f64; 3]; 6]>,
+    model: &Model,
 ) -> [Class; 6] {
     let floor = MIN_SIGMA.powi(2);
+    let nu = model.nu;
     // Pass 1: plain means, pooled intrinsic spread (in each class's frame).
     let mut sum = [[0.0; 3]; 6];
     let mut n = [0.0f64; 6];
@@ -138,6 +141,7 @@ pub(super) fn fit(
         let mean = std::array::from_fn(|k| if n[j] > 0.0 { sum[j][k] / n[j] } else { 50.0 });
         Class {
             mean,
+            nu,
             var: [floor; 3],
             dir: hue_dir(&mean),
         }
@@ -171,7 +175,7 @@ pub(super) fn fit(
             for k in 0..3 {
                 let v = c.var[k] + ef[k];
                 let d2 = d[k] * d[k];
-                let u = (NU + 1.0) / (NU + d2 / v);
+                let u = (nu + 1.0) / (nu + d2 / v);
                 wsum[l][k] += u / v;
                 wx[l][k] += u / v * d[k];
                 usum[l][k] += u;
@@ -201,10 +205,12 @@ pub(super) fn fit(
             });
             let back = from_frame(offset, c.dir);
             let mean: [f64; 3] = std::array::from_fn(|k| c.mean[k] + back[k]);
+            let kv = model.spread_prior;
             classes[j] = Class {
                 mean,
+                nu,
                 var: std::array::from_fn(|k| {
-                    ((uss[j][k] + KAPPA_VAR * typical[k]) / (n[j] + KAPPA_VAR)).max(floor)
+                    ((uss[j][k] + kv * typical[k]) / (n[j] + kv)).max(floor)
                 }),
                 dir: hue_dir(&mean),
             };

@@ -15,14 +15,17 @@ use crate::cube::Size;
 #[derive(Clone)]
 pub(super) struct Illumination {
     size: Size,
+    /// Weight of the even-light prior ([`super::Model::light_prior`]).
+    prior: f64,
     pub(super) face: [f64; 6],
     pub(super) kind: [f64; 3],
 }
 
 impl Illumination {
-    pub(super) fn new(size: Size) -> Illumination {
+    pub(super) fn new(size: Size, prior: f64) -> Illumination {
         Illumination {
             size,
+            prior,
             face: [0.0; 6],
             kind: [0.0; 3],
         }
@@ -74,7 +77,7 @@ impl Illumination {
                     .filter(|&i| self.face_of(i) == f)
                     .map(|i| ly[i] - self.kind[self.kind_of(i)] - class[labels[i]])
                     .collect();
-                self.face[f] = shrunk_median(r);
+                self.face[f] = shrunk_median(r, self.prior);
             }
             let mean = self.face.iter().sum::<f64>() / 6.0;
             self.face
@@ -86,7 +89,7 @@ impl Illumination {
                         .filter(|&i| self.kind_of(i) == k)
                         .map(|i| ly[i] - self.face[self.face_of(i)] - class[labels[i]])
                         .collect();
-                    self.kind[k] = shrunk_median(r);
+                    self.kind[k] = shrunk_median(r, self.prior);
                 }
                 let mean = (4.0 * self.kind[0] + 4.0 * self.kind[1] + self.kind[2]) / 9.0;
                 self.kind
@@ -103,16 +106,13 @@ impl Illumination {
     }
 }
 
-/// Prior weight, in stickers, of even light: each face's and each sticker kind's gain is
-/// the robust (median) estimate shrunk toward zero as if `LIGHT_PRIOR` more stickers had
-/// read no change. A face whose stickers all share one colour carries no evidence on its
+/// The prior of even light ([`super::Model::light_prior`], in stickers): each face's and
+/// each sticker kind's gain is the robust (median) estimate shrunk toward zero as if that
+/// many more stickers had read no change. A face whose stickers all share one colour carries no evidence on its
 /// own light (its gain and its class's brightness trade off freely); without the prior
 /// such a gain drifts to its bound and lets a class absorb a brightness difference that
 /// tells two colours apart (a dark orange and a red that differ mainly in lightness).
-pub(super) const LIGHT_PRIOR: f64 = 3.0;
-
-/// The median of log-gain residuals, shrunk toward even light by [`LIGHT_PRIOR`].
-pub(super) fn shrunk_median(r: Vec<f64>) -> f64 {
+pub(super) fn shrunk_median(r: Vec<f64>, prior: f64) -> f64 {
     let n = r.len() as f64;
-    median(r) * n / (n + LIGHT_PRIOR)
+    median(r) * n / (n + prior)
 }

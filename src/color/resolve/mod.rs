@@ -40,6 +40,7 @@ mod doubt;
 mod labelling;
 mod legal;
 mod light;
+mod model;
 mod readings;
 mod refine;
 #[cfg(test)]
@@ -49,6 +50,7 @@ use classes::{best_matching, kmeans6};
 use doubt::Best;
 use labelling::cube_of;
 use legal::Candidate;
+pub use model::Model;
 pub use readings::{lab_of_linear, linear_readings, scan_lab};
 use refine::{cost_of, Evidence};
 
@@ -70,6 +72,8 @@ pub struct ResolveOptions {
     pub doubt_threshold: f64,
     /// Search budget: node expansions per k-best search.
     pub node_budget: usize,
+    /// The likelihood model's constants.
+    pub model: Model,
 }
 
 impl Default for ResolveOptions {
@@ -80,6 +84,7 @@ impl Default for ResolveOptions {
             seed: 1,
             doubt_threshold: DEFAULT_DOUBT_NATS,
             node_budget: 200_000,
+            model: Model::default(),
         }
     }
 }
@@ -180,7 +185,14 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         .as_ref()
         .map(|p| profile_prior(p, size, &labs, &centroids));
     let window = opts.doubt_threshold;
-    let evidence = Evidence::new(scan, opts.profile.as_ref(), wb, prior, opts.node_budget);
+    let evidence = Evidence::new(
+        scan,
+        opts.profile.as_ref(),
+        wb,
+        prior,
+        opts.node_budget,
+        opts.model,
+    );
 
     let (settled, mut expanded) = evidence.settle(labels, labs);
     let (search, spent) = evidence.final_search(settled, window);

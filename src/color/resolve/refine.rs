@@ -12,6 +12,7 @@ use super::classes::{fit, Class};
 use super::labelling::conjugates;
 use super::legal::{search2, search3, SearchOutcome};
 use super::light::Illumination;
+use super::model::Model;
 use super::readings::{lab_of_linear, linear_readings, reading_noise};
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::Size;
@@ -34,6 +35,7 @@ pub(super) struct Evidence<'a> {
     lin: Vec<[f64; 3]>,
     prior: Option<[[f64; 3]; 6]>,
     node_budget: usize,
+    pub(super) model: Model,
 }
 
 /// One hypothesis with the light fitted to it: a class per sticker, the light, and the
@@ -84,6 +86,7 @@ impl<'a> Evidence<'a> {
         wb: [f64; 3],
         prior: Option<[[f64; 3]; 6]>,
         node_budget: usize,
+        model: Model,
     ) -> Evidence<'a> {
         Evidence {
             scan,
@@ -93,6 +96,7 @@ impl<'a> Evidence<'a> {
             lin: linear_readings(scan, profile).0,
             prior,
             node_budget,
+            model,
         }
     }
 
@@ -105,7 +109,7 @@ impl<'a> Evidence<'a> {
             .enumerate()
             .map(|(i, (v, lab))| {
                 let own = self.scan.sigma.as_ref().and_then(|s| s.get(i).copied());
-                reading_noise(*v, own, self.scale, self.wb, gain(i), lab)
+                reading_noise(*v, own, self.scale, self.wb, gain(i), lab, &self.model)
             })
             .collect()
     }
@@ -140,7 +144,7 @@ impl<'a> Evidence<'a> {
         noise: &[[f64; 3]],
         labels: &[usize],
     ) -> [Class; 6] {
-        fit(labs, noise, labels, self.prior.as_ref())
+        fit(labs, noise, labels, self.prior.as_ref(), &self.model)
     }
 
     /// Refinement: best legal cube → class models and light re-fitted to it → again, until
@@ -228,7 +232,7 @@ impl<'a> Evidence<'a> {
         let noise = self.noise_of(&labs, &|_| 1.0);
         let start = Settled {
             labels,
-            illum: Illumination::new(self.size),
+            illum: Illumination::new(self.size, self.model.light_prior),
             labs,
             noise,
         };

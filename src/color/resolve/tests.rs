@@ -22,9 +22,10 @@ fn a_reading_s_own_error_replaces_the_device_model_except_when_clipped() {
     let wb = [1.0; 3];
     let v = [120.0, 80.0, 40.0];
     let lab = lab_of_linear(to_linear(v, Scale::Rgb8, wb));
-    let device = reading_noise(v, None, Scale::Rgb8, wb, 1.0, &lab);
-    let own = reading_noise(v, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
-    let large = reading_noise(v, Some([3.0; 3]), Scale::Rgb8, wb, 1.0, &lab);
+    let m = Model::default();
+    let device = reading_noise(v, None, Scale::Rgb8, wb, 1.0, &lab, &m);
+    let own = reading_noise(v, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab, &m);
+    let large = reading_noise(v, Some([3.0; 3]), Scale::Rgb8, wb, 1.0, &lab, &m);
     for k in 0..3 {
         assert!(
             own[k] < device[k] && device[k] < large[k],
@@ -33,8 +34,8 @@ fn a_reading_s_own_error_replaces_the_device_model_except_when_clipped() {
     }
     let hot = [255.0, 80.0, 40.0];
     let lab = lab_of_linear(to_linear(hot, Scale::Rgb8, wb));
-    let a = reading_noise(hot, None, Scale::Rgb8, wb, 1.0, &lab);
-    let b = reading_noise(hot, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
+    let a = reading_noise(hot, None, Scale::Rgb8, wb, 1.0, &lab, &m);
+    let b = reading_noise(hot, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab, &m);
     assert!(b[0] > 0.5 * a[0], "clipped stays uncertain: {a:?} {b:?}");
 }
 
@@ -45,7 +46,10 @@ fn reading_noise_follows_the_device() {
     // uncertain in absolute terms.
     let lab_var = |v: [f64; 3], scale: Scale, wb: [f64; 3]| {
         let lab = lab_of_linear(to_linear(v, scale, wb));
-        (lab, reading_noise(v, None, scale, wb, 1.0, &lab))
+        (
+            lab,
+            reading_noise(v, None, scale, wb, 1.0, &lab, &Model::default()),
+        )
     };
     let rel =
         |(lab, var): ([f64; 3], [f64; 3])| (var[1] + var[2]) / (lab[1].powi(2) + lab[2].powi(2));
@@ -75,7 +79,7 @@ fn class_frame_separates_fading_from_hue() {
         .collect();
     let noise = vec![[0.01; 3]; 9];
     let labels = vec![0usize; 9];
-    let c = fit(&labs, &noise, &labels, None)[0];
+    let c = fit(&labs, &noise, &labels, None, &Model::default())[0];
     assert!(c.var[1] > 10.0 * c.var[2], "{:?}", c.var);
     // A grey-shifted orange costs less than one turned toward red by the same amount.
     let faded = [60.0, 30.0, 37.5];
@@ -144,7 +148,7 @@ fn illumination_recovers_face_and_kind_gains() {
     let face_gain: [f64; 6] = [0.2, -0.1, 0.0, 0.3, -0.2, -0.2];
     let kind_gain = [-0.1, 0.05, 0.2];
     let base = [0.5, 0.3, 0.2];
-    let mut il = Illumination::new(Size::Three);
+    let mut il = Illumination::new(Size::Three, Model::default().light_prior);
     let lin: Vec<[f64; 3]> = (0..54)
         .map(|i| {
             let g = (face_gain[il.face_of(i)] + kind_gain[il.kind_of(i)]).exp();
