@@ -4,10 +4,8 @@
 //! Level: `cli`. Depends on `cube`, `color`, the shared cli helpers and the synthetic-scan
 //! options of [`crate::cli::color`].
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -18,7 +16,7 @@ use crate::cli::common::{thread_cpu, warn_if_cpu_clock_missing};
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::synth::{Conditions, Palette};
-use crate::color::{resolve as resolve_scan, RawScan, ResolveError, ResolveOptions, Scale};
+use crate::color::{resolve as resolve_scan, ResolveError, ResolveOptions, Scale};
 use crate::cube::{FaceletCube, Size};
 
 #[derive(clap::Args, Debug)]
@@ -42,6 +40,19 @@ pub struct BenchResolveArgs {
     /// samples/realdata/cases) in this directory and report per case and per group.
     #[arg(long, value_name = "DIR")]
     pub realdata: Option<PathBuf>,
+    /// With `--realdata`: leave one source out. Each source's scans are resolved under
+    /// model constants and a margin calibration chosen on the other sources only.
+    #[arg(long, requires = "realdata")]
+    pub cross_validate: bool,
+    /// With `--realdata`: also resolve N scans re-dealt from each labelled scan (its pieces'
+    /// readings dealt into random cubes), seeded by `--seed`.
+    #[arg(long, default_value_t = 0, value_name = "N", requires = "realdata",
+          value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub redeal: u64,
+    /// With `--redeal`: also write each re-dealt scan to this directory as a case file
+    /// (`<case>-redealt-<k>.json`, with its `expected` cube), to look at one closely.
+    #[arg(long, value_name = "DIR", requires = "redeal")]
+    pub write_redealt: Option<PathBuf>,
     /// Doubt threshold in nats (see `resolve --doubt`).
     #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
           value_parser = crate::cli::args::finite_non_negative)]
@@ -59,129 +70,6 @@ enum Outcome {
     Doubt,
     Wrong,
     Invalid,
-}
-
-/// Same string up to a one-to-one relabelling of the symbols (2x2x2 answers).
-fn same_up_to_relabelling(a: &str, b: &str) -> bool {
-    let (mut fwd, mut back) = (HashMap::new(), HashMap::new());
-    a.len() == b.len()
-        && a.chars()
-            .zip(b.chars())
-            .all(|(x, y)| *fwd.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
-}
-
-/// Counts per group: exact, doubt, wrong, legal (unlabelled), illegal.
-type GroupCounts = [usize; 5];
-
-/// One real case: its id, group and verdict (with its slot in [`GroupCounts`]).
-struct Case {
-    id: String,
-    group: String,
-    verdict: &'static str,
-    slot: usize,
-}
-
-/// Resolves one case file and judges the answer against its `expected` cube, if any.
-fn judge_case(path: &Path, a: &BenchResolveArgs) -> anyhow::Result<Case> {
-    let text = crate::input::read_text(path, crate::input::FileKind::Scan)?;
-    let case: serde_json::Value = serde_json::from_str(&text)?;
-    let scan =
-        RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))?;
-    let id = case["id"].as_str().unwrap_or("?").to_string();
-    let expected = case["expected"].as_str();
-    let source = id.split('-').next().unwrap_or("?");
-    let group = format!(
-        "{source} {} {}",
-        scan.cube_size(),
-        if expected.is_some() {
-            "labelled"
-        } else {
-            "unlabelled"
-        }
-    );
-    let opts = ResolveOptions {
-        doubt_threshold: a.doubt,
-        ..ResolveOptions::default()
-    };
-    let (verdict, slot) = match resolve_scan(&scan, &opts) {
-        Ok(res) => {
-            let got = res.cube.to_letters();
-            let legal = crate::cube::validate(&got).is_ok();
-            match expected {
-                _ if !legal => ("ILLEGAL", 4),
-                Some(e)
-                    if got == e
-                        || (scan.cube_size() == Size::Two && same_up_to_relabelling(&got, e)) =>
-                {
-                    ("exact", 0)
-                }
-                Some(_) => ("WRONG", 2),
-                None => ("legal", 3),
-            }
-        }
-        Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => ("doubt", 1),
-        Err(e) => return Err(anyhow::Error::from(e).context(id)),
-    };
-    Ok(Case {
-        id,
-        group,
-        verdict,
-        slot,
-    })
-}
-
-fn print_groups(g: &Global, groups: &BTreeMap<String, GroupCounts>) {
-    if !g.json {
-        outln!(
-            "{:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
-            "group",
-            "exact",
-            "doubt",
-            "WRONG",
-            "legal",
-            "ILLEGAL"
-        );
-    }
-    for (group, c) in groups {
-        if g.json {
-            json_line(
-                &json!({"type": "group", "group": group, "exact": c[0], "doubt": c[1], "wrong": c[2], "legal": c[3], "illegal": c[4]}),
-            );
-        } else {
-            outln!(
-                "{group:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4]
-            );
-        }
-    }
-}
-
-fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    let mut groups: BTreeMap<String, GroupCounts> = Default::default();
-    for path in &files {
-        let case = judge_case(path, a)?;
-        groups.entry(case.group.clone()).or_default()[case.slot] += 1;
-        if g.json {
-            json_line(
-                &json!({"type": "case", "id": case.id, "group": case.group, "verdict": case.verdict}),
-            );
-        } else if g.verbose > 0 {
-            outln!("{:<45} {}", case.id, case.verdict);
-        }
-    }
-    print_groups(g, &groups);
-    let bad = groups.values().any(|c| c[2] + c[4] > 0);
-    Ok(if bad { Exit::No } else { Exit::Ok })
 }
 
 /// Resolves one seeded synthetic scan: its outcome and the thread CPU time in ms.
@@ -288,7 +176,11 @@ fn print_row(
 
 pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     if let Some(dir) = &a.realdata {
-        return bench_realdata(dir, &a, g);
+        return if a.cross_validate {
+            super::realdata::cross_validate(dir, &a, g)
+        } else {
+            super::realdata::bench_realdata(dir, &a, g)
+        };
     }
     let palettes: Vec<Palette> = if a.palette.is_empty() {
         Palette::ALL.to_vec()

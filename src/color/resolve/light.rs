@@ -46,6 +46,11 @@ impl Illumination {
         }
     }
 
+    /// Multiplicative gain of the face sticker `i` is on.
+    pub(super) fn face_gain(&self, i: usize) -> f64 {
+        self.face[self.face_of(i)].exp()
+    }
+
     /// Multiplicative gain of sticker `i`.
     pub(super) fn gain(&self, i: usize) -> f64 {
         (self.face[self.face_of(i)] + self.kind[self.kind_of(i)]).exp()

@@ -37,6 +37,7 @@
 
 mod classes;
 mod doubt;
+mod evaluate;
 mod labelling;
 mod legal;
 mod light;
@@ -48,6 +49,7 @@ mod tests;
 
 use classes::{best_matching, kmeans6};
 use doubt::Best;
+pub use evaluate::{cube_cost, redeal};
 use labelling::cube_of;
 use legal::Candidate;
 pub use model::Model;
@@ -184,7 +186,9 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         .profile
         .as_ref()
         .map(|p| profile_prior(p, size, &labs, &centroids));
-    let window = opts.doubt_threshold;
+    // The search and the doubt test work in the model's own nats.
+    let t = opts.model.temperature;
+    let window = opts.doubt_threshold * t;
     let evidence = Evidence::new(
         scan,
         opts.profile.as_ref(),
@@ -221,7 +225,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             expanded,
             suspects: Vec::new(),
         })?;
-    let stickers = sticker_verdicts(&own.labs, &best.labels, &cost, &face_of_class);
+    let mut stickers = sticker_verdicts(&own.labs, &best.labels, &cost, &face_of_class);
     let doubt = doubt::weigh(
         &evidence,
         &Best {
@@ -235,6 +239,9 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         },
         window,
     );
+    for s in &mut stickers {
+        s.margin /= t;
+    }
     let classes = (0..6)
         .map(|j| ClassSummary {
             face: face_of_class[j],
@@ -247,7 +254,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         stickers,
         doubtful: doubt.doubtful.clone(),
         confident: doubt.confident,
-        cube_margin: doubt.cube_margin,
+        cube_margin: doubt.cube_margin / t,
         rival_exact: doubt.rival_exact,
         rival: doubt.rival,
         classes,

@@ -210,6 +210,18 @@ impl<'a> Evidence<'a> {
         }
     }
 
+    /// Cost of a labelling under its own model, the light estimated from even light until
+    /// it settles (for scoring a cube named from outside, e.g. a labelled scan's).
+    pub(super) fn settled_cost(&self, labels: &[usize]) -> f64 {
+        let mut il = Illumination::new(self.size, self.model.light_prior);
+        for _ in 0..8 {
+            if il.estimate(&self.lin, labels) < 0.01 {
+                break;
+            }
+        }
+        self.own_model(labels, &il).total
+    }
+
     /// Cost of a labelling under classes re-fitted to it, the light held fixed (for the
     /// far, whole-class alternatives, where the light hardly depends on them).
     pub(super) fn own_fixed(&self, labels: &[usize], labs: &[[f64; 3]], noise: &[[f64; 3]]) -> f64 {

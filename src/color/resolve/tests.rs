@@ -212,3 +212,53 @@ fn a_wrong_count_is_an_error_not_a_panic() {
     let flat2 = RawScan::new(Size::Two, Scale::Ev3Raw, vec![[0.0, 0.0, 0.0]; 24]);
     let _ = resolve(&flat2, &ResolveOptions::default());
 }
+
+#[test]
+fn a_redealt_scan_keeps_each_piece_s_readings_and_resolves_to_its_cube() {
+    use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+    use crate::cube::{random_state, FaceletCube};
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+    for size in [Size::Three, Size::Two] {
+        let truth = random_state(size, &mut rng);
+        let app = Appearance::new(Palette::Faded, Conditions::for_palette(Palette::Faded), 5);
+        for scale in [Scale::Rgb8, Scale::Ev3Raw] {
+            let scan = synth_scan(&truth, &app, scale, &mut rng);
+            // Dealt into its own cube, a scan is itself (up to the relit rounding).
+            let same = redeal(&scan, &truth, &truth).unwrap();
+            for (a, b) in same.facelets.iter().zip(&scan.facelets) {
+                for k in 0..3 {
+                    assert!((a[k] - b[k]).abs() <= 0.5, "{a:?} {b:?}");
+                }
+            }
+            let target = random_state(size, &mut rng);
+            let dealt = redeal(&scan, &truth, &target).unwrap();
+            // Centres keep their readings; every reading comes from the original scan,
+            // relit by at most the faces' light ratio.
+            if size == Size::Three {
+                for f in 0..6 {
+                    assert_eq!(dealt.facelets[f * 9 + 4], scan.facelets[f * 9 + 4]);
+                }
+            }
+            let res = resolve(&dealt, &ResolveOptions::default()).unwrap();
+            let want = FaceletCube::parse(&target.to_letters()).unwrap();
+            assert_eq!(res.cube.colors(), want.colors(), "{size} {scale:?}");
+            // The model scores the true cube below any other.
+            let opts = ResolveOptions::default();
+            let own = cube_cost(&dealt, &opts, &want).unwrap().unwrap();
+            let other = cube_cost(&dealt, &opts, &FaceletCube::solved(size))
+                .unwrap()
+                .unwrap();
+            assert!(own < other, "{own} {other}");
+        }
+    }
+    // Pieces that the truth does not hold cannot be dealt.
+    let scan = RawScan::new(Size::Three, Scale::Rgb8, vec![[100.0, 50.0, 20.0]; 54]);
+    let mut colors = crate::cube::FaceletCube::solved(Size::Three)
+        .colors()
+        .to_vec();
+    colors.swap(0, 9);
+    let odd = crate::cube::FaceletCube::from_colors(Size::Three, colors).unwrap();
+    let target = random_state(Size::Three, &mut rng);
+    assert!(redeal(&scan, &odd, &target).is_none());
+}
