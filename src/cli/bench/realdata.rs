@@ -35,7 +35,7 @@ use serde_json::json;
 use super::resolve::BenchResolveArgs;
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
-use crate::color::resolve::{cube_cost, redeal, Model};
+use crate::color::resolve::{cube_cost, redeal, Model, Space};
 use crate::color::{resolve as resolve_scan, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{random_state, validate, FaceletCube};
 
@@ -83,6 +83,8 @@ struct Judged {
     truth_margin: Option<f64>,
     /// The best guess's calibrated margin to its rival.
     margin: f64,
+    /// The temperature the margin was calibrated with.
+    temperature: f64,
     /// The best guess is not the expected cube, yet the expected cube costs less under the
     /// model: the search, not the model, missed it.
     missed: bool,
@@ -159,6 +161,7 @@ fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
                 verdict: Verdict::NoCube,
                 truth_margin: trial.truth.as_ref().map(|_| 0.0),
                 margin: 0.0,
+                temperature: opts.model.temperature,
                 missed: false,
             }
         }
@@ -167,6 +170,7 @@ fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
                 verdict: Verdict::Illegal,
                 truth_margin: trial.truth.as_ref().map(|_| 0.0),
                 margin: 0.0,
+                temperature: opts.model.temperature,
                 missed: false,
             }
         }
@@ -211,6 +215,7 @@ fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
         verdict,
         truth_margin,
         margin: res.cube_margin,
+        temperature: t,
         missed,
     }
 }
@@ -311,8 +316,40 @@ fn print_tallies(g: &Global, what: &str, tallies: &BTreeMap<String, Tally>) {
     }
 }
 
+/// The model `--model NAME=VALUE,...` describes: the defaults with those constants set.
+pub fn model_of(spec: &[String]) -> anyhow::Result<Model> {
+    let mut m = Model::default();
+    for item in spec {
+        let (name, value) = item
+            .split_once('=')
+            .with_context(|| format!("--model {item:?}: expected NAME=VALUE"))?;
+        let v: f64 = match value {
+            "lab" => 0.0,
+            "chroma" => 1.0,
+            _ => value
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v > 0.0)
+                .with_context(|| format!("--model {item:?}: {value:?} is not a positive number"))?,
+        };
+        if name == "temperature" {
+            m.temperature = v.max(1.0);
+            continue;
+        }
+        let knob = KNOBS.iter().find(|k| k.name == name).with_context(|| {
+            let names: Vec<&str> = KNOBS.iter().map(|k| k.name).collect();
+            format!(
+                "--model {item:?}: unknown constant (known: {}, temperature)",
+                names.join(", ")
+            )
+        })?;
+        (knob.set)(&mut m, v);
+    }
+    Ok(m)
+}
+
 /// `bench resolve --realdata DIR` without cross-validation: every case under the default
-/// model.
+/// model (or `--model`).
 pub fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
     let cases = load_cases(dir)?;
     let trials = trials(&cases, a.redeal, a.seed);
@@ -321,6 +358,7 @@ pub fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult
     }
     let opts = ResolveOptions {
         doubt_threshold: a.doubt,
+        model: model_of(&a.model)?,
         ..ResolveOptions::default()
     };
     let pool = rayon::ThreadPoolBuilder::new()
@@ -424,6 +462,29 @@ fn report(g: &Global, cases: &[RealCase], trials: &[Trial], judged: &[Judged]) {
     if !dealt.is_empty() {
         print_tallies(g, "re-dealt scans", &dealt);
     }
+    // The log loss of the true cubes at the calibrated margins.
+    for (what, redealt) in [("real scans", false), ("re-dealt scans", true)] {
+        let m: Vec<f64> = trials
+            .iter()
+            .zip(judged)
+            .filter(|(t, _)| t.redealt.is_some() == redealt)
+            .filter_map(|(_, j)| j.truth_margin.map(|m| m / j.temperature))
+            .collect();
+        if m.is_empty() {
+            continue;
+        }
+        let loss = m.iter().map(|&x| softplus(-x)).sum::<f64>() / m.len() as f64;
+        if g.json {
+            json_line(
+                &json!({"type": "log-loss", "set": what, "labelled": m.len(), "log_loss": loss}),
+            );
+        } else {
+            outln!(
+                "log loss of the true cubes, {what}: {loss:.4} nats ({} labelled)",
+                m.len()
+            );
+        }
+    }
 }
 
 /// One constant of the model that the cross-validation chooses, and the values it tries
@@ -435,7 +496,16 @@ struct Knob {
     get: fn(&Model) -> f64,
 }
 
-const KNOBS: [Knob; 5] = [
+const KNOBS: [Knob; 6] = [
+    Knob {
+        name: "space",
+        values: &[0.0, 1.0],
+        set: |m, v| m.space = if v == 0.0 { Space::Lab } else { Space::Chroma },
+        get: |m| match m.space {
+            Space::Lab => 0.0,
+            Space::Chroma => 1.0,
+        },
+    },
     Knob {
         name: "nu",
         values: &[2.0, 3.0, 4.0, 6.0, 10.0],
@@ -540,8 +610,8 @@ fn fit_temperature(judged: &[Judged], train: &[usize]) -> (f64, f64) {
 
 /// The model chosen on `train`: coordinate descent over [`KNOBS`] from the defaults, each
 /// model scored by its log loss at its own fitted temperature.
-fn choose(evals: &mut Evaluations, train: &[usize]) -> (Model, f64) {
-    let mut model = Model::default();
+fn choose(evals: &mut Evaluations, start: Model, train: &[usize]) -> (Model, f64) {
+    let mut model = start;
     let mut best = fit_temperature(evals.judged(model), train);
     for _sweep in 0..3 {
         let mut moved = false;
@@ -599,6 +669,7 @@ pub fn cross_validate(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult
                 .collect()
         })
         .collect();
+    let start = model_of(&a.model)?;
     let bar = crate::cli::common::progress_bar(g, "models");
     let mut evals = Evaluations {
         trials: &trials,
@@ -617,7 +688,7 @@ pub fn cross_validate(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult
                 cases[c].group != *group && !copies[c].contains(&group.as_str())
             })
             .collect();
-        let (model, loss) = choose(&mut evals, &train);
+        let (model, loss) = choose(&mut evals, start, &train);
         let test: Vec<usize> = (0..trials.len())
             .filter(|&i| cases[trials[i].case].group == *group)
             .collect();

@@ -53,6 +53,11 @@ pub struct BenchResolveArgs {
     /// (`<case>-redealt-<k>.json`, with its `expected` cube), to look at one closely.
     #[arg(long, value_name = "DIR", requires = "redeal")]
     pub write_redealt: Option<PathBuf>,
+    /// Model constants other than the defaults, `NAME=VALUE` separated by commas (nu,
+    /// light_prior, spread_prior, noise_scale, clipped_sigma, space=lab|chroma,
+    /// temperature); with `--cross-validate`, where the choice starts.
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
     /// Doubt threshold in nats (see `resolve --doubt`).
     #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
           value_parser = crate::cli::args::finite_non_negative)]
@@ -75,6 +80,7 @@ enum Outcome {
 /// Resolves one seeded synthetic scan: its outcome and the thread CPU time in ms.
 fn resolve_synthetic(
     a: &BenchResolveArgs,
+    model: crate::color::resolve::Model,
     palette: Palette,
     cond: Conditions,
     scale: Scale,
@@ -86,6 +92,7 @@ fn resolve_synthetic(
     let t = thread_cpu();
     let opts = ResolveOptions {
         doubt_threshold: a.doubt,
+        model,
         ..ResolveOptions::default()
     };
     let r = resolve_scan(&scan, &opts);
@@ -187,6 +194,7 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     } else {
         a.palette.iter().map(|&p| p.into()).collect()
     };
+    let model = super::realdata::model_of(&a.model)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.max(1))
         .build()?;
@@ -210,7 +218,7 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
             let results: Vec<(Outcome, f64)> = pool.install(|| {
                 (0..a.count)
                     .into_par_iter()
-                    .map(|k| resolve_synthetic(&a, palette, cond, scale, k))
+                    .map(|k| resolve_synthetic(&a, model, palette, cond, scale, k))
                     .collect()
             });
             if g.verbose > 0 && !g.json {
