@@ -444,7 +444,7 @@ fn report(g: &Global, cases: &[RealCase], trials: &[Trial], judged: &[Judged]) {
         if g.json {
             json_line(&json!({"type": "case", "id": id, "group": group,
                 "verdict": verdict_name(j.verdict), "margin": j.margin,
-                "truth_margin": j.truth_margin}));
+                "truth_margin": j.truth_margin, "search_missed_truth": j.missed}));
         } else if g.verbose > 0 {
             let tm = j.truth_margin.map_or(String::new(), |m| {
                 let miss = if j.missed { " (search missed it)" } else { "" };
@@ -474,13 +474,15 @@ fn report(g: &Global, cases: &[RealCase], trials: &[Trial], judged: &[Judged]) {
             continue;
         }
         let loss = m.iter().map(|&x| softplus(-x)).sum::<f64>() / m.len() as f64;
+        let (t, fitted) = fit_temperature(&m);
         if g.json {
             json_line(
-                &json!({"type": "log-loss", "set": what, "labelled": m.len(), "log_loss": loss}),
+                &json!({"type": "log-loss", "set": what, "labelled": m.len(),
+                "log_loss": loss, "best_further_temperature": t, "log_loss_at_it": fitted}),
             );
         } else {
             outln!(
-                "log loss of the true cubes, {what}: {loss:.4} nats ({} labelled)",
+                "log loss of the true cubes, {what}: {loss:.4} nats ({} labelled); {fitted:.4} with the margins divided by a further {t}",
                 m.len()
             );
         }
@@ -591,13 +593,9 @@ fn softplus(x: f64) -> f64 {
     }
 }
 
-/// The temperature that minimises the mean log loss of the true cubes of `train`, and
-/// that loss.
-fn fit_temperature(judged: &[Judged], train: &[usize]) -> (f64, f64) {
-    let margins: Vec<f64> = train
-        .iter()
-        .filter_map(|&i| judged[i].truth_margin)
-        .collect();
+/// The temperature (of [`TEMPERATURES`]) that minimises the mean log loss of true cubes
+/// with these margins, and that loss.
+fn fit_temperature(margins: &[f64]) -> (f64, f64) {
     let loss = |t: f64| {
         margins.iter().map(|m| softplus(-m / t)).sum::<f64>() / margins.len().max(1) as f64
     };
@@ -608,11 +606,19 @@ fn fit_temperature(judged: &[Judged], train: &[usize]) -> (f64, f64) {
         .expect("temperatures")
 }
 
+/// The true cubes' margins of the trials `train`.
+fn train_margins(judged: &[Judged], train: &[usize]) -> Vec<f64> {
+    train
+        .iter()
+        .filter_map(|&i| judged[i].truth_margin)
+        .collect()
+}
+
 /// The model chosen on `train`: coordinate descent over [`KNOBS`] from the defaults, each
 /// model scored by its log loss at its own fitted temperature.
 fn choose(evals: &mut Evaluations, start: Model, train: &[usize]) -> (Model, f64) {
     let mut model = start;
-    let mut best = fit_temperature(evals.judged(model), train);
+    let mut best = fit_temperature(&train_margins(evals.judged(model), train));
     for _sweep in 0..3 {
         let mut moved = false;
         for knob in &KNOBS {
@@ -622,7 +628,7 @@ fn choose(evals: &mut Evaluations, start: Model, train: &[usize]) -> (Model, f64
                 if m == model {
                     continue;
                 }
-                let fit = fit_temperature(evals.judged(m), train);
+                let fit = fit_temperature(&train_margins(evals.judged(m), train));
                 if fit.1 < best.1 - 1e-9 {
                     best = fit;
                     model = m;

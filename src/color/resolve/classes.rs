@@ -16,33 +16,40 @@ pub(super) fn d2(a: &[f64; 3], b: &[f64; 3]) -> f64 {
 
 /// k-means (seeded, four restarts, best inertia) into six clusters.
 pub(super) fn kmeans6(labs: &[[f64; 3]], seed: u64) -> (Vec<usize>, Vec<[f64; 3]>) {
+    let (_, labels, cents) = kmeans_runs(labs, seed)
+        .into_iter()
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("four runs");
+    (labels, cents)
+}
+
+/// Four seeded k-means runs into six clusters: (inertia, cluster per reading, centroids)
+/// each.
+pub(super) fn kmeans_runs(labs: &[[f64; 3]], seed: u64) -> Vec<(f64, Vec<usize>, Vec<[f64; 3]>)> {
     use kmeans_colors::get_kmeans;
     type LabF = Lab<palette::white_point::D65, f32>;
     let buf: Vec<LabF> = labs
         .iter()
         .map(|l| LabF::new(l[0] as f32, l[1] as f32, l[2] as f32))
         .collect();
-    let mut best: Option<(f64, Vec<usize>, Vec<[f64; 3]>)> = None;
-    for r in 0..4u64 {
-        let km = get_kmeans(6, 30, 0.01, false, &buf, seed.wrapping_add(r * 7919));
-        let labels: Vec<usize> = km.indices.iter().map(|&i| i as usize).collect();
-        let cents: Vec<[f64; 3]> = km
-            .centroids
-            .iter()
-            .map(|c| [c.l as f64, c.a as f64, c.b as f64])
-            .collect();
-        let inertia: f64 = labs
-            .iter()
-            .zip(&labels)
-            .map(|(x, &l)| d2(x, &cents[l.min(cents.len() - 1)]))
-            .sum();
-        if best.as_ref().is_none_or(|b| inertia < b.0) {
-            best = Some((inertia, labels, cents));
-        }
-    }
-    let (_, labels, mut cents) = best.expect("four runs");
-    cents.resize(6, [50.0, 0.0, 0.0]);
-    (labels, cents)
+    (0..4u64)
+        .map(|r| {
+            let km = get_kmeans(6, 30, 0.01, false, &buf, seed.wrapping_add(r * 7919));
+            let labels: Vec<usize> = km.indices.iter().map(|&i| i as usize).collect();
+            let mut cents: Vec<[f64; 3]> = km
+                .centroids
+                .iter()
+                .map(|c| [c.l as f64, c.a as f64, c.b as f64])
+                .collect();
+            let inertia: f64 = labs
+                .iter()
+                .zip(&labels)
+                .map(|(x, &l)| d2(x, &cents[l.min(cents.len() - 1)]))
+                .sum();
+            cents.resize(6, [50.0, 0.0, 0.0]);
+            (inertia, labels, cents)
+        })
+        .collect()
 }
 
 /// One colour class: a Student-t per axis of its own frame in Lab, (lightness, chroma along

@@ -69,14 +69,14 @@ impl Illumination {
             .collect();
         let old = (self.face, self.kind);
         for _ in 0..3 {
-            // Class log-luminance under the current light.
-            let mut sum = [0.0f64; 6];
-            let mut n = [0.0f64; 6];
+            // Class log-luminance under the current light: the median of its stickers (a
+            // sticker in deep shadow or glare must not move its class's level, which every
+            // face's light is then measured against).
+            let mut members: [Vec<f64>; 6] = Default::default();
             for (i, &l) in labels.iter().enumerate() {
-                sum[l] += ly[i] - self.face[self.face_of(i)] - self.kind[self.kind_of(i)];
-                n[l] += 1.0;
+                members[l].push(ly[i] - self.face[self.face_of(i)] - self.kind[self.kind_of(i)]);
             }
-            let class: [f64; 6] = std::array::from_fn(|j| sum[j] / n[j].max(1.0));
+            let class: [f64; 6] = members.map(median);
             for f in 0..6 {
                 let r: Vec<f64> = (0..lin.len())
                     .filter(|&i| self.face_of(i) == f)

@@ -47,7 +47,7 @@ mod refine;
 #[cfg(test)]
 mod tests;
 
-use classes::{best_matching, kmeans6};
+use classes::{best_matching, d2, kmeans6, kmeans_runs};
 use doubt::Best;
 pub use evaluate::{cube_cost, redeal};
 use labelling::cube_of;
@@ -129,6 +129,10 @@ pub struct Resolution {
     /// rival was not reached within the search (then `rival_exact` is false).
     pub cube_margin: f64,
     pub rival_exact: bool,
+    /// The log of the odds (nats) that `cube` is the scanned cube against every rival the
+    /// search found together (each rival's likelihood ratio to the best, summed); at most
+    /// `cube_margin`.
+    pub log_odds: f64,
     /// The closest rival legal cube found (scored under its own re-fitted classes).
     pub rival: Option<FaceletCube>,
     /// The six classes (face order of `cube`).
@@ -182,24 +186,34 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     let size = scan.cube_size();
     let (labs, wb) = scan_lab(scan, opts.profile.as_ref());
     let (clusters, centroids) = kmeans6(&labs, opts.seed);
-    let labels = first_labels(size, &labs, &clusters, &centroids);
-    let prior = opts
-        .profile
-        .as_ref()
-        .map(|p| profile_prior(p, size, &labs, &centroids));
     // The search and the doubt test work in the model's own nats.
     let t = opts.model.temperature;
     let window = opts.doubt_threshold * t;
-    let evidence = Evidence::new(
-        scan,
-        opts.profile.as_ref(),
-        wb,
-        prior,
-        opts.node_budget,
-        opts.model,
-    );
-
-    let (settled, mut expanded) = evidence.settle(labels, &labs);
+    // Refine from each first estimate; go on from the one that settles on the cheapest
+    // cube under its own model.
+    let mut expanded = 0;
+    let mut chosen: Option<(f64, Evidence, refine::Settled)> = None;
+    for (labels, anchors) in starts(size, &labs, &clusters, &centroids, opts.seed) {
+        let prior = opts
+            .profile
+            .as_ref()
+            .map(|p| profile_prior(p, size, &labs, &anchors));
+        let evidence = Evidence::new(
+            scan,
+            opts.profile.as_ref(),
+            wb,
+            prior,
+            opts.node_budget,
+            opts.model,
+        );
+        let (settled, spent) = evidence.settle(labels, &labs);
+        expanded += spent;
+        let own = evidence.own_model(&settled.labels, &settled.illum).total;
+        if chosen.as_ref().is_none_or(|c| own < c.0) {
+            chosen = Some((own, evidence, settled));
+        }
+    }
+    let (_, evidence, settled) = chosen.expect("at least one start");
     let (search, spent) = evidence.final_search(settled, window);
     expanded += spent;
     if search.outcome.candidates.is_empty() {
@@ -241,6 +255,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             first_cost: search.outcome.candidates[0].cost,
         },
         window,
+        t,
     );
     for s in &mut stickers {
         s.margin /= t;
@@ -262,6 +277,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         doubtful: doubt.doubtful.clone(),
         confident: doubt.confident,
         cube_margin: doubt.cube_margin / t,
+        log_odds: doubt.log_odds,
         rival_exact: doubt.rival_exact,
         rival: doubt.rival,
         classes,
@@ -304,15 +320,18 @@ pub fn profile_fits_scale(profile: Option<&Profile>, scale: Scale) -> Result<(),
     Ok(())
 }
 
-/// The first class per sticker from the k-means clusters: a 3x3x3 maps clusters to the
-/// centres' faces by the cheapest matching (each centre keeps its own face); a 2x2x2 keeps
-/// the clusters as classes.
-fn first_labels(
+/// The first estimates the refinement starts from, each a class per sticker and the colour
+/// of each class to match a profile's colours against. A 3x3x3: the k-means clusters mapped
+/// to the centres' faces by the cheapest matching (each centre keeps its own face), and
+/// every sticker given the face of the centre it reads closest to; the centres are the
+/// anchors. A 2x2x2: the k-means clusters as classes, their centroids the anchors.
+fn starts(
     size: Size,
     labs: &[[f64; 3]],
     clusters: &[usize],
     centroids: &[[f64; 3]],
-) -> Vec<usize> {
+    seed: u64,
+) -> Vec<(Vec<usize>, Vec<[f64; 3]>)> {
     match size {
         Size::Three => {
             let centres: Vec<[f64; 3]> = (0..6).map(|f| labs[f * 9 + 4]).collect();
@@ -322,13 +341,38 @@ fn first_labels(
             for (face, &cl) in perm.iter().enumerate() {
                 cluster_face[cl] = face;
             }
-            let mut l: Vec<usize> = clusters.iter().map(|&c| cluster_face[c.min(5)]).collect();
+            let mut by_cluster: Vec<usize> =
+                clusters.iter().map(|&c| cluster_face[c.min(5)]).collect();
             for f in 0..6 {
-                l[f * 9 + 4] = f;
+                by_cluster[f * 9 + 4] = f;
             }
-            l
+            let by_centre: Vec<usize> = labs
+                .iter()
+                .map(|x| {
+                    (0..6)
+                        .min_by(|&a, &b| d2(x, &centres[a]).total_cmp(&d2(x, &centres[b])))
+                        .expect("six centres")
+                })
+                .collect();
+            let mut out = vec![(by_cluster, centres.clone())];
+            if by_centre != out[0].0 {
+                out.push((by_centre, centres));
+            }
+            out
         }
-        Size::Two => clusters.iter().map(|&c| c.min(5)).collect(),
+        Size::Two => {
+            // Each k-means run that groups the stickers differently, best inertia first.
+            let mut runs = kmeans_runs(labs, seed);
+            runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut out: Vec<(Vec<usize>, Vec<[f64; 3]>)> = Vec::new();
+            for (_, labels, cents) in runs {
+                let labels: Vec<usize> = labels.iter().map(|&c| c.min(5)).collect();
+                if !out.iter().any(|o| legal::same_partition(&o.0, &labels)) {
+                    out.push((labels, cents));
+                }
+            }
+            out
+        }
     }
 }
 
