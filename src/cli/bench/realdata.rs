@@ -17,8 +17,10 @@
 //! over a small grid per constant, minimising the log loss of the true cube,
 //! `log(1 + e^(-m/T))` where m is the true cube's margin in the model's nats (positive
 //! when it is the best guess, negative when another cube beats it) and the temperature T
-//! (at least 1) is fitted with them; then the group is resolved under those constants and
-//! the calibrated doubt threshold. The tables give, per group, what the held-out scans
+//! (at least 1) is fitted with them; a constant moves only when the gain is real (at least
+//! 0.001 nats per scan) and beyond the noise of the training scans (twice the standard
+//! error of the per-scan gains). Then the group is resolved under those constants and the
+//! calibrated doubt threshold. The tables give, per group, what the held-out scans
 //! came to, and how often a best guess was wrong at each calibrated margin.
 //!
 //! Level: `cli`. Depends on `cube`, `color` and the shared cli helpers.
@@ -35,7 +37,7 @@ use serde_json::json;
 use super::resolve::BenchResolveArgs;
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
-use crate::color::resolve::{cube_cost, redeal, Model, Space};
+use crate::color::resolve::{cube_cost, redeal, Model};
 use crate::color::{resolve as resolve_scan, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{random_state, validate, FaceletCube};
 
@@ -323,15 +325,11 @@ pub fn model_of(spec: &[String]) -> anyhow::Result<Model> {
         let (name, value) = item
             .split_once('=')
             .with_context(|| format!("--model {item:?}: expected NAME=VALUE"))?;
-        let v: f64 = match value {
-            "lab" => 0.0,
-            "chroma" => 1.0,
-            _ => value
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite() && *v > 0.0)
-                .with_context(|| format!("--model {item:?}: {value:?} is not a positive number"))?,
-        };
+        let v: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .with_context(|| format!("--model {item:?}: {value:?} is not a positive number"))?;
         if name == "temperature" {
             m.temperature = v.max(1.0);
             continue;
@@ -498,16 +496,7 @@ struct Knob {
     get: fn(&Model) -> f64,
 }
 
-const KNOBS: [Knob; 6] = [
-    Knob {
-        name: "space",
-        values: &[0.0, 1.0],
-        set: |m, v| m.space = if v == 0.0 { Space::Lab } else { Space::Chroma },
-        get: |m| match m.space {
-            Space::Lab => 0.0,
-            Space::Chroma => 1.0,
-        },
-    },
+const KNOBS: [Knob; 5] = [
     Knob {
         name: "nu",
         values: &[2.0, 3.0, 4.0, 6.0, 10.0],
@@ -614,11 +603,19 @@ fn train_margins(judged: &[Judged], train: &[usize]) -> Vec<f64> {
         .collect()
 }
 
-/// The model chosen on `train`: coordinate descent over [`KNOBS`] from the defaults, each
-/// model scored by its log loss at its own fitted temperature.
+/// The model chosen on `train`: coordinate descent over [`KNOBS`] from `start`, each model
+/// scored by its log loss at its own fitted temperature. A constant moves only when the
+/// training scans show a real gain beyond its noise ([`clearly_lower`]): scans that every
+/// model gets right, or one scan that moves a little, leave the constants where they
+/// were.
 fn choose(evals: &mut Evaluations, start: Model, train: &[usize]) -> (Model, f64) {
+    let losses = |margins: &[f64], t: f64| -> Vec<f64> {
+        margins.iter().map(|m| softplus(-m / t)).collect()
+    };
     let mut model = start;
-    let mut best = fit_temperature(&train_margins(evals.judged(model), train));
+    let margins = train_margins(evals.judged(model), train);
+    let mut best = fit_temperature(&margins);
+    let mut best_losses = losses(&margins, best.0);
     for _sweep in 0..3 {
         let mut moved = false;
         for knob in &KNOBS {
@@ -628,9 +625,12 @@ fn choose(evals: &mut Evaluations, start: Model, train: &[usize]) -> (Model, f64
                 if m == model {
                     continue;
                 }
-                let fit = fit_temperature(&train_margins(evals.judged(m), train));
-                if fit.1 < best.1 - 1e-9 {
+                let margins = train_margins(evals.judged(m), train);
+                let fit = fit_temperature(&margins);
+                let these = losses(&margins, fit.0);
+                if clearly_lower(&best_losses, &these) {
                     best = fit;
+                    best_losses = these;
                     model = m;
                     moved = true;
                 }
@@ -642,6 +642,23 @@ fn choose(evals: &mut Evaluations, start: Model, train: &[usize]) -> (Model, f64
     }
     model.temperature = best.0;
     (model, best.1)
+}
+
+/// Least mean gain in log loss (nats per labelled scan) that moves a constant: over a few
+/// hundred scans, about what one best guess at a margin of 1.5 nats costs.
+const MIN_GAIN: f64 = 1e-3;
+
+/// Whether the per-scan losses `new` are lower than `old` by at least [`MIN_GAIN`] on
+/// average and by more than twice the standard error of the mean difference.
+fn clearly_lower(old: &[f64], new: &[f64]) -> bool {
+    let n = old.len().min(new.len());
+    if n < 2 {
+        return false;
+    }
+    let d: Vec<f64> = old.iter().zip(new).map(|(a, b)| a - b).collect();
+    let mean = d.iter().sum::<f64>() / n as f64;
+    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    mean >= MIN_GAIN && mean > 2.0 * (var / n as f64).sqrt()
 }
 
 /// Calibration bins of the held-out best guesses: calibrated margin from, to.

@@ -54,8 +54,7 @@ pub struct BenchResolveArgs {
     #[arg(long, value_name = "DIR", requires = "redeal")]
     pub write_redealt: Option<PathBuf>,
     /// Model constants other than the defaults, `NAME=VALUE` separated by commas (nu,
-    /// light_prior, spread_prior, noise_scale, clipped_sigma, space=lab|chroma,
-    /// temperature); with `--cross-validate`, where the choice starts.
+    /// light_prior, spread_prior, noise_scale, clipped_sigma, temperature); with `--cross-validate`, where the choice starts.
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
     /// Doubt threshold in nats (see `resolve --doubt`).

@@ -115,6 +115,8 @@ impl Class {
     }
 }
 
+/// Minimum intrinsic class spread in Lab units (the readings' own noise comes on top).
+const MIN_SIGMA: f64 = 0.2;
 /// Re-weighting rounds of the class fit.
 const FIT_ROUNDS: usize = 3;
 /// Pseudo-count of a profile centroid in a class mean.
@@ -131,7 +133,7 @@ pub(super) fn fit(
     prior: Option<&[[f64; 3]; 6]>,
     model: &Model,
 ) -> [Class; 6] {
-    let floor: [f64; 3] = super::readings::min_spread(model.space).map(|v| v * v);
+    let floor = MIN_SIGMA.powi(2);
     let nu = model.nu;
     // Pass 1: plain means, pooled intrinsic spread (in each class's frame).
     let mut sum = [[0.0; 3]; 6];
@@ -147,7 +149,7 @@ pub(super) fn fit(
         Class {
             mean,
             nu,
-            var: floor,
+            var: [floor; 3],
             dir: hue_dir(&mean),
         }
     });
@@ -160,7 +162,7 @@ pub(super) fn fit(
             pooled[k] += (d[k] * d[k] - ef[k]).max(0.0);
         }
     }
-    let pooled: [f64; 3] = std::array::from_fn(|k| (pooled[k] / labs.len() as f64).max(floor[k]));
+    let pooled: [f64; 3] = pooled.map(|v| (v / labs.len() as f64).max(floor));
     for c in classes.iter_mut() {
         c.var = pooled;
     }
@@ -191,7 +193,7 @@ pub(super) fn fit(
         // pink, must not widen the tight ones) is the prior each class is shrunk toward.
         let typical: [f64; 3] = std::array::from_fn(|k| {
             let raw: Vec<f64> = (0..6).map(|j| uss[j][k] / usum[j][k].max(1e-9)).collect();
-            median(raw).max(floor[k])
+            median(raw).max(floor)
         });
         for j in 0..6 {
             let c = classes[j];
@@ -215,7 +217,7 @@ pub(super) fn fit(
                 mean,
                 nu,
                 var: std::array::from_fn(|k| {
-                    ((uss[j][k] + kv * typical[k]) / (n[j] + kv)).max(floor[k])
+                    ((uss[j][k] + kv * typical[k]) / (n[j] + kv)).max(floor)
                 }),
                 dir: hue_dir(&mean),
             };

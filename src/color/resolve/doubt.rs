@@ -38,8 +38,8 @@ pub(super) struct Best<'r> {
     /// Every candidate with its cost under its own model.
     pub(super) rescored: &'r [(f64, &'r Candidate)],
     pub(super) index: usize,
-    /// The best's readings (in the model's space) and noise under its own model.
-    pub(super) points: &'r [[f64; 3]],
+    /// The best's readings and noise under its own model.
+    pub(super) labs: &'r [[f64; 3]],
     pub(super) noise: &'r [[f64; 3]],
     pub(super) stickers: &'r [StickerVerdict],
     /// The search's bound on the cubes it did not reach, and its cheapest candidate.
@@ -68,10 +68,10 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
     gaps.push((best.unseen_bound - best.first_cost - REFIT_SLACK).max(0.0));
     // The whole-class recolourings of the best are rivals too.
     if evidence.size == Size::Three {
-        let base = evidence.own_fixed(best_labels, best.points, best.noise);
+        let base = evidence.own_fixed(best_labels, best.labs, best.noise);
         let recoloured: Vec<(f64, Vec<usize>)> = conjugates(best_labels)
             .into_iter()
-            .map(|l| (evidence.own_fixed(&l, best.points, best.noise) - base, l))
+            .map(|l| (evidence.own_fixed(&l, best.labs, best.noise) - base, l))
             .collect();
         gaps.extend(recoloured.iter().map(|r| r.0.max(0.0)));
         let closest = recoloured.into_iter().min_by(|a, b| a.0.total_cmp(&b.0));

@@ -52,9 +52,8 @@ use doubt::Best;
 pub use evaluate::{cube_cost, redeal};
 use labelling::cube_of;
 use legal::Candidate;
-pub use model::{Model, Space};
+pub use model::Model;
 pub use readings::{lab_of_linear, linear_readings, scan_lab};
-use readings::{lab_of_point, lab_spread};
 use refine::{cost_of, Evidence};
 
 use super::profile::Profile;
@@ -233,22 +232,20 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         .expect("non-empty");
     let best = rescored[best_idx].1;
     let own = evidence.own_model(&best.labels, &search.settled.illum);
-    let cost = cost_of(&own.points, &own.noise, &own.classes);
+    let cost = cost_of(&own.labs, &own.noise, &own.classes);
 
     let (cube, face_of_class) =
         legal_cube(size, &best.labels).ok_or(ResolveError::NoLegalCube {
             expanded,
             suspects: Vec::new(),
         })?;
-    let space = opts.model.space;
-    let own_labs: Vec<[f64; 3]> = own.points.iter().map(|&p| lab_of_point(p, space)).collect();
-    let mut stickers = sticker_verdicts(&own_labs, &best.labels, &cost, &face_of_class);
+    let mut stickers = sticker_verdicts(&own.labs, &best.labels, &cost, &face_of_class);
     let doubt = doubt::weigh(
         &evidence,
         &Best {
             rescored: &rescored,
             index: best_idx,
-            points: &own.points,
+            labs: &own.labs,
             noise: &own.noise,
             stickers: &stickers,
             unseen_bound: search.outcome.unseen_bound,
@@ -263,12 +260,8 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     let classes = (0..6)
         .map(|j| ClassSummary {
             face: face_of_class[j],
-            mean: lab_of_point(own.classes[j].mean, space),
-            spread: lab_spread(
-                own.classes[j].mean,
-                own.classes[j].var.map(f64::sqrt),
-                space,
-            ),
+            mean: own.classes[j].mean,
+            spread: own.classes[j].var.map(f64::sqrt),
         })
         .collect();
     let resolution = Resolution {

@@ -26,20 +26,6 @@ pub struct Model {
     /// before they are reported or compared with the doubt threshold, so that a margin of
     /// m nats means that the best guess is wrong about once in 1 + e^m on real scans.
     pub temperature: f64,
-    /// The coordinates the colour classes are modelled in.
-    pub space: Space,
-}
-
-/// The coordinates of a reading that the colour classes are modelled in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Space {
-    /// CIELAB: lightness, and a* b*.
-    Lab,
-    /// Intensity and chromaticity: `3 ln((L* + 16) / 116)` (the log of the luminance
-    /// above the dark knee, bounded below at black), and a* b* per unit of `(L* + 16) /
-    /// 100`. A sticker in shadow or in glare moves along the first axis only: light
-    /// multiplies a reflectance, and in these coordinates it adds.
-    Chroma,
 }
 
 impl Default for Model {
@@ -51,7 +37,6 @@ impl Default for Model {
             noise_scale: 1.0,
             clipped_sigma: 0.08,
             temperature: 1.0,
-            space: Space::Lab,
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use palette::{FromColor, Lab, LinSrgb, Srgb};
 
-use super::model::{Model, Space};
+use super::model::Model;
 use crate::color::profile::Profile;
 use crate::color::raw::{RawScan, Scale, EV3_WHITE_COUNTS};
 
@@ -95,57 +95,9 @@ pub(super) fn clipped(v: f64, scale: Scale) -> bool {
     }
 }
 
-/// A Lab colour in the coordinates of `space`.
-pub(super) fn point_of_lab(lab: [f64; 3], space: Space) -> [f64; 3] {
-    match space {
-        Space::Lab => lab,
-        Space::Chroma => {
-            let w = (lab[0] + 16.0).max(1e-6);
-            [
-                3.0 * (w / 116.0).ln(),
-                100.0 * lab[1] / w,
-                100.0 * lab[2] / w,
-            ]
-        }
-    }
-}
-
-/// The Lab colour of a point of `space`.
-pub(super) fn lab_of_point(p: [f64; 3], space: Space) -> [f64; 3] {
-    match space {
-        Space::Lab => p,
-        Space::Chroma => {
-            let w = 116.0 * (p[0] / 3.0).exp();
-            [w - 16.0, p[1] * w / 100.0, p[2] * w / 100.0]
-        }
-    }
-}
-
-/// The spread (standard deviation per axis) of a point of `space`, roughly in Lab units:
-/// lightness, and the two chroma-plane axes.
-pub(super) fn lab_spread(p: [f64; 3], sd: [f64; 3], space: Space) -> [f64; 3] {
-    match space {
-        Space::Lab => sd,
-        Space::Chroma => {
-            let w = 116.0 * (p[0] / 3.0).exp();
-            [sd[0] * w / 3.0, sd[1] * w / 100.0, sd[2] * w / 100.0]
-        }
-    }
-}
-
-/// The smallest intrinsic class spread per axis of `space` (the readings' own noise comes
-/// on top): 0.2 Lab units, in the space's units for a mid-grey.
-pub(super) fn min_spread(space: Space) -> [f64; 3] {
-    match space {
-        Space::Lab => [0.2; 3],
-        Space::Chroma => [0.2 * 3.0 / 66.0, 0.2 * 100.0 / 66.0, 0.2 * 100.0 / 66.0],
-    }
-}
-
-/// Measurement variance per axis of a raw reading's point in the model's space, read under
-/// the relative light `gain` (device noise propagated through the conversion by finite
-/// differences: a near-black reading has a huge variance in a* and b*, a bright one a
-/// small one).
+/// Measurement variance per Lab channel of a raw reading, read under the relative light
+/// `gain` (device noise propagated through the conversion by finite differences: a
+/// near-black reading has a huge variance in a* and b*, a bright one a small one).
 ///
 /// `own`: the reading's own standard error per raw channel when the scan carries one
 /// (`RawScan::sigma`, e.g. from the pixels an image sampler averaged); it replaces the
@@ -157,7 +109,7 @@ pub(super) fn reading_noise(
     scale: Scale,
     wb: [f64; 3],
     gain: f64,
-    point: &[f64; 3],
+    lab: &[f64; 3],
     model: &Model,
 ) -> [f64; 3] {
     let mut var = [0.0; 3];
@@ -168,9 +120,8 @@ pub(super) fn reading_noise(
             _ => device_sigma(v[c], scale, model),
         };
         let l2 = lab_of_linear(to_linear(w, scale, wb).map(|x| x / gain));
-        let p2 = point_of_lab(l2, model.space);
         for k in 0..3 {
-            var[k] += (p2[k] - point[k]).powi(2);
+            var[k] += (l2[k] - lab[k]).powi(2);
         }
     }
     var

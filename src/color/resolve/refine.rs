@@ -13,7 +13,7 @@ use super::labelling::conjugates;
 use super::legal::{search2, search3, SearchOutcome};
 use super::light::Illumination;
 use super::model::Model;
-use super::readings::{lab_of_linear, linear_readings, point_of_lab, reading_noise};
+use super::readings::{lab_of_linear, linear_readings, reading_noise};
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::Size;
 
@@ -44,7 +44,7 @@ pub(super) struct Evidence<'a> {
 pub(super) struct Settled {
     pub(super) labels: Vec<usize>,
     pub(super) illum: Illumination,
-    pub(super) points: Vec<[f64; 3]>,
+    pub(super) labs: Vec<[f64; 3]>,
     pub(super) noise: Vec<[f64; 3]>,
 }
 
@@ -52,7 +52,7 @@ pub(super) struct Settled {
 pub(super) struct OwnModel {
     /// Its total cost (nats).
     pub(super) total: f64,
-    pub(super) points: Vec<[f64; 3]>,
+    pub(super) labs: Vec<[f64; 3]>,
     pub(super) noise: Vec<[f64; 3]>,
     pub(super) classes: [Class; 6],
 }
@@ -69,12 +69,11 @@ pub(super) struct FinalSearch {
 
 /// Cost of each sticker for each class.
 pub(super) fn cost_of(
-    points: &[[f64; 3]],
+    labs: &[[f64; 3]],
     noise: &[[f64; 3]],
     classes: &[Class; 6],
 ) -> Vec<[f64; 6]> {
-    points
-        .iter()
+    labs.iter()
         .zip(noise)
         .map(|(x, e)| std::array::from_fn(|j| classes[j].cost(x, e)))
         .collect()
@@ -95,27 +94,22 @@ impl<'a> Evidence<'a> {
             scale: scan.effective_scale(),
             wb,
             lin: linear_readings(scan, profile).0,
-            prior: prior.map(|p| p.map(|l| point_of_lab(l, model.space))),
+            prior,
             node_budget,
             model,
         }
     }
 
-    /// Each reading's measurement variance in the model's space, read under the light
-    /// `gain(i)`.
-    pub(super) fn noise_of(
-        &self,
-        points: &[[f64; 3]],
-        gain: &dyn Fn(usize) -> f64,
-    ) -> Vec<[f64; 3]> {
+    /// Each reading's measurement variance in Lab, read under the light `gain(i)`.
+    pub(super) fn noise_of(&self, labs: &[[f64; 3]], gain: &dyn Fn(usize) -> f64) -> Vec<[f64; 3]> {
         self.scan
             .facelets
             .iter()
-            .zip(points)
+            .zip(labs)
             .enumerate()
-            .map(|(i, (v, point))| {
+            .map(|(i, (v, lab))| {
                 let own = self.scan.sigma.as_ref().and_then(|s| s.get(i).copied());
-                reading_noise(*v, own, self.scale, self.wb, gain(i), point, &self.model)
+                reading_noise(*v, own, self.scale, self.wb, gain(i), lab, &self.model)
             })
             .collect()
     }
@@ -130,27 +124,27 @@ impl<'a> Evidence<'a> {
 
     /// The readings re-expressed under a light estimate.
     fn relight(&self, il: &Illumination) -> (Vec<[f64; 3]>, Vec<[f64; 3]>) {
-        let points: Vec<[f64; 3]> = self
+        let labs: Vec<[f64; 3]> = self
             .lin
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let g = il.gain(i);
-                point_of_lab(lab_of_linear(c.map(|v| v / g)), self.model.space)
+                lab_of_linear(c.map(|v| v / g))
             })
             .collect();
-        let noise = self.noise_of(&points, &|i| il.gain(i));
-        (points, noise)
+        let noise = self.noise_of(&labs, &|i| il.gain(i));
+        (labs, noise)
     }
 
     /// The six class models fitted to a labelling.
     pub(super) fn fit(
         &self,
-        points: &[[f64; 3]],
+        labs: &[[f64; 3]],
         noise: &[[f64; 3]],
         labels: &[usize],
     ) -> [Class; 6] {
-        fit(points, noise, labels, self.prior.as_ref(), &self.model)
+        fit(labs, noise, labels, self.prior.as_ref(), &self.model)
     }
 
     /// Refinement: best legal cube → class models and light re-fitted to it → again, until
@@ -160,14 +154,14 @@ impl<'a> Evidence<'a> {
         let Settled {
             mut labels,
             mut illum,
-            mut points,
+            mut labs,
             mut noise,
         } = start;
         let mut expanded = 0;
         let mut rounds = 0;
         loop {
-            let classes = self.fit(&points, &noise, &labels);
-            let outcome = self.run(&cost_of(&points, &noise, &classes), 0.0);
+            let classes = self.fit(&labs, &noise, &labels);
+            let outcome = self.run(&cost_of(&labs, &noise, &classes), 0.0);
             expanded += outcome.expanded;
             let Some(best) = outcome.candidates.first() else {
                 break;
@@ -178,7 +172,7 @@ impl<'a> Evidence<'a> {
             // Re-estimate the light on each face (and the fall-off by sticker kind) from
             // the stickers' classes, then re-express the readings under even light.
             let shift = illum.estimate(&self.lin, &labels);
-            (points, noise) = self.relight(&illum);
+            (labs, noise) = self.relight(&illum);
             if (same && shift < 0.01) || rounds >= 8 {
                 break;
             }
@@ -186,7 +180,7 @@ impl<'a> Evidence<'a> {
         let settled = Settled {
             labels,
             illum,
-            points,
+            labs,
             noise,
         };
         (settled, expanded)
@@ -200,9 +194,9 @@ impl<'a> Evidence<'a> {
     pub(super) fn own_model(&self, labels: &[usize], start: &Illumination) -> OwnModel {
         let mut il = start.clone();
         il.estimate(&self.lin, labels);
-        let (points, noise) = self.relight(&il);
-        let classes = self.fit(&points, &noise, labels);
-        let total: f64 = points
+        let (labs, noise) = self.relight(&il);
+        let classes = self.fit(&labs, &noise, labels);
+        let total: f64 = labs
             .iter()
             .zip(&noise)
             .zip(labels)
@@ -210,7 +204,7 @@ impl<'a> Evidence<'a> {
             .sum();
         OwnModel {
             total,
-            points,
+            labs,
             noise,
             classes,
         }
@@ -230,15 +224,9 @@ impl<'a> Evidence<'a> {
 
     /// Cost of a labelling under classes re-fitted to it, the light held fixed (for the
     /// far, whole-class alternatives, where the light hardly depends on them).
-    pub(super) fn own_fixed(
-        &self,
-        labels: &[usize],
-        points: &[[f64; 3]],
-        noise: &[[f64; 3]],
-    ) -> f64 {
-        let classes = self.fit(points, noise, labels);
-        points
-            .iter()
+    pub(super) fn own_fixed(&self, labels: &[usize], labs: &[[f64; 3]], noise: &[[f64; 3]]) -> f64 {
+        let classes = self.fit(labs, noise, labels);
+        labs.iter()
             .zip(noise)
             .zip(labels)
             .map(|((x, e), &l)| classes[l].cost(x, e))
@@ -253,23 +241,20 @@ impl<'a> Evidence<'a> {
     /// one is scored under its own model and the refinement restarts from the best if it
     /// wins.
     pub(super) fn settle(&self, labels: Vec<usize>, labs: &[[f64; 3]]) -> (Settled, usize) {
-        let points: Vec<[f64; 3]> = labs
-            .iter()
-            .map(|&l| point_of_lab(l, self.model.space))
-            .collect();
-        let noise = self.noise_of(&points, &|_| 1.0);
+        let labs = labs.to_vec();
+        let noise = self.noise_of(&labs, &|_| 1.0);
         let start = Settled {
             labels,
             illum: Illumination::new(self.size, self.model.light_prior),
-            points,
+            labs,
             noise,
         };
         let (mut settled, mut expanded) = self.refine(start);
         if self.size == Size::Three {
-            let base = self.own_fixed(&settled.labels, &settled.points, &settled.noise);
+            let base = self.own_fixed(&settled.labels, &settled.labs, &settled.noise);
             let better = conjugates(&settled.labels)
                 .into_iter()
-                .map(|l| (self.own_fixed(&l, &settled.points, &settled.noise), l))
+                .map(|l| (self.own_fixed(&l, &settled.labs, &settled.noise), l))
                 .filter(|(c, _)| *c < base)
                 .min_by(|a, b| a.0.total_cmp(&b.0));
             if let Some((_, l)) = better {
@@ -294,8 +279,8 @@ impl<'a> Evidence<'a> {
         let mut expanded = 0;
         let mut restarts = 0;
         loop {
-            let classes = self.fit(&settled.points, &settled.noise, &settled.labels);
-            let cost = cost_of(&settled.points, &settled.noise, &classes);
+            let classes = self.fit(&settled.labs, &settled.noise, &settled.labels);
+            let cost = cost_of(&settled.labs, &settled.noise, &classes);
             let outcome = self.run(&cost, window + REFIT_SLACK);
             expanded += outcome.expanded;
             let own: Vec<f64> = outcome
