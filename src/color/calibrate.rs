@@ -4,7 +4,8 @@
 //! resolver. Must not depend on anything above `color`. No printing.
 //!
 //! The scan is resolved first (so a slightly rotated or mis-scanned cube is noticed), and
-//! must come out solved. EV3 channel gains: if one face's colour is close to neutral under
+//! must come out solved, or at least leave the solved cube within the doubt threshold of
+//! the best reading (under harsh light a solved cube's own scan can be in doubt). EV3 channel gains: if one face's colour is close to neutral under
 //! the sensor's nominal gains (a white or grey face), its mean counts define the gains
 //! (that face is taken as reflectance 0.85 in every channel, the value the nominal gains
 //! assume); a cube without a near-neutral face keeps the nominal gains, since nothing in
@@ -12,8 +13,10 @@
 
 use super::profile::{Profile, ProfileColor, PROFILE_VERSION};
 use super::raw::{RawScan, Scale};
-use super::resolve::{facelet_names, resolve, scan_lab, ResolveError, ResolveOptions};
-use crate::cube::{Face, Size};
+use super::resolve::{
+    cube_cost, evenly_lit_labs, facelet_names, resolve, scan_lab, ResolveError, ResolveOptions,
+};
+use crate::cube::{Face, FaceletCube, Size};
 
 /// Why calibration failed.
 #[derive(Debug, thiserror::Error)]
@@ -62,12 +65,23 @@ pub fn calibrate(
     let off: Vec<usize> = (0..colors.len())
         .filter(|&i| colors[i] != face_color[i / per])
         .collect();
-    if !off.is_empty() {
+    if !off.is_empty() && !solved_is_plausible(scan, &opts, &res.cube)? {
         return Err(CalibrateError::NotSolved {
             cube: res.cube.to_letters(),
             off: facelet_names(&off, size),
         });
     }
+    // The colour each face showed: the resolved cube's, or, when the solved cube was only
+    // plausible, the faces' own letters.
+    let first_of_face: Vec<Face> = (0..6)
+        .map(|f| {
+            if off.is_empty() {
+                colors[f * per]
+            } else {
+                Face::ALL[f]
+            }
+        })
+        .collect();
     let scale = scan.effective_scale();
     let mut gains = None;
     if scale != Scale::Rgb8 {
@@ -100,8 +114,11 @@ pub fn calibrate(
         scale: Some(scale),
         gains,
         colors: Vec::new(),
+        stickers: None,
     };
-    let (labs, _) = scan_lab(scan, Some(&provisional));
+    // Each sticker's class: the face its colour belongs to, by position.
+    let labels: Vec<usize> = (0..size.stickers()).map(|i| i / per).collect();
+    let labs = evenly_lit_labs(scan, Some(&provisional), &labels);
     let colors_out = (0..6)
         .map(|f| {
             let xs = &labs[f * per..(f + 1) * per];
@@ -112,7 +129,7 @@ pub fn calibrate(
                     .max(0.5)
             });
             ProfileColor {
-                face: face_letter(size, f, res.cube.colors()[f * per]),
+                face: face_letter(size, f, first_of_face[f]),
                 lab: m.map(round2),
                 spread: spread.map(round2),
             }
@@ -121,8 +138,23 @@ pub fn calibrate(
     Ok(Profile {
         colors: colors_out,
         gains: gains.map(|g| g.map(round2)),
+        stickers: Some(labs.iter().map(|l| l.map(round2)).collect()),
         ..provisional
     })
+}
+
+/// Whether the readings leave the solved cube within the doubt threshold of the
+/// resolver's best guess: the user says the cube is solved, and under harsh light the
+/// solved cube may be only the second-best reading of a scan that does not contradict it.
+fn solved_is_plausible(
+    scan: &RawScan,
+    opts: &ResolveOptions,
+    best: &FaceletCube,
+) -> Result<bool, CalibrateError> {
+    let solved = FaceletCube::solved(scan.cube_size());
+    let cost = |c: &FaceletCube| cube_cost(scan, opts, c).map(|v| v.unwrap_or(f64::INFINITY));
+    let gap = cost(&solved)? - cost(best)?;
+    Ok(gap < opts.doubt_threshold * opts.model.temperature)
 }
 
 fn face_letter(size: Size, position_face: usize, resolved: Face) -> char {

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::output::json_line;
 use super::{CmdResult, Global};
 
+mod profiled;
 mod realdata;
 mod resolve;
 pub mod robot;

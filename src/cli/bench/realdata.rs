@@ -42,28 +42,28 @@ use crate::color::{resolve as resolve_scan, RawScan, ResolveError, ResolveOption
 use crate::cube::{random_state, validate, FaceletCube};
 
 /// One case file.
-struct RealCase {
-    id: String,
-    group: String,
-    scan: RawScan,
+pub(super) struct RealCase {
+    pub(super) id: String,
+    pub(super) group: String,
+    pub(super) scan: RawScan,
     /// The expected cube, where known (a 2x2x2's letters normalised, so that cubes equal up
     /// to a relabelling compare equal).
-    truth: Option<FaceletCube>,
+    pub(super) truth: Option<FaceletCube>,
 }
 
 /// A scan to resolve: a case file's, or one re-dealt from it.
-struct Trial {
+pub(super) struct Trial {
     /// Index of the case it is or was made from.
-    case: usize,
+    pub(super) case: usize,
     /// Which re-deal of that case (`None`: the case's own scan).
-    redealt: Option<u64>,
-    scan: RawScan,
-    truth: Option<FaceletCube>,
+    pub(super) redealt: Option<u64>,
+    pub(super) scan: RawScan,
+    pub(super) truth: Option<FaceletCube>,
 }
 
 /// What one resolution came to.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Verdict {
+pub(super) enum Verdict {
     Exact,
     /// In doubt; whether the best guess is the expected cube (`None`: no expected cube).
     Doubt(Option<bool>),
@@ -79,12 +79,14 @@ enum Verdict {
 /// A verdict and, on a labelled scan, the true cube's margin (nats of the model before
 /// calibration: positive when the true cube is the best guess, by the rival's distance;
 /// negative when another cube is preferred, by how much).
-#[derive(Clone, Copy, Debug)]
-struct Judged {
-    verdict: Verdict,
+#[derive(Clone, Debug)]
+pub(super) struct Judged {
+    pub(super) verdict: Verdict,
+    /// The best guess (letters), if any.
+    pub(super) cube: Option<String>,
     truth_margin: Option<f64>,
     /// The best guess's calibrated margin to its rival.
-    margin: f64,
+    pub(super) margin: f64,
     /// The temperature the margin was calibrated with.
     temperature: f64,
     /// The best guess is not the expected cube, yet the expected cube costs less under the
@@ -93,7 +95,7 @@ struct Judged {
 }
 
 /// Loads every `*.json` case file of `dir`, in file-name order.
-fn load_cases(dir: &Path) -> anyhow::Result<Vec<RealCase>> {
+pub(super) fn load_cases(dir: &Path) -> anyhow::Result<Vec<RealCase>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -151,7 +153,7 @@ fn near_copy(a: &RawScan, b: &RawScan) -> bool {
 }
 
 /// Resolves one trial under `opts` and judges it.
-fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
+pub(super) fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
     let opts = ResolveOptions {
         best_effort: true,
         ..opts.clone()
@@ -161,6 +163,7 @@ fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
         Err(ResolveError::NoLegalCube { .. }) | Err(ResolveError::Ambiguous { .. }) => {
             return Judged {
                 verdict: Verdict::NoCube,
+                cube: None,
                 truth_margin: trial.truth.as_ref().map(|_| 0.0),
                 margin: 0.0,
                 temperature: opts.model.temperature,
@@ -170,6 +173,7 @@ fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
         Err(_) => {
             return Judged {
                 verdict: Verdict::Illegal,
+                cube: None,
                 truth_margin: trial.truth.as_ref().map(|_| 0.0),
                 margin: 0.0,
                 temperature: opts.model.temperature,
@@ -215,6 +219,7 @@ fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
     };
     Judged {
         verdict,
+        cube: Some(letters),
         truth_margin,
         margin: res.cube_margin,
         temperature: t,
@@ -334,6 +339,10 @@ pub fn model_of(spec: &[String]) -> anyhow::Result<Model> {
             m.temperature = v.max(1.0);
             continue;
         }
+        if name == "profile_weight" {
+            m.profile_weight = v;
+            continue;
+        }
         let knob = KNOBS.iter().find(|k| k.name == name).with_context(|| {
             let names: Vec<&str> = KNOBS.iter().map(|k| k.name).collect();
             format!(
@@ -371,7 +380,7 @@ pub fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult
 }
 
 /// The case files' own scans, then `redeal` re-dealt scans of each labelled one.
-fn trials(cases: &[RealCase], redeal_count: u64, seed: u64) -> Vec<Trial> {
+pub(super) fn trials(cases: &[RealCase], redeal_count: u64, seed: u64) -> Vec<Trial> {
     let mut out: Vec<Trial> = cases
         .iter()
         .enumerate()

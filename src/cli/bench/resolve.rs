@@ -16,7 +16,7 @@ use crate::cli::common::{thread_cpu, warn_if_cpu_clock_missing};
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::synth::{Conditions, Palette};
-use crate::color::{resolve as resolve_scan, ResolveError, ResolveOptions, Scale};
+use crate::color::{resolve as resolve_scan, Resolution, ResolveError, ResolveOptions, Scale};
 use crate::cube::{FaceletCube, Size};
 
 #[derive(clap::Args, Debug)]
@@ -57,6 +57,12 @@ pub struct BenchResolveArgs {
     /// light_prior, spread_prior, noise_scale, clipped_sigma, temperature); with `--cross-validate`, where the choice starts.
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
+    /// Resolve each synthetic scan twice: without a profile, and with one learned
+    /// (`calibrate`) from a scan of the same cube, solved, in the same light; with
+    /// `--realdata`: each labelled solved scan is a profile for the other scans of its source,
+    /// size and scale.
+    #[arg(long)]
+    pub with_profile: bool,
     /// Doubt threshold in nats (see `resolve --doubt`).
     #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
           value_parser = crate::cli::args::finite_non_negative)]
@@ -69,11 +75,36 @@ pub struct BenchResolveArgs {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Outcome {
+pub(super) enum Outcome {
     Exact,
     Doubt,
     Wrong,
     Invalid,
+}
+
+/// What a resolution of a scan of `cube` came to.
+pub(super) fn outcome(r: &Result<Resolution, ResolveError>, cube: &FaceletCube) -> Outcome {
+    match r {
+        Ok(res) => {
+            let same = match cube.size() {
+                Size::Three => res.cube.colors() == cube.colors(),
+                Size::Two => {
+                    FaceletCube::parse(&cube.to_letters())
+                        .map(|c| c.colors().to_vec())
+                        .ok()
+                        .as_deref()
+                        == Some(res.cube.colors())
+                }
+            };
+            if same {
+                Outcome::Exact
+            } else {
+                Outcome::Wrong
+            }
+        }
+        Err(ResolveError::Ambiguous { .. }) => Outcome::Doubt,
+        Err(_) => Outcome::Invalid,
+    }
 }
 
 /// Resolves one seeded synthetic scan: its outcome and the thread CPU time in ms.
@@ -96,28 +127,7 @@ fn resolve_synthetic(
     };
     let r = resolve_scan(&scan, &opts);
     let ms = thread_cpu().saturating_sub(t).as_secs_f64() * 1e3;
-    let o = match r {
-        Ok(res) => {
-            let same = match size {
-                Size::Three => res.cube.colors() == cube.colors(),
-                Size::Two => {
-                    FaceletCube::parse(&cube.to_letters())
-                        .map(|c| c.colors().to_vec())
-                        .ok()
-                        .as_deref()
-                        == Some(res.cube.colors())
-                }
-            };
-            if same {
-                Outcome::Exact
-            } else {
-                Outcome::Wrong
-            }
-        }
-        Err(ResolveError::Ambiguous { .. }) => Outcome::Doubt,
-        Err(_) => Outcome::Invalid,
-    };
-    (o, ms)
+    (outcome(&r, &cube), ms)
 }
 
 /// With `-v`: the command that reproduces each scan that was not resolved exactly.
@@ -184,6 +194,8 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     if let Some(dir) = &a.realdata {
         return if a.cross_validate {
             super::realdata::cross_validate(dir, &a, g)
+        } else if a.with_profile {
+            super::profiled::bench_realdata(dir, &a, g)
         } else {
             super::realdata::bench_realdata(dir, &a, g)
         };
@@ -197,6 +209,9 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.max(1))
         .build()?;
+    if a.with_profile {
+        return super::profiled::bench_synthetic(&a, g, &palettes, model, &pool);
+    }
     if !g.json {
         outln!(
             "{:<12} {:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>10} {:>10}",

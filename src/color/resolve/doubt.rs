@@ -8,7 +8,7 @@
 //! labellings. Must not depend on anything above `color`.
 
 use super::labelling::{conjugates, cube_of};
-use super::legal::Candidate;
+use super::legal::{same_partition, Candidate};
 use super::refine::{Evidence, REFIT_SLACK};
 use super::StickerVerdict;
 use crate::cube::{FaceletCube, Size};
@@ -45,6 +45,9 @@ pub(super) struct Best<'r> {
     /// The search's bound on the cubes it did not reach, and its cheapest candidate.
     pub(super) unseen_bound: f64,
     pub(super) first_cost: f64,
+    /// The cubes the other first estimates settled on, each with its cost under its own
+    /// model.
+    pub(super) alternatives: &'r [(f64, Vec<usize>)],
 }
 
 /// Weighs the best against its rivals within the doubt window `window` (in the model's
@@ -86,6 +89,26 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
                     if a != b && !doubtful.contains(&i) {
                         doubtful.push(i);
                     }
+                }
+            }
+        }
+    }
+    // The other starts' cubes.
+    for (own, l) in best.alternatives {
+        if same_partition(l, best_labels) {
+            continue;
+        }
+        let m = (own - best_own).max(0.0);
+        gaps.push(m);
+        if m < doubt.cube_margin {
+            doubt.cube_margin = m;
+            doubt.rival_exact = true;
+            doubt.rival = cube_of(evidence.size, l).map(|(c, _)| c);
+        }
+        if m < window {
+            for (i, (a, b)) in l.iter().zip(best_labels).enumerate() {
+                if a != b && !doubtful.contains(&i) {
+                    doubtful.push(i);
                 }
             }
         }

@@ -17,9 +17,10 @@
 use palette::{LinSrgb, Srgb};
 
 use super::light::Illumination;
-use super::readings::{clipped, linear_readings, scan_lab};
+use super::readings::{clipped, lab_of_linear, linear_readings, scan_lab};
 use super::refine::Evidence;
 use super::{check_profile_scale, ResolveError, ResolveOptions};
+use crate::color::profile::Profile;
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::corner_sticker;
 use crate::cube::{Face, FaceletCube, Size, EDGE_FACELETS};
@@ -42,22 +43,10 @@ pub fn cube_cost(
     let (labs, wb) = scan_lab(scan, opts.profile.as_ref());
     let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
     // The profile's colours matched to this cube's classes (by their mean readings).
-    let means: Vec<[f64; 3]> = (0..6)
-        .map(|j| {
-            let xs: Vec<&[f64; 3]> = labs
-                .iter()
-                .zip(&labels)
-                .filter(|p| *p.1 == j)
-                .map(|p| p.0)
-                .collect();
-            let n = xs.len().max(1) as f64;
-            std::array::from_fn(|k| xs.iter().map(|x| x[k]).sum::<f64>() / n)
-        })
-        .collect();
     let prior = opts
         .profile
         .as_ref()
-        .map(|p| super::profile_prior(p, size, &labs, &means));
+        .map(|p| super::profile_prior(p, size, &super::class_means(&labs, &labels)));
     let evidence = Evidence::new(
         scan,
         opts.profile.as_ref(),
@@ -67,6 +56,31 @@ pub fn cube_cost(
         opts.model,
     );
     Ok(Some(evidence.settled_cost(&labels)))
+}
+
+/// The Lab of every reading of `scan` re-expressed under even light, the light estimated
+/// as the resolver does (one level per face and one per sticker kind) with the stickers'
+/// classes known (`labels`, a class per sticker): what calibration stores, so that a
+/// profile's colours do not carry the calibration scan's vignette.
+pub fn evenly_lit_labs(
+    scan: &RawScan,
+    profile: Option<&Profile>,
+    labels: &[usize],
+) -> Vec<[f64; 3]> {
+    let (lin, _) = linear_readings(scan, profile);
+    let mut light = Illumination::new(scan.cube_size(), super::Model::default().light_prior);
+    for _ in 0..8 {
+        if light.estimate(&lin, labels) < 1e-3 {
+            break;
+        }
+    }
+    lin.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let g = light.gain(i);
+            lab_of_linear(c.map(|v| v / g))
+        })
+        .collect()
 }
 
 /// `scan` (whose cube is `truth`) with its pieces dealt as in `target` (see the module

@@ -47,9 +47,9 @@ mod refine;
 #[cfg(test)]
 mod tests;
 
-use classes::{best_matching, d2, kmeans6, kmeans_runs};
+use classes::{best_matching, d2, kmeans6, kmeans_runs, ClassPrior};
 use doubt::Best;
-pub use evaluate::{cube_cost, redeal};
+pub use evaluate::{cube_cost, evenly_lit_labs, redeal};
 use labelling::cube_of;
 use legal::Candidate;
 pub use model::Model;
@@ -179,9 +179,86 @@ pub fn facelet_name(i: usize, size: Size) -> String {
 }
 
 /// Resolves a scan to the most likely legal cube.
+///
+/// With a profile, the scan is also resolved without it: a profile is a prior learned on
+/// another scan, and where the readings alone are decisive and disagree with it (another
+/// cube, another light), the disagreement is a doubt, never the profile's answer. Where the
+/// readings alone are in doubt, the profile decides ([`reconcile`]).
 pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, ResolveError> {
     scan.check()?;
     check_profile_scale(scan, opts.profile.as_ref())?;
+    let res = match &opts.profile {
+        None => resolve_once(scan, opts)?,
+        Some(_) => {
+            let plain = resolve_once(
+                scan,
+                &ResolveOptions {
+                    profile: None,
+                    ..opts.clone()
+                },
+            );
+            match (plain, resolve_once(scan, opts)) {
+                (Ok(plain), Ok(with)) => reconcile(plain, with),
+                (Err(_), with) => with?,
+                // No legal cube under the profile: it contradicts the readings.
+                (Ok(plain), Err(_)) => Resolution {
+                    confident: false,
+                    doubtful: least_certain_of(&plain),
+                    ..plain
+                },
+            }
+        }
+    };
+    if !res.confident && !opts.best_effort {
+        return Err(ResolveError::Ambiguous {
+            doubtful: res.doubtful.clone(),
+            best: Box::new(res),
+        });
+    }
+    Ok(res)
+}
+
+/// The answer with a profile, checked against the answer without it. When the readings
+/// alone confidently say another cube, the two are rivals (a doubt naming the stickers
+/// where they differ, the readings' own answer the best guess). When both say the same
+/// cube, the surer of the two answers: a profile never makes a scan less certain that the
+/// readings alone decide, unless it says another cube. Otherwise the profile's answer.
+fn reconcile(plain: Resolution, with: Resolution) -> Resolution {
+    let differ: Vec<usize> = (0..with.cube.colors().len())
+        .filter(|&i| with.cube.colors()[i] != plain.cube.colors()[i])
+        .collect();
+    if differ.is_empty() {
+        return if plain.cube_margin > with.cube_margin {
+            plain
+        } else {
+            with
+        };
+    }
+    if !plain.confident {
+        return with;
+    }
+    Resolution {
+        confident: false,
+        doubtful: differ,
+        cube_margin: 0.0,
+        rival_exact: true,
+        log_odds: 0.0,
+        rival: Some(with.cube),
+        ..plain
+    }
+}
+
+/// The stickers of a resolution with the smallest margins, in facelet order.
+fn least_certain_of(res: &Resolution) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..res.stickers.len()).collect();
+    order.sort_by(|&a, &b| res.stickers[a].margin.total_cmp(&res.stickers[b].margin));
+    order.truncate(6);
+    order.sort_unstable();
+    order
+}
+
+/// One resolution under `opts` (its profile, if any), always with a best guess.
+fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, ResolveError> {
     let size = scan.cube_size();
     let (labs, wb) = scan_lab(scan, opts.profile.as_ref());
     let (clusters, centroids) = kmeans6(&labs, opts.seed);
@@ -191,12 +268,15 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     // Refine from each first estimate; go on from the one that settles on the cheapest
     // cube under its own model.
     let mut expanded = 0;
-    let mut chosen: Option<(f64, Evidence, refine::Settled)> = None;
-    for (labels, anchors) in starts(size, &labs, &clusters, &centroids, opts.seed) {
-        let prior = opts
-            .profile
-            .as_ref()
-            .map(|p| profile_prior(p, size, &labs, &anchors));
+    let mut settled_all: Vec<(f64, Evidence, refine::Settled)> = Vec::new();
+    for (labels, prior) in first_estimates(
+        opts.profile.as_ref(),
+        size,
+        &labs,
+        &clusters,
+        &centroids,
+        opts.seed,
+    ) {
         let evidence = Evidence::new(
             scan,
             opts.profile.as_ref(),
@@ -208,11 +288,19 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         let (settled, spent) = evidence.settle(labels, &labs);
         expanded += spent;
         let own = evidence.own_model(&settled.labels, &settled.illum).total;
-        if chosen.as_ref().is_none_or(|c| own < c.0) {
-            chosen = Some((own, evidence, settled));
-        }
+        settled_all.push((own, evidence, settled));
     }
-    let (_, evidence, settled) = chosen.expect("at least one start");
+    let pick = (0..settled_all.len())
+        .min_by(|&a, &b| settled_all[a].0.total_cmp(&settled_all[b].0))
+        .expect("at least one start");
+    let chosen = settled_all.swap_remove(pick);
+    // The other starts' cubes, each under its own model: rivals too (with a profile, each
+    // start may read the profile's colours onto the cube another way round).
+    let alternatives: Vec<(f64, Vec<usize>)> = settled_all
+        .into_iter()
+        .map(|(own, _, s)| (own, s.labels))
+        .collect();
+    let (_, evidence, settled) = chosen;
     let (search, spent) = evidence.final_search(settled, window);
     expanded += spent;
     if search.outcome.candidates.is_empty() {
@@ -250,6 +338,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
             stickers: &stickers,
             unseen_bound: search.outcome.unseen_bound,
             first_cost: search.outcome.candidates[0].cost,
+            alternatives: &alternatives,
         },
         window,
         t,
@@ -279,12 +368,6 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
         white_balance: wb,
         expanded,
     };
-    if !doubt.confident && !opts.best_effort {
-        return Err(ResolveError::Ambiguous {
-            doubtful: doubt.doubtful,
-            best: Box::new(resolution),
-        });
-    }
     Ok(resolution)
 }
 
@@ -313,18 +396,18 @@ pub fn profile_fits_scale(profile: Option<&Profile>, scale: Scale) -> Result<(),
     Ok(())
 }
 
-/// The first estimates the refinement starts from, each a class per sticker and the colour
-/// of each class to match a profile's colours against. A 3x3x3: the k-means clusters mapped
-/// to the centres' faces by the cheapest matching (each centre keeps its own face), and
-/// every sticker given the face of the centre it reads closest to; the centres are the
-/// anchors. A 2x2x2: the k-means clusters as classes, their centroids the anchors.
+/// The first estimates the refinement starts from, each a class per sticker. A 3x3x3: the
+/// k-means clusters mapped to the centres' faces by the cheapest matching (each centre
+/// keeps its own face), and every sticker given the face of the centre it reads closest
+/// to. A 2x2x2: the k-means clusters as classes, from each run that groups the stickers
+/// differently.
 fn starts(
     size: Size,
     labs: &[[f64; 3]],
     clusters: &[usize],
     centroids: &[[f64; 3]],
     seed: u64,
-) -> Vec<(Vec<usize>, Vec<[f64; 3]>)> {
+) -> Vec<Vec<usize>> {
     match size {
         Size::Three => {
             let centres: Vec<[f64; 3]> = (0..6).map(|f| labs[f * 9 + 4]).collect();
@@ -347,9 +430,9 @@ fn starts(
                         .expect("six centres")
                 })
                 .collect();
-            let mut out = vec![(by_cluster, centres.clone())];
-            if by_centre != out[0].0 {
-                out.push((by_centre, centres));
+            let mut out = vec![by_cluster];
+            if by_centre != out[0] {
+                out.push(by_centre);
             }
             out
         }
@@ -357,11 +440,11 @@ fn starts(
             // Each k-means run that groups the stickers differently, best inertia first.
             let mut runs = kmeans_runs(labs, seed);
             runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut out: Vec<(Vec<usize>, Vec<[f64; 3]>)> = Vec::new();
-            for (_, labels, cents) in runs {
+            let mut out: Vec<Vec<usize>> = Vec::new();
+            for (_, labels, _) in runs {
                 let labels: Vec<usize> = labels.iter().map(|&c| c.min(5)).collect();
-                if !out.iter().any(|o| legal::same_partition(&o.0, &labels)) {
-                    out.push((labels, cents));
+                if !out.iter().any(|o| legal::same_partition(o, &labels)) {
+                    out.push(labels);
                 }
             }
             out
@@ -369,21 +452,121 @@ fn starts(
     }
 }
 
-/// The profile's centroids matched to the classes (to the centres on a 3x3x3, to the
-/// k-means centroids on a 2x2x2): `prior[class]`.
-fn profile_prior(
-    profile: &Profile,
+/// The first estimates the refinement starts from: a class per sticker and, with a
+/// profile, the profile's colours matched to the classes. Without a profile, [`starts`].
+/// With one, each start with each of the two closest matchings of the profile's colours to
+/// its classes, and each matching's own start (every sticker given the class whose
+/// profile colour it reads closest to, centres keeping their own).
+fn first_estimates(
+    profile: Option<&Profile>,
     size: Size,
     labs: &[[f64; 3]],
+    clusters: &[usize],
     centroids: &[[f64; 3]],
-) -> [[f64; 3]; 6] {
-    let pc = profile.centroids();
-    let anchors: Vec<[f64; 3]> = match size {
-        Size::Three => (0..6).map(|f| labs[f * 9 + 4]).collect(),
-        Size::Two => centroids.to_vec(),
+    seed: u64,
+) -> Vec<(Vec<usize>, Option<[ClassPrior; 6]>)> {
+    let base = starts(size, labs, clusters, centroids, seed);
+    let Some(p) = profile else {
+        return base.into_iter().map(|l| (l, None)).collect();
     };
-    let perm = best_matching(&anchors, &pc);
-    std::array::from_fn(|j| pc[perm[j]])
+    let mut out: Vec<(Vec<usize>, Option<[ClassPrior; 6]>)> = Vec::new();
+    let mut seen: Vec<(Vec<usize>, [usize; 6])> = Vec::new();
+    for labels in base {
+        for (perm, prior) in profile_priors(p, size, &class_means(labs, &labels), 2) {
+            let mut near: Vec<usize> = labs
+                .iter()
+                .map(|x| {
+                    (0..6)
+                        .min_by(|&a, &b| d2(x, &prior[a].mean).total_cmp(&d2(x, &prior[b].mean)))
+                        .expect("six classes")
+                })
+                .collect();
+            if size == Size::Three {
+                for f in 0..6 {
+                    near[f * 9 + 4] = f;
+                }
+            }
+            for l in [labels.clone(), near] {
+                if !seen.iter().any(|(sl, sp)| *sl == l && *sp == perm) {
+                    seen.push((l.clone(), perm));
+                    out.push((l, Some(prior)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The profile's colours matched to the classes: `prior[class]`. A 3x3x3's classes are its
+/// centres' faces, and a profile knows its colours' faces, so the match is the whole-cube
+/// rotation (one of 24: opposite colours stay opposite) that brings the profile's colours
+/// closest to the classes' first means; a 2x2x2's classes are k-means clusters, matched to
+/// the profile's colours one to one by the cheapest pairing.
+fn profile_prior(profile: &Profile, size: Size, anchors: &[[f64; 3]]) -> [ClassPrior; 6] {
+    profile_priors(profile, size, anchors, 1)
+        .pop()
+        .expect("one matching")
+        .1
+}
+
+/// The `n` closest matchings of [`profile_prior`], closest first: the matching
+/// (`perm[class]` = profile colour) and the prior it gives.
+fn profile_priors(
+    profile: &Profile,
+    size: Size,
+    anchors: &[[f64; 3]],
+    n: usize,
+) -> Vec<([usize; 6], [ClassPrior; 6])> {
+    let pc = profile.centroids();
+    let stickers = profile.stickers_by_face();
+    let perms: Vec<[usize; 6]> = match size {
+        Size::Three => {
+            let cost = |p: &[usize; 6]| (0..6).map(|j| d2(&anchors[j], &pc[p[j]])).sum::<f64>();
+            let mut all = labelling::rotations();
+            all.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
+            all.truncate(n.max(1));
+            all
+        }
+        Size::Two => vec![best_matching(anchors, &pc)],
+    };
+    perms
+        .into_iter()
+        .map(|perm| {
+            let prior = std::array::from_fn(|j| {
+                let f = perm[j];
+                let mut offsets = [[0.0; 3]; 9];
+                let members = stickers[f].len().min(9);
+                for (o, s) in offsets.iter_mut().zip(&stickers[f]) {
+                    *o = std::array::from_fn(|k| s[k] - pc[f][k]);
+                }
+                ClassPrior {
+                    mean: pc[f],
+                    offsets,
+                    members,
+                }
+            });
+            (perm, prior)
+        })
+        .collect()
+}
+
+/// The mean reading of each class of a labelling (a class with no sticker: mid-grey).
+fn class_means(labs: &[[f64; 3]], labels: &[usize]) -> Vec<[f64; 3]> {
+    (0..6)
+        .map(|j| {
+            let xs: Vec<&[f64; 3]> = labs
+                .iter()
+                .zip(labels)
+                .filter(|p| *p.1 == j)
+                .map(|p| p.0)
+                .collect();
+            if xs.is_empty() {
+                return [50.0, 0.0, 0.0];
+            }
+            let n = xs.len() as f64;
+            std::array::from_fn(|k| xs.iter().map(|x| x[k]).sum::<f64>() / n)
+        })
+        .collect()
 }
 
 /// When no legal cube was found: the six stickers with the smallest margin between their

@@ -22,6 +22,9 @@ pub struct Model {
     pub noise_scale: f64,
     /// Standard deviation of a clipped channel's true value, as a fraction of full scale.
     pub clipped_sigma: f64,
+    /// Weight, in readings, of a calibration profile's colour in its class's mean and
+    /// spread.
+    pub profile_weight: f64,
     /// Calibration of the margins: the model's log-likelihood ratios are divided by this
     /// before they are reported or compared with the doubt threshold, so that a margin of
     /// m nats means that the best guess is wrong about once in 1 + e^m on real scans.
@@ -36,6 +39,7 @@ impl Default for Model {
             spread_prior: 1.0,
             noise_scale: 1.0,
             clipped_sigma: 0.08,
+            profile_weight: 2.0,
             temperature: 1.0,
         }
     }

@@ -8,7 +8,7 @@
 //! legal search, whole-class recolourings) and on `cube::Size`. Must not depend on
 //! the public result types of [`super`] or on anything above `color`.
 
-use super::classes::{fit, Class};
+use super::classes::{fit, Class, ClassPrior};
 use super::labelling::conjugates;
 use super::legal::{search2, search3, SearchOutcome};
 use super::light::Illumination;
@@ -33,7 +33,7 @@ pub(super) struct Evidence<'a> {
     wb: [f64; 3],
     /// White-balanced linear RGB of every reading.
     lin: Vec<[f64; 3]>,
-    prior: Option<[[f64; 3]; 6]>,
+    prior: Option<[ClassPrior; 6]>,
     node_budget: usize,
     pub(super) model: Model,
 }
@@ -67,6 +67,11 @@ pub(super) struct FinalSearch {
     pub(super) settled: Settled,
 }
 
+/// What the classes' distances from a calibration profile's colours cost (0 without one).
+fn prior_cost(classes: &[Class; 6]) -> f64 {
+    classes.iter().map(|c| c.prior_cost).sum()
+}
+
 /// Cost of each sticker for each class.
 pub(super) fn cost_of(
     labs: &[[f64; 3]],
@@ -84,7 +89,7 @@ impl<'a> Evidence<'a> {
         scan: &'a RawScan,
         profile: Option<&crate::color::profile::Profile>,
         wb: [f64; 3],
-        prior: Option<[[f64; 3]; 6]>,
+        prior: Option<[ClassPrior; 6]>,
         node_budget: usize,
         model: Model,
     ) -> Evidence<'a> {
@@ -201,7 +206,8 @@ impl<'a> Evidence<'a> {
             .zip(&noise)
             .zip(labels)
             .map(|((x, e), &l)| classes[l].cost(x, e))
-            .sum();
+            .sum::<f64>()
+            + prior_cost(&classes);
         OwnModel {
             total,
             labs,
@@ -230,7 +236,8 @@ impl<'a> Evidence<'a> {
             .zip(noise)
             .zip(labels)
             .map(|((x, e), &l)| classes[l].cost(x, e))
-            .sum()
+            .sum::<f64>()
+            + prior_cost(&classes)
     }
 
     /// Settles on a cube from the first labels: refines, then (3x3x3) checks the
