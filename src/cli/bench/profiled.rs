@@ -44,7 +44,7 @@ struct Pair {
 fn name(o: Outcome) -> &'static str {
     match o {
         Outcome::Exact => "exact",
-        Outcome::Doubt => "doubt",
+        Outcome::Doubt(_) => "doubt",
         Outcome::Wrong => "WRONG",
         Outcome::Invalid => "no cube",
     }
@@ -53,7 +53,7 @@ fn name(o: Outcome) -> &'static str {
 fn slot(o: Outcome) -> usize {
     match o {
         Outcome::Exact => 0,
-        Outcome::Doubt => 1,
+        Outcome::Doubt(_) => 1,
         Outcome::Wrong => 2,
         Outcome::Invalid => 3,
     }
@@ -198,7 +198,7 @@ fn counts(c: &[usize; 4]) -> serde_json::Value {
 fn as_outcome(v: Verdict) -> Outcome {
     match v {
         Verdict::Exact | Verdict::Legal => Outcome::Exact,
-        Verdict::Doubt(_) => Outcome::Doubt,
+        Verdict::Doubt(r) => Outcome::Doubt(r == Some(true)),
         Verdict::Wrong => Outcome::Wrong,
         Verdict::Illegal | Verdict::NoCube => Outcome::Invalid,
     }

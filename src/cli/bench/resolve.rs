@@ -77,37 +77,37 @@ pub struct BenchResolveArgs {
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Outcome {
     Exact,
-    Doubt,
+    /// In doubt; whether the best guess is the scanned cube.
+    Doubt(bool),
     Wrong,
     Invalid,
 }
 
 /// What a resolution of a scan of `cube` came to.
 pub(super) fn outcome(r: &Result<Resolution, ResolveError>, cube: &FaceletCube) -> Outcome {
-    match r {
-        Ok(res) => {
-            let same = match cube.size() {
-                Size::Three => res.cube.colors() == cube.colors(),
-                Size::Two => {
-                    FaceletCube::parse(&cube.to_letters())
-                        .map(|c| c.colors().to_vec())
-                        .ok()
-                        .as_deref()
-                        == Some(res.cube.colors())
-                }
-            };
-            if same {
-                Outcome::Exact
-            } else {
-                Outcome::Wrong
-            }
+    let is = |res: &Resolution| match cube.size() {
+        Size::Three => res.cube.colors() == cube.colors(),
+        Size::Two => {
+            FaceletCube::parse(&cube.to_letters())
+                .map(|c| c.colors().to_vec())
+                .ok()
+                .as_deref()
+                == Some(res.cube.colors())
         }
-        Err(ResolveError::Ambiguous { .. }) => Outcome::Doubt,
+    };
+    match r {
+        Ok(res) if is(res) => Outcome::Exact,
+        Ok(_) => Outcome::Wrong,
+        Err(ResolveError::Ambiguous { best, .. }) => Outcome::Doubt(is(best)),
         Err(_) => Outcome::Invalid,
     }
 }
 
-/// Resolves one seeded synthetic scan: its outcome and the thread CPU time in ms.
+/// One synthetic scan's result: its outcome, the thread CPU time in ms, and for a doubt
+/// the probability the resolver gave its best guess.
+type Run = (Outcome, f64, Option<f64>);
+
+/// Resolves one seeded synthetic scan.
 fn resolve_synthetic(
     a: &BenchResolveArgs,
     model: crate::color::resolve::Model,
@@ -115,7 +115,7 @@ fn resolve_synthetic(
     cond: Conditions,
     scale: Scale,
     k: u64,
-) -> (Outcome, f64) {
+) -> Run {
     let size = Size::from(a.size);
     let seed = a.seed.wrapping_add(k);
     let (cube, scan) = one_synthetic(palette, cond, scale, size, seed, None);
@@ -127,16 +127,20 @@ fn resolve_synthetic(
     };
     let r = resolve_scan(&scan, &opts);
     let ms = thread_cpu().saturating_sub(t).as_secs_f64() * 1e3;
-    (outcome(&r, &cube), ms)
+    let p = match &r {
+        Err(ResolveError::Ambiguous { best, .. }) => Some(best.probability()),
+        _ => None,
+    };
+    (outcome(&r, &cube), ms, p)
 }
 
 /// With `-v`: the command that reproduces each scan that was not resolved exactly.
-fn print_misses(a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &[(Outcome, f64)]) {
+fn print_misses(a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &[Run]) {
     for (k, r) in results.iter().enumerate() {
         if r.0 != Outcome::Exact {
             let what = match r.0 {
                 Outcome::Wrong => "WRONG",
-                Outcome::Doubt => "doubt",
+                Outcome::Doubt(_) => "doubt",
                 _ => "no-cube",
             };
             outln!(
@@ -151,37 +155,40 @@ fn print_misses(a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &
 }
 
 /// One row of the table: the counts of each outcome and the CPU time quantiles.
-fn print_row(
-    g: &Global,
-    a: &BenchResolveArgs,
-    palette: Palette,
-    scale: Scale,
-    results: &[(Outcome, f64)],
-) {
+fn print_row(g: &Global, a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &[Run]) {
     let n = results.len().max(1) as f64;
     let count = |o: Outcome| results.iter().filter(|r| r.0 == o).count();
     let mut times: Vec<f64> = results.iter().map(|r| r.1).collect();
     sort_times(&mut times);
     let median = percentile_sorted(&times, 50).unwrap_or(0.0);
     let p99 = percentile_sorted(&times, 99).unwrap_or(0.0);
-    let (ex, dz, wr, inv) = (
+    let (ex, dz, right, wr, inv) = (
         count(Outcome::Exact),
-        count(Outcome::Doubt),
+        count(Outcome::Doubt(true)) + count(Outcome::Doubt(false)),
+        count(Outcome::Doubt(true)),
         count(Outcome::Wrong),
         count(Outcome::Invalid),
     );
+    // The probability the doubted best guesses were given, on average.
+    let stated: Vec<f64> = results.iter().filter_map(|r| r.2).collect();
+    let stated = stated.iter().sum::<f64>() / stated.len().max(1) as f64;
     if g.json {
         json_line(
-            &json!({"type": "bench-resolve", "palette": palette.name(), "scale": scale.name(), "size": a.size.n(), "scans": results.len(), "exact": ex, "doubt": dz, "wrong": wr, "no_cube": inv, "median_ms": median, "p99_ms": p99}),
+            &json!({"type": "bench-resolve", "palette": palette.name(), "scale": scale.name(), "size": a.size.n(), "scans": results.len(), "exact": ex, "doubt": dz, "doubt_best_guess_right": right, "doubt_mean_probability": stated, "wrong": wr, "no_cube": inv, "median_ms": median, "p99_ms": p99}),
         );
     } else {
         outln!(
-            "{:<12} {:<8} {:>7} {:>9.2} {:>8.2} {:>7} {:>7} {:>10.3} {:>10.3}",
+            "{:<12} {:<8} {:>7} {:>9.2} {:>8.2} {:>17} {:>7} {:>7} {:>10.3} {:>10.3}",
             palette.name(),
             scale.name(),
             results.len(),
             100.0 * ex as f64 / n,
             100.0 * dz as f64 / n,
+            if dz == 0 {
+                "-".to_string()
+            } else {
+                format!("{right}/{dz} ({:.0} %)", 100.0 * stated)
+            },
             wr,
             inv,
             median,
@@ -214,12 +221,13 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     }
     if !g.json {
         outln!(
-            "{:<12} {:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>10} {:>10}",
+            "{:<12} {:<8} {:>7} {:>9} {:>8} {:>17} {:>7} {:>7} {:>10} {:>10}",
             "palette",
             "scale",
             "scans",
             "exact%",
             "doubt%",
+            "guess right (said)",
             "WRONG",
             "no-cube",
             "median cpu ms",
@@ -229,7 +237,7 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     for &palette in &palettes {
         for &scale in &a.scale {
             let cond = a.conditions.apply(Conditions::for_palette(palette));
-            let results: Vec<(Outcome, f64)> = pool.install(|| {
+            let results: Vec<Run> = pool.install(|| {
                 (0..a.count)
                     .into_par_iter()
                     .map(|k| resolve_synthetic(&a, model, palette, cond, scale, k))

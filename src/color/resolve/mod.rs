@@ -53,7 +53,7 @@ pub use evaluate::{cube_cost, evenly_lit_labs, redeal};
 use labelling::cube_of;
 use legal::Candidate;
 pub use model::Model;
-pub use readings::{lab_of_linear, linear_readings, scan_lab};
+pub use readings::{combine_reads, lab_of_linear, linear_readings, scan_lab};
 use refine::{cost_of, Evidence};
 
 use super::profile::Profile;
@@ -143,6 +143,14 @@ pub struct Resolution {
     pub white_balance: [f64; 3],
     /// Node expansions spent in the k-best searches.
     pub expanded: usize,
+}
+
+impl Resolution {
+    /// The probability that `cube` is the scanned cube, against every rival the resolver
+    /// found, from the calibrated likelihoods (`1 / (1 + e^-log_odds)`).
+    pub fn probability(&self) -> f64 {
+        1.0 / (1.0 + (-self.log_odds).exp())
+    }
 }
 
 /// Why no cube is returned.
@@ -269,23 +277,33 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     // cube under its own model.
     let mut expanded = 0;
     let mut settled_all: Vec<(f64, Evidence, refine::Settled)> = Vec::new();
-    for (labels, prior) in first_estimates(
+    // Starts whose first round reaches a state already settled go no further.
+    let mut reached: Vec<(Vec<usize>, Option<[usize; 6]>)> = Vec::new();
+    let estimates = first_estimates(
         opts.profile.as_ref(),
         size,
         &labs,
         &clusters,
         &centroids,
         opts.seed,
-    ) {
+    );
+    for (labels, matched) in estimates {
         let evidence = Evidence::new(
             scan,
             opts.profile.as_ref(),
             wb,
-            prior,
+            matched.map(|m| m.1),
             opts.node_budget,
             opts.model,
         );
-        let (settled, spent) = evidence.settle(labels, &labs);
+        let (first, spent) = evidence.first_round(labels, &labs);
+        expanded += spent;
+        let key = (first.labels.clone(), matched.map(|m| m.0));
+        if reached.contains(&key) {
+            continue;
+        }
+        reached.push(key);
+        let (settled, spent) = evidence.settle(first);
         expanded += spent;
         let own = evidence.own_model(&settled.labels, &settled.illum).total;
         settled_all.push((own, evidence, settled));
@@ -452,8 +470,12 @@ fn starts(
     }
 }
 
+/// A profile's colours matched to the classes: `perm[class]` = profile colour, and the
+/// prior it gives each class.
+type Matched = ([usize; 6], [ClassPrior; 6]);
+
 /// The first estimates the refinement starts from: a class per sticker and, with a
-/// profile, the profile's colours matched to the classes. Without a profile, [`starts`].
+/// profile, the profile's colours matched to the classes (the matching and the prior). Without a profile, [`starts`].
 /// With one, each start with each of the two closest matchings of the profile's colours to
 /// its classes, and each matching's own start (every sticker given the class whose
 /// profile colour it reads closest to, centres keeping their own).
@@ -464,12 +486,12 @@ fn first_estimates(
     clusters: &[usize],
     centroids: &[[f64; 3]],
     seed: u64,
-) -> Vec<(Vec<usize>, Option<[ClassPrior; 6]>)> {
+) -> Vec<(Vec<usize>, Option<Matched>)> {
     let base = starts(size, labs, clusters, centroids, seed);
     let Some(p) = profile else {
         return base.into_iter().map(|l| (l, None)).collect();
     };
-    let mut out: Vec<(Vec<usize>, Option<[ClassPrior; 6]>)> = Vec::new();
+    let mut out: Vec<(Vec<usize>, Option<Matched>)> = Vec::new();
     let mut seen: Vec<(Vec<usize>, [usize; 6])> = Vec::new();
     for labels in base {
         for (perm, prior) in profile_priors(p, size, &class_means(labs, &labels), 2) {
@@ -489,7 +511,7 @@ fn first_estimates(
             for l in [labels.clone(), near] {
                 if !seen.iter().any(|(sl, sp)| *sl == l && *sp == perm) {
                     seen.push((l.clone(), perm));
-                    out.push((l, Some(prior)));
+                    out.push((l, Some((perm, prior))));
                 }
             }
         }
@@ -511,12 +533,7 @@ fn profile_prior(profile: &Profile, size: Size, anchors: &[[f64; 3]]) -> [ClassP
 
 /// The `n` closest matchings of [`profile_prior`], closest first: the matching
 /// (`perm[class]` = profile colour) and the prior it gives.
-fn profile_priors(
-    profile: &Profile,
-    size: Size,
-    anchors: &[[f64; 3]],
-    n: usize,
-) -> Vec<([usize; 6], [ClassPrior; 6])> {
+fn profile_priors(profile: &Profile, size: Size, anchors: &[[f64; 3]], n: usize) -> Vec<Matched> {
     let pc = profile.centroids();
     let stickers = profile.stickers_by_face();
     let perms: Vec<[usize; 6]> = match size {

@@ -138,3 +138,31 @@ pub fn scan_lab(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 3]>, [f
     let (lin, wb) = linear_readings(scan, profile);
     (lin.into_iter().map(lab_of_linear).collect(), wb)
 }
+
+/// A scan from several readings of each sticker (at least one each): each sticker's value
+/// is the mean of its readings, and its `sigma` the standard error of that mean per
+/// channel, from the readings' own spread where there are two or more (a sticker read at
+/// several positions of the sensor or the cube varies by more than the device's noise),
+/// never below the device's noise over the square root of their number.
+pub fn combine_reads(size: crate::cube::Size, scale: Scale, reads: &[Vec<[f64; 3]>]) -> RawScan {
+    let model = Model::default();
+    let mut facelets = Vec::with_capacity(reads.len());
+    let mut sigma = Vec::with_capacity(reads.len());
+    for r in reads {
+        let n = r.len().max(1) as f64;
+        let mean: [f64; 3] = std::array::from_fn(|k| r.iter().map(|v| v[k]).sum::<f64>() / n);
+        let se: [f64; 3] = std::array::from_fn(|k| {
+            let device = device_sigma(mean[k], scale, &model) / n.sqrt();
+            if r.len() < 2 {
+                return device;
+            }
+            let var = r.iter().map(|v| (v[k] - mean[k]).powi(2)).sum::<f64>() / (n - 1.0);
+            (var / n).sqrt().max(device)
+        });
+        facelets.push(mean);
+        sigma.push(se);
+    }
+    let mut scan = RawScan::new(size, scale, facelets);
+    scan.sigma = Some(sigma);
+    scan
+}

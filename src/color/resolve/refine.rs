@@ -156,39 +156,58 @@ impl<'a> Evidence<'a> {
     /// the assignment and the light settle. Only the best is needed here. Returns the
     /// settled hypothesis and the search nodes spent.
     fn refine(&self, start: Settled) -> (Settled, usize) {
-        let Settled {
-            mut labels,
-            mut illum,
-            mut labs,
-            mut noise,
-        } = start;
+        let mut state = start;
         let mut expanded = 0;
-        let mut rounds = 0;
-        loop {
-            let classes = self.fit(&labs, &noise, &labels);
-            let outcome = self.run(&cost_of(&labs, &noise, &classes), 0.0);
-            expanded += outcome.expanded;
-            let Some(best) = outcome.candidates.first() else {
+        for _ in 0..8 {
+            let Some((next, same, shift, spent)) = self.round(&state) else {
                 break;
             };
-            rounds += 1;
-            let same = best.labels == labels;
-            labels = best.labels.clone();
-            // Re-estimate the light on each face (and the fall-off by sticker kind) from
-            // the stickers' classes, then re-express the readings under even light.
-            let shift = illum.estimate(&self.lin, &labels);
-            (labs, noise) = self.relight(&illum);
-            if (same && shift < 0.01) || rounds >= 8 {
+            expanded += spent;
+            state = next;
+            if same && shift < 0.01 {
                 break;
             }
         }
-        let settled = Settled {
+        (state, expanded)
+    }
+
+    /// One round of the refinement: the best legal cube under classes fitted to the
+    /// current labels, and the light re-estimated from it (the readings re-expressed under
+    /// even light). Returns the new state, whether the labels stayed, the largest change of
+    /// a log gain and the search nodes spent; `None` when no legal cube was found.
+    fn round(&self, s: &Settled) -> Option<(Settled, bool, f64, usize)> {
+        let classes = self.fit(&s.labs, &s.noise, &s.labels);
+        let outcome = self.run(&cost_of(&s.labs, &s.noise, &classes), 0.0);
+        let best = outcome.candidates.first()?;
+        let same = best.labels == s.labels;
+        let labels = best.labels.clone();
+        let mut illum = s.illum.clone();
+        let shift = illum.estimate(&self.lin, &labels);
+        let (labs, noise) = self.relight(&illum);
+        let next = Settled {
             labels,
             illum,
             labs,
             noise,
         };
-        (settled, expanded)
+        Some((next, same, shift, outcome.expanded))
+    }
+
+    /// The state after the first round from first labels (under even light), and the
+    /// nodes spent: two starts that reach the same state settle alike.
+    pub(super) fn first_round(&self, labels: Vec<usize>, labs: &[[f64; 3]]) -> (Settled, usize) {
+        let labs = labs.to_vec();
+        let noise = self.noise_of(&labs, &|_| 1.0);
+        let start = Settled {
+            labels,
+            illum: Illumination::new(self.size, self.model.light_prior),
+            labs,
+            noise,
+        };
+        match self.round(&start) {
+            Some((next, _, _, spent)) => (next, spent),
+            None => (start, 0),
+        }
     }
 
     /// A hypothesis under its own model: re-estimate the light and re-fit the six classes
@@ -240,22 +259,14 @@ impl<'a> Evidence<'a> {
             + prior_cost(&classes)
     }
 
-    /// Settles on a cube from the first labels: refines, then (3x3x3) checks the
-    /// whole-class recolourings. The refinement can settle on the right pieces with the
-    /// wrong colour for whole classes (two faded colours swapped everywhere but on their
-    /// centres, which a heavy-tailed class then treats as outliers). Those alternatives are
-    /// the cube's own colours permuted by a whole-cube rotation, centres kept: each legal
-    /// one is scored under its own model and the refinement restarts from the best if it
-    /// wins.
-    pub(super) fn settle(&self, labels: Vec<usize>, labs: &[[f64; 3]]) -> (Settled, usize) {
-        let labs = labs.to_vec();
-        let noise = self.noise_of(&labs, &|_| 1.0);
-        let start = Settled {
-            labels,
-            illum: Illumination::new(self.size, self.model.light_prior),
-            labs,
-            noise,
-        };
+    /// Settles on a cube from a first state ([`Self::first_round`]): refines, then
+    /// (3x3x3) checks the whole-class recolourings. The refinement can settle on the right
+    /// pieces with the wrong colour for whole classes (two faded colours swapped everywhere
+    /// but on their centres, which a heavy-tailed class then treats as outliers). Those
+    /// alternatives are the cube's own colours permuted by a whole-cube rotation, centres
+    /// kept: each legal one is scored under its own model and the refinement restarts from
+    /// the best if it wins.
+    pub(super) fn settle(&self, start: Settled) -> (Settled, usize) {
         let (mut settled, mut expanded) = self.refine(start);
         if self.size == Size::Three {
             let base = self.own_fixed(&settled.labels, &settled.labs, &settled.noise);

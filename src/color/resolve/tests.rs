@@ -262,3 +262,26 @@ fn a_redealt_scan_keeps_each_piece_s_readings_and_resolves_to_its_cube() {
     let target = random_state(Size::Three, &mut rng);
     assert!(redeal(&scan, &odd, &target).is_none());
 }
+
+#[test]
+fn combined_reads_carry_the_standard_error_of_their_mean() {
+    let one = vec![vec![[100.0, 50.0, 20.0]]; 54];
+    let single = combine_reads(Size::Three, Scale::Rgb8, &one);
+    let steady = combine_reads(
+        Size::Three,
+        Scale::Rgb8,
+        &vec![vec![[100.0, 50.0, 20.0]; 4]; 54],
+    );
+    let varied = combine_reads(
+        Size::Three,
+        Scale::Rgb8,
+        &vec![vec![[90.0, 50.0, 20.0], [110.0, 50.0, 20.0]]; 54],
+    );
+    let s = |scan: &RawScan| scan.sigma.as_ref().unwrap()[0];
+    assert_eq!(single.facelets[0], [100.0, 50.0, 20.0]);
+    // Four agreeing reads: half the device's noise; two far apart: their own spread.
+    assert!((s(&steady)[0] - s(&single)[0] / 2.0).abs() < 1e-12);
+    assert!(s(&varied)[0] > 5.0 && s(&varied)[1] < s(&single)[1]);
+    assert_eq!(varied.facelets[0][0], 100.0);
+    varied.check().unwrap();
+}
