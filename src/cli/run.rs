@@ -231,21 +231,25 @@ fn resume(
     if rec.ended == Some(true) {
         eprintln!("note: the journal's run already reached its target; checking again");
     }
-    let start = job::resume_start(&rec).map_err(|e| anyhow!(e))?;
-    let size = start.position.cube.size();
+    let size = rec.start.size;
     let mut connect_args = a.connect.clone();
     connect_args.size = match size {
         crate::cube::Size::Two => SizeArg::Two,
         _ => SizeArg::Three,
     };
     connect_args.robot = job::RobotKind::from_journal(&rec.start.robot).into();
-    // The simulator starts from the cube the journal left.
+    // A simulator started here starts from the journal's last confirmed cube (one started
+    // on its own, behind --port, keeps whatever cube it has).
     let sim_start = connect_args.sim.then(|| rec.state.clone());
-    // Carry on in the same journal unless told otherwise.
-    let journal = if a.execute.journal.is_some() {
-        journal_path
-    } else {
-        jpath.to_path_buf()
+    // Carry on in the same journal; with --journal, in a copy of it there.
+    let journal = match &a.execute.journal {
+        Some(_) if journal_path != jpath => {
+            std::fs::copy(jpath, &journal_path).with_context(|| {
+                format!("cannot copy the journal to {}", journal_path.display())
+            })?;
+            journal_path
+        }
+        _ => jpath.to_path_buf(),
     };
     let resolve = checked_resolve_options(&connect_args, a.scan.profile.as_deref())?;
     let opts = run_options(a, size, None, journal, &stop);
@@ -253,7 +257,7 @@ fn resume(
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
     let tools = tools(&solver, a, resolve);
-    let r = job::finish(robot.as_mut(), &tools, &start, &opts, &mut |e| rep.event(e));
+    let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
     outcome(g, r, a)
 }
 
@@ -406,6 +410,20 @@ impl Reporter {
                         .unwrap_or_default()
                 ),
                 RunEvent::Verifying { by } => eprintln!("verifying by {by}"),
+                RunEvent::Resumed {
+                    seen,
+                    by,
+                    decision,
+                    candidates,
+                } => eprintln!(
+                    "resume: the cube is {seen} (by {by}; {candidates} state{} possible): {}",
+                    if candidates == 1 { "" } else { "s" },
+                    if decision == "continue" {
+                        "as the journal says, continuing"
+                    } else {
+                        "not as the journal says, planning again from it"
+                    }
+                ),
                 _ => {}
             }
         }
@@ -526,6 +544,8 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
         robot_state,
         steps,
         seconds,
+        candidates,
+        motors_stopped,
     } = e
     {
         let resume = resume_command(&a.connect, &a.scan, journal);
@@ -538,6 +558,8 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
                 "steps": steps,
                 "robot_seconds": seconds,
                 "reason": cause.reason(),
+                "candidates": candidates,
+                "motors_stopped": motors_stopped,
                 "resume": resume,
             }));
         }

@@ -82,7 +82,7 @@ pub enum RunError {
     SimulatorMismatch,
     #[error(transparent)]
     Journal(#[from] JournalError),
-    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}); journal {}", cause.reason(), journal.display())]
+    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", cause.reason(), in_flight_note(candidates), motors_note(*motors_stopped), journal.display())]
     Interrupted {
         /// What stopped the execution.
         cause: Box<RunError>,
@@ -93,7 +93,43 @@ pub enum RunError {
         robot_state: String,
         steps: usize,
         seconds: f64,
+        /// When the robot could not tell whether the actions in flight happened: the cube
+        /// frame state after each prefix of them (the first is `state`).
+        candidates: Vec<String>,
+        /// Whether the robot confirmed that its motors stopped (`None`: not asked).
+        motors_stopped: Option<bool>,
     },
+    /// A resume found another cube in the robot than the journal's.
+    #[error("the cube in the robot is not the journal's cube ({why}): the journal's is {journal_state}, the robot's is {seen}; nothing was turned")]
+    NotTheJournalsCube {
+        why: String,
+        /// Robot frame, first-scan symbols.
+        journal_state: String,
+        seen: String,
+    },
+    /// A resume could not establish which state the cube is in.
+    #[error("cannot tell where the cube is: the robot cannot read its stickers or say its state, and the journal leaves {0} states possible")]
+    Undecided(usize),
+}
+
+fn in_flight_note(candidates: &[String]) -> String {
+    if candidates.len() < 2 {
+        return String::new();
+    }
+    format!(
+        ", or, if the actions in flight happened, {}",
+        candidates[1..].join(" or ")
+    )
+}
+
+fn motors_note(stopped: Option<bool>) -> &'static str {
+    match stopped {
+        Some(true) => "motors stopped",
+        Some(false) => {
+            "the robot did not confirm the stop: a motor may still be running (switch it off)"
+        }
+        None => "the robot was not asked to stop",
+    }
 }
 
 impl RunError {
@@ -102,6 +138,7 @@ impl RunError {
         matches!(
             self,
             RunError::Ambiguous { .. }
+                | RunError::NotTheJournalsCube { .. }
                 | RunError::Unresolved(_)
                 | RunError::Invalid(_)
                 | RunError::Target(_)

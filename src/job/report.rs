@@ -40,6 +40,14 @@ pub enum RunEvent {
     Verifying {
         by: String,
     },
+    /// A resume established the cube: what it saw (cube frame), how, and what it decided
+    /// (`continue`, `replan`).
+    Resumed {
+        seen: String,
+        by: String,
+        decision: String,
+        candidates: usize,
+    },
 }
 
 /// The final report.

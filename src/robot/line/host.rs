@@ -2,10 +2,17 @@
 //! numbered commands with acknowledgements, resends of the same sequence number, per-token
 //! progress and typed errors.
 //!
+//! With a stop flag set ([`LineRobot::interrupt`], Ctrl-C) while a `MOVE` runs, the host
+//! sends `STOP` (the robot ends the line after its current token with `ERR STOPPED`, its
+//! `DONE` lines saying what was made) and waits for that end at most a second; every other
+//! command waits for its reply as usual.
+//!
 //! Level: robot (depends on `cube`, [`crate::robot::link`] and [`super::protocol`]).
 //! No printing.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::error::LineError;
@@ -158,6 +165,8 @@ pub struct LineRobot {
     pub timeouts: LineTimeouts,
     /// Divides expected durations (a simulator running faster than real time).
     pub time_scale: f64,
+    /// Set (Ctrl-C) to stop a `MOVE` after its current token.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl fmt::Debug for LineRobot {
@@ -189,6 +198,7 @@ impl LineRobot {
             },
             timeouts,
             time_scale: 1.0,
+            interrupt: None,
         };
         let words = r.command("CAPS", Duration::ZERO, &mut |_, _| {})?;
         r.caps = LineCaps::parse(&words).map_err(|reason| LineError::Protocol {
@@ -300,6 +310,21 @@ impl LineRobot {
         self.command(&line, expected, &mut cb).map(|_| ())
     }
 
+    fn next_seq(&mut self) -> u16 {
+        self.seq = if self.seq == u16::MAX {
+            1
+        } else {
+            self.seq + 1
+        };
+        self.seq
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+
     /// Sends one command (with retries of the same seq) and waits for its result.
     fn command(
         &mut self,
@@ -307,12 +332,7 @@ impl LineRobot {
         expected: Duration,
         on_done: &mut dyn FnMut(usize, &str),
     ) -> Result<String, LineError> {
-        self.seq = if self.seq == u16::MAX {
-            1
-        } else {
-            self.seq + 1
-        };
-        let seq = self.seq;
+        let seq = self.next_seq();
         let line = format!("{seq} {cmd}");
         let verb = cmd.split_whitespace().next().unwrap_or("").to_string();
         let io = |source: LinkError| LineError::Link {
@@ -334,22 +354,49 @@ impl LineRobot {
         let mut sent = 0u32;
         let mut reported = std::collections::BTreeSet::new();
         let started = Instant::now();
+        let stoppable = verb == "MOVE";
+        let mut stop_sent: Option<Instant> = None;
         'send: loop {
             self.link.send_line(&line).map_err(io)?;
             sent += 1;
             let ack_deadline = Instant::now() + self.timeouts.ack;
             loop {
-                let deadline = if acked {
+                if stoppable && stop_sent.is_none() && self.interrupted() {
+                    let stop_seq = self.next_seq();
+                    self.link
+                        .send_line(&format!("{stop_seq} STOP"))
+                        .map_err(io)?;
+                    stop_sent = Some(Instant::now());
+                }
+                let mut deadline = if acked {
                     started + expected + self.timeouts.slack
                 } else {
                     ack_deadline
                 };
+                if let Some(at) = stop_sent {
+                    deadline = deadline.min(at + Duration::from_secs(1));
+                }
                 let left = deadline.saturating_duration_since(Instant::now());
+                // Short waits, so a stop flag is seen soon.
+                let slice = if stoppable && stop_sent.is_none() {
+                    left.min(Duration::from_millis(50))
+                } else {
+                    left
+                };
                 let got = if left.is_zero() {
                     None
                 } else {
-                    self.link.recv_line(left).map_err(recv_err)?
+                    self.link.recv_line(slice).map_err(recv_err)?
                 };
+                if got.is_none() && Instant::now() < deadline {
+                    continue;
+                }
+                if got.is_none() && stop_sent.is_some() {
+                    return Err(LineError::Stopped {
+                        seq,
+                        command: verb.clone(),
+                    });
+                }
                 let Some(reply) = got else {
                     if !acked && sent <= self.timeouts.retries {
                         continue 'send;
