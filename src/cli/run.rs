@@ -415,6 +415,7 @@ impl Reporter {
                     by,
                     decision,
                     candidates,
+                    ..
                 } => eprintln!(
                     "resume: the cube is {seen} (by {by}; {candidates} state{} possible): {}",
                     if candidates == 1 { "" } else { "s" },
@@ -545,6 +546,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
         steps,
         seconds,
         candidates,
+        robot_candidates,
         motors_stopped,
     } = e
     {
@@ -559,6 +561,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
                 "robot_seconds": seconds,
                 "reason": cause.reason(),
                 "candidates": candidates,
+                "robot_candidates": robot_candidates,
                 "motors_stopped": motors_stopped,
                 "resume": resume,
             }));

@@ -96,6 +96,8 @@ pub enum RunError {
         /// When the robot could not tell whether the actions in flight happened: the cube
         /// frame state after each prefix of them (the first is `state`).
         candidates: Vec<String>,
+        /// The same states as the robot holds them (robot frame).
+        robot_candidates: Vec<String>,
         /// Whether the robot confirmed that its motors stopped (`None`: not asked).
         motors_stopped: Option<bool>,
     },

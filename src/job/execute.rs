@@ -306,14 +306,19 @@ impl Execution {
         let _ = self
             .journal
             .interrupted(&cause.reason(), &self.in_flight, stopped);
-        let candidates = if self.in_flight.is_empty() {
+        let states = if self.in_flight.is_empty() {
             Vec::new()
         } else {
             prefix_states(&self.tracked, self.orientation, &self.in_flight)
-                .iter()
-                .map(|(c, o)| journal::encode(&to_cube(c, o), &self.symbols))
-                .collect()
         };
+        let candidates = states
+            .iter()
+            .map(|(c, o)| journal::encode(&to_cube(c, o), &self.symbols))
+            .collect();
+        let robot_candidates = states
+            .iter()
+            .map(|(c, _)| journal::encode(c, &self.symbols))
+            .collect();
         RunError::Interrupted {
             cause: Box::new(cause),
             journal: opts.journal.clone(),
@@ -322,6 +327,7 @@ impl Execution {
             steps: self.done,
             seconds: self.seconds,
             candidates,
+            robot_candidates,
             motors_stopped: stopped,
         }
     }

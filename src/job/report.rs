@@ -44,9 +44,13 @@ pub enum RunEvent {
     /// (`continue`, `replan`).
     Resumed {
         seen: String,
+        /// The same, as the robot held it when the resume began (robot frame).
+        robot_seen: String,
         by: String,
         decision: String,
         candidates: usize,
+        /// The states the journal allowed, robot frame.
+        robot_candidates: Vec<String>,
     },
 }
 

@@ -92,9 +92,14 @@ pub fn resume(
     let seen_text = journal::encode(&robot_frame, &symbols);
     events(RunEvent::Resumed {
         seen: journal::encode(&cube, &symbols),
+        robot_seen: seen_text.clone(),
         by: seen.by.clone(),
         decision: decision.into(),
         candidates: cands.len(),
+        robot_candidates: cands
+            .iter()
+            .map(|c| journal::encode(&c.robot, &symbols))
+            .collect(),
     });
     let start = Start {
         position: Position {

@@ -444,6 +444,9 @@ impl Ev3 {
                     self.recoveries += 1;
                     if matches!(e, Ev3Error::Link { .. }) {
                         self.reopen_bounded(command, e)?;
+                    } else {
+                        // Whatever half frame a garbled length left behind goes.
+                        self.link.discard_input();
                     }
                 }
                 other => return other,

@@ -300,14 +300,23 @@ impl LineRobot {
         );
         let expected =
             Duration::from_secs_f64(self.caps.seconds(steps) / self.time_scale.max(1e-6));
+        let mut reported = vec![false; steps.len()];
         let mut cb = |i: usize, tok: &str| {
             if let Some(step) = steps.get(i) {
-                if token(step) == tok {
+                if token(step) == tok && !reported[i] {
+                    reported[i] = true;
                     done(i, step);
                 }
             }
         };
-        self.command(&line, expected, &mut cb).map(|_| ())
+        self.command(&line, expected, &mut cb)?;
+        // `OK` means every token was made: one whose DONE line was lost or garbled too.
+        for (i, step) in steps.iter().enumerate() {
+            if !reported[i] {
+                done(i, step);
+            }
+        }
+        Ok(())
     }
 
     fn next_seq(&mut self) -> u16 {

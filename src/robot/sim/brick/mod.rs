@@ -43,6 +43,7 @@
 //! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
 //! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
 //! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
+//! | `corrupt@N` | one byte of the reply to command N (seeded position, seeded new value) is changed on the way, as a noisy link does (repeatable) |
 //!
 //! The log ([`SimHandle::take_log`]) has one line for every injected fault and for
 //! every frame or reply a drop-out swallowed.

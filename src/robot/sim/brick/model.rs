@@ -299,6 +299,8 @@ pub(crate) struct Brick {
     commands: u64,
     silent: bool,
     stall_armed: bool,
+    /// The next reply gets one byte corrupted (a `corrupt` fault).
+    corrupt_next: bool,
     /// Simulated time until which the link is down (a `dropout` fault).
     link_down_until: f64,
     pub log: Vec<String>,
@@ -381,6 +383,7 @@ impl Brick {
             commands: 0,
             silent: false,
             stall_armed: false,
+            corrupt_next: false,
             link_down_until: 0.0,
             log: Vec::new(),
             tilts: 0,
