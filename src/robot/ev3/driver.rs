@@ -428,9 +428,17 @@ impl Ev3 {
         }
     }
 
-    /// A motion of `port` from `from` to `to` was sent: its count may be anywhere between.
+    /// A motion of `port` from `from` to `to` was sent: its count may be anywhere between,
+    /// or still anywhere the motion before could take it (it may not have ended).
     fn may_reach(&mut self, port: OutputPort, from: i32, to: i32) {
-        self.reach[port.no() as usize] = Some((from.min(to), from.max(to)));
+        let slot = &mut self.reach[port.no() as usize];
+        let (lo, hi) = slot.unwrap_or((from, from));
+        *slot = Some((lo.min(from).min(to), hi.max(from).max(to)));
+    }
+
+    /// The motor was seen idle at `count`: that is where it is.
+    fn rests_at(&mut self, port: OutputPort, count: i32) {
+        self.reach[port.no() as usize] = Some((count, count));
     }
 
     /// Sends a command that changes nothing on the brick, again after a lost or garbled
@@ -699,6 +707,9 @@ impl Ev3 {
         let busy = r.i8(busy).map_err(|e| Self::malformed(&name, e))? != 0;
         for &(p, c, _) in &counts {
             self.idle_count[p.no() as usize] = (!busy).then_some(c);
+            if !busy {
+                self.rests_at(p, c);
+            }
         }
         Ok(MotorStatus { busy, counts })
     }
@@ -932,7 +943,7 @@ impl Ev3 {
             &c,
         )?;
         // The count starts again from zero here.
-        self.may_reach(motor.port, 0, 0);
+        self.rests_at(motor.port, 0);
         motor.target = 0;
         Ok(())
     }

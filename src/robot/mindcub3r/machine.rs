@@ -177,6 +177,19 @@ impl MindCub3r {
     ) -> Result<T, RobotError> {
         match f(self) {
             Ok(v) => Ok(v),
+            Err(RobotError::Ev3(Ev3Error::Interrupted { stopped, .. })) => {
+                // Ctrl-C inside a wait: the driver already stopped the motors.
+                self.arm_state = ArmState::Unknown;
+                self.sensor_at = None;
+                Err(RobotError::Interrupted {
+                    stopped,
+                    after: self
+                        .last
+                        .map(|p| format!("{p:?}"))
+                        .unwrap_or_else(|| "start-up".into()),
+                    state: self.state_description(),
+                })
+            }
             Err(e) => {
                 let _ = self.ev3.stop_all();
                 self.arm_state = ArmState::Unknown;
