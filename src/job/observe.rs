@@ -351,6 +351,25 @@ fn full_scan(
         by: by.clone(),
         stickers_read,
     };
+    if known.colors.len() != 6 {
+        // A journal without the first scan's colours: name them by the centres, and take
+        // the cube for the journal's.
+        let Some(seen) = renaming_by_centres(&own, &candidates[0].robot) else {
+            return Ok(foreign(
+                "its colours cannot be named as the journal's".into(),
+            ));
+        };
+        return Ok(place(
+            robot,
+            candidates,
+            known,
+            &seen,
+            &scanned,
+            before,
+            by,
+            stickers_read,
+        ));
+    }
     let Some(pairs) = match_colors(&seen_colors, known.colors) else {
         return Ok(foreign(
             "six colours cannot be paired with the journal's".into(),
@@ -388,32 +407,58 @@ fn full_scan(
     let seen = FaceletCube::from_colors(size, colors)
         .ok_or(RunError::ScanFrameLost)?
         .with_symbols(symbols);
+    Ok(place(
+        robot,
+        candidates,
+        known,
+        &seen,
+        &scanned,
+        before,
+        by,
+        stickers_read,
+    ))
+}
+
+/// A scanned cube in the journal's naming (robot frame at the scan's start) compared with
+/// the candidates; the robot's frame marked accordingly.
+#[allow(clippy::too_many_arguments)]
+fn place(
+    robot: &mut dyn RunRobot,
+    candidates: &[Candidate],
+    known: &Known,
+    seen: &FaceletCube,
+    scanned: &super::scan::Scanned,
+    before: Orientation,
+    by: String,
+    stickers_read: usize,
+) -> Observation {
+    let size = seen.size();
     // Which candidate, in which orientation at the scan's start.
     for (k, c) in candidates.iter().enumerate() {
         let want = to_cube(&c.robot, &c.orientation);
         for o in Orientation::all() {
-            if to_cube(&seen, &o).colors() == want.colors() {
+            if to_cube(seen, &o).colors() == want.colors() {
                 robot.mark_frame(size, compose(o, scanned.orientation));
-                return Ok(Observation {
+                return Observation {
                     seen: Seen::Agrees(k),
                     by,
                     stickers_read,
-                });
+                };
             }
         }
     }
     // Another state: its orientation from the centres (3x3x3), else as the robot tracked it.
-    let o = orientation_from_centres(&seen, known.first_scan).unwrap_or(before);
+    let o = orientation_from_centres(seen, known.first_scan).unwrap_or(before);
     let now = compose(o, scanned.orientation);
     robot.mark_frame(size, now);
-    Ok(Observation {
+    Observation {
         seen: Seen::Differs {
-            cube: to_cube(&seen, &o),
+            cube: to_cube(seen, &o),
             orientation: now,
         },
         by,
         stickers_read,
-    })
+    }
 }
 
 #[cfg(test)]

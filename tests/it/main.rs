@@ -9,4 +9,5 @@ mod robot;
 mod run;
 mod scan;
 mod solver;
+mod stops;
 mod support;
