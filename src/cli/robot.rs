@@ -56,7 +56,8 @@ pub struct SimArgs {
     pub robot: RobotKind,
     /// Keep the simulator's own cube in FILE, rewritten whenever it changes: line 1 the
     /// facelet string (robot frame), line 2 a form that is the same for any whole-cube
-    /// rotation and renaming of its colours (so a reader sees whether a layer turned). For
+    /// rotation and renaming of its colours (so a reader sees whether a layer turned), line
+    /// 3 `running` while a motor drives, else `idle`. For
     /// tests and campaigns that judge a host by the robot's real cube; a host never reads it.
     #[arg(long, value_name = "FILE")]
     pub state_file: Option<PathBuf>,
@@ -184,7 +185,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
     announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
     let mut kept = StateFile::new(a.state_file.as_deref());
     loop {
-        kept.keep(&handle.cube())?;
+        kept.keep(&handle.cube(), handle.motors_running())?;
         std::thread::sleep(std::time::Duration::from_millis(20));
         for line in handle.take_log() {
             if !g.quiet {
@@ -221,11 +222,12 @@ impl<'a> StateFile<'a> {
         StateFile { path, last: None }
     }
 
-    fn keep(&mut self, cube: &FaceletCube) -> anyhow::Result<()> {
+    fn keep(&mut self, cube: &FaceletCube, running: bool) -> anyhow::Result<()> {
         let Some(path) = self.path else {
             return Ok(());
         };
-        let text = cube.to_letters();
+        let motors = if running { "running" } else { "idle" };
+        let text = format!("{}\n{motors}", cube.to_letters());
         if self.last.as_deref() == Some(text.as_str()) {
             return Ok(());
         }
@@ -239,7 +241,8 @@ impl<'a> StateFile<'a> {
             })
             .min()
             .unwrap_or_default();
-        std::fs::write(&tmp, format!("{text}\n{canonical}\n"))
+        let (facelets, motors) = text.split_once('\n').unwrap_or((&text, ""));
+        std::fs::write(&tmp, format!("{facelets}\n{canonical}\n{motors}\n"))
             .and_then(|()| std::fs::rename(&tmp, path))
             .with_context(|| format!("cannot write the state file {}", path.display()))?;
         self.last = Some(text);
@@ -478,7 +481,7 @@ pub fn sim_line(
     announce_sim(g, "line", handle.path(), &handle.initial_cube())?;
     let mut kept = StateFile::new(a.state_file.as_deref());
     loop {
-        kept.keep(&handle.cube())?;
+        kept.keep(&handle.cube(), handle.motors_running())?;
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -452,3 +452,36 @@ fn a_version_1_journal_is_still_read() {
     let (truth, _) = sim.cube();
     resume_to_the_end(&sim, &j, &truth);
 }
+
+#[test]
+fn a_host_killed_at_any_moment_leaves_the_bricks_motors_stopped() {
+    // Every motion is bounded on the brick (homing included): whatever the host was doing
+    // when it died, the simulator's motors come to rest by themselves.
+    for (i, wait_ms) in [60u64, 250, 600, 1200, 2500].into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let seed = (50 + i).to_string();
+        let sim = Sim::start(dir.path(), &["--seed", &seed, "--speed", "20"]);
+        let j = dir.path().join("j.jsonl");
+        let mut child = run(&sim.path, "mindcub3r", &j, &[])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // The longest motion (homing, 6 s of brick time) is 0.3 s at this speed.
+        let t0 = Instant::now();
+        let idle = loop {
+            let text = std::fs::read_to_string(&sim.state).unwrap_or_default();
+            if text.lines().nth(2) == Some("idle") {
+                break true;
+            }
+            if t0.elapsed() > Duration::from_secs(5) {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(idle, "killed after {wait_ms} ms: a motor still drives");
+    }
+}

@@ -1049,6 +1049,46 @@ mod tests {
     }
 
     #[test]
+    fn a_count_no_motion_can_reach_stops_at_once() {
+        // The motor reads 100, then (one corrupted byte) 100 + 2^24.
+        let counts = std::sync::Mutex::new(vec![100i32, 100 + (1 << 24)].into_iter());
+        let t = MemoryLink::with_responder(move |m| {
+            let c = u16::from_le_bytes([m[2], m[3]]);
+            let v = counts.lock().unwrap().next().unwrap_or(0);
+            vec![encode_reply(c, true, &v.to_le_bytes())]
+        });
+        let mut ev3 = Ev3::new(Box::new(t));
+        assert_eq!(ev3.count(OutputPort::B).unwrap(), 100);
+        let e = ev3.count(OutputPort::B).unwrap_err();
+        assert!(matches!(e, Ev3Error::Implausible { .. }), "{e}");
+        assert!(e.to_string().contains("corrupted"), "{e}");
+        // A move that long is refused before it is sent.
+        let mut m = Motor::new(OutputPort::A, MotorKind::Large, 1050.0);
+        ev3.idle_count[0] = Some(0);
+        let e = ev3
+            .start_move_to(&mut m, 5000, 50, (10, 10), true)
+            .unwrap_err();
+        assert!(matches!(e, Ev3Error::MoveTooLong { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_lost_read_reply_is_read_again() {
+        // The first reply is lost; the same read sent again is answered.
+        let n = std::sync::atomic::AtomicU32::new(0);
+        let t = MemoryLink::with_responder(move |m| {
+            let c = u16::from_le_bytes([m[2], m[3]]);
+            if n.fetch_add(1, Ordering::SeqCst) == 0 {
+                return vec![];
+            }
+            vec![encode_reply(c, true, &42i32.to_le_bytes())]
+        });
+        let mut ev3 = Ev3::new(Box::new(t));
+        ev3.timeouts.reply = Duration::from_millis(20);
+        assert_eq!(ev3.count(OutputPort::C).unwrap(), 42);
+        assert_eq!(ev3.recoveries, 1);
+    }
+
+    #[test]
     fn wrong_device_report_says_what_is_where() {
         let t = MemoryLink::with_responder(|m| {
             let c = u16::from_le_bytes([m[2], m[3]]);

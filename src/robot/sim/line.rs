@@ -172,6 +172,8 @@ impl Default for LineSimConfig {
 }
 
 struct Shared {
+    /// Whether a step is turning now.
+    turning: bool,
     cube: FaceletCube,
     /// Which physical sticker is at each facelet (for stable wear across re-reads).
     ids: Vec<usize>,
@@ -204,6 +206,14 @@ impl LineSimHandle {
             .unwrap_or_else(|p| p.into_inner().cube.clone())
     }
 
+    /// Whether a step is turning now.
+    pub fn motors_running(&self) -> bool {
+        self.shared
+            .lock()
+            .map(|s| s.turning)
+            .unwrap_or_else(|p| p.into_inner().turning)
+    }
+
     /// Simulated seconds spent turning.
     pub fn clock(&self) -> f64 {
         self.shared
@@ -223,6 +233,7 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
     let mut cfg = cfg;
     cfg.caps.size = initial.size().n() as u32;
     let shared = Arc::new(Mutex::new(Shared {
+        turning: false,
         cube: initial.clone(),
         ids: (0..initial.size().stickers()).collect(),
         clock: 0.0,
@@ -368,6 +379,10 @@ impl Peer for LinePeer {
             }
         }
         out.append(&mut self.outbox);
+        let turning = matches!(self.busy, Some(Busy::Move { .. }));
+        if let Ok(mut s) = self.shared.lock() {
+            s.turning = turning;
+        }
         now
     }
 }

@@ -72,6 +72,8 @@ use model::Brick;
 struct Shared {
     clock: f64,
     motion: f64,
+    /// Whether any motor has a job (is driving).
+    running: bool,
     cube: FaceletCube,
     tilts: u64,
     log: Vec<String>,
@@ -110,6 +112,11 @@ impl SimHandle {
     /// command.
     pub fn motion_seconds(&self) -> f64 {
         self.lock().motion
+    }
+
+    /// Whether any motor is driving now (a job under way, or a run not yet stopped).
+    pub fn motors_running(&self) -> bool {
+        self.lock().running
     }
 
     /// Tilts performed so far.
@@ -157,6 +164,7 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
     let shared = Arc::new(Mutex::new(Shared {
         clock: 0.0,
         motion: 0.0,
+        running: false,
         cube: cube.clone(),
         tilts: 0,
         log: Vec::new(),
@@ -248,6 +256,7 @@ impl Peer for BrickPeer {
         let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         s.clock = brick.clock;
         s.motion = brick.motion;
+        s.running = brick.motors_running();
         s.tilts = brick.tilts;
         s.cube = brick.cube();
         s.log.append(&mut brick.log);

@@ -400,6 +400,11 @@ impl Brick {
         FaceletCube::from_colors(self.size, self.colors.clone()).expect("sizes match")
     }
 
+    /// Whether any motor has a job (a step, time or speed job not yet ended or stopped).
+    pub fn motors_running(&self) -> bool {
+        self.motors.iter().any(|m| m.job != Job::Idle)
+    }
+
     fn note(&mut self, s: String) {
         self.log.push(format!("[t={:.3}s] {s}", self.clock));
     }
