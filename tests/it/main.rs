@@ -11,3 +11,4 @@ mod scan;
 mod solver;
 mod stops;
 mod support;
+mod wire;
