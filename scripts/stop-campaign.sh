@@ -3,7 +3,9 @@
 # cube, kept in a state file that only this script reads) and `cubot run --port` driving it,
 # interrupted at seeded random points: Ctrl-C, SIGKILL, a lost reply, a stall, a corrupted
 # reply byte, a link drop-out, and the cube swapped for another state of it or for a cube of
-# other colours before the resume. Both robots. Each case is then resumed from its journal
+# other colours before the resume. Both robots. A signal lands after a seeded number of
+# confirmed steps plus up to 0.15 s (four cases in five), or at a seeded moment from start-up
+# on (the scan included); a fault at a seeded command (or turn) number. Each case is then resumed from its journal
 # (`cubot run --resume JOURNAL --port ...`) until it ends.
 #
 # Reported (judged by the simulator's own cube, never by what cubot says of it):
@@ -37,10 +39,10 @@ import concurrent.futures, json, os, random, signal, subprocess, sys, time
 cubot, work, cases, seed, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 LIMIT = 150          # seconds a process may take before it counts as hung
 SPEED = {'mindcub3r': 100, 'line': 2}
-# Wall seconds over which a signal lands (the scan, then the execution).
-SPAN = {'mindcub3r': (1.8, 5.0), 'line': (0.4, 3.0)}
+# Wall seconds over which a signal sent at any moment lands (start-up, scan, execution).
+SPAN = {'mindcub3r': (0.2, 6.0), 'line': (0.2, 3.0)}
 KINDS = ['ctrl-c', 'sigkill', 'drop', 'stall', 'corrupt', 'dropout', 'other-cube', 'foreign-cube']
-WEIGHTS = [27, 27, 9, 9, 10, 8, 5, 5]
+WEIGHTS = [26, 26, 8, 10, 10, 8, 6, 6]
 RUN = ['--search-ms', '0', '--solutions', '3', '--json', '-q']
 
 def names(s):
@@ -78,15 +80,24 @@ class Sim:
         self.err.close()
         return 'panicked' in open(self.err.name).read()
 
-def run(args, kill_after=None, sig=None):
+def steps_in(journal):
+    try:
+        return open(journal).read().count('"type":"step"')
+    except OSError:
+        return -1
+
+def run(args, when=None, sig=None):
+    """Runs cubot; `when()` (polled) says when to send `sig`."""
     p = subprocess.Popen([cubot] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     hung = False
     try:
-        if kill_after is not None:
-            try:
-                p.wait(timeout=kill_after)
-            except subprocess.TimeoutExpired:
-                p.send_signal(sig)
+        if when is not None:
+            t0 = time.monotonic()
+            while p.poll() is None and time.monotonic() - t0 < LIMIT:
+                if when(time.monotonic() - t0):
+                    p.send_signal(sig)
+                    break
+                time.sleep(0.002)
         out, err = p.communicate(timeout=LIMIT)
     except subprocess.TimeoutExpired:
         hung = True
@@ -123,8 +134,21 @@ def case(i):
     lo, hi = SPAN[robot]
     if kind in ('ctrl-c', 'sigkill', 'other-cube', 'foreign-cube'):
         sig = signal.SIGINT if kind == 'ctrl-c' else signal.SIGKILL
-        t = r.uniform(lo, hi)
-        code, lines, err, hung = run(['run'] + port + RUN + ['--journal', journal], t, sig)
+        if r.random() < 0.8:
+            # A point in the execution: after k confirmed steps, then up to 0.15 s more
+            # (mid-motion more often than not).
+            k = r.randint(0, 14 if robot == 'line' else 60)
+            extra = r.uniform(0, 0.15)
+            fired = {}
+            def when(t):
+                if steps_in(journal) >= k:
+                    fired.setdefault('at', t)
+                return 'at' in fired and t >= fired['at'] + extra
+        else:
+            # Any moment, the scan included.
+            t_sig = r.uniform(lo, hi)
+            when = lambda t: t >= t_sig
+        code, lines, err, hung = run(['run'] + port + RUN + ['--journal', journal], when, sig)
     else:
         code, lines, err, hung = run(['run'] + port + RUN + ['--journal', journal])
     res['hang'] |= hung
@@ -225,6 +249,7 @@ summary = {
     'faults_ridden_out': count(lambda x: x['outcome'] == 'recovered'),
     'finished_before_the_stop': count(lambda x: x['outcome'] == 'finished'),
     'stopped_before_the_journal': count(lambda x: x['outcome'] == 'before-journal'),
+    'stops_in_execution': len(resumed),
     'stated_right': f"{count(lambda x: x.get('stated_right'))}/{len(judged)}",
     'stated_with_candidates': count(lambda x: x.get('journal_candidates', 1) > 1 or x.get('named_candidates', 1) > 1),
     'decided_right': f"{count(lambda x: x.get('decided_right'))}/{len(decided)}",

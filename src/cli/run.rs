@@ -217,6 +217,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let solver = load_solver(g)?;
     let tools = tools(&solver, &a, resolve);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
+    let r = stop_note(robot.as_mut(), r);
     outcome(g, r, &a)
 }
 
@@ -258,6 +259,7 @@ fn resume(
     let solver = load_solver(g)?;
     let tools = tools(&solver, a, resolve);
     let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
+    let r = stop_note(robot.as_mut(), r);
     outcome(g, r, a)
 }
 
@@ -571,6 +573,31 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
     }
     let _ = std::io::stdout().flush();
     std::process::exit(2)
+}
+
+/// A robot's failure outside execution (scanning, checking): stop every motor and say
+/// whether the robot confirmed it (execution stops say so themselves).
+fn stop_note(
+    robot: &mut dyn job::RunRobot,
+    r: Result<RunReport, RunError>,
+) -> Result<RunReport, RunError> {
+    use crate::robot::mindcub3r::RobotError;
+    match r {
+        Err(e @ (RunError::Mindcub3r(_) | RunError::Line(_)))
+            if !matches!(e, RunError::Mindcub3r(RobotError::Interrupted { .. })) =>
+        {
+            let note = match robot.stop() {
+                Some(true) => "motors stopped",
+                Some(false) => "the robot did not confirm the stop: a motor may still be running (switch it off)",
+                None => "",
+            };
+            Err(RunError::Stopping {
+                cause: Box::new(e),
+                note,
+            })
+        }
+        other => other,
+    }
 }
 
 fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {

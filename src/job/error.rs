@@ -101,6 +101,13 @@ pub enum RunError {
         /// Whether the robot confirmed that its motors stopped (`None`: not asked).
         motors_stopped: Option<bool>,
     },
+    /// A robot failed outside execution; its motors were then stopped (`note` says whether
+    /// the robot confirmed it).
+    #[error("{cause}; {note}")]
+    Stopping {
+        cause: Box<RunError>,
+        note: &'static str,
+    },
     /// A resume found another cube in the robot than the journal's.
     #[error("the cube in the robot is not the journal's cube ({why}): the journal's is {journal_state}, the robot's is {seen}; nothing was turned")]
     NotTheJournalsCube {

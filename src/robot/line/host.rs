@@ -2,6 +2,11 @@
 //! numbered commands with acknowledgements, resends of the same sequence number, per-token
 //! progress and typed errors.
 //!
+//! A port that fails (closed under the host: a USB adapter unplugged and plugged back, a
+//! board that resets) is reopened, at most three times per command, and the command is sent
+//! again with the same sequence number, so a robot that had run it replays its replies
+//! instead of running it twice.
+//!
 //! With a stop flag set ([`LineRobot::interrupt`], Ctrl-C) while a `MOVE` runs, the host
 //! sends `STOP` (the robot ends the line after its current token with `ERR STOPPED`, its
 //! `DONE` lines saying what was made) and waits for that end at most a second; every other
@@ -23,6 +28,9 @@ use crate::robot::link::{Link, LinkError};
 /// Longest line accepted from a robot, in bytes (the longest reply, a 2x2x2's or 3x3x3's
 /// `SCAN` readings, is well under 2 KiB): a longer one is refused, not buffered.
 pub const MAX_LINE: usize = 4096;
+
+/// Reopenings of a failed port per command.
+const LINK_REOPENS: u32 = 3;
 
 /// How many bytes of a stray or overlong input an error quotes.
 const QUOTED: usize = 32;
@@ -89,6 +97,13 @@ impl LineLink {
     /// Bytes received that do not yet end a line.
     pub fn pending(&self) -> &[u8] {
         &self.buf
+    }
+
+    /// Closes and reopens the port, dropping what was buffered.
+    pub fn reopen(&mut self) -> Result<(), LinkError> {
+        self.buf.clear();
+        self.skipping = false;
+        self.link.reopen()
     }
 
     pub fn send_line(&mut self, line: &str) -> Result<(), LinkError> {
@@ -342,6 +357,29 @@ impl LineRobot {
         on_done: &mut dyn FnMut(usize, &str),
     ) -> Result<String, LineError> {
         let seq = self.next_seq();
+        let mut reopened = 0;
+        loop {
+            match self.exchange(seq, cmd, expected, on_done) {
+                // The port failed (unplugged, reset): reopen it and send the same sequence
+                // number again; a robot that already ran the command replays its replies.
+                Err(LineError::Link { .. }) if reopened < LINK_REOPENS => {
+                    reopened += 1;
+                    std::thread::sleep(Duration::from_millis(200 * reopened as u64));
+                    let _ = self.link.reopen();
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One command's exchange under sequence number `seq`.
+    fn exchange(
+        &mut self,
+        seq: u16,
+        cmd: &str,
+        expected: Duration,
+        on_done: &mut dyn FnMut(usize, &str),
+    ) -> Result<String, LineError> {
         let line = format!("{seq} {cmd}");
         let verb = cmd.split_whitespace().next().unwrap_or("").to_string();
         let io = |source: LinkError| LineError::Link {
