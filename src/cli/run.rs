@@ -540,18 +540,18 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
 /// Reports a stopped run (where the cube is, and the exact command that resumes it) and
 /// exits 2.
 fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
-    if let RunError::Interrupted {
-        cause,
-        journal,
-        state,
-        robot_state,
-        steps,
-        seconds,
-        candidates,
-        robot_candidates,
-        motors_stopped,
-    } = e
-    {
+    if let RunError::Interrupted(i) = e {
+        let job::error::Interruption {
+            cause,
+            journal,
+            state,
+            robot_state,
+            steps,
+            seconds,
+            candidates,
+            robot_candidates,
+            motors_stopped,
+        } = i.as_ref();
         let resume = resume_command(&a.connect, &a.scan, journal);
         if g.json {
             super::output::json_line(&serde_json::json!({
@@ -603,7 +603,7 @@ fn stop_note(
 fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
     match r {
         Ok(r) => Ok(report(g, &r)),
-        Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e, a),
+        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {
             if g.json {
                 super::output::json_line(

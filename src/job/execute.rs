@@ -19,7 +19,7 @@ use crate::robot::mindcub3r::cost::RobotState;
 use crate::robot::mindcub3r::frames::{align_target, to_cube, to_robot};
 use crate::robot::mindcub3r::model::Orientation;
 
-use super::error::RunError;
+use super::error::{Interruption, RunError};
 use super::journal::{
     self, Action, Journal, JournalPlan, JournalRecord, JournalResume, JournalStart,
 };
@@ -319,8 +319,8 @@ impl Execution {
             .iter()
             .map(|(c, _)| journal::encode(c, &self.symbols))
             .collect();
-        RunError::Interrupted {
-            cause: Box::new(cause),
+        RunError::Interrupted(Box::new(Interruption {
+            cause,
             journal: opts.journal.clone(),
             state: journal::encode(&to_cube(&self.tracked, &self.orientation), &self.symbols),
             robot_state: journal::encode(&self.tracked, &self.symbols),
@@ -329,6 +329,6 @@ impl Execution {
             candidates,
             robot_candidates,
             motors_stopped: stopped,
-        }
+        }))
     }
 }

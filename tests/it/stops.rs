@@ -101,7 +101,7 @@ fn solved(s: &str) -> bool {
     (0..6).all(|f| {
         s[f * n..(f + 1) * n]
             .chars()
-            .all(|c| Some(c) == s[f * n..].chars().next())
+            .all(|c| s[f * n..].starts_with(c))
     })
 }
 
