@@ -66,13 +66,20 @@ class Sim:
         self.path = self.p.stdout.readline().strip()
         self.p.stdout.readline()
     def cube(self):
-        time.sleep(0.4)  # motions the brick finishes on its own
-        for _ in range(50):
+        """The simulator's cube once its motors are at rest (a robot finishes on its own
+        what it was sent before its host died)."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 10:
             try:
                 lines = open(self.state).read().split('\n')
-                return lines[0], lines[1]
+                if lines[2] == 'idle':
+                    time.sleep(0.05)
+                    again = open(self.state).read().split('\n')
+                    if again[2] == 'idle' and again[0] == lines[0]:
+                        return lines[0], lines[1]
             except (OSError, IndexError):
-                time.sleep(0.1)
+                pass
+            time.sleep(0.05)
         return None, None
     def stop(self):
         self.p.kill()

@@ -36,12 +36,26 @@ impl Sim {
     }
 
     /// The simulator's cube (robot frame, its own naming) and its rotation- and
-    /// naming-free form, once motions the brick finishes on its own are over.
+    /// naming-free form, once its motors are at rest (a robot finishes on its own what it
+    /// was sent before its host died).
     fn cube(&self) -> (String, String) {
-        std::thread::sleep(Duration::from_millis(300));
-        let text = std::fs::read_to_string(&self.state).expect("state file");
-        let mut l = text.lines();
-        (l.next().unwrap().into(), l.next().unwrap().into())
+        let t0 = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&self.state).unwrap_or_default();
+            let l: Vec<&str> = text.lines().collect();
+            if l.len() == 3 && l[2] == "idle" {
+                std::thread::sleep(Duration::from_millis(50));
+                let again = std::fs::read_to_string(&self.state).unwrap_or_default();
+                if again == text {
+                    return (l[0].into(), l[1].into());
+                }
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "motors never at rest"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
