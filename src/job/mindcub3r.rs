@@ -224,7 +224,10 @@ impl RunRobot for Mc3Run {
 
     fn settle(&mut self, in_flight: &[Action], _cause: &RunError) -> Answer {
         // One primitive is sent at a time; the robot's motors say whether its effect on the
-        // cube (the layer turned, the cube spun or tilted) happened.
+        // cube (the layer turned, the cube spun or tilted) happened. A chunk of primitives
+        // run back to back on the brick would be settled the same way, primitive by
+        // primitive: the first whose cube-changing motor did not reach its mark ends the
+        // prefix that happened.
         if in_flight.len() != 1 {
             return Answer::Unknown;
         }

@@ -2,6 +2,16 @@
 //! of [`super::model`] with angles, speeds and over-rotation from the calibration, and the
 //! colour-sensor scan mapped to URFDLB facelet indices of the cube as it sat before the scan.
 //!
+//! ## What a stop leaves
+//!
+//! Every primitive has at most one move that changes the cube: the tilt arm's move to its
+//! apex, the turntable's spin, a layer turn's over-rotating move. The machine remembers
+//! whether that move of the primitive under way was sent and whether the brick confirmed it
+//! finished, so after any failure [`MindCub3r::in_flight_landed`] can say whether the cube
+//! changed: not sent, no; confirmed, yes; otherwise the motor's count decides (and when it
+//! stopped half way, nobody can tell). Ctrl-C is checked before every move, so a stop lands
+//! between moves, where this is known without asking.
+//!
 //! Level: robot (uses `cube`, `color::raw`, [`crate::robot::ev3`]). No printing: progress
 //! through callbacks.
 
