@@ -43,9 +43,10 @@
 //! * `{"type":"interrupted","reason":TEXT,"in_flight":[...],"motors_stopped":BOOL}` when a run
 //!   stopped: `in_flight` lists the actions sent whose outcome nobody could tell (empty when
 //!   the robot's answer settled them); `motors_stopped` whether the robot confirmed its stop.
-//! * `{"type":"resume","created":TIME,"seen":FACELETS,"by":TEXT,"decision":"continue"|"replan"}`
-//!   when a resume established the cube (`seen`: robot frame, first-scan symbols; `by`: the
-//!   robot's answer, N stickers, or a full scan).
+//! * `{"type":"resume","created":TIME,"seen":FACELETS,"by":TEXT,"decision":"continue"|"replan"|"refuse"}`
+//!   when a resume established the cube (`seen`: robot frame, first-scan symbols, or for
+//!   `refuse` the robot's cube as it named its colours; `by`: the robot's answer, N
+//!   stickers, or a full scan).
 //! * `{"type":"plan","state":FACELETS,"orientation":[...],"solution":ALG,"planned_seconds":S,
 //!   "plan":[...]}`: the resume's new plan, from that state.
 //! * `{"type":"end","reached_target":BOOL}` when a run ended normally.
@@ -173,7 +174,8 @@ pub struct JournalResume {
     pub seen: String,
     /// How: the robot's answer, some stickers, a full scan.
     pub by: String,
-    /// `continue` (it is a state the journal allows) or `replan` (it is not).
+    /// `continue` (it is a state the journal allows), `replan` (another state of the same
+    /// cube) or `refuse` (not the journal's cube).
     pub decision: String,
 }
 

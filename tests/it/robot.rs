@@ -450,7 +450,7 @@ fn a_link_drop_out_loses_replies_for_its_time_then_the_brick_answers_again() {
     let mut ev3 = Ev3::new(cubot::robot::link::open(path.as_ref(), Some(115_200)).unwrap());
     ev3.timeouts.reply = Duration::from_millis(250);
     // Single pings (`nop` would send a lost one again).
-    let mut nop = |ev3: &mut Ev3| ev3.call("NOP (ping)", &ping()).map(|_| ());
+    let nop = |ev3: &mut Ev3| ev3.call("NOP (ping)", &ping()).map(|_| ());
     nop(&mut ev3).unwrap();
     nop(&mut ev3).unwrap();
     let t0 = Instant::now();
