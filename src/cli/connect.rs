@@ -88,12 +88,18 @@ pub fn robot_config(path: Option<&Path>) -> Result<Config> {
     })
 }
 
-/// A stop flag that Ctrl-C sets.
+/// A stop flag that Ctrl-C sets. The robot stops within a second and the run says where
+/// the cube is; a second Ctrl-C exits at once (130) without waiting for that (every motion
+/// is bounded on the robot, and the journal already names what was in flight).
 pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     // A second handler cannot be installed; ignore (the first one sets the same flag).
-    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
+    let _ = ctrlc::set_handler(move || {
+        if s.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
     stop
 }
 

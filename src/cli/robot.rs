@@ -36,9 +36,10 @@ pub struct SimArgs {
     /// Sticker palette.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
-    /// Faults: comma list of `drop[@N]`, `stall[@N]`, `wrong-device`, `silent[@N]` (N = command
-    /// number); for the MindCub3r also `latency=MS`, `jitter=MS` (seeded, ± MS per reply) and
-    /// `dropout@N=MS` (from command N the link loses everything for MS).
+    /// Faults: comma list of `drop[@N]`, `stall[@N]`, `silent[@N]`, `latency=MS`, `jitter=MS`
+    /// (seeded, ± MS per reply), `dropout@N=MS` (from command N the link loses everything for
+    /// MS) and `corrupt@N` (one seeded byte of command N's replies changed); for the
+    /// MindCub3r also `wrong-device`.
     #[arg(long, default_value = "")]
     pub faults: String,
     /// Cube size.
@@ -53,6 +54,13 @@ pub struct SimArgs {
     /// Which robot to simulate: the EV3 MindCub3r, or a line-protocol robot.
     #[arg(long, value_enum, default_value = "mindcub3r")]
     pub robot: RobotKind,
+    /// Keep the simulator's own cube in FILE, rewritten whenever it changes: line 1 the
+    /// facelet string (robot frame), line 2 a form that is the same for any whole-cube
+    /// rotation and renaming of its colours (so a reader sees whether a layer turned), line
+    /// 3 `running` while a motor drives, else `idle`. For
+    /// tests and campaigns that judge a host by the robot's real cube; a host never reads it.
+    #[arg(long, value_name = "FILE")]
+    pub state_file: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -175,13 +183,70 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         ..SimConfig::default()
     })?;
     announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
+    let mut kept = StateFile::new(a.state_file.as_deref());
     loop {
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        kept.keep(&handle.cube(), handle.motors_running())?;
+        std::thread::sleep(std::time::Duration::from_millis(20));
         for line in handle.take_log() {
             if !g.quiet {
                 eprintln!("sim: {line}");
             }
         }
+    }
+}
+
+/// The cube's colours renamed a, b, c, ... in the order they first appear.
+fn first_seen_names(cube: &FaceletCube) -> String {
+    let mut names: Vec<crate::cube::Face> = Vec::new();
+    cube.colors()
+        .iter()
+        .map(|c| {
+            let i = names.iter().position(|n| n == c).unwrap_or_else(|| {
+                names.push(*c);
+                names.len() - 1
+            });
+            (b'a' + i as u8) as char
+        })
+        .collect()
+}
+
+/// `sim --state-file`: the simulator's cube kept in a file, replaced whole (write, then
+/// rename) whenever it changes, so a reader never sees half a state.
+struct StateFile<'a> {
+    path: Option<&'a Path>,
+    last: Option<String>,
+}
+
+impl<'a> StateFile<'a> {
+    fn new(path: Option<&'a Path>) -> StateFile<'a> {
+        StateFile { path, last: None }
+    }
+
+    fn keep(&mut self, cube: &FaceletCube, running: bool) -> anyhow::Result<()> {
+        let Some(path) = self.path else {
+            return Ok(());
+        };
+        let motors = if running { "running" } else { "idle" };
+        let text = format!("{}\n{motors}", cube.to_letters());
+        if self.last.as_deref() == Some(text.as_str()) {
+            return Ok(());
+        }
+        let tmp = path.with_extension("tmp");
+        let canonical = crate::robot::symmetry::Symmetry::all(false)
+            .iter()
+            .map(|s| {
+                let mut c = cube.clone();
+                let _ = c.apply(&s.rotation);
+                first_seen_names(&c)
+            })
+            .min()
+            .unwrap_or_default();
+        let (facelets, motors) = text.split_once('\n').unwrap_or((&text, ""));
+        std::fs::write(&tmp, format!("{facelets}\n{canonical}\n{motors}\n"))
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .with_context(|| format!("cannot write the state file {}", path.display()))?;
+        self.last = Some(text);
+        Ok(())
     }
 }
 
@@ -414,7 +479,9 @@ pub fn sim_line(
         ..Default::default()
     })?;
     announce_sim(g, "line", handle.path(), &handle.initial_cube())?;
+    let mut kept = StateFile::new(a.state_file.as_deref());
     loop {
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        kept.keep(&handle.cube(), handle.motors_running())?;
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -9,5 +9,6 @@ mod robot;
 mod run;
 mod scan;
 mod solver;
+mod stops;
 mod support;
 mod wire;

@@ -23,6 +23,8 @@ pub struct Faults {
     pub jitter_ms: u32,
     /// Link drop-outs, in the order given.
     pub dropouts: Vec<Dropout>,
+    /// Commands one byte of whose reply is corrupted.
+    pub corrupt: Vec<u64>,
 }
 
 /// A link drop-out: from the arrival of command `at`, for `ms` simulated milliseconds,
@@ -35,7 +37,7 @@ pub struct Dropout {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("bad fault spec {spec:?}: {why} (expected a comma list of drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS)")]
+    #[error("bad fault spec {spec:?}: {why} (expected a comma list of drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N)")]
     FaultSpec { spec: String, why: String },
     #[error(transparent)]
     Pty(#[from] PtyError),
@@ -94,6 +96,7 @@ impl FromStr for Faults {
                 "latency" => f.latency_ms = ms,
                 "jitter" => f.jitter_ms = ms,
                 "dropout" => f.dropouts.push(Dropout { at: at1, ms }),
+                "corrupt" => f.corrupt.push(at1),
                 other => return Err(bad(format!("unknown fault {other:?}"))),
             }
         }

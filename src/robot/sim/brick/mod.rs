@@ -43,6 +43,7 @@
 //! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
 //! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
 //! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
+//! | `corrupt@N` | one byte of the reply to command N (seeded position, seeded new value) is changed on the way, as a noisy link does (repeatable) |
 //!
 //! The log ([`SimHandle::take_log`]) has one line for every injected fault and for
 //! every frame or reply a drop-out swallowed.
@@ -71,6 +72,8 @@ use model::Brick;
 struct Shared {
     clock: f64,
     motion: f64,
+    /// Whether any motor has a job (is driving).
+    running: bool,
     cube: FaceletCube,
     tilts: u64,
     log: Vec<String>,
@@ -109,6 +112,11 @@ impl SimHandle {
     /// command.
     pub fn motion_seconds(&self) -> f64 {
         self.lock().motion
+    }
+
+    /// Whether any motor is driving now (a job under way, or a run not yet stopped).
+    pub fn motors_running(&self) -> bool {
+        self.lock().running
     }
 
     /// Tilts performed so far.
@@ -156,6 +164,7 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
     let shared = Arc::new(Mutex::new(Shared {
         clock: 0.0,
         motion: 0.0,
+        running: false,
         cube: cube.clone(),
         tilts: 0,
         log: Vec::new(),
@@ -247,6 +256,7 @@ impl Peer for BrickPeer {
         let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         s.clock = brick.clock;
         s.motion = brick.motion;
+        s.running = brick.motors_running();
         s.tilts = brick.tilts;
         s.cube = brick.cube();
         s.log.append(&mut brick.log);

@@ -299,6 +299,8 @@ pub(crate) struct Brick {
     commands: u64,
     silent: bool,
     stall_armed: bool,
+    /// The next reply gets one byte corrupted (a `corrupt` fault).
+    corrupt_next: bool,
     /// Simulated time until which the link is down (a `dropout` fault).
     link_down_until: f64,
     pub log: Vec<String>,
@@ -381,6 +383,7 @@ impl Brick {
             commands: 0,
             silent: false,
             stall_armed: false,
+            corrupt_next: false,
             link_down_until: 0.0,
             log: Vec::new(),
             tilts: 0,
@@ -395,6 +398,11 @@ impl Brick {
 
     pub fn cube(&self) -> FaceletCube {
         FaceletCube::from_colors(self.size, self.colors.clone()).expect("sizes match")
+    }
+
+    /// Whether any motor has a job (a step, time or speed job not yet ended or stopped).
+    pub fn motors_running(&self) -> bool {
+        self.motors.iter().any(|m| m.job != Job::Idle)
     }
 
     fn note(&mut self, s: String) {

@@ -39,6 +39,9 @@ impl Brick {
             ));
         }
         let drop = self.faults.drop_at == Some(n);
+        if self.faults.corrupt.contains(&n) {
+            self.corrupt_next = true;
+        }
         let reply = self.handle_inner(frame);
         if drop && reply.is_some() {
             self.note(format!("fault injected: reply to command {n} lost"));
@@ -52,9 +55,19 @@ impl Brick {
         self.clock < self.link_down_until
     }
 
-    /// A reply as the host gets it: lost while the link is down.
+    /// A reply as the host gets it: lost while the link is down, one byte changed by a
+    /// `corrupt` fault.
     fn through_link(&mut self, reply: Option<Vec<u8>>) -> Option<Vec<u8>> {
-        let r = reply?;
+        let mut r = reply?;
+        if std::mem::take(&mut self.corrupt_next) && !r.is_empty() {
+            let i = self.rng.gen_range(0..r.len());
+            let old = r[i];
+            r[i] = old ^ self.rng.gen_range(1..=255u8);
+            self.note(format!(
+                "fault injected: reply byte {i} corrupted (0x{old:02X} -> 0x{:02X})",
+                r[i]
+            ));
+        }
         if self.link_down() {
             self.note(format!(
                 "link drop-out: a reply is lost ({})",
@@ -222,9 +235,9 @@ impl Brick {
         } else {
             0.0
         };
-        // A run without a target (homing) is meant to end against a stop: the injected
-        // stall hits the next positioning job.
-        if self.stall_armed && !matches!(job, Job::Run { .. }) {
+        // A run without a target (homing: a speed run or a time job) is meant to end
+        // against a stop: the injected stall hits the next positioning job.
+        if self.stall_armed && matches!(job, Job::Step { .. }) {
             self.stall_armed = false;
             self.motors[m].blocked = true;
             let port = (b'A' + m as u8) as char;
