@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use super::args::{PaletteArg, RobotKind, ScannerKind, SizeArg};
 use super::Global;
 use crate::cube::FaceletCube;
-use crate::job::{self, ConnectError, ConnectOptions, Link, RunRobot};
+use crate::job::{self, ConnectOptions, Link, RunRobot};
 use crate::robot::mindcub3r::{Config, MindCub3r};
 
 impl From<RobotKind> for job::RobotKind {
@@ -139,29 +139,59 @@ pub fn connect(
     Ok(job::connect(&o)?)
 }
 
-/// A MindCub3r brick on its serial port for step-by-step commands (`robot ...`,
-/// `scan --robot`): devices checked, nothing moved, Ctrl-C wired to stop its motors.
-pub fn connect_brick(port: Option<&Path>, config: Option<&Path>, g: &Global) -> Result<MindCub3r> {
-    let Some(port) = port else {
-        bail!("say which serial port with --port PATH (see `cubot ports`)");
-    };
-    let config = robot_config(config)?;
-    let mut robot =
-        match job::connect::open_mindcub3r(port, Some(job::connect::SERIAL_BAUD), config) {
-            Ok(r) => r,
-            Err(ConnectError::NoSerial) => bail!(
-                "this cubot was rebuilt without feature `serial`: cannot open {}",
-                port.display()
-            ),
-            Err(e @ ConnectError::Robot(_)) => {
-                return Err(e)
-                    .with_context(|| format!("talking to the brick on {}", port.display()))
-            }
-            Err(e) => return Err(e.into()),
-        };
-    if g.verbose >= 2 {
-        robot.ev3().set_log(|l| eprintln!("ev3: {l}"));
+/// Where a bare MindCub3r brick is, for `robot ...`, `scan --robot`: a port, or a
+/// simulated brick started in this process.
+#[derive(Clone, Debug, Default)]
+pub struct BrickPlace {
+    pub port: Option<PathBuf>,
+    /// Start a simulated brick here with this configuration.
+    pub sim: Option<crate::robot::sim::SimConfig>,
+}
+
+/// A brick's link, and the simulator behind it when there is one (kept alive with it).
+pub struct BrickLink {
+    pub link: Box<dyn crate::robot::link::Link>,
+    pub sim: Option<crate::robot::sim::SimHandle>,
+}
+
+/// Opens the link to a bare brick (see [`BrickPlace`]).
+pub fn brick_link(place: &BrickPlace) -> Result<BrickLink> {
+    if let Some(cfg) = &place.sim {
+        let h = crate::robot::sim::spawn_pty(cfg.clone())?;
+        let link = crate::robot::link::open(h.path(), None)?;
+        return Ok(BrickLink { link, sim: Some(h) });
     }
+    let Some(port) = &place.port else {
+        bail!("say which port with --port PATH (see `cubot ports`), or --sim");
+    };
+    if !cfg!(feature = "serial") {
+        bail!(
+            "this cubot was rebuilt without feature `serial`: cannot open {}",
+            port.display()
+        );
+    }
+    let link = crate::robot::link::open(port, Some(job::connect::SERIAL_BAUD))
+        .with_context(|| format!("opening the brick's port {}", port.display()))?;
+    Ok(BrickLink { link, sim: None })
+}
+
+/// A MindCub3r brick for step-by-step commands (`robot ...`, `scan --robot`): devices
+/// checked, polarity set, nothing moved, Ctrl-C wired to stop its motors; with the
+/// simulator behind it, if any, which must live as long as it.
+pub fn connect_brick(
+    place: &BrickPlace,
+    config: Option<&Path>,
+    g: &Global,
+) -> Result<(MindCub3r, Option<crate::robot::sim::SimHandle>)> {
+    let config = robot_config(config)?;
+    let BrickLink { link, sim } = brick_link(place)?;
+    let name = link.name();
+    let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
+    if g.verbose >= 2 {
+        ev3.set_log(|l| eprintln!("ev3: {l}"));
+    }
+    let mut robot = MindCub3r::with_driver(ev3, config)
+        .with_context(|| format!("talking to the brick on {name}"))?;
     robot.set_interrupt(stop_on_ctrlc());
-    Ok(robot)
+    Ok((robot, sim))
 }

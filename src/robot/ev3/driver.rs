@@ -135,9 +135,18 @@
 //! coasting, with a short 500 ms reply timeout). Moves are step jobs that end on the brick
 //! by themselves; the homing run is not (it runs until the driver stops it).
 //!
-//! Not done here: the firmware restores a motor's default direction only when a user
-//! program starts, not when a host connects (`d_pwm.c`); the driver sends no
-//! OUTPUT_POLARITY, and the turntable's sense is a calibration sign instead.
+//! ## Polarity
+//!
+//! The firmware restores a motor's default direction only when a user program starts or
+//! ends, not when a host connects (see [Polarity](crate::robot::ev3::protocol#polarity)),
+//! so [`Ev3::set_polarity`] exists for the robot to set it on every connect (the MindCub3r
+//! does). The turntable's sense is a calibration sign, not a polarity.
+//!
+//! ## Brick queries
+//!
+//! [`Ev3::brick_info`] asks in one round trip for the brick's name, firmware and hardware
+//! versions, battery voltage and level; [`Ev3::typemodes`] for the device type and mode of
+//! several inputs. Both only read.
 
 use std::time::{Duration, Instant};
 
@@ -257,6 +266,22 @@ pub struct DeviceExpectation {
     /// The input number GET_TYPEMODE takes.
     pub input: u8,
     pub expected: i8,
+}
+
+/// What the brick says about itself ([`Ev3::brick_info`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrickInfo {
+    /// The brick's name (Settings → Brick Info; `EV3` unless renamed).
+    pub name: String,
+    /// Firmware version, e.g. `V1.09H`.
+    pub firmware: String,
+    /// Hardware version, e.g. `V0.60`.
+    pub hardware: String,
+    /// Battery voltage (V).
+    pub battery_volts: f64,
+    /// The firmware's battery level, 0..100 (see
+    /// [Brick queries](crate::robot::ev3::protocol#brick-queries)).
+    pub battery_level: u8,
 }
 
 /// How long to wait for things.
@@ -465,6 +490,58 @@ impl Ev3 {
             r.i8(t).map_err(|e| Self::malformed(&name, e))?,
             r.i8(m).map_err(|e| Self::malformed(&name, e))?,
         ))
+    }
+
+    /// Type and mode of the devices on several inputs (sensor ports 0..3, motors 16..19), in
+    /// one round trip, in the order given.
+    pub fn typemodes(&mut self, inputs: &[u8]) -> Result<Vec<(i8, i8)>, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let slots: Vec<_> = inputs.iter().map(|&i| c.get_typemode(i)).collect();
+        let name = format!("INPUT_DEVICE GET_TYPEMODE inputs {inputs:?}");
+        let r = self.call(&name, &c)?;
+        slots
+            .into_iter()
+            .map(|(t, m)| {
+                Ok((
+                    r.i8(t).map_err(|e| Self::malformed(&name, e))?,
+                    r.i8(m).map_err(|e| Self::malformed(&name, e))?,
+                ))
+            })
+            .collect()
+    }
+
+    /// The brick's name, firmware and hardware versions and battery, in one round trip.
+    pub fn brick_info(&mut self) -> Result<BrickInfo, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let name = c.brick_name(32);
+        let fw = c.firmware_version(16);
+        let hw = c.hardware_version(16);
+        let volts = c.battery_volts();
+        let level = c.battery_level();
+        let what = "COM_GET GET_BRICKNAME + UI_READ GET_FW_VERS, GET_HW_VERS, GET_VBATT, GET_LBATT";
+        let r = self.call(what, &c)?;
+        let m = |e| Self::malformed(what, e);
+        Ok(BrickInfo {
+            name: r.string(name).map_err(m)?,
+            firmware: r.string(fw).map_err(m)?,
+            hardware: r.string(hw).map_err(m)?,
+            battery_volts: r.f32(volts).map_err(m)? as f64,
+            battery_level: r.i8(level).map_err(m)?.clamp(0, 100) as u8,
+        })
+    }
+
+    /// OUTPUT_POLARITY of the motors in `nos`: 1 normal, −1 reversed (see
+    /// [Polarity](crate::robot::ev3::driver#polarity)).
+    pub fn set_polarity(&mut self, nos: u8, pol: i8) -> Result<(), Ev3Error> {
+        let mut c = DirectCommand::new();
+        c.output_polarity(nos, pol);
+        let ports: String = OutputPort::ALL
+            .iter()
+            .filter(|p| nos & p.bit() != 0)
+            .map(|p| p.letter())
+            .collect();
+        self.call(&format!("OUTPUT_POLARITY {pol} motors {ports}"), &c)
+            .map(|_| ())
     }
 
     /// Checks every expected device; the error lists what was found on every port.

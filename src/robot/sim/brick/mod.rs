@@ -43,6 +43,19 @@
 //! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
 //! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
 //! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
+//! | `swap=XY` | the devices of two output ports (`swap=AC`) or two sensor ports (`swap=23`) are exchanged: a cable in the wrong socket (repeatable) |
+//! | `unplugged=P` | nothing in port P (A..D or 1..4) (repeatable) |
+//! | `reversed=M` | motor M (A..D) starts with its polarity reversed, as an earlier session can leave it: its moves run backwards and its count falls until a host sends OUTPUT_POLARITY (see [Polarity](crate::robot::ev3::protocol#polarity)) (repeatable) |
+//! | `jammed=M` | the mechanism of motor M (A..D) is jammed: the motor never turns (repeatable) |
+//! | `free=M` | the mechanism of motor M lost its end stops (a gear slipped off): the motor turns freely and homing finds no stop (repeatable) |
+//! | `battery=MV` | the battery holds MV millivolts (default [`SimConfig::battery_mv`], 8100) |
+//! | `covered` | the colour sensor's window is covered: it reads (0, 0, 0) |
+//! | `empty` | no cube in the tray: the colour sensor sees the tray wherever it looks |
+//!
+//! The brick answers the brick queries of
+//! [the codec](crate::robot::ev3::protocol#brick-queries) as the firmware does: its name
+//! ([`SimConfig::brick_name`], `EV3`), firmware `V1.09H`, hardware `V0.60`, and the
+//! battery's voltage and level.
 //!
 //! The log ([`SimHandle::take_log`]) has one line for every injected fault and for
 //! every frame or reply a drop-out swallowed.
@@ -53,7 +66,7 @@
 pub mod config;
 mod model;
 
-pub use config::{Dropout, Faults, SimConfig, SimError};
+pub use config::{Dropout, Faults, Port, SimConfig, SimError};
 pub use model::Physics;
 
 use std::path::Path;
