@@ -103,7 +103,7 @@ pub enum Command {
     CalibrateCamera(camera::CalibrateCameraArgs),
     /// Cameras.
     Camera(camera::CameraArgs),
-    /// Serial ports found on this machine.
+    /// Ports a brick may be on: EV3s on USB and serial ports (Bluetooth), with the bricks' names.
     Ports(robot::PortsArgs),
     /// The simulated EV3 MindCub3r brick (or line-protocol robot) on a pseudo-terminal.
     Sim(robot::SimArgs),

@@ -19,7 +19,11 @@ use crate::robot::sim::line::{self as line_sim, LineSimConfig};
 use crate::robot::sim::{spawn_pty, Faults, SimConfig};
 
 #[derive(clap::Args, Debug)]
-pub struct PortsArgs {}
+pub struct PortsArgs {
+    /// List the ports without asking the bricks on them for their names.
+    #[arg(long)]
+    pub no_ask: bool,
+}
 
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
@@ -61,8 +65,9 @@ pub struct SimArgs {
 pub struct RobotArgs {
     #[command(subcommand)]
     pub action: RobotAction,
-    /// Serial port of the brick (Bluetooth rfcomm tty, or the simulator's pty).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The brick's port: `usb` (or `usb:PATH`), a Bluetooth rfcomm tty, a simulator's pty, or
+    /// the brick's name (see `cubot ports`). Default: the one EV3 on USB.
+    #[arg(long, global = true, value_name = "PORT")]
     pub port: Option<PathBuf>,
     /// Start a simulated brick in this process instead of opening a port.
     #[arg(long, global = true, conflicts_with = "port")]
@@ -146,29 +151,46 @@ pub struct RobotScanArgs {
     pub best_effort: bool,
 }
 
-pub fn ports(_a: PortsArgs, g: &Global) -> CmdResult {
-    #[cfg(feature = "serial")]
-    {
-        let ports = crate::robot::link::list_ports().context("listing serial ports")?;
-        for (name, what) in &ports {
-            if g.json {
-                json_line(&json!({"type": "port", "path": name, "kind": what}));
-            } else {
-                outln!("{name}\t{what}");
-            }
+pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
+    let found = super::connect::find_ports(!a.no_ask)?;
+    for f in &found {
+        let brick = match &f.brick {
+            Some(Ok(b)) => Some(format!(
+                "EV3 {:?}, firmware {}, battery {:.1} V",
+                b.name, b.firmware, b.battery_volts
+            )),
+            Some(Err(why)) => Some(format!("no brick answered: {why}")),
+            None => None,
+        };
+        if g.json {
+            let b = match &f.brick {
+                Some(Ok(b)) => {
+                    json!({"name": b.name, "firmware": b.firmware, "battery_volts": b.battery_volts})
+                }
+                Some(Err(why)) => json!({"error": why}),
+                None => serde_json::Value::Null,
+            };
+            json_line(&json!({"type": "port", "path": f.port, "kind": f.kind, "brick": b}));
+        } else {
+            outln!("{}\t{}\t{}", f.port, f.kind, brick.unwrap_or_default());
         }
-        if ports.is_empty() && !g.json {
-            eprintln!(
-                "no serial ports found; pair the EV3 over Bluetooth and bind it with `rfcomm bind 0 <brick address> 1` (see README)"
-            );
-        }
-        Ok(Exit::Ok)
     }
-    #[cfg(not(feature = "serial"))]
-    {
-        let _ = g;
-        bail!("this cubot was rebuilt without feature `serial`: no serial ports")
+    if found.is_empty() && !g.json {
+        eprintln!(
+            "no bricks or serial ports found: plug the EV3 in by USB, or pair it over Bluetooth and bind it with `rfcomm bind 0 <brick address> 1` (see README)"
+        );
     }
+    if !cfg!(feature = "usb") && !g.quiet {
+        eprintln!(
+            "note: this cubot was rebuilt without feature `usb`: bricks on USB are not listed"
+        );
+    }
+    if !cfg!(feature = "serial") && !g.quiet {
+        eprintln!(
+            "note: this cubot was rebuilt without feature `serial`: serial ports are not listed"
+        );
+    }
+    Ok(Exit::Ok)
 }
 
 pub fn sim(a: SimArgs, g: &Global) -> CmdResult {

@@ -15,8 +15,9 @@ pub struct ScanArgs {
     /// Scan with the robot's colour sensor (needs --port).
     #[arg(long)]
     pub robot: bool,
-    /// Serial port of the robot.
-    #[arg(long, value_name = "PATH")]
+    /// With --robot: the brick's port (`usb`, a Bluetooth rfcomm tty, or its name; default:
+    /// the one EV3 on USB).
+    #[arg(long, value_name = "PORT")]
     pub port: Option<std::path::PathBuf>,
     /// MindCub3r configuration for `--robot` (default: calibration/mindcub3r.toml if
     /// present).

@@ -14,7 +14,7 @@ use cubot::robot::link::{self, Tap, TapLink};
 use cubot::robot::mindcub3r::cost::CostModel;
 use cubot::robot::mindcub3r::planner::Planner;
 use cubot::robot::mindcub3r::{Config, MindCub3r};
-use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
+use cubot::robot::sim::{spawn_hid, spawn_pty, SimConfig, SimHandle};
 use cubot::solver::{Solver, TableOptions};
 
 use super::support::cache_dir;
@@ -65,6 +65,29 @@ fn every_frame_of_a_full_scan_passes_the_wire_audit() {
     let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
     assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
     assert_clean("full scan", &audit(&tap.take()), 300);
+}
+
+#[test]
+fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
+    let (h, hid) = spawn_hid(SimConfig {
+        seed: 6,
+        speed: 40.0,
+        latency_ms: 10.0,
+        ..SimConfig::default()
+    })
+    .expect("start the simulated brick on its HID pipe");
+    let (tap_link, tap) = TapLink::new(Box::new(hid));
+    let mut r = MindCub3r::connect(Box::new(tap_link), Config::default()).expect("connect");
+    r.home().unwrap();
+    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+    r.finish(true).unwrap();
+    drop(r);
+    let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
+    assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+    let log = h.take_log();
+    assert!(log.is_empty(), "the brick refused or complained: {log:?}");
+    assert_eq!(h.path().to_str(), Some("usb (simulated)"));
+    assert_clean("full scan over USB", &audit(&tap.take()), 300);
 }
 
 #[test]
