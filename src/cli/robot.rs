@@ -149,6 +149,10 @@ pub struct RobotScanArgs {
     /// Print the best legal cube even when a rival is too close (exit 0).
     #[arg(long)]
     pub best_effort: bool,
+    /// Colour profile (TOML from `cubot calibrate`) of this cube on this robot: the
+    /// resolver's prior.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
 }
 
 pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
@@ -277,6 +281,10 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
         }
     }
     let place = place(&a)?;
+    if let RobotAction::Scan(s) = &a.action {
+        // Checked before the robot moves.
+        super::color::profile_for(s.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
+    }
     if let RobotAction::Check = a.action {
         return check(&place, a.robot_config.as_deref(), g);
     }
@@ -407,6 +415,7 @@ pub fn scan_robot(
     a: &RobotScanArgs,
     g: &Global,
 ) -> CmdResult {
+    super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
     let place = BrickPlace {
         port: port.map(Path::to_path_buf),
         sim: None,
@@ -434,6 +443,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
     }
     let opts = ResolveOptions {
         best_effort: a.best_effort,
+        profile: super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?,
         ..ResolveOptions::default()
     };
     let mut round = 0;
