@@ -68,6 +68,40 @@ fn every_frame_of_a_full_scan_passes_the_wire_audit() {
 }
 
 #[test]
+fn every_frame_of_robot_check_passes_the_wire_audit() {
+    use cubot::robot::ev3::driver::Ev3;
+    use cubot::robot::mindcub3r::check::{check, Level};
+    let h = spawn_pty(SimConfig {
+        seed: 8,
+        speed: 40.0,
+        faults: "empty".parse().unwrap(),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (tap_link, tap) = TapLink::new(link::open(h.path(), None).unwrap());
+    let findings = check(
+        Ev3::new(Box::new(tap_link)),
+        Config::default(),
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(
+        findings.iter().all(|f| f.level == Level::Ok),
+        "{findings:?}"
+    );
+    let a = audit(&tap.take());
+    for op in [
+        "COM_GET GET_BRICKNAME",
+        "UI_READ GET_VBATT",
+        "OUTPUT_POLARITY",
+    ] {
+        assert!(a.stats.ops.contains_key(op), "{op}: {:?}", a.stats.ops);
+    }
+    assert_clean("robot check", &a, 50);
+}
+
+#[test]
 fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
     let (h, hid) = spawn_hid(SimConfig {
         seed: 6,
@@ -92,9 +126,20 @@ fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
 
 #[test]
 fn every_frame_of_a_whole_run_passes_the_wire_audit() {
+    whole_run_audit(200.0, 1000);
+}
+
+/// The same at real speed (the driver polls as it would on a brick: many more frames).
+#[test]
+#[ignore = "takes about two minutes: cargo test --test it wire::measure -- --ignored --nocapture"]
+fn measure_the_wire_audit_of_a_whole_run_at_real_speed() {
+    whole_run_audit(1.0, 5000);
+}
+
+fn whole_run_audit(speed: f64, at_least: usize) {
     let (h, mut r, tap) = tapped(SimConfig {
         seed: 9,
-        speed: 200.0,
+        speed,
         ..SimConfig::default()
     });
     r.home().unwrap();
@@ -129,5 +174,5 @@ fn every_frame_of_a_whole_run_passes_the_wire_audit() {
     let report = job::run(&mut run, &tools, &opts, &mut |_| {}).expect("the run");
     assert!(report.reached_target, "{report:?}");
     drop(run);
-    assert_clean("whole run", &audit(&tap.take()), 1000);
+    assert_clean("whole run", &audit(&tap.take()), at_least);
 }
