@@ -58,6 +58,46 @@ pub fn cube_cost(
     Ok(Some(evidence.settled_cost(&labels)))
 }
 
+/// The stickers that a labelling (`labels`, a class per sticker) explains worse, by more
+/// than `nats`, than the same labelling with that one sticker given another class: the
+/// readings that clearly show another colour than the labelling says, under the light and
+/// classes the resolver fits. Each sticker's alternatives are scored like
+/// [`cube_cost`] (light and classes re-fitted), so a sticker that is only worn or shaded
+/// toward a neighbouring colour is not one of them.
+pub fn misfit_stickers(
+    scan: &RawScan,
+    opts: &ResolveOptions,
+    labels: &[usize],
+    nats: f64,
+) -> Result<Vec<usize>, ResolveError> {
+    scan.check()?;
+    check_profile_scale(scan, opts.profile.as_ref())?;
+    let (_, wb) = scan_lab(scan, opts.profile.as_ref());
+    let evidence = Evidence::new(
+        scan,
+        opts.profile.as_ref(),
+        wb,
+        None,
+        opts.node_budget,
+        opts.model,
+    );
+    let base = evidence.settled_cost(labels);
+    let mut trial = labels.to_vec();
+    let mut off = Vec::new();
+    for i in 0..labels.len() {
+        let better = (0..6).filter(|&c| c != labels[i]).any(|c| {
+            trial[i] = c;
+            let cost = evidence.settled_cost(&trial);
+            trial[i] = labels[i];
+            cost < base - nats
+        });
+        if better {
+            off.push(i);
+        }
+    }
+    Ok(off)
+}
+
 /// The Lab of every reading of `scan` re-expressed under even light, the light estimated
 /// as the resolver does (one level per face and one per sticker kind) with the stickers'
 /// classes known (`labels`, a class per sticker): what calibration stores, so that a

@@ -49,7 +49,7 @@ mod tests;
 
 use classes::{best_matching, d2, kmeans6, kmeans_runs, ClassPrior};
 use doubt::Best;
-pub use evaluate::{cube_cost, evenly_lit_labs, redeal};
+pub use evaluate::{cube_cost, evenly_lit_labs, misfit_stickers, redeal};
 use labelling::cube_of;
 use legal::Candidate;
 pub use model::Model;
