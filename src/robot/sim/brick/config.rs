@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use crate::color::Palette;
 use crate::cube::{FaceletCube, Size};
+use crate::robot::sim::misread::Misread;
 use crate::robot::sim::pty::PtyError;
 
 /// Injected faults, parsed from a `--faults` list: the items and what each does are in
@@ -25,6 +26,8 @@ pub struct Faults {
     pub dropouts: Vec<Dropout>,
     /// Commands one byte of whose reply is corrupted.
     pub corrupt: Vec<u64>,
+    /// Two stickers the colour sensor reads as each other until a layer turns.
+    pub misread: Option<Misread>,
 }
 
 /// A link drop-out: from the arrival of command `at`, for `ms` simulated milliseconds,
@@ -37,12 +40,14 @@ pub struct Dropout {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("bad fault spec {spec:?}: {why} (expected a comma list of drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N)")]
+    #[error("bad fault spec {spec:?}: {why} (expected a comma list of drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, misread[=A:B])")]
     FaultSpec { spec: String, why: String },
     #[error(transparent)]
     Pty(#[from] PtyError),
     #[error("starting cube: the starting cube is a {cube}, the simulator a {sim}")]
     StartSize { cube: Size, sim: Size },
+    #[error("bad fault spec: {0}")]
+    Misread(String),
 }
 
 impl FromStr for Faults {
@@ -55,6 +60,12 @@ impl FromStr for Faults {
             why,
         };
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(rest) = item.strip_prefix("misread") {
+                if rest.is_empty() || rest.starts_with('=') {
+                    f.misread = Some(Misread::parse(rest.strip_prefix('=')).map_err(bad)?);
+                    continue;
+                }
+            }
             let (head, value) = match item.split_once('=') {
                 Some((h, v)) => {
                     let ms: u32 = v
@@ -179,6 +190,14 @@ mod tests {
         ] {
             assert!(bad.parse::<Faults>().is_err(), "{bad}");
         }
+        let f: Faults = "misread=U3:F3,drop@4".parse().unwrap();
+        assert_eq!(
+            f.misread.unwrap().stickers,
+            Some(("U3".into(), "F3".into()))
+        );
+        assert_eq!(f.drop_at, Some(4));
+        assert!("misread".parse::<Faults>().unwrap().misread.is_some());
+        assert!("misread=U3".parse::<Faults>().is_err());
         let f: Faults = "silent".parse().unwrap();
         assert_eq!(f.silent_at, Some(1));
         assert!("explode@2".parse::<Faults>().is_err());

@@ -44,6 +44,7 @@
 //! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
 //! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
 //! | `corrupt@N` | one byte of the reply to command N (seeded position, seeded new value) is changed on the way, as a noisy link does (repeatable) |
+//! | `misread[=A:B]` | until the first layer turn, the colour sensor reads stickers A and B (indices or names such as `U3` of the starting cube, robot frame; a seeded pair without a value) as each other ([`super::misread`]) |
 //!
 //! The log ([`SimHandle::take_log`]) has one line for every injected fault and for
 //! every frame or reply a drop-out swallowed.
@@ -161,6 +162,9 @@ pub fn starting_cube(cfg: &SimConfig) -> Result<FaceletCube, SimError> {
 /// Starts a simulated brick on a new pty, served by a thread.
 pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
     let cube = starting_cube(&cfg)?;
+    if let Some(m) = &cfg.faults.misread {
+        m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
+    }
     let shared = Arc::new(Mutex::new(Shared {
         clock: 0.0,
         motion: 0.0,
