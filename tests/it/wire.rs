@@ -98,6 +98,7 @@ fn every_frame_of_a_whole_run_passes_the_wire_audit() {
         mirror: false,
         inverse: false,
         max_rescans: 3,
+        max_rounds: 1,
         journal: dir.path().join("run.jsonl"),
         stop: Arc::new(AtomicBool::new(false)),
     };
