@@ -684,9 +684,25 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {
             if g.json {
-                super::output::json_line(
-                    &serde_json::json!({"type": "no", "message": e.to_string()}),
-                );
+                let mut v = serde_json::json!({"type": "no", "message": e.to_string()});
+                if let RunError::Ambiguous {
+                    doubtful,
+                    rescans,
+                    best,
+                    margin,
+                } = &e
+                {
+                    let names = crate::cube::Size::from_stickers(best.chars().count())
+                        .map(|size| crate::color::resolve::facelet_names(doubtful, size))
+                        .unwrap_or_default();
+                    v["doubt"] = serde_json::json!({
+                        "stickers": names.split(' ').filter(|s| !s.is_empty()).collect::<Vec<_>>(),
+                        "best_guess": best,
+                        "margin": margin,
+                        "rescans": rescans,
+                    });
+                }
+                super::output::json_line(&v);
             }
             eprintln!("{e}");
             Ok(Exit::No)
