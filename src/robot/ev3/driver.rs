@@ -115,10 +115,14 @@
 //! against its end stop, as every open MindCub3r port does: OUTPUT_RESET, then
 //! OUTPUT_TIME_SPEED at the homing speed (its sign points at the stop) for at most `home_ms`
 //! — a job the brick ends by itself, so a host that dies during homing leaves the motor
-//! stopped; then the sensor count is polled until it has not changed by 2° for `stall_ms`,
-//! the motor is stopped with the brake, and OUTPUT_RESET + OUTPUT_CLR_COUNT make that spot
-//! zero. No stall within `home_ms` stops the motor and fails with `NoEndStop`. The sensor
-//! count is zeroed nowhere else.
+//! stopped; then the sensor count and the busy flag are polled. The stop is found when the
+//! count has not changed by 2° for `stall_ms` while the job still drives, or when a whole
+//! job ended without moving the motor (a fast simulator or a slow link can let the brick's
+//! clock run out before the host's stall time; a job that ended while the motor still moved
+//! is simply sent again). Then the motor is stopped with the brake, and OUTPUT_RESET +
+//! OUTPUT_CLR_COUNT make that spot zero. No stop within `home_ms` (host time) stops the
+//! motor and fails with `NoEndStop`: a motor that turns freely keeps moving job after job.
+//! The sensor count is zeroed nowhere else.
 //!
 //! ## Safe without the host
 //!
@@ -174,9 +178,18 @@
 //! coasting, with a short 500 ms reply timeout). Moves are step jobs that end on the brick
 //! by themselves, and so does the homing run (a time job).
 //!
-//! Not done here: the firmware restores a motor's default direction only when a user
-//! program starts, not when a host connects (`d_pwm.c`); the driver sends no
-//! OUTPUT_POLARITY, and the turntable's sense is a calibration sign instead.
+//! ## Polarity
+//!
+//! The firmware restores a motor's default direction only when a user program starts or
+//! ends, not when a host connects (see [Polarity](crate::robot::ev3::protocol#polarity)),
+//! so [`Ev3::set_polarity`] exists for the robot to set it on every connect (the MindCub3r
+//! does). The turntable's sense is a calibration sign, not a polarity.
+//!
+//! ## Brick queries
+//!
+//! [`Ev3::brick_info`] asks in one round trip for the brick's name, firmware and hardware
+//! versions, battery voltage and level; [`Ev3::typemodes`] for the device type and mode of
+//! several inputs. Both only read.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -323,6 +336,22 @@ pub struct DeviceExpectation {
     /// The input number GET_TYPEMODE takes.
     pub input: u8,
     pub expected: i8,
+}
+
+/// What the brick says about itself ([`Ev3::brick_info`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrickInfo {
+    /// The brick's name (Settings → Brick Info; `EV3` unless renamed).
+    pub name: String,
+    /// Firmware version, e.g. `V1.09H`.
+    pub firmware: String,
+    /// Hardware version, e.g. `V0.60`.
+    pub hardware: String,
+    /// Battery voltage (V).
+    pub battery_volts: f64,
+    /// The firmware's battery level, 0..100 (see
+    /// [Brick queries](crate::robot::ev3::protocol#brick-queries)).
+    pub battery_level: u8,
 }
 
 /// How long to wait for things.
@@ -634,6 +663,58 @@ impl Ev3 {
         ))
     }
 
+    /// Type and mode of the devices on several inputs (sensor ports 0..3, motors 16..19), in
+    /// one round trip, in the order given.
+    pub fn typemodes(&mut self, inputs: &[u8]) -> Result<Vec<(i8, i8)>, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let slots: Vec<_> = inputs.iter().map(|&i| c.get_typemode(i)).collect();
+        let name = format!("INPUT_DEVICE GET_TYPEMODE inputs {inputs:?}");
+        let r = self.call(&name, &c)?;
+        slots
+            .into_iter()
+            .map(|(t, m)| {
+                Ok((
+                    r.i8(t).map_err(|e| Self::malformed(&name, e))?,
+                    r.i8(m).map_err(|e| Self::malformed(&name, e))?,
+                ))
+            })
+            .collect()
+    }
+
+    /// The brick's name, firmware and hardware versions and battery, in one round trip.
+    pub fn brick_info(&mut self) -> Result<BrickInfo, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let name = c.brick_name(32);
+        let fw = c.firmware_version(16);
+        let hw = c.hardware_version(16);
+        let volts = c.battery_volts();
+        let level = c.battery_level();
+        let what = "COM_GET GET_BRICKNAME + UI_READ GET_FW_VERS, GET_HW_VERS, GET_VBATT, GET_LBATT";
+        let r = self.call(what, &c)?;
+        let m = |e| Self::malformed(what, e);
+        Ok(BrickInfo {
+            name: r.string(name).map_err(m)?,
+            firmware: r.string(fw).map_err(m)?,
+            hardware: r.string(hw).map_err(m)?,
+            battery_volts: r.f32(volts).map_err(m)? as f64,
+            battery_level: r.i8(level).map_err(m)?.clamp(0, 100) as u8,
+        })
+    }
+
+    /// OUTPUT_POLARITY of the motors in `nos`: 1 normal, −1 reversed (see
+    /// [Polarity](crate::robot::ev3::driver#polarity)).
+    pub fn set_polarity(&mut self, nos: u8, pol: i8) -> Result<(), Ev3Error> {
+        let mut c = DirectCommand::new();
+        c.output_polarity(nos, pol);
+        let ports: String = OutputPort::ALL
+            .iter()
+            .filter(|p| nos & p.bit() != 0)
+            .map(|p| p.letter())
+            .collect();
+        self.call(&format!("OUTPUT_POLARITY {pol} motors {ports}"), &c)
+            .map(|_| ())
+    }
+
     /// Checks every expected device; the error lists what was found on every port.
     pub fn check_devices(&mut self, expect: &[DeviceExpectation]) -> Result<(), Ev3Error> {
         let mut report = Vec::new();
@@ -674,6 +755,19 @@ impl Ev3 {
         let r = self.query(&name, &c)?;
         let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
         Ok((name, count))
+    }
+
+    /// The sensor count of one motor and whether it is busy, in one round trip, without the
+    /// plausibility check (for homing, where nobody knows where the motor is).
+    fn count_and_busy(&mut self, port: OutputPort) -> Result<(i32, bool), Ev3Error> {
+        let mut c = DirectCommand::new();
+        let s = c.output_get_count(port);
+        let b = c.output_test(port.bit());
+        let name = format!("OUTPUT_GET_COUNT/TEST motor {port}");
+        let r = self.query(&name, &c)?;
+        let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
+        let busy = r.i8(b).map_err(|e| Self::malformed(&name, e))? != 0;
+        Ok((count, busy))
     }
 
     /// Busy flag, positions and speeds of some motors in one round trip.
@@ -891,39 +985,51 @@ impl Ev3 {
     pub fn home(&mut self, what: &str, motor: &mut Motor, speed: i8) -> Result<(), Ev3Error> {
         self.idle_count = [None; 4];
         let nos = motor.port.bit();
-        let mut c = DirectCommand::new();
         // A time job: the brick ends it after `home` even if nothing else ever arrives.
         let ms = self.timeouts.home.as_millis().min(u32::MAX as u128) as u32;
         // Towards an end stop nobody knows the position of: no check until it is found.
         self.reach[motor.port.no() as usize] = None;
-        c.output_reset(nos).time_speed(nos, speed, [0, ms, 0], true);
-        self.call(
-            &format!(
-                "{what}: OUTPUT_TIME_SPEED {speed}% for {ms} ms motor {}",
-                motor.port
-            ),
-            &c,
-        )?;
         let start = Instant::now();
-        let mut last = (self.raw_count(motor.port)?.1, Instant::now());
-        let settled = loop {
-            std::thread::sleep(self.timeouts.poll);
-            if self.interrupted() {
-                let stopped = self.stop_all().is_ok();
-                return Err(Ev3Error::Interrupted {
-                    command: what.to_string(),
-                    stopped,
-                });
-            }
-            let now_count = self.raw_count(motor.port)?.1;
-            let now = Instant::now();
-            if (now_count - last.0).abs() >= 2 {
-                last = (now_count, now);
-            } else if now - last.1 >= self.timeouts.stall {
-                break true;
-            }
-            if now - start >= self.timeouts.home {
-                break false;
+        let settled = 'search: loop {
+            let mut c = DirectCommand::new();
+            c.output_reset(nos).time_speed(nos, speed, [0, ms, 0], true);
+            self.call(
+                &format!(
+                    "{what}: OUTPUT_TIME_SPEED {speed}% for {ms} ms motor {}",
+                    motor.port
+                ),
+                &c,
+            )?;
+            let (first, _) = self.count_and_busy(motor.port)?;
+            let mut last = (first, Instant::now());
+            loop {
+                std::thread::sleep(self.timeouts.poll);
+                if self.interrupted() {
+                    let stopped = self.stop_all().is_ok();
+                    return Err(Ev3Error::Interrupted {
+                        command: what.to_string(),
+                        stopped,
+                    });
+                }
+                let (now_count, busy) = self.count_and_busy(motor.port)?;
+                let now = Instant::now();
+                if now - start >= self.timeouts.home {
+                    break 'search false;
+                }
+                if !busy {
+                    // The brick ended the job by its time limit. Pushed against the stop the
+                    // whole job, the motor did not move: found. Moved: not there yet (the
+                    // host may be slower than the brick's clock), so push again.
+                    if (now_count - first).abs() < 2 {
+                        break 'search true;
+                    }
+                    continue 'search;
+                }
+                if (now_count - last.0).abs() >= 2 {
+                    last = (now_count, now);
+                } else if now - last.1 >= self.timeouts.stall {
+                    break 'search true;
+                }
             }
         };
         let mut c = DirectCommand::new();

@@ -73,13 +73,19 @@ pub struct MindCub3r {
 }
 
 impl MindCub3r {
-    /// Connects: ping, device check (exact report on mismatch), homing of both arms.
+    /// Connects: ping, device check (exact report on mismatch), every motor's polarity set
+    /// to normal (an earlier session may have reversed one; see
+    /// [Polarity](crate::robot::ev3::protocol#polarity)). Nothing moves.
     pub fn connect(link: Box<dyn Link>, config: Config) -> Result<MindCub3r, RobotError> {
+        MindCub3r::with_driver(Ev3::new(link), config)
+    }
+
+    /// [`connect`](Self::connect) over a driver already made (its log and counters kept).
+    pub fn with_driver(mut ev3: Ev3, config: Config) -> Result<MindCub3r, RobotError> {
         config.check().map_err(|why| RobotError::Config {
             path: "(in memory)".into(),
             why,
         })?;
-        let mut ev3 = Ev3::new(link);
         ev3.timeouts = config.driver_timeouts();
         let m = &config.motors;
         let p = &config.ports;
@@ -103,6 +109,8 @@ impl MindCub3r {
         r.guard(|r| {
             r.ev3.nop()?;
             r.check_devices()?;
+            let nos = OutputPort::nos(&[r.arm.port, r.table.port, r.sensor.port]);
+            r.ev3.set_polarity(nos, 1)?;
             r.table_zero = r.ev3.count(r.table.port)?;
             r.table.target = r.table_zero;
             Ok(())
@@ -948,6 +956,77 @@ impl MindCub3r {
     pub fn stop(&mut self) -> bool {
         self.ev3.stop_all().is_ok()
     }
+
+    /// The port of one of the robot's motors.
+    pub fn port_of(&self, part: Part) -> OutputPort {
+        match part {
+            Part::Arm => self.arm.port,
+            Part::Turntable => self.table.port,
+            Part::SensorArm => self.sensor.port,
+        }
+    }
+
+    /// Moves one motor by `degrees` (motor degrees, slowly) and back, reading its sensor
+    /// count before, at the far end and after coming back: what `robot check` judges a
+    /// motor by. Homes first; the machine's positions are unchanged afterwards.
+    pub fn jog(&mut self, part: Part, degrees: i32) -> Result<Jog, RobotError> {
+        self.check_interrupt()?;
+        self.ensure_homed()?;
+        let port = self.port_of(part);
+        let mut m = match part {
+            Part::Arm => self.arm,
+            Part::Turntable => self.table,
+            Part::SensorArm => self.sensor,
+        };
+        let saved = m.target;
+        let jog = self.guard(|r| {
+            let from = r.ev3.count(port)?;
+            let what = format!("check: motor {port} by {degrees:+}° and back");
+            r.ev3.move_to(&what, &mut m, from + degrees, 20, (5, 5))?;
+            let reached = r.ev3.count(port)?;
+            r.ev3.move_to(&what, &mut m, from, 20, (5, 5))?;
+            let back = r.ev3.count(port)?;
+            Ok(Jog {
+                port,
+                from,
+                target: from + degrees,
+                reached,
+                back,
+            })
+        });
+        m.target = saved;
+        match part {
+            Part::Arm => self.arm = m,
+            Part::Turntable => self.table = m,
+            Part::SensorArm => self.sensor = m,
+        }
+        jog
+    }
+}
+
+/// One of the MindCub3r's three motors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The tilt/hold arm (large motor).
+    Arm,
+    /// The turntable (large motor).
+    Turntable,
+    /// The colour-sensor arm (medium motor).
+    SensorArm,
+}
+
+/// A small move of one motor and back ([`MindCub3r::jog`]): sensor counts in degrees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jog {
+    pub port: OutputPort,
+    /// Before the move.
+    pub from: i32,
+    /// Where it was sent.
+    pub target: i32,
+    /// Where it ended.
+    pub reached: i32,
+    /// After coming back.
+    pub back: i32,
 }
 
 /// One round trip of a scanning revolution.
