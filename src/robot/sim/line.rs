@@ -63,7 +63,7 @@ pub enum LineFaultKind {
     Dropout,
     Corrupt,
     /// Two stickers read as each other until a face turns (the stickers are in
-    /// [`LineSimConfig::misread`]).
+    /// [`LineFault::misread`]).
     Misread,
 }
 
