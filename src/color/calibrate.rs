@@ -37,6 +37,19 @@
 //! by sticker kind, as the resolver estimates it, removed) and the centroids are the
 //! per-face Lab means; every sticker is kept too, so that the resolver can expect each
 //! physical sticker, a worn one included, where it read.
+//!
+//! ## What it changes
+//!
+//! A profile helps where the readings alone cannot tell two colours apart: worn stickers
+//! of a faded cube, a no-white cube's pink against red under a dim camera. On the harsh
+//! synthetic set (300 scans per condition, each with a profile learned from the same cube,
+//! solved, in the same light: `cubot bench resolve --count 300 --palette faded,no-white
+//! --fade 0.25 --brightness-spread 0.2 --cast 0.15 --vignette 0.35 --noise 0.05
+//! --with-profile`) the doubts drop in every condition (faded camera 245 to 222, faded
+//! EV3 74 to 39, no-white camera 82 to 50, no-white EV3 5 to 3) and no answer turns wrong.
+//! A profile of another cube or another light is caught rather than followed: where the
+//! readings alone decide and the profile says otherwise, the answer is a doubt (the
+//! resolver's `reconcile`), which is what the real EV3 scans of another session show.
 
 use super::profile::{Profile, ProfileColor, PROFILE_VERSION};
 use super::raw::{RawScan, Scale};
