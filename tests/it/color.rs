@@ -111,9 +111,9 @@ fn every_real_case_is_exact_legal_or_in_doubt_never_wrong() {
         }
     }
     assert_eq!(labelled, 42);
-    // Measured: 40 of 42 labelled exact, the other 2 reported as doubt (see the README).
+    // Measured: 41 of 42 labelled exact, the other reported as doubt (see the README).
     assert!(
-        exact >= 40,
+        exact >= 41,
         "only {exact} of {labelled} labelled cases exact; doubt: {doubt:?}"
     );
 }

@@ -12,12 +12,13 @@ use super::{CmdResult, Global};
 mod profiled;
 mod realdata;
 mod resolve;
+mod resolve_args;
 pub mod robot;
 mod scan;
 mod solve;
 mod stats;
 
-pub use resolve::BenchResolveArgs;
+pub use resolve_args::BenchResolveArgs;
 pub use scan::BenchScanArgs;
 pub use solve::BenchSolveArgs;
 

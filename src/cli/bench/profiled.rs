@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::realdata::{judge, load_cases, trials, Judged, Verdict};
-use super::resolve::{outcome, BenchResolveArgs, Outcome};
+use super::resolve_args::{outcome, BenchResolveArgs, Outcome};
 use crate::cli::color::one_synthetic;
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};

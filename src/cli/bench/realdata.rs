@@ -34,7 +34,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::resolve::BenchResolveArgs;
+use super::resolve_args::BenchResolveArgs;
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::resolve::{cube_cost, redeal, Model};
