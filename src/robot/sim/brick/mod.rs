@@ -231,10 +231,8 @@ impl Peer for BrickPeer {
         if now > brick.clock {
             brick.advance(now - brick.clock);
         }
-        if brick.is_waiting() {
-            if let Some(r) = brick.poll_suspended() {
-                out.push((self.jitter.stamp(brick.clock, latency), r));
-            }
+        for (t, r) in brick.take_replies() {
+            out.push((self.jitter.stamp(t, latency), r));
         }
         while let Some(f) = self.frames.pop() {
             if f.len() > MAX_MESSAGE {
