@@ -266,22 +266,47 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
 }
 
 #[test]
-#[ignore = "measurement: prints the simulated scan time with Bluetooth latency"]
-fn measure_scan_time_with_bluetooth_latency() {
-    let h = sim_with(SimConfig {
-        seed: 41,
-        speed: 4.0,
-        latency_ms: 60.0,
-        ..SimConfig::default()
+#[ignore = "measurement: prints the simulated scan time at 0, 60 and 120 ms of link latency"]
+fn measure_scan_time_with_link_latency() {
+    // Simulated time follows wall time (speed 1), so the host's round trips count in full.
+    let runs: Vec<(bool, f64)> = [true, false]
+        .into_iter()
+        .flat_map(|on_brick| [0.0, 60.0, 120.0].map(|l| (on_brick, l)))
+        .collect();
+    let out: Vec<String> = std::thread::scope(|sc| {
+        let handles: Vec<_> = runs
+            .iter()
+            .map(|&(on_brick, latency)| {
+                sc.spawn(move || {
+                    let h = sim_with(SimConfig {
+                        seed: 41,
+                        speed: 1.0,
+                        latency_ms: latency,
+                        ..SimConfig::default()
+                    });
+                    let link = cubot::robot::link::open(h.path(), Some(115_200)).unwrap();
+                    let mut config = Config::default();
+                    config.scan.on_brick = on_brick;
+                    let mut r = MindCub3r::connect(link, config).unwrap();
+                    r.home().unwrap();
+                    let t0 = h.clock();
+                    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+                    let ok = resolve(&scan, &ResolveOptions::default())
+                        .is_ok_and(|res| res.cube.to_letters() == h.initial_cube().to_letters());
+                    format!(
+                        "scan {}, {latency:>3} ms latency: {:.1} simulated seconds, read at rest {}, resolved exactly: {ok}",
+                        if on_brick { "on the brick" } else { "polled by the host" },
+                        h.clock() - t0,
+                        scan.provenance.as_ref().and_then(|p| p.get("read_at_rest")).map_or("-".into(), |v| v.to_string()),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let mut r = connect(&h);
-    r.home().unwrap();
-    let t0 = h.clock();
-    r.scan(Size::Three, &mut |_| {}).unwrap();
-    eprintln!(
-        "colour-sensor scan with 60 ms latency: {:.1} simulated seconds",
-        h.clock() - t0
-    );
+    for line in out {
+        eprintln!("{line}");
+    }
 }
 
 #[test]

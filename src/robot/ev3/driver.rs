@@ -726,6 +726,12 @@ impl Ev3 {
         Ok((out, r.i32(count).map_err(|e| Self::malformed(&name, e))?))
     }
 
+    /// Forgets the motor counts the last status poll saw: a program that ran on the brick
+    /// may have moved the motors since, so the next move reads its count afresh.
+    pub fn forget_counts(&mut self) {
+        self.idle_count = [None; 4];
+    }
+
     /// Stops all motors (float). Best effort: used on every error path.
     pub fn stop_all(&mut self) -> Result<(), Ev3Error> {
         self.idle_count = [None; 4];

@@ -140,7 +140,7 @@ impl Default for Turntable {
             turn_speed: 55,
             over_rotation: 18,
             over_rotation_speed: 15,
-            scan_speed: 50,
+            scan_speed: 70,
             ramp_up: 30,
             ramp_down: 45,
         }
@@ -203,6 +203,10 @@ pub struct ScanConfig {
     pub window: f64,
     /// Sensor-arm position error (motor degrees) tolerated for a reading.
     pub sensor_tolerance: i32,
+    /// Run each face's reading (and the tilt before it) as one program on the brick, which
+    /// times the samples itself (see [Scan on the brick](crate::robot::mindcub3r#scan-on-the-brick));
+    /// false: the host polls every sample over the link.
+    pub on_brick: bool,
 }
 
 impl Default for ScanConfig {
@@ -212,6 +216,7 @@ impl Default for ScanConfig {
             on_the_fly: true,
             window: 12.0,
             sensor_tolerance: 12,
+            on_brick: true,
         }
     }
 }

@@ -35,6 +35,13 @@ pub enum RobotError {
     NotInFrame { sticker: usize },
     #[error("a spin or turn takes ±1 or ±2 quarters, not {quarters}")]
     BadQuarters { quarters: i8 },
+    #[error("scan program of face {face} on the brick: {stage} did not finish within its {ms} ms (the brick stopped every motor)")]
+    ProgramTimeout { face: usize, stage: String, ms: u64 },
+    #[error("scan program of face {face} on the brick: {why}")]
+    Program {
+        face: usize,
+        why: crate::robot::ev3::protocol::ProgramError,
+    },
 }
 
 /// What a message says about the motors after a stop: stopped only when the brick confirmed

@@ -19,6 +19,8 @@ use crate::robot::ev3::driver::{DeviceExpectation, Ev3, Ev3Error, Motor, MotorKi
 use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
 use crate::robot::link::Link;
 
+mod onbrick;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ArmState {
     Unknown,
@@ -443,6 +445,9 @@ impl MindCub3r {
         size: Size,
         progress: &mut dyn FnMut(ScanProgress),
     ) -> Result<RawScan, RobotError> {
+        if self.config.scan.on_brick {
+            return self.scan_on_brick(size, progress);
+        }
         self.ensure_homed()?;
         self.frame = Some((size, Permutation::identity(size.stickers())));
         let map = scan_map(size, self.config.scan.sensor_side);

@@ -111,8 +111,8 @@
 //! Percent of full speed (1050 °/s large, 1560 °/s medium); the ports run their motors at
 //! 300–600 °/s for reliability. Defaults: arm 45 (away ↔ hold), 50 up to the apex, 55 back
 //! with the ramp-down doubled (with a broken ramp-down the demo's tilts were reported too
-//! aggressive, ev3dev-lang-python PR #173), homing −25; turntable 55 for spins and turns, 50 for the
-//! scanning revolution; sensor arm 75, homing +30. After each arm move the machine pauses
+//! aggressive, ev3dev-lang-python PR #173), homing −25; turntable 55 for spins and turns, 70 for the
+//! scanning revolution (see [Scan on the brick](#scan-on-the-brick)); sensor arm 75, homing +30. After each arm move the machine pauses
 //! `settle_ms = 30` (the demo pauses 50 ms because its motors sometimes stalled when
 //! commanded back to back).
 //!
@@ -185,6 +185,52 @@
 //!
 //! Renumbered as `rubiks-color-resolver` does (faces U, L, F, R, B, D; squares 1–54) this is
 //! the demo's `scan_order` table, which a unit test checks.
+//!
+//! ## Scan on the brick
+//!
+//! Sampling on the fly from the host costs a link round trip per sample, so the scan slows
+//! down with the link: 23, 28 and 73 s at 0, 60 and 120 ms of reply latency on the
+//! simulator, the last because samples the link was too slow for are read again at rest.
+//! With `scan.on_brick` (the default) each face is one direct command, a
+//! [program on the brick](crate::robot::ev3::protocol#programs-on-the-brick), and the
+//! link is used once per face:
+//!
+//! 1. If the face needs a tilt: wait for the turntable to stop; the tilt arm to hold while
+//!    the sensor arm goes out to clear (the tilt arm holding while the sensor arm is still
+//!    over the cube is harmless; it only must not swing up past hold); the tilt (apex, back
+//!    to hold, `settle_ms`).
+//! 2. The tilt arm away while the sensor arm comes in to the first ring position.
+//! 3. The revolution starts; for each ring sample the program waits (a compare-and-jump
+//!    loop on OUTPUT_GET_COUNT) until the turntable reaches the sample's angle and the
+//!    sensor arm is within `sensor_tolerance` of its spot, or the sample's `window` has
+//!    passed, reads RGB-RAW and the two counts into the reply's global memory, and starts
+//!    the sensor arm towards the next spot.
+//! 4. The centre last, read on the fly (it is on the turntable's axis): the ring's first
+//!    corner comes 45° after the start, too soon to read the centre first and still reach
+//!    the corner radius in time.
+//! 5. The sensor arm starts back to clear; the next face's program waits for it.
+//!
+//! Where the next face begins with a spin (`Spin(−1)` before L, `Spin(+1)` before B in
+//! [Scan order](#scan-order)) the revolution runs in that direction and a quarter further
+//! instead: the spin costs 90° at scanning speed and no separate moves of the arms. A
+//! revolution in the `−` direction meets the stickers in the opposite order; each sample's
+//! calibration slot is the one of its table angle modulo 360° (−90° uses the 270° slot).
+//!
+//! Every move is a step job to an absolute target that the program computes from the
+//! motor's count on the brick, with the driver's deadband and ramps
+//! ([Absolute targets](crate::robot::ev3::driver#absolute-targets)); one move routine in
+//! the program serves all of them so that a face fits in one command. The brick answers
+//! nothing else while a program runs, not even a stop, so a program never waits without a
+//! limit: every wait loop checks TIMER_READ against the program's deadline (twice the
+//! nominal time of its moves and pauses plus `timeouts.move_extra_ms`) and, past it, stops
+//! every motor and reports what it was waiting for. The host checks each reading's angle
+//! and sensor-arm position against `window` and `sensor_tolerance`; a sample outside them
+//! is read again at rest after the last face.
+//!
+//! The samples no longer depend on the link's pace, so the revolution can run at the
+//! speed the sensor arm allows (a corner-to-edge move takes about 80 ms of the 180 ms
+//! between samples at 70 %); the default `scan_speed` is 70 (50 is the value to use when
+//! the host polls, `on_brick = false`).
 //!
 //! ## Start-up
 //!

@@ -417,6 +417,21 @@ impl Program {
         self
     }
 
+    /// TIMER_WAIT: arms `timer` (a DATA32 variable) to expire `ms` from now.
+    pub fn timer_wait(&mut self, ms: impl Into<Operand>, timer: Var) -> &mut Self {
+        self.cmd.ops.push(super::op::TIMER_WAIT);
+        self.operand(ms.into());
+        self.variable(timer);
+        self
+    }
+
+    /// TIMER_READY: holds the program until `timer` expires.
+    pub fn timer_ready(&mut self, timer: Var) -> &mut Self {
+        self.cmd.ops.push(super::op::TIMER_READY);
+        self.variable(timer);
+        self
+    }
+
     /// OUTPUT_GET_COUNT into `dst` (DATA32): the sensor count of one motor.
     pub fn get_count(&mut self, port: OutputPort, dst: Var) -> &mut Self {
         self.cmd.ops.push(super::op::OUTPUT_GET_COUNT);
@@ -464,6 +479,17 @@ impl Program {
         }
         for &v in out {
             self.variable(v);
+        }
+        self
+    }
+
+    /// Any opcode (with its sub-command bytes, if any) and its parameters as operands:
+    /// constants in their shortest form, variables where the opcode takes them (outputs,
+    /// or inputs given as variables).
+    pub fn emit(&mut self, code: &[u8], params: &[Operand]) -> &mut Self {
+        self.cmd.ops.extend_from_slice(code);
+        for &p in params {
+            self.operand(p);
         }
         self
     }

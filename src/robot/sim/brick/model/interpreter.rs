@@ -347,8 +347,8 @@ impl Brick {
 
     /// The output ops that take a layer and a motor bit set; Ok(false) = must wait.
     fn output_motors(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
-        let _layer = self.int(ops, s)?;
-        let nos = self.int(ops, s)?;
+        let _layer = self.int8(ops, s)?;
+        let nos = self.int8(ops, s)?;
         let ms = Self::motors_of(nos)?;
         match code {
             op::OUTPUT_RESET => {
@@ -357,7 +357,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_STOP => {
-                self.int(ops, s)?;
+                self.int8(ops, s)?;
                 for &m in &ms {
                     self.motors[m].job = Job::Idle;
                     self.motors[m].v = 0.0;
@@ -365,7 +365,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_POWER | op::OUTPUT_SPEED => {
-                let v = self.int(ops, s)?.clamp(-100, 100) as i8;
+                let v = self.int8(ops, s)?.clamp(-100, 100) as i8;
                 for &m in &ms {
                     self.motors[m].pending_speed = v;
                 }
@@ -380,7 +380,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_POLARITY => {
-                let p = self.int(ops, s)?;
+                let p = self.int8(ops, s)?;
                 for &m in &ms {
                     self.motors[m].polarity = match p {
                         0 => -self.motors[m].polarity,
@@ -417,7 +417,7 @@ impl Brick {
         ops: &[u8],
         s: &mut Suspended,
     ) -> Result<(), String> {
-        let speed = self.int(ops, s)?.clamp(-100, 100);
+        let speed = self.int8(ops, s)?.clamp(-100, 100);
         let mut p = [0.0; 3];
         for x in &mut p {
             let v = self.int(ops, s)?;
@@ -426,7 +426,7 @@ impl Brick {
             }
             *x = v as f64;
         }
-        self.int(ops, s)?;
+        self.int8(ops, s)?;
         for &m in ms {
             let vmax = speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
             let dir = speed.signum() as f64;
@@ -455,8 +455,8 @@ impl Brick {
 
     /// OUTPUT_READ (speed and movement count) or OUTPUT_GET_COUNT (sensor count) of one motor.
     fn output_read(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let _layer = self.int(ops, s)?;
-        let no = self.int(ops, s)?;
+        let _layer = self.int8(ops, s)?;
+        let no = self.int8(ops, s)?;
         if !(0..4).contains(&no) {
             return Err(format!("motor number {no} out of range (0..3)"));
         }

@@ -203,6 +203,12 @@ impl Brick {
         Ok(())
     }
 
+    /// A DATA8 parameter (LAYER, NOS, NO, SPEED, POWER, BRAKE, ...): a constant's low
+    /// byte, or the byte at a variable's address, sign-extended.
+    pub(super) fn int8(&self, ops: &[u8], s: &mut Suspended) -> Result<i32, String> {
+        self.read(ops, s, Width::B1)
+    }
+
     /// An input operand at width `w`.
     fn read(&self, ops: &[u8], s: &mut Suspended, w: Width) -> Result<i32, String> {
         match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
