@@ -92,6 +92,9 @@ pub enum RobotAction {
     Read,
     /// Full colour-sensor scan, resolved (like `cubot scan --robot`, with more options).
     Scan(RobotScanArgs),
+    /// Measure each primitive's time (and the link's round trips) on the robot, or on
+    /// simulated bricks with --sim, and fit the planner's [timings].
+    CalibrateTimings(super::timings::CalibrateTimingsArgs),
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -214,6 +217,9 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
             bail!("a spin or turn takes 1, -1, 2 or -2 quarter turns, not {n}");
         }
     }
+    if let RobotAction::CalibrateTimings(c) = &a.action {
+        return super::timings::calibrate(c, a.port.as_deref(), a.robot_config.as_deref(), g);
+    }
     let mut r = connect_brick(a.port.as_deref(), a.robot_config.as_deref(), g)?;
     let result = run_action(&mut r, &a.action, g);
     stopped_on_error(&mut r, result)
@@ -254,6 +260,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             return Ok(Exit::Ok);
         }
         RobotAction::Scan(s) => return scan_with(r, s, g),
+        RobotAction::CalibrateTimings(_) => unreachable!("handled before connecting"),
         RobotAction::Tilt => Primitive::Tilt,
         RobotAction::Spin { n } => Primitive::Spin(*n),
         RobotAction::Turn { n } => Primitive::Turn(*n),

@@ -100,7 +100,9 @@ pub fn finish(
         baseline_seconds: plan.baseline_seconds,
     });
     let mut run = Execution::begin(robot.kind(), start, &plan, opts)?;
+    let executing = std::time::Instant::now();
     run.execute(robot, &plan, opts, events)?;
+    let measured = executing.elapsed().as_secs_f64();
     let symbols = pos.first_scan.symbols();
     // What the host believes a simulator's initial cube is: the first scan (a fresh run
     // scans from the simulator's start) or this execution's start (a resumed simulator
@@ -127,6 +129,7 @@ pub fn finish(
         first_scan: journal::encode(&pos.first_scan, &symbols),
         face_turns: plan.alg.len(),
         robot_seconds: plan.seconds,
+        measured_seconds: Some(measured),
         baseline_seconds: plan.baseline_seconds,
         solution: plan.alg.to_string(),
         actions: plan.actions.len(),

@@ -266,6 +266,56 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
 }
 
 #[test]
+fn the_scan_on_the_brick_uses_the_link_once_a_face_whatever_its_latency() {
+    // 120 ms of reply latency: the host-polled scan lost its samples to it; the brick times
+    // them itself, with one command per face.
+    let h = sim_with(SimConfig {
+        seed: 17,
+        speed: 20.0,
+        latency_ms: 120.0,
+        palette: Palette::Faded,
+        ..SimConfig::default()
+    });
+    let mut r = connect(&h);
+    r.home().unwrap();
+    let before = r.ev3().commands_sent;
+    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+    let commands = r.ev3().commands_sent - before;
+    assert_eq!(commands, 6, "one program per face");
+    assert_eq!(
+        scan.provenance.as_ref().unwrap()["read_at_rest"],
+        serde_json::json!(0)
+    );
+    let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
+    assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+    assert!(h.take_log().is_empty());
+}
+
+#[test]
+fn a_scan_program_stuck_on_a_motor_ends_at_its_deadline_naming_what_it_waited_for() {
+    // A centre position past the sensor arm's mechanical stop: the arm pushes against the
+    // stop and never gets there. The brick ends the program at its deadline (stopping the
+    // motors itself: it answers nothing else meanwhile) and says what it was waiting for.
+    let h = sim(5, 40.0);
+    let link = cubot::robot::link::open(h.path(), Some(115_200)).unwrap();
+    let mut config = Config::default();
+    config.sensor_arm.centre = -900;
+    let mut r = MindCub3r::connect(link, config).unwrap();
+    r.home().unwrap();
+    let e = r.scan(Size::Three, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(&e, RobotError::ProgramTimeout { face: 0, stage, .. } if stage.contains("centre")),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("the brick stopped every motor"),
+        "{e}"
+    );
+    // The brick answers again.
+    r.ev3().nop().unwrap();
+}
+
+#[test]
 #[ignore = "measurement: prints the simulated scan time at 0, 60 and 120 ms of link latency"]
 fn measure_scan_time_with_link_latency() {
     // Simulated time follows wall time (speed 1), so the host's round trips count in full.

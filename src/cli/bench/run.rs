@@ -130,8 +130,19 @@ struct Done {
     /// The simulator's own cube is at the target (the pipeline's word aside).
     truth: bool,
     planned: f64,
+    /// The execution's own wall-clock seconds, as the run reports them.
+    measured: Option<f64>,
     baseline: Option<f64>,
     face_turns: usize,
+}
+
+impl Done {
+    /// Planned over measured execution time, minus one.
+    fn prediction_error(&self) -> Option<f64> {
+        self.measured
+            .filter(|&m| m > 0.0)
+            .map(|m| self.planned / m - 1.0)
+    }
 }
 
 pub fn bench(a: BenchRunArgs, g: &Global) -> CmdResult {
@@ -141,8 +152,13 @@ pub fn bench(a: BenchRunArgs, g: &Global) -> CmdResult {
     let config = robot_config(a.robot_config.as_deref())?;
     let solver = load_solver(g)?;
     let results = run_all(&a, g, &solver, &config);
-    let floor = execute_floor(&config.timings);
-    print(&a, g, &results, floor.map(|f| f.mean))?;
+    // The floor on each link's timings (its round trip is about its latency).
+    let floors: Vec<Option<f64>> = a
+        .latencies
+        .iter()
+        .map(|&l| execute_floor(&config.timings.on_link(l as f64 / 1000.0)).map(|f| f.mean))
+        .collect();
+    print(&a, g, &results, &floors)?;
     let clean = results
         .iter()
         .all(|r| matches!(&r.outcome, Ok(d) if d.reached && d.truth));
@@ -280,6 +296,7 @@ fn one(
         reached: rep.reached_target,
         truth,
         planned: rep.robot_seconds,
+        measured: rep.measured_seconds,
         baseline: rep.baseline_seconds,
         face_turns: rep.face_turns,
     })
@@ -299,7 +316,12 @@ fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 /// Per-latency summaries (text or JSON), then the README row.
-fn print(a: &BenchRunArgs, g: &Global, results: &[RunResult], floor: Option<f64>) -> Result<()> {
+fn print(
+    a: &BenchRunArgs,
+    g: &Global,
+    results: &[RunResult],
+    floors: &[Option<f64>],
+) -> Result<()> {
     let last = a.seed.wrapping_add(a.runs as u64 - 1);
     if g.json {
         for r in results {
@@ -309,7 +331,8 @@ fn print(a: &BenchRunArgs, g: &Global, results: &[RunResult], floor: Option<f64>
                     "scan": d.phases.scan, "solve": d.phases.solve, "execute": d.phases.execute,
                     "verify": d.phases.verify, "total": d.phases.total(),
                     "reached_target": d.reached, "simulator_at_target": d.truth,
-                    "planned_robot_seconds": d.planned, "baseline_seconds": d.baseline,
+                    "planned_robot_seconds": d.planned, "measured_robot_seconds": d.measured,
+                    "baseline_seconds": d.baseline,
                     "face_turns": d.face_turns,
                 }),
                 Err(e) => json!({
@@ -335,7 +358,7 @@ fn print(a: &BenchRunArgs, g: &Global, results: &[RunResult], floor: Option<f64>
         }
     }
     let mut row = Vec::new();
-    for &l in &a.latencies {
+    for (&l, &floor) in a.latencies.iter().zip(floors) {
         let done: Vec<&Done> = results
             .iter()
             .filter(|r| r.latency == l)
@@ -347,6 +370,12 @@ fn print(a: &BenchRunArgs, g: &Global, results: &[RunResult], floor: Option<f64>
         let planned = mean(done.iter().map(|d| d.planned));
         let baseline = mean(done.iter().filter_map(|d| d.baseline));
         let turns = mean(done.iter().map(|d| d.face_turns as f64));
+        let errors: Vec<f64> = done.iter().filter_map(|d| d.prediction_error()).collect();
+        let mean_error = mean(errors.iter().map(|e| e.abs()));
+        let worst_error = errors
+            .iter()
+            .map(|e| e.abs())
+            .fold(None, |w: Option<f64>, e| Some(w.map_or(e, |w| w.max(e))));
         if g.json {
             let mut phases = serde_json::Map::new();
             for (k, (m, w)) in stats.iter().enumerate() {
@@ -358,6 +387,7 @@ fn print(a: &BenchRunArgs, g: &Global, results: &[RunResult], floor: Option<f64>
                 "reached": reached, "false_reached": false_reached, "phases": phases,
                 "execute_planned_mean": planned, "execute_baseline_mean": baseline,
                 "execute_floor_mean": floor, "face_turns_mean": turns,
+                "prediction_error_mean": mean_error, "prediction_error_worst": worst_error,
             }));
         } else {
             let mut line = format!("{:<8}", format!("{l} ms"));
@@ -374,10 +404,13 @@ fn print(a: &BenchRunArgs, g: &Global, results: &[RunResult], floor: Option<f64>
                 }
             );
             let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1} s"));
+            let pct = |x: Option<f64>| x.map_or("-".into(), |v| format!("{:.1} %", 100.0 * v));
             outln!(
-                "         execute: {:.1} s measured, {} planned; greedy per-move table on the first solution {}; floor {} (mean over random cubes, any solver and planner, same timings)",
+                "         execute: {:.1} s measured, {} planned (off by {} on average, {} at worst); greedy per-move table on the first solution {}; floor {} (mean over random cubes, any solver and planner, same timings)",
                 stats[2].0,
                 f(planned),
+                pct(mean_error),
+                pct(worst_error),
                 f(baseline),
                 f(floor)
             );

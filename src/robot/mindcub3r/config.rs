@@ -21,6 +21,8 @@ pub const MAX_RATIO: f64 = 100.0;
 pub const MAX_PRIMITIVE_S: f64 = 60.0;
 /// Largest motor angle (degrees) a configuration may name.
 pub const MAX_ANGLE: i64 = 10_000;
+/// Most link round trips a primitive may wait for.
+pub const MAX_ROUND_TRIPS: f64 = 1000.0;
 /// Longest ramp (motor degrees).
 pub const MAX_RAMP: i64 = 3_600;
 /// Longest time limit or pause (ms): ten minutes.
@@ -379,6 +381,19 @@ impl Config {
         ] {
             real(name, v, 0.0, MAX_PRIMITIVE_S)?;
         }
+        let non_negative = |name: &str, v: f64, hi: f64| {
+            if v.is_finite() && (0.0..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} must be a finite number ≥ 0 and ≤ {hi}, is {v}"
+                ))
+            }
+        };
+        non_negative("timings.round_trip", t.round_trip, MAX_PRIMITIVE_S)?;
+        for (name, v) in super::model::TIMING_KEYS.iter().zip(t.round_trips.get()) {
+            non_negative(&format!("timings.round_trips.{name}"), v, MAX_ROUND_TRIPS)?;
+        }
         let whole = |name: &str, v: i64, lo: i64, hi: i64| {
             if (lo..=hi).contains(&v) {
                 Ok(())
@@ -497,6 +512,18 @@ mod tests {
     #[test]
     fn unknown_timings_keys_are_refused() {
         assert!(why("[timings]\ntilt_time = 0.5").contains("tilt_time"));
+        assert!(why("[timings.round_trips]\ntilts = 2.0").contains("tilts"));
+    }
+
+    #[test]
+    fn round_trips_are_checked_like_the_seconds() {
+        let w = why("[timings.round_trips]\ntilt = -1.0");
+        assert!(w.contains("timings.round_trips.tilt"), "{w}");
+        assert!(why("[timings]\nround_trip = nan").contains("timings.round_trip"));
+        Config::parse(
+            "version = 1\n[timings]\nround_trip = 0.06\n[timings.round_trips]\ntilt = 0.0",
+        )
+        .expect("zero round trips are allowed");
     }
 
     #[test]

@@ -91,6 +91,18 @@ impl MindCub3r {
         &mut self.ev3
     }
 
+    /// The link's round trip (seconds): the median of `n` pings.
+    pub fn round_trip(&mut self, n: usize) -> Result<f64, RobotError> {
+        let mut t = Vec::with_capacity(n.max(1));
+        for _ in 0..n.max(1) {
+            let start = std::time::Instant::now();
+            self.ev3.nop()?;
+            t.push(start.elapsed().as_secs_f64());
+        }
+        t.sort_by(f64::total_cmp);
+        Ok(t[t.len() / 2])
+    }
+
     /// Ctrl-C: checked before every primitive.
     pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
         self.interrupt = Some(flag);

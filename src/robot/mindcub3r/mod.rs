@@ -118,20 +118,35 @@
 //!
 //! ## Timings
 //!
-//! The planner's cost model and the simulator's clock use seconds per primitive
-//! (`Timings`). The defaults are idealised estimates from the demo's angles and speeds
-//! (distance over speed, ramps and link ignored), not measurements:
+//! The planner prices primitives in seconds (`Timings`, `[timings]` of the calibration):
+//! each primitive's time on a link without latency, plus the link round trips it waits for
+//! times the link's round trip. A move is a command that starts it, the motion, and the
+//! poll that finds it ended, each a round trip the motion does not hide, so a tilt (two arm
+//! moves) waits for about 2.7 round trips and a layer turn (over-rotation and back) for
+//! about 3.4. A connected robot's round trip is measured at connect (the median of three
+//! pings), so the same calibration prices a USB link and a 60 ms Bluetooth link each as
+//! it is.
 //!
-//! | Primitive | Seconds | From |
-//! |-----------|---------|------|
-//! | arm away ↔ hold | 0.28 | 85° at 300 °/s |
-//! | `Tilt` | 0.71 | 105° up at 300 °/s, 105° back at 400 °/s, two 50 ms pauses |
-//! | `Spin(±1)` / `Spin(2)` | 0.68 / 1.35 | 270° / 540° at 400 °/s |
-//! | `Turn(±1)` / `Turn(2)` | 0.90 / 1.57 | 288° / 558° at 400 °/s, then 18° back at 100 °/s |
-//! | sensor arm move / one reading | 0.3 / 0.02 | this crate's estimates |
+//! `cubot robot calibrate-timings` measures them: it executes the plans of seeded random
+//! cubes, times every primitive from the command that starts it to the reply that
+//! confirms it (so each primitive's mean holds the contexts runs meet: the arm's position,
+//! a count the driver must read first, the settle pause), and fits both parts by least
+//! squares over links of different latency. The shipped values come from the simulator at
+//! 0 and 60 ms:
 //!
-//! On the same estimates a whole scan (six faces, five tilts, two spins, arm moves) takes
-//! about 30 s.
+//! | Primitive | Seconds | Round trips | Estimate it replaced |
+//! |-----------|---------|-------------|----------------------|
+//! | arm away → hold / hold → away | 0.319 / 0.316 | 1.67 / 1.89 | 0.28 (85° at 300 °/s) |
+//! | `Tilt` | 0.553 | 2.69 | 0.71 |
+//! | `Spin(±1)` / `Spin(2)` | 0.584 / 1.047 | 1.48 / 1.58 | 0.68 / 1.35 |
+//! | `Turn(±1)` / `Turn(2)` | 0.756 / 1.236 | 3.44 / 3.30 | 0.90 / 1.57 |
+//! | sensor arm move / one reading | 0.356 / 0.001 | 1.39 / 0.98 | 0.3 / 0.02 |
+//!
+//! The estimates were distance over speed from the ev3dev demo's angles and speeds, link
+//! and ramps ignored; on the simulator's motors they were 10–25 % off, so the planner
+//! optimised a robot that was not there. A real robot's motors and battery make their own
+//! times: calibrate it (`--port PATH --write`); its round trips stay those of the
+//! configuration, since with one link they cannot be told apart from the seconds.
 //!
 //! ## Scan order
 //!
