@@ -10,3 +10,4 @@ mod run;
 mod scan;
 mod solver;
 mod support;
+mod wire;

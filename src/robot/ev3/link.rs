@@ -7,8 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::protocol::audit::Audit;
 use super::protocol::FrameBuffer;
-use crate::robot::link::{Link, LinkError};
+use crate::robot::link::{Link, LinkError, Traffic};
 
 /// A link that sends EV3 messages and receives them whole.
 pub struct Ev3Link {
@@ -63,6 +64,21 @@ impl Ev3Link {
     pub fn name(&self) -> String {
         self.link.name()
     }
+}
+
+/// Runs the [wire audit](super::protocol::audit) over what a
+/// [`TapLink`](crate::robot::link::TapLink) recorded, to its end.
+pub fn audit(traffic: &[Traffic]) -> Audit {
+    let mut a = Audit::new();
+    for t in traffic {
+        match t {
+            Traffic::Host(b) => a.host(b),
+            Traffic::Robot(b) => a.brick(b),
+            Traffic::Discarded | Traffic::Reopened => a.brick_discarded(),
+        }
+    }
+    a.finish();
+    a
 }
 
 #[cfg(test)]

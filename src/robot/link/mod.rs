@@ -7,13 +7,15 @@
 //! simulators' pseudo-terminals, and every port when the `serial` feature is off),
 //! `SerialLink` (feature `serial`: the `serialport` crate, for Bluetooth `rfcomm` ttys and
 //! USB serial adapters) and [`memory::MemoryLink`] (in memory, for tests). [`open`] picks
-//! one from a path and an optional baud rate.
+//! one from a path and an optional baud rate. [`tap::TapLink`] wraps any of them and
+//! records the traffic both ways (for the EV3 wire audit).
 //!
 //! Level: robot, the lowest (uses neither `cube` nor any robot module). No printing.
 
 pub mod memory;
 #[cfg(feature = "serial")]
 pub mod serial;
+pub mod tap;
 pub mod tty;
 
 use std::path::{Path, PathBuf};
@@ -22,6 +24,7 @@ use std::time::Instant;
 pub use memory::MemoryLink;
 #[cfg(feature = "serial")]
 pub use serial::{list_ports, SerialLink};
+pub use tap::{Tap, TapLink, Traffic};
 pub use tty::TtyLink;
 
 /// What a link can fail with; every variant names the port.

@@ -373,6 +373,8 @@
 
 use std::fmt;
 
+pub mod audit;
+
 /// Message type: direct command, reply wanted.
 pub const DIRECT_COMMAND_REPLY: u8 = 0x00;
 /// Message type: direct command, no reply.

@@ -1,0 +1,110 @@
+//! The EV3 wire audit over real traffic: every frame of a full scan and of a whole run,
+//! captured on the link between the driver and the simulated brick on its pty, decoded
+//! against the firmware's rules (`cubot::robot::ev3::protocol::audit`): 0 violations.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use cubot::color::{resolve, ResolveOptions};
+use cubot::cube::Size;
+use cubot::job::{self, RunOptions, Tools};
+use cubot::robot::ev3::link::audit;
+use cubot::robot::ev3::protocol::audit::Audit;
+use cubot::robot::link::{self, Tap, TapLink};
+use cubot::robot::mindcub3r::cost::CostModel;
+use cubot::robot::mindcub3r::planner::Planner;
+use cubot::robot::mindcub3r::{Config, MindCub3r};
+use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
+use cubot::solver::{Solver, TableOptions};
+
+use super::support::cache_dir;
+
+/// A MindCub3r on a simulated brick, its link tapped.
+fn tapped(cfg: SimConfig) -> (SimHandle, MindCub3r, Tap) {
+    let h = spawn_pty(cfg).expect("start the simulated brick");
+    let port = link::open(h.path(), None).expect("open the pty");
+    let (tap_link, tap) = TapLink::new(port);
+    let r = MindCub3r::connect(Box::new(tap_link), Config::default()).expect("connect");
+    (h, r, tap)
+}
+
+fn assert_clean(what: &str, a: &Audit, at_least: usize) {
+    let shown: Vec<String> = a
+        .violations
+        .iter()
+        .take(10)
+        .map(|v| v.to_string())
+        .collect();
+    assert!(
+        a.violations.is_empty(),
+        "{what}: {} violations, first: {shown:#?}",
+        a.violations.len()
+    );
+    assert!(
+        a.stats.commands >= at_least,
+        "{what}: only {} commands",
+        a.stats.commands
+    );
+    eprintln!(
+        "{what}: {} commands ({} without reply), {} replies, 0 violations; operations: {:?}",
+        a.stats.commands, a.stats.no_reply_commands, a.stats.replies, a.stats.ops
+    );
+}
+
+#[test]
+fn every_frame_of_a_full_scan_passes_the_wire_audit() {
+    let (h, mut r, tap) = tapped(SimConfig {
+        seed: 5,
+        speed: 40.0,
+        ..SimConfig::default()
+    });
+    r.home().unwrap();
+    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+    r.finish(true).unwrap();
+    drop(r);
+    let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
+    assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+    assert_clean("full scan", &audit(&tap.take()), 300);
+}
+
+#[test]
+fn every_frame_of_a_whole_run_passes_the_wire_audit() {
+    let (h, mut r, tap) = tapped(SimConfig {
+        seed: 9,
+        speed: 200.0,
+        ..SimConfig::default()
+    });
+    r.home().unwrap();
+    let solver = Solver::new(&TableOptions {
+        cache_dir: Some(cache_dir()),
+        ..TableOptions::default()
+    })
+    .expect("solver tables");
+    let tools = Tools {
+        solver: &solver,
+        resolve: ResolveOptions {
+            seed: 9,
+            ..ResolveOptions::default()
+        },
+        max_length: 20,
+        search: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        size: Size::Three,
+        target: None,
+        solutions: 2,
+        symmetries: false,
+        mirror: false,
+        inverse: false,
+        max_rescans: 3,
+        journal: dir.path().join("run.jsonl"),
+        stop: Arc::new(AtomicBool::new(false)),
+    };
+    let planner = Planner::new(CostModel::new(Config::default().timings));
+    let mut run = job::mindcub3r::Mc3Run::new(r, Some(h), planner);
+    let report = job::run(&mut run, &tools, &opts, &mut |_| {}).expect("the run");
+    assert!(report.reached_target, "{report:?}");
+    drop(run);
+    assert_clean("whole run", &audit(&tap.take()), 1000);
+}
