@@ -77,6 +77,9 @@ impl Default for Motors {
 #[serde(default, deny_unknown_fields)]
 pub struct Arm {
     pub away: i32,
+    /// Below this the arm is clear of the cube: the turntable may turn (the ev3dev demo
+    /// moves the arm away before a spin only when it is above 35°).
+    pub clear: i32,
     pub hold: i32,
     pub tilt_apex: i32,
     /// Percent for away ↔ hold.
@@ -98,6 +101,7 @@ impl Default for Arm {
     fn default() -> Self {
         Arm {
             away: 0,
+            clear: 35,
             hold: 100,
             tilt_apex: 190,
             speed: 45,
@@ -404,6 +408,7 @@ impl Config {
         let (a, tt, s) = (&self.arm, &self.turntable, &self.sensor_arm);
         let angles = [
             ("arm.away", a.away),
+            ("arm.clear", a.clear),
             ("arm.hold", a.hold),
             ("arm.tilt_apex", a.tilt_apex),
             ("arm.hold_2x2", a.hold_2x2),

@@ -243,11 +243,9 @@ impl Default for RoundTrips {
 
 /// Seconds per primitive on a link without latency, measured on the simulator (see
 /// [Timings](crate::robot::mindcub3r#timings)).
-const DEFAULT_SECONDS: [f64; 9] = [
-    0.319, 0.316, 0.553, 0.584, 1.047, 0.756, 1.236, 0.356, 0.001,
-];
+const DEFAULT_SECONDS: [f64; 9] = [0.314, 0.31, 0.524, 0.579, 1.045, 0.735, 1.201, 0.333, 0.001];
 /// Link round trips per primitive (the same calibration).
-const DEFAULT_ROUND_TRIPS: [f64; 9] = [1.67, 1.89, 2.69, 1.48, 1.58, 3.44, 3.3, 1.39, 0.98];
+const DEFAULT_ROUND_TRIPS: [f64; 9] = [1.62, 1.67, 2.4, 1.3, 1.44, 2.92, 2.66, 1.77, 0.97];
 
 impl Timings {
     /// The seconds per primitive, in [`TIMING_KEYS`] order.

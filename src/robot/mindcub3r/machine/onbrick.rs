@@ -482,8 +482,13 @@ impl MindCub3r {
         let first = ring_targets.first().copied().or(centre).unwrap_or(s.clear);
         b.call_move(arm, c(a.away), a.speed, (a.ramp_up, a.ramp_down));
         b.call_move(sensor, c(first), s.speed, (s.ramp, s.ramp));
-        b.wait_idle(&[arm], "tilt arm away");
-        b.pause(a.settle_ms);
+        // The revolution may start once the arm is past `clear`, on its way away.
+        b.stage("tilt arm clear of the cube");
+        let away = b.p.label();
+        b.p.bind(away);
+        b.check_deadline();
+        b.p.get_count(arm, b.cnt);
+        b.p.jr_if(Cmp::Gt, Width::B4, b.cnt, a.clear.max(a.away), away);
         // The revolution, the ring read on the fly.
         b.call_move(table, c(end_count), t.scan_speed, (t.ramp_up, t.ramp_down));
         if !ring.is_empty() {
