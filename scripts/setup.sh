@@ -2,7 +2,8 @@
 # Installs, idempotently, the Debian packages the default `cubot` build needs.
 #   build-essential pkg-config  - C toolchain for -sys crates
 #   libopencv-dev clang libclang-dev - the `opencv` crate (vision feature) and its binding generator
-#   libudev-dev                 - serialport's port enumeration (serial feature)
+#   libudev-dev                 - serialport's port enumeration (serial feature) and
+#                                 hidapi's hidraw backend, the EV3 over USB (usb feature)
 #   nasm                        - SIMD for nokhwa's MJPEG decoder (camera feature)
 # Packages already present are not touched; nothing runs when all are installed.
 set -euo pipefail

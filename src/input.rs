@@ -8,6 +8,20 @@
 //! before it is opened, and a file is read through a cap one byte above its kind's limit, so
 //! an endless or enormous input costs at most that limit in memory: 16 MiB for data
 //! (scans, states, journals, saved states), 1 MiB for TOML settings.
+//!
+//! ## One kind of file, one flag
+//!
+//! A scan, a colour profile, a camera rig and a robot configuration are each checked to be
+//! that kind when read: a file that is plainly another of these kinds (by the keys only that
+//! kind has, [`kind_of`]) is refused naming what it is and the flag that takes it, before
+//! anything is parsed, and so before a robot moves:
+//!
+//! | Kind | Flag | Told apart by |
+//! |------|------|---------------|
+//! | raw scan (JSON) | the positional `SCAN` of `resolve` and `calibrate` | a `facelets` list |
+//! | colour profile (TOML) | `--profile` | a `colors` table list |
+//! | camera rig (TOML) | `--rig` | `faces`, `size` or `sample_fill`, no `colors` |
+//! | robot configuration (TOML) | `--robot-config` | a section `ports`, `motors`, `arm`, `turntable`, `sensor_arm`, `scan`, `timeouts` or `timings` |
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -44,7 +58,7 @@ impl FileKind {
             FileKind::States => "states file",
             FileKind::Journal => "journal",
             FileKind::Target => "target file",
-            FileKind::Profile => "profile",
+            FileKind::Profile => "colour profile",
             FileKind::Rig => "camera rig",
             FileKind::RobotConfig => "robot configuration",
         }
@@ -56,6 +70,52 @@ impl FileKind {
             FileKind::Profile | FileKind::Rig | FileKind::RobotConfig => TOML_LIMIT,
             _ => DATA_LIMIT,
         }
+    }
+}
+
+impl FileKind {
+    /// How a user names a file of this kind on the command line.
+    pub fn flag(self) -> &'static str {
+        match self {
+            FileKind::Scan => "the SCAN argument of `cubot resolve` or `cubot calibrate`",
+            FileKind::States => "@FILE or -",
+            FileKind::Journal => "--resume or --journal",
+            FileKind::Target => "--target-file",
+            FileKind::Profile => "--profile",
+            FileKind::Rig => "--rig",
+            FileKind::RobotConfig => "--robot-config",
+        }
+    }
+}
+
+/// Which of the kinds a scan, a profile, a rig or a robot configuration `text` plainly is,
+/// by the keys only that kind has (see [One kind of file, one flag](self#one-kind-of-file-one-flag));
+/// `None` when it is none of them or could be more than one.
+pub fn kind_of(text: &str) -> Option<FileKind> {
+    if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) {
+        return m.contains_key("facelets").then_some(FileKind::Scan);
+    }
+    let table: toml::Table = text.parse().ok()?;
+    let has = |k: &str| table.contains_key(k);
+    let profile = has("colors");
+    let rig = !profile && (has("faces") || has("size") || has("sample_fill"));
+    let robot = [
+        "ports",
+        "motors",
+        "arm",
+        "turntable",
+        "sensor_arm",
+        "scan",
+        "timeouts",
+        "timings",
+    ]
+    .iter()
+    .any(|k| has(k));
+    match (profile, rig, robot) {
+        (true, false, false) => Some(FileKind::Profile),
+        (false, true, false) => Some(FileKind::Rig),
+        (false, false, true) => Some(FileKind::RobotConfig),
+        _ => None,
     }
 }
 
@@ -88,6 +148,12 @@ pub enum InputFileError {
     },
     #[error("{kind} {} is not UTF-8 text", path.display())]
     NotText { path: PathBuf, kind: FileKind },
+    #[error("{} is a {found}, not a {kind}: a {found} goes with {}, a {kind} with {}", path.display(), found.flag(), kind.flag())]
+    WrongKind {
+        path: PathBuf,
+        kind: FileKind,
+        found: FileKind,
+    },
 }
 
 /// What a file system entry is, in words, when it is not a regular file.
@@ -141,15 +207,56 @@ pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> 
     if bytes.len() as u64 > kind.limit() {
         return Err(too_large());
     }
-    String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
+    let text = String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
         path: path.to_path_buf(),
         kind,
-    })
+    })?;
+    let checked = matches!(
+        kind,
+        FileKind::Scan | FileKind::Profile | FileKind::Rig | FileKind::RobotConfig
+    );
+    if checked {
+        if let Some(found) = kind_of(&text).filter(|&f| f != kind) {
+            return Err(InputFileError::WrongKind {
+                path: path.to_path_buf(),
+                kind,
+                found,
+            });
+        }
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_are_told_apart_by_their_own_keys() {
+        let cases = [
+            (
+                "version = 1\n[[colors]]\nface = \"U\"",
+                Some(FileKind::Profile),
+            ),
+            ("version = 1\nsize = 3", Some(FileKind::Rig)),
+            ("version = 1\n[faces.U]\nrotate = 0", Some(FileKind::Rig)),
+            (
+                "version = 1\n[ports]\narm = \"A\"",
+                Some(FileKind::RobotConfig),
+            ),
+            (
+                "version = 1\n[timings]\ntilt = 0.7",
+                Some(FileKind::RobotConfig),
+            ),
+            ("{\"size\": 3, \"facelets\": []}", Some(FileKind::Scan)),
+            ("version = 1", None),
+            ("not toml at all [", None),
+            ("{\"type\": \"start\"}", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(kind_of(text), want, "{text}");
+        }
+    }
 
     #[test]
     fn devices_directories_and_large_files_are_refused() {
@@ -186,7 +293,20 @@ mod tests {
                 ..
             }
         ));
-        assert!(e.to_string().contains("1 MiB limit for a profile"), "{e}");
+        assert!(
+            e.to_string().contains("1 MiB limit for a colour profile"),
+            "{e}"
+        );
+        // A file of another kind says what it is and which flag takes it.
+        let rig = dir.join("rig.toml");
+        std::fs::write(&rig, "version = 1\nsize = 3\n[faces.U]\nrotate = 90\n").unwrap();
+        let e = read_text(&rig, FileKind::Profile).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("rig.toml is a camera rig, not a colour profile: a camera rig goes with --rig, a colour profile with --profile"),
+            "{e}"
+        );
+        assert!(read_text(&rig, FileKind::Rig).is_ok());
         let ok = dir.join("ok.toml");
         std::fs::write(&ok, "version = 1\n").unwrap();
         assert_eq!(read_text(&ok, FileKind::Profile).unwrap(), "version = 1\n");

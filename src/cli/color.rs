@@ -47,14 +47,23 @@ pub struct ResolveArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
-    /// A scan of a solved cube.
-    pub scan: PathBuf,
-    /// Where to write the profile (TOML).
+    /// A scan of a solved cube (JSON). Leave it out to scan a solved cube on the robot
+    /// instead, with --port (or the one EV3 on USB) or --sim.
+    #[arg(conflicts_with_all = ["port", "sim"])]
+    pub scan: Option<PathBuf>,
+    /// Where to write the colour profile (TOML).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// A name stored in the profile.
     #[arg(long)]
     pub name: Option<String>,
+    /// With a robot: also write its raw scan here (JSON, in the scanner's scale).
+    #[arg(long, value_name = "FILE", conflicts_with = "scan")]
+    pub raw_out: Option<PathBuf>,
+    /// The robot that scans the solved cube (with --sim: a simulated one holding a solved
+    /// cube of --palette).
+    #[command(flatten)]
+    pub connect: super::connect::ConnectArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -144,6 +153,26 @@ fn load_profile(p: &Option<PathBuf>) -> anyhow::Result<Option<Profile>> {
     p.as_ref()
         .map(|p| Profile::load(p).map_err(anyhow::Error::from))
         .transpose()
+}
+
+/// The colour profile `--profile` names, checked against the scale the scanner reads
+/// before anything moves or is captured (exit 2 when it was learned on another scale).
+pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<Profile>> {
+    let Some(p) = path else {
+        return Ok(None);
+    };
+    let profile = Profile::load(p)?;
+    if let Err(ResolveError::ProfileScale { profile: ps, scan }) =
+        crate::color::resolve::profile_fits_scale(Some(&profile), scale)
+    {
+        bail!(
+            "colour profile {} was learned on {} readings, but this scanner reads {}: calibrate again with this scanner",
+            p.display(),
+            ps.name(),
+            scan.name()
+        );
+    }
+    Ok(Some(profile))
 }
 
 fn verdict_lines(res: &crate::color::Resolution) {
@@ -286,9 +315,71 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
     }
 }
 
+/// Refuses, before anything moves, an output that would overwrite a file of another kind
+/// (a robot configuration, a camera rig, a scan) or that lives in no directory.
+fn check_output(path: &Path) -> anyhow::Result<()> {
+    if path.exists() {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(kind) = crate::input::kind_of(&text).filter(|&k| k != FileKind::Profile) {
+            bail!(
+                "will not overwrite {}: it is a {kind}, not a colour profile",
+                path.display()
+            );
+        }
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: no directory {}",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
-    let scan = read_scan(&a.scan)?;
-    match learn(&scan, a.name.clone(), 1) {
+    check_output(&a.output)?;
+    let scan = match &a.scan {
+        Some(p) => read_scan(p)?,
+        None => scan_solved_on_robot(&a, g)?,
+    };
+    learn_and_save(&scan, &a, g)
+}
+
+/// `calibrate --port/--sim`: the robot's scan of the solved cube in it (a simulated robot
+/// starts with a solved cube).
+fn scan_solved_on_robot(a: &CalibrateArgs, g: &Global) -> anyhow::Result<RawScan> {
+    let size: Size = a.connect.size.into();
+    let stop = super::connect::stop_on_ctrlc();
+    let start = a.connect.sim.then(|| FaceletCube::solved(size));
+    let mut robot = super::connect::connect(&a.connect, start, &stop)?;
+    let bar = super::output::progress_allowed(g).then(|| {
+        let b = indicatif::ProgressBar::new(size.stickers() as u64);
+        b.set_message("scanning the solved cube");
+        b
+    });
+    let (scan, _) = robot.scan(size, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(p) = &a.raw_out {
+        std::fs::write(p, scan.to_json())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(scan)
+}
+
+fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global) -> CmdResult {
+    match learn(scan, a.name.clone(), 1) {
         Ok(profile) => {
             profile.save(&a.output)?;
             if g.json {
@@ -305,6 +396,18 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
                 json_line(&json!({"type": "not-solved", "cube": cube, "off": off}));
             } else {
                 outln!("not solved: the scan resolves to {cube}; stickers off their face: {off}");
+            }
+            Ok(Exit::No)
+        }
+        Err(
+            e @ (CalibrateError::Dark { .. }
+            | CalibrateError::NotDistinct { .. }
+            | CalibrateError::NotUniform { .. }),
+        ) => {
+            if g.json {
+                json_line(&json!({"type": "refused", "reason": e.to_string()}));
+            } else {
+                outln!("refused: {e}");
             }
             Ok(Exit::No)
         }

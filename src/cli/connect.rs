@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use super::args::{PaletteArg, RobotKind, ScannerKind, SizeArg};
 use super::Global;
 use crate::cube::FaceletCube;
-use crate::job::{self, ConnectError, ConnectOptions, Link, RunRobot};
+use crate::job::{self, ConnectOptions, Link, RunRobot};
 use crate::robot::mindcub3r::{Config, MindCub3r};
 
 impl From<RobotKind> for job::RobotKind {
@@ -50,8 +50,9 @@ pub struct ConnectArgs {
     /// Start the simulated robot in this process, on a pseudo-terminal.
     #[arg(long, conflicts_with = "port")]
     pub sim: bool,
-    /// The robot's serial port (EV3 Bluetooth rfcomm tty, Arduino USB serial).
-    #[arg(long, value_name = "PATH")]
+    /// The robot's port: for the MindCub3r `usb` (or `usb:PATH`), a Bluetooth rfcomm tty or
+    /// the brick's name (default: the one EV3 on USB); an Arduino's USB serial port.
+    #[arg(long, value_name = "PORT")]
     pub port: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "mindcub3r")]
     pub robot: RobotKind,
@@ -88,12 +89,18 @@ pub fn robot_config(path: Option<&Path>) -> Result<Config> {
     })
 }
 
-/// A stop flag that Ctrl-C sets.
+/// A stop flag that Ctrl-C sets. The robot stops within a second and the run says where
+/// the cube is; a second Ctrl-C exits at once (130) without waiting for that (every motion
+/// is bounded on the robot, and the journal already names what was in flight).
 pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     // A second handler cannot be installed; ignore (the first one sets the same flag).
-    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
+    let _ = ctrlc::set_handler(move || {
+        if s.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
     stop
 }
 
@@ -105,6 +112,11 @@ pub fn connect_options(
 ) -> Result<ConnectOptions> {
     let link = match (&a.port, a.sim) {
         (_, true) => Link::Sim,
+        (p, false) if a.robot == RobotKind::Mindcub3r => {
+            Link::Port(resolve_port(p.as_deref()).context(
+                "give --sim (the built-in simulator), or --port (the brick's port: usb, a Bluetooth tty, or its name)",
+            )?)
+        }
         (Some(p), false) => Link::Port(p.clone()),
         (None, false) => {
             bail!("give --sim (the built-in simulator) or --port PATH (the robot's serial port)")
@@ -139,29 +151,204 @@ pub fn connect(
     Ok(job::connect(&o)?)
 }
 
-/// A MindCub3r brick on its serial port for step-by-step commands (`robot ...`,
-/// `scan --robot`): devices checked, nothing moved, Ctrl-C wired to stop its motors.
-pub fn connect_brick(port: Option<&Path>, config: Option<&Path>, g: &Global) -> Result<MindCub3r> {
-    let Some(port) = port else {
-        bail!("say which serial port with --port PATH (see `cubot ports`)");
-    };
-    let config = robot_config(config)?;
-    let mut robot =
-        match job::connect::open_mindcub3r(port, Some(job::connect::SERIAL_BAUD), config) {
-            Ok(r) => r,
-            Err(ConnectError::NoSerial) => bail!(
-                "this cubot was rebuilt without feature `serial`: cannot open {}",
-                port.display()
-            ),
-            Err(e @ ConnectError::Robot(_)) => {
-                return Err(e)
-                    .with_context(|| format!("talking to the brick on {}", port.display()))
-            }
-            Err(e) => return Err(e.into()),
-        };
-    if g.verbose >= 2 {
-        robot.ev3().set_log(|l| eprintln!("ev3: {l}"));
+/// Where a bare MindCub3r brick is, for `robot ...`, `scan --robot`: a port, or a
+/// simulated brick started in this process.
+#[derive(Clone, Debug, Default)]
+pub struct BrickPlace {
+    pub port: Option<PathBuf>,
+    /// Start a simulated brick here with this configuration.
+    pub sim: Option<crate::robot::sim::SimConfig>,
+}
+
+/// A brick's link, and the simulator behind it when there is one (kept alive with it).
+pub struct BrickLink {
+    pub link: Box<dyn crate::robot::link::Link>,
+    pub sim: Option<crate::robot::sim::SimHandle>,
+}
+
+/// Opens the link to a bare brick (see [`BrickPlace`]).
+pub fn brick_link(place: &BrickPlace) -> Result<BrickLink> {
+    if let Some(cfg) = &place.sim {
+        let h = crate::robot::sim::spawn_pty(cfg.clone())?;
+        let link = crate::robot::link::open(h.path(), None)?;
+        return Ok(BrickLink { link, sim: Some(h) });
     }
+    let port = resolve_port(place.port.as_deref())?;
+    if crate::robot::link::usb_name(&port).is_none() && !cfg!(feature = "serial") {
+        bail!(
+            "this cubot was rebuilt without feature `serial`: cannot open {}",
+            port.display()
+        );
+    }
+    let link = crate::robot::link::open(&port, Some(job::connect::SERIAL_BAUD))
+        .with_context(|| format!("opening the brick's port {}", port.display()))?;
+    Ok(BrickLink { link, sim: None })
+}
+
+/// A brick found on a port: the port, what kind it is, and what the brick said.
+#[derive(Clone, Debug)]
+pub struct FoundPort {
+    /// What to pass as `--port`.
+    pub port: String,
+    /// `USB`, `Bluetooth`, or the serial port's description.
+    pub kind: String,
+    /// The brick's answer, or why there was none; `None`: not asked (not a brick's port).
+    pub brick: Option<Result<crate::robot::ev3::driver::BrickInfo, String>>,
+}
+
+/// Asks the brick on `port` for its name, firmware and battery, giving up after `wait`.
+#[cfg(any(feature = "usb", feature = "serial"))]
+fn probe(
+    port: &str,
+    wait: std::time::Duration,
+) -> Result<crate::robot::ev3::driver::BrickInfo, String> {
+    let port = PathBuf::from(port);
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Opening an rfcomm tty of a brick that is off blocks for seconds: ask from a thread
+    // and stop waiting for it after `wait`.
+    std::thread::spawn(move || {
+        let answer = (|| {
+            let link = crate::robot::link::open(&port, Some(job::connect::SERIAL_BAUD))
+                .map_err(|e| e.to_string())?;
+            let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
+            ev3.timeouts.reply = std::time::Duration::from_millis(1500);
+            ev3.brick_info().map_err(|e| e.to_string())
+        })();
+        let _ = tx.send(answer);
+    });
+    rx.recv_timeout(wait)
+        .unwrap_or_else(|_| Err(format!("no answer within {} s", wait.as_secs())))
+}
+
+/// Every port a brick may be on: the EV3s on USB and the serial ports, the bricks among them
+/// asked for their name when `ask` (Bluetooth serial ports and rfcomm ttys; a serial port of
+/// another kind is listed, not opened).
+pub fn find_ports(ask: bool) -> Result<Vec<FoundPort>> {
+    let mut out = usb_ports(ask)?;
+    out.extend(serial_ports(ask)?);
+    Ok(out)
+}
+
+/// How long `cubot ports` waits for one brick's answer.
+#[cfg(any(feature = "usb", feature = "serial"))]
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(4);
+
+#[cfg(feature = "usb")]
+fn usb_ports(ask: bool) -> Result<Vec<FoundPort>> {
+    let bricks = crate::robot::link::hid::list_bricks().context("listing USB devices")?;
+    Ok(bricks
+        .into_iter()
+        .map(|b| {
+            let port = format!("usb:{}", b.path);
+            let brick = ask.then(|| probe(&port, PROBE_WAIT));
+            FoundPort {
+                port,
+                kind: "USB".into(),
+                brick,
+            }
+        })
+        .collect())
+}
+
+#[cfg(not(feature = "usb"))]
+fn usb_ports(_ask: bool) -> Result<Vec<FoundPort>> {
+    Ok(Vec::new())
+}
+
+#[cfg(feature = "serial")]
+fn serial_ports(ask: bool) -> Result<Vec<FoundPort>> {
+    let ports = crate::robot::link::list_ports().context("listing serial ports")?;
+    Ok(ports
+        .into_iter()
+        .map(|(name, what)| {
+            let bricky =
+                what.starts_with("Bluetooth") || name.contains("rfcomm") || name.contains("EV3");
+            let brick = (ask && bricky).then(|| probe(&name, PROBE_WAIT));
+            FoundPort {
+                port: name,
+                kind: what,
+                brick,
+            }
+        })
+        .collect())
+}
+
+#[cfg(not(feature = "serial"))]
+fn serial_ports(_ask: bool) -> Result<Vec<FoundPort>> {
+    Ok(Vec::new())
+}
+
+/// The port `--port` names: a path, `usb` or `usb:PATH` as given; otherwise a brick's name,
+/// looked up among the bricks `cubot ports` finds. Without `--port`, the one EV3 on USB.
+pub fn resolve_port(port: Option<&Path>) -> Result<PathBuf> {
+    match port {
+        // A path (even one that does not exist: opening it says so).
+        Some(p)
+            if crate::robot::link::usb_name(p).is_some()
+                || p.exists()
+                || p.to_string_lossy().contains(['/', '\\']) =>
+        {
+            Ok(p.to_path_buf())
+        }
+        Some(p) => {
+            let name = p.to_string_lossy().to_string();
+            let found = find_ports(true)?;
+            let matching: Vec<&FoundPort> = found
+                .iter()
+                .filter(|f| matches!(&f.brick, Some(Ok(b)) if b.name.eq_ignore_ascii_case(&name)))
+                .collect();
+            match matching.as_slice() {
+                [one] => Ok(PathBuf::from(&one.port)),
+                [] => bail!(
+                    "no port {name:?}, and no brick of that name on USB or a bound Bluetooth port (see `cubot ports`)"
+                ),
+                many => bail!(
+                    "{} bricks are called {name:?} ({}): give the port instead",
+                    many.len(),
+                    many.iter().map(|f| f.port.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+        None => {
+            if !cfg!(feature = "usb") {
+                bail!("say which port with --port PATH (see `cubot ports`)");
+            }
+            let usb: Vec<FoundPort> = find_ports(false)?
+                .into_iter()
+                .filter(|f| f.kind == "USB")
+                .collect();
+            match usb.as_slice() {
+                [one] => Ok(PathBuf::from(&one.port)),
+                [] => bail!(
+                    "no --port given and no EV3 on USB: plug the brick in with its USB cable, or give --port (a Bluetooth rfcomm tty; see `cubot ports`)"
+                ),
+                many => bail!(
+                    "{} EV3 bricks on USB ({}): name one with --port",
+                    many.len(),
+                    many.iter().map(|f| f.port.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+    }
+}
+
+/// A MindCub3r brick for step-by-step commands (`robot ...`, `scan --robot`): devices
+/// checked, polarity set, nothing moved, Ctrl-C wired to stop its motors; with the
+/// simulator behind it, if any, which must live as long as it.
+pub fn connect_brick(
+    place: &BrickPlace,
+    config: Option<&Path>,
+    g: &Global,
+) -> Result<(MindCub3r, Option<crate::robot::sim::SimHandle>)> {
+    let config = robot_config(config)?;
+    let BrickLink { link, sim } = brick_link(place)?;
+    let name = link.name();
+    let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
+    if g.verbose >= 2 {
+        ev3.set_log(|l| eprintln!("ev3: {l}"));
+    }
+    let mut robot = MindCub3r::with_driver(ev3, config)
+        .with_context(|| format!("talking to the brick on {name}"))?;
     robot.set_interrupt(stop_on_ctrlc());
-    Ok(robot)
+    Ok((robot, sim))
 }

@@ -94,7 +94,7 @@ pub enum Command {
     Tables(solve::TablesArgs),
     /// Resolve a raw colour scan to a cube.
     Resolve(color::ResolveArgs),
-    /// Learn a colour profile from a scan of a solved cube.
+    /// Learn a colour profile from a scan of a solved cube: a scan file, or a scan on the robot.
     Calibrate(color::CalibrateArgs),
     /// Generate seeded synthetic scans.
     SynthScan(color::SynthScanArgs),
@@ -104,11 +104,11 @@ pub enum Command {
     CalibrateCamera(camera::CalibrateCameraArgs),
     /// Cameras.
     Camera(camera::CameraArgs),
-    /// Serial ports found on this machine.
+    /// Ports a brick may be on: EV3s on USB and serial ports (Bluetooth), with the bricks' names.
     Ports(robot::PortsArgs),
     /// The simulated EV3 MindCub3r brick (or line-protocol robot) on a pseudo-terminal.
     Sim(robot::SimArgs),
-    /// Drive a MindCub3r step by step (home, tilt, spin, turn, read).
+    /// Check a MindCub3r before its first run, or drive it step by step (home, tilt, spin, turn, read).
     Robot(robot::RobotArgs),
     /// The whole job: scan, resolve, solve, plan, execute, verify.
     Run(run::RunArgs),

@@ -217,6 +217,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let solver = load_solver(g)?;
     let tools = tools(&solver, &a, resolve);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
+    let r = stop_note(robot.as_mut(), r);
     outcome(g, r, &a)
 }
 
@@ -231,21 +232,25 @@ fn resume(
     if rec.ended == Some(true) {
         eprintln!("note: the journal's run already reached its target; checking again");
     }
-    let start = job::resume_start(&rec).map_err(|e| anyhow!(e))?;
-    let size = start.position.cube.size();
+    let size = rec.start.size;
     let mut connect_args = a.connect.clone();
     connect_args.size = match size {
         crate::cube::Size::Two => SizeArg::Two,
         _ => SizeArg::Three,
     };
     connect_args.robot = job::RobotKind::from_journal(&rec.start.robot).into();
-    // The simulator starts from the cube the journal left.
+    // A simulator started here starts from the journal's last confirmed cube (one started
+    // on its own, behind --port, keeps whatever cube it has).
     let sim_start = connect_args.sim.then(|| rec.state.clone());
-    // Carry on in the same journal unless told otherwise.
-    let journal = if a.execute.journal.is_some() {
-        journal_path
-    } else {
-        jpath.to_path_buf()
+    // Carry on in the same journal; with --journal, in a copy of it there.
+    let journal = match &a.execute.journal {
+        Some(_) if journal_path != jpath => {
+            std::fs::copy(jpath, &journal_path).with_context(|| {
+                format!("cannot copy the journal to {}", journal_path.display())
+            })?;
+            journal_path
+        }
+        _ => jpath.to_path_buf(),
     };
     let resolve = checked_resolve_options(&connect_args, a.scan.profile.as_deref())?;
     let opts = run_options(a, size, None, journal, &stop);
@@ -253,7 +258,8 @@ fn resume(
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
     let tools = tools(&solver, a, resolve);
-    let r = job::finish(robot.as_mut(), &tools, &start, &opts, &mut |e| rep.event(e));
+    let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
+    let r = stop_note(robot.as_mut(), r);
     outcome(g, r, a)
 }
 
@@ -406,6 +412,21 @@ impl Reporter {
                         .unwrap_or_default()
                 ),
                 RunEvent::Verifying { by } => eprintln!("verifying by {by}"),
+                RunEvent::Resumed {
+                    seen,
+                    by,
+                    decision,
+                    candidates,
+                    ..
+                } => eprintln!(
+                    "resume: the cube is {seen} (by {by}; {candidates} state{} possible): {}",
+                    if candidates == 1 { "" } else { "s" },
+                    if decision == "continue" {
+                        "as the journal says, continuing"
+                    } else {
+                        "not as the journal says, planning again from it"
+                    }
+                ),
                 _ => {}
             }
         }
@@ -522,15 +543,18 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
 /// Reports a stopped run (where the cube is, and the exact command that resumes it) and
 /// exits 2.
 fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
-    if let RunError::Interrupted {
-        cause,
-        journal,
-        state,
-        robot_state,
-        steps,
-        seconds,
-    } = e
-    {
+    if let RunError::Interrupted(i) = e {
+        let job::error::Interruption {
+            cause,
+            journal,
+            state,
+            robot_state,
+            steps,
+            seconds,
+            candidates,
+            robot_candidates,
+            motors_stopped,
+        } = i.as_ref();
         let resume = resume_command(&a.connect, &a.scan, journal);
         if g.json {
             super::output::json_line(&serde_json::json!({
@@ -541,6 +565,9 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
                 "steps": steps,
                 "robot_seconds": seconds,
                 "reason": cause.reason(),
+                "candidates": candidates,
+                "robot_candidates": robot_candidates,
+                "motors_stopped": motors_stopped,
                 "resume": resume,
             }));
         }
@@ -551,10 +578,35 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
     std::process::exit(2)
 }
 
+/// A robot's failure outside execution (scanning, checking): stop every motor and say
+/// whether the robot confirmed it (execution stops say so themselves).
+fn stop_note(
+    robot: &mut dyn job::RunRobot,
+    r: Result<RunReport, RunError>,
+) -> Result<RunReport, RunError> {
+    use crate::robot::mindcub3r::RobotError;
+    match r {
+        Err(e @ (RunError::Mindcub3r(_) | RunError::Line(_)))
+            if !matches!(e, RunError::Mindcub3r(RobotError::Interrupted { .. })) =>
+        {
+            let note = match robot.stop() {
+                Some(true) => "motors stopped",
+                Some(false) => "the robot did not confirm the stop: a motor may still be running (switch it off)",
+                None => "",
+            };
+            Err(RunError::Stopping {
+                cause: Box::new(e),
+                note,
+            })
+        }
+        other => other,
+    }
+}
+
 fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
     match r {
         Ok(r) => Ok(report(g, &r)),
-        Err(e @ RunError::Interrupted { .. }) => interrupted(g, &e, a),
+        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {
             if g.json {
                 super::output::json_line(

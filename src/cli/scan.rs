@@ -15,8 +15,9 @@ pub struct ScanArgs {
     /// Scan with the robot's colour sensor (needs --port).
     #[arg(long)]
     pub robot: bool,
-    /// Serial port of the robot.
-    #[arg(long, value_name = "PATH")]
+    /// With --robot: the brick's port (`usb`, a Bluetooth rfcomm tty, or its name; default:
+    /// the one EV3 on USB).
+    #[arg(long, value_name = "PORT")]
     pub port: Option<std::path::PathBuf>,
     /// MindCub3r configuration for `--robot` (default: calibration/mindcub3r.toml if
     /// present).
@@ -32,9 +33,15 @@ pub struct ScanArgs {
     /// Cube size; default from the rig, else 3.
     #[arg(long, value_enum)]
     pub size: Option<SizeArg>,
-    /// Write the raw readings (URFDLB, 8-bit RGB) as JSON in the shape of a case file.
+    /// Write the raw readings (URFDLB) as JSON in the shape of a case file, in the
+    /// scanner's scale: 8-bit sRGB from images or a camera, EV3 RGB-RAW counts from
+    /// --robot. The input of `cubot calibrate SCAN` and `cubot resolve`.
     #[arg(long, value_name = "FILE")]
     pub raw_out: Option<std::path::PathBuf>,
+    /// Colour profile (TOML from `cubot calibrate`) learned with this scanner: the
+    /// resolver's prior. Checked against the scanner's scale before scanning.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<std::path::PathBuf>,
     /// Write each face image with the detected grid, sampled regions and colours drawn.
     #[arg(long, value_name = "DIR")]
     pub annotate: Option<std::path::PathBuf>,
@@ -50,6 +57,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
             rescans: 2,
             raw_out: a.raw_out,
             best_effort: a.best_effort,
+            profile: a.profile,
         };
         return super::robot::scan_robot(a.port.as_deref(), a.robot_config.as_deref(), &opts, g);
     }
@@ -64,6 +72,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
                 raw_out: a.raw_out,
                 annotate: a.annotate,
                 best_effort: a.best_effort,
+                profile: a.profile,
             },
             g,
         );

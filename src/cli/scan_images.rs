@@ -24,6 +24,8 @@ pub struct ImageScan {
     pub annotate: Option<PathBuf>,
     /// Print the most likely cube even when the resolver is not sure.
     pub best_effort: bool,
+    /// The colour profile to resolve with.
+    pub profile: Option<PathBuf>,
 }
 
 #[cfg(not(feature = "vision"))]
@@ -48,6 +50,8 @@ mod imp {
     use crate::scan::{RawScan, RgbImage, Rig};
 
     pub fn scan(a: ImageScan, g: &Global) -> CmdResult {
+        let profile =
+            crate::cli::color::profile_for(a.profile.as_deref(), crate::color::Scale::Rgb8)?;
         let rig = match &a.rig {
             Some(p) => Some(Rig::load(p)?),
             None => None,
@@ -91,7 +95,7 @@ mod imp {
         if let Some(path) = &a.raw_out {
             write_raw(path, &raw)?;
         }
-        let outcome = resolve_scan(&raw, a.best_effort, g)?;
+        let outcome = resolve_scan(&raw, a.best_effort, profile, g)?;
         if let Some(dir) = &a.annotate {
             let rig_face = |f: Face| rig.as_ref().map(|r| r.face(f)).unwrap_or_default();
             std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
@@ -241,11 +245,17 @@ mod imp {
 
     /// Resolves the scan and prints the result: the state as the first word (exit 0), or
     /// `doubt: ...` / `invalid: ...` (exit 1), as `cubot resolve` does.
-    fn resolve_scan(raw: &RawScan, best_effort: bool, g: &Global) -> anyhow::Result<Outcome> {
+    fn resolve_scan(
+        raw: &RawScan,
+        best_effort: bool,
+        profile: Option<crate::color::Profile>,
+        g: &Global,
+    ) -> anyhow::Result<Outcome> {
         use crate::cli::color::{print_ambiguous, print_no_legal_cube, print_resolution};
         use crate::color::{resolve, ResolveError, ResolveOptions};
         let opts = ResolveOptions {
             best_effort,
+            profile,
             ..ResolveOptions::default()
         };
         let size = raw.cube_size();

@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::common::load_solver;
-use super::connect::{connect_brick, robot_config};
+use super::connect::{connect_brick, robot_config, BrickPlace};
 use super::output::json_line;
 use super::{CmdResult, Exit, Global};
 use crate::cube::{random_state, FaceletCube, Size};
@@ -36,8 +36,9 @@ use crate::solver::{SolveOptions, Solver};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CalibrateTimingsArgs {
-    /// Measure simulated bricks started here (at speed 1) instead of the brick on --port.
-    #[arg(long)]
+    /// `robot --sim`: measure simulated bricks started here (at speed 1, one per latency)
+    /// instead of the brick on --port.
+    #[arg(skip)]
     pub sim: bool,
     /// With --sim: the link latencies to measure at, ms (two or more fit the round trips).
     #[arg(long, value_delimiter = ',', default_value = "0,60")]
@@ -45,8 +46,8 @@ pub struct CalibrateTimingsArgs {
     /// Random cubes whose planned executions are measured, per link.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub cubes: u32,
-    /// Seed of the cubes (and of the simulated bricks).
-    #[arg(long, default_value_t = 1)]
+    /// `robot --seed`: seed of the cubes (and of the simulated bricks).
+    #[arg(skip)]
     pub seed: u64,
     /// Write the fitted timings into the robot configuration file (--robot-config, else
     /// calibration/mindcub3r.toml), replacing its [timings] section.
@@ -78,7 +79,7 @@ fn key_of(p: Primitive) -> Option<usize> {
 
 pub fn calibrate(
     a: &CalibrateTimingsArgs,
-    port: Option<&Path>,
+    place: &BrickPlace,
     config_path: Option<&Path>,
     g: &Global,
 ) -> CmdResult {
@@ -103,8 +104,12 @@ pub fn calibrate(
                 .collect::<Result<Vec<_>>>()
         })?
     } else {
-        let mut r = connect_brick(port, config_path, g)?;
-        let label = port.map(|p| p.display().to_string()).unwrap_or_default();
+        let (mut r, _sim) = connect_brick(place, config_path, g)?;
+        let label = match (&place.port, &place.sim) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(_)) => "simulated brick".to_string(),
+            (None, None) => String::new(),
+        };
         vec![measure(&mut r, &config, &solver, a, label)?]
     };
     let fitted = fit(&config.timings, &links);

@@ -3,6 +3,25 @@
 //! Level: part of `color`; depends on `cube`, `color::raw`, `color::profile` and the
 //! resolver. Must not depend on anything above `color`. No printing.
 //!
+//! ## What is refused
+//!
+//! A profile learned from a scan that cannot be of a solved cube would teach the resolver
+//! nonsense, so `calibrate` refuses, with the reason:
+//!
+//! | Refusal | When |
+//! |---------|------|
+//! | [`CalibrateError::Dark`] | no reading reaches [`DARK_SHARE`] of the scale: the sensor is covered, unplugged or looking at nothing (an all-zero scan) |
+//! | [`CalibrateError::NotSolved`] | the scan resolves to a cube with stickers off their face's colour (named) |
+//! | [`CalibrateError::NotDistinct`] | two faces' mean colours are closer than [`MIN_DISTINCT_DE`] (ΔE\*ab): a solved cube shows six distinct colours |
+//! | [`CalibrateError::NotUniform`] | a sticker is closer in colour to another face's mean than to its own face's (named): each face of a solved cube is one colour |
+//!
+//! The thresholds leave room: the closest pair of the shipped profiles (red and orange) is
+//! 17 ΔE apart, and every solved real scan in `samples/realdata/cases` passes but one,
+//! `rcr-2x2x2-solved-01`, whose D4 reads dark blue on the white face (refused, naming D4:
+//! a profile learned from it would take that reading for white).
+//!
+//! ## Learning
+//!
 //! The scan is resolved first (so a slightly rotated or mis-scanned cube is noticed), and
 //! must come out solved. EV3 channel gains: if one face's colour is close to neutral under
 //! the sensor's nominal gains (a white or grey face), its mean counts define the gains
@@ -24,7 +43,29 @@ pub enum CalibrateError {
         "the scan is not of a solved cube: it resolves to {cube} (stickers off their face: {off})"
     )]
     NotSolved { cube: String, off: String },
+    #[error("every reading is dark (the brightest is {brightest}, under {share:.0} % of the {scale} scale): the sensor is covered, unplugged or sees no cube")]
+    Dark {
+        brightest: String,
+        share: f64,
+        scale: &'static str,
+    },
+    #[error("faces {a} and {b} look alike (ΔE {delta:.1}, under {min:.0}): a solved cube shows six distinct colours; is the right cube in, solved, and well lit?")]
+    NotDistinct {
+        a: char,
+        b: char,
+        delta: f64,
+        min: f64,
+    },
+    #[error("stickers {stickers} look more like another face's colour than their own: each face of a solved cube is one colour")]
+    NotUniform { stickers: String },
 }
+
+/// A scan whose brightest reading stays under this share of its scale's largest value is
+/// dark (5 %: 51 EV3 counts, 13 of 255).
+pub const DARK_SHARE: f64 = 0.05;
+
+/// Two faces closer than this in CIELAB (ΔE\*ab, after white balance) look alike.
+pub const MIN_DISTINCT_DE: f64 = 8.0;
 
 /// Chroma (C*ab) below which a face counts as neutral for the EV3 gains.
 const NEUTRAL_CHROMA: f64 = 18.0;
@@ -35,6 +76,23 @@ pub fn calibrate(
     name: Option<String>,
     seed: u64,
 ) -> Result<Profile, CalibrateError> {
+    let scale_max = scan.effective_scale().max_value();
+    let brightest = scan
+        .facelets
+        .iter()
+        .copied()
+        .max_by(|a, b| a.iter().sum::<f64>().total_cmp(&b.iter().sum::<f64>()))
+        .unwrap_or([0.0; 3]);
+    if brightest.iter().all(|&v| v < DARK_SHARE * scale_max) {
+        return Err(CalibrateError::Dark {
+            brightest: format!(
+                "{:.0}, {:.0}, {:.0}",
+                brightest[0], brightest[1], brightest[2]
+            ),
+            share: DARK_SHARE * 100.0,
+            scale: scan.effective_scale().name(),
+        });
+    }
     let opts = ResolveOptions {
         best_effort: true,
         seed,
@@ -102,6 +160,36 @@ pub fn calibrate(
         colors: Vec::new(),
     };
     let (labs, _) = scan_lab(scan, Some(&provisional));
+    let means: Vec<[f64; 3]> = (0..6)
+        .map(|f| mean(&labs[f * per..(f + 1) * per]))
+        .collect();
+    let letter = |f: usize| face_letter(size, f, res.cube.colors()[f * per]);
+    let de = |a: [f64; 3], b: [f64; 3]| {
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+    };
+    let closest = (0..6)
+        .flat_map(|a| (a + 1..6).map(move |b| (a, b)))
+        .map(|(a, b)| (a, b, de(means[a], means[b])))
+        .min_by(|x, y| x.2.total_cmp(&y.2));
+    if let Some((a, b, delta)) = closest.filter(|c| c.2 < MIN_DISTINCT_DE) {
+        return Err(CalibrateError::NotDistinct {
+            a: letter(a),
+            b: letter(b),
+            delta,
+            min: MIN_DISTINCT_DE,
+        });
+    }
+    let odd: Vec<usize> = (0..labs.len())
+        .filter(|&i| {
+            let own = de(labs[i], means[i / per]);
+            (0..6).any(|f| f != i / per && de(labs[i], means[f]) < own)
+        })
+        .collect();
+    if !odd.is_empty() {
+        return Err(CalibrateError::NotUniform {
+            stickers: facelet_names(&odd, size),
+        });
+    }
     let colors_out = (0..6)
         .map(|f| {
             let xs = &labs[f * per..(f + 1) * per];
@@ -139,4 +227,78 @@ fn round2(v: f64) -> f64 {
 fn mean(xs: &[[f64; 3]]) -> [f64; 3] {
     let n = xs.len().max(1) as f64;
     std::array::from_fn(|k| xs.iter().map(|x| x[k]).sum::<f64>() / n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+    use crate::cube::FaceletCube;
+    use rand::SeedableRng;
+
+    fn solved_scan(scale: Scale, seed: u64) -> RawScan {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let app = Appearance::new(
+            Palette::Standard,
+            Conditions::for_palette(Palette::Standard),
+            seed,
+        );
+        synth_scan(&FaceletCube::solved(Size::Three), &app, scale, &mut rng)
+    }
+
+    #[test]
+    fn a_solved_scan_is_learned() {
+        for scale in [Scale::Rgb8, Scale::Ev3Raw] {
+            let p = calibrate(&solved_scan(scale, 3), None, 1).unwrap();
+            assert_eq!(p.colors.len(), 6);
+        }
+    }
+
+    #[test]
+    fn a_dark_or_all_zero_scan_is_refused() {
+        let mut s = solved_scan(Scale::Ev3Raw, 3);
+        for f in &mut s.facelets {
+            *f = [0.0; 3];
+        }
+        let e = calibrate(&s, None, 1).unwrap_err();
+        assert!(matches!(e, CalibrateError::Dark { .. }), "{e}");
+        assert!(e.to_string().contains("the brightest is 0, 0, 0"), "{e}");
+        // The tray of an empty turntable: readings of a few counts.
+        for (i, f) in s.facelets.iter_mut().enumerate() {
+            *f = [14.0 + (i % 3) as f64, 18.0, 9.0];
+        }
+        assert!(matches!(
+            calibrate(&s, None, 1),
+            Err(CalibrateError::Dark { .. })
+        ));
+    }
+
+    #[test]
+    fn two_faces_of_one_colour_are_refused() {
+        // Face B painted with face U's readings: five colours.
+        let mut s = solved_scan(Scale::Rgb8, 4);
+        for k in 0..9 {
+            s.facelets[45 + k] = s.facelets[k];
+        }
+        let e = calibrate(&s, None, 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("faces U and B look alike (ΔE 0.0, under 8)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn stickers_off_their_face_are_named() {
+        // Two stickers swapped: the resolver, held to legal cubes, still calls the cube
+        // solved, and the colours name both stickers.
+        let mut s = solved_scan(Scale::Rgb8, 5);
+        s.facelets.swap(0, 9);
+        let e = calibrate(&s, None, 1).unwrap_err();
+        assert!(matches!(e, CalibrateError::NotUniform { .. }), "{e}");
+        assert!(
+            e.to_string().starts_with("stickers U1 R1 look more like"),
+            "{e}"
+        );
+    }
 }

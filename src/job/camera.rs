@@ -28,7 +28,7 @@ use super::error::{CameraError, RunError};
 use super::journal::Action;
 use super::line::LineRun;
 use super::mindcub3r::Mc3Run;
-use super::robot::{RobotPlan, RunRobot};
+use super::robot::{Answer, Progress, RobotPlan, RunRobot};
 
 /// The robot under the camera.
 pub enum Presenter {
@@ -271,9 +271,34 @@ impl RunRobot for CameraRun {
     fn execute(
         &mut self,
         plan: &RobotPlan,
-        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+        progress: &mut dyn FnMut(Progress<'_>) -> Result<(), RunError>,
     ) -> Result<(), RunError> {
-        self.inner_mut().execute(plan, done)
+        self.inner_mut().execute(plan, progress)
+    }
+
+    fn settle(&mut self, in_flight: &[Action], cause: &RunError) -> Answer {
+        self.inner_mut().settle(in_flight, cause)
+    }
+
+    fn rebase(&mut self, base: Orientation) {
+        self.inner_mut().rebase(base)
+    }
+
+    fn stop(&mut self) -> Option<bool> {
+        self.inner_mut().stop()
+    }
+
+    fn own_state(&mut self) -> Option<FaceletCube> {
+        self.inner_mut().own_state()
+    }
+
+    fn orientation(&self) -> Orientation {
+        self.inner().orientation()
+    }
+
+    fn mark_frame(&mut self, size: Size, base: Orientation) {
+        self.size = Some(size);
+        self.inner_mut().mark_frame(size, base)
     }
 
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {

@@ -181,10 +181,11 @@ fn connect_line(o: &ConnectOptions) -> Result<LineRun, ConnectError> {
     if simulated {
         robot.time_scale = o.speed.max(1e-3);
     }
+    robot.interrupt = Some(o.stop.clone());
     Ok(LineRun {
         robot,
         sim,
-        chunk: 4,
+        chunk: super::line::CHUNK,
     })
 }
 

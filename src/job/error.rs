@@ -82,18 +82,69 @@ pub enum RunError {
     SimulatorMismatch,
     #[error(transparent)]
     Journal(#[from] JournalError),
-    #[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}); journal {}", cause.reason(), journal.display())]
-    Interrupted {
-        /// What stopped the execution.
+    /// Execution stopped: where the cube is.
+    #[error("{0}")]
+    Interrupted(Box<Interruption>),
+    /// A robot failed outside execution; its motors were then stopped (`note` says whether
+    /// the robot confirmed it).
+    #[error("{cause}; {note}")]
+    Stopping {
         cause: Box<RunError>,
-        journal: PathBuf,
-        /// Cube frame of the first scan, first-scan symbols.
-        state: String,
-        /// As it sits in the robot now.
-        robot_state: String,
-        steps: usize,
-        seconds: f64,
+        note: &'static str,
     },
+    /// A resume found another cube in the robot than the journal's.
+    #[error("the cube in the robot is not the journal's cube ({why}): the journal's is {journal_state}, the robot's is {seen}; nothing was turned")]
+    NotTheJournalsCube {
+        why: String,
+        /// Robot frame, first-scan symbols.
+        journal_state: String,
+        seen: String,
+    },
+    /// A resume could not establish which state the cube is in.
+    #[error("cannot tell where the cube is: the robot cannot read its stickers or say its state, and the journal leaves {0} states possible")]
+    Undecided(usize),
+}
+
+/// Where a stopped execution left the cube, and why it stopped.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", cause.reason(), in_flight_note(candidates), motors_note(*motors_stopped), journal.display())]
+pub struct Interruption {
+    /// What stopped the execution.
+    pub cause: RunError,
+    pub journal: PathBuf,
+    /// Cube frame of the first scan, first-scan symbols.
+    pub state: String,
+    /// As it sits in the robot now.
+    pub robot_state: String,
+    pub steps: usize,
+    pub seconds: f64,
+    /// When the robot could not tell whether the actions in flight happened: the cube
+    /// frame state after each prefix of them (the first is `state`).
+    pub candidates: Vec<String>,
+    /// The same states as the robot holds them (robot frame).
+    pub robot_candidates: Vec<String>,
+    /// Whether the robot confirmed that its motors stopped (`None`: not asked).
+    pub motors_stopped: Option<bool>,
+}
+
+fn in_flight_note(candidates: &[String]) -> String {
+    if candidates.len() < 2 {
+        return String::new();
+    }
+    format!(
+        ", or, if the actions in flight happened, {}",
+        candidates[1..].join(" or ")
+    )
+}
+
+fn motors_note(stopped: Option<bool>) -> &'static str {
+    match stopped {
+        Some(true) => "motors stopped",
+        Some(false) => {
+            "the robot did not confirm the stop: a motor may still be running (switch it off)"
+        }
+        None => "the robot was not asked to stop",
+    }
 }
 
 impl RunError {
@@ -102,6 +153,7 @@ impl RunError {
         matches!(
             self,
             RunError::Ambiguous { .. }
+                | RunError::NotTheJournalsCube { .. }
                 | RunError::Unresolved(_)
                 | RunError::Invalid(_)
                 | RunError::Target(_)

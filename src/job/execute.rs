@@ -1,21 +1,32 @@
 //! From a known position to the report: align the target, solve, plan, execute with a
 //! journal, verify. [`finish`] reads as those steps; a fresh run gets its position from a
-//! scan (`job::run`), a resumed one from its journal ([`resume_position`]).
+//! scan (`job::run`), a resumed one from its journal and what the robot shows
+//! (`job::resume`).
+//!
+//! Execution journals each chunk's intent before it is sent and each confirmed action
+//! after (see [`super::journal`]). When it stops, it first asks the robot about the actions
+//! in flight ([`RunRobot::settle`]), journals what that settles, then stops the motors and
+//! says whether the robot confirmed it; the error names the last confirmed state and, when
+//! the robot could not tell, the state after each prefix of what was in flight. A stop
+//! during the final check is journaled too, so a resume only checks again.
 //!
 //! Level: job. No printing: progress goes to the [`RunEvent`] callback.
 
 use std::sync::atomic::Ordering;
 
 use crate::cube::FaceletCube;
-use crate::robot::mindcub3r::cost::{Arm, RobotState};
+use crate::robot::mindcub3r::cost::RobotState;
 use crate::robot::mindcub3r::frames::{align_target, to_cube, to_robot};
 use crate::robot::mindcub3r::model::Orientation;
 
-use super::error::RunError;
-use super::journal::{self, Action, Journal, JournalRecord, JournalStart};
+use super::error::{Interruption, RunError};
+use super::journal::{
+    self, Action, Journal, JournalPlan, JournalRecord, JournalResume, JournalStart,
+};
+use super::observe::{match_state, prefix_states};
 use super::options::RunOptions;
 use super::report::{RunEvent, RunReport};
-use super::robot::{apply_action, orientation_after, RobotPlan, RunRobot};
+use super::robot::{apply_action, orientation_after, Answer, Progress, RobotPlan, RunRobot};
 use super::solve::{add_robot_cost_solutions, solve_candidates, Tools};
 use super::target::TargetError;
 use super::verify::{final_cube, judge, Belief};
@@ -31,47 +42,34 @@ pub struct Position {
     pub target: FaceletCube,
 }
 
+/// How the journal is written: a new one, or carried on after a resume.
+#[derive(Clone, Debug)]
+pub enum JournalMode {
+    Create,
+    /// Append to the journal read back as `record`, first saying what the resume saw.
+    Append {
+        record: Box<JournalRecord>,
+        resume: JournalResume,
+    },
+}
+
 /// Everything [`finish`] starts from: the position and what is known of the first scan.
 #[derive(Clone, Debug)]
 pub struct Start {
     pub position: Position,
     /// Mean Lab per symbol of the first scan (to match a verifying re-scan's colours).
     pub first_colors: Vec<(char, [f64; 3])>,
+    /// Mean raw reading per symbol of the first scan, and its scale's name.
+    pub raw_colors: Vec<(char, [f64; 3])>,
+    pub raw_scale: Option<String>,
     pub scan_confident: bool,
     pub rescans: usize,
-    /// A run resumed from its journal (no scan in this process).
+    /// A run resumed from its journal (no first scan in this process).
     pub resumed: bool,
-}
-
-/// The position a journal left (for `--resume`): a resumed run has not scanned, so its
-/// first scan counts as confident with no re-scans.
-pub fn resume_start(rec: &JournalRecord) -> Result<Start, RunError> {
-    Ok(Start {
-        position: resume_position(rec)?,
-        first_colors: rec.start.colors.clone(),
-        scan_confident: true,
-        rescans: 0,
-        resumed: true,
-    })
-}
-
-/// The position a journal left.
-pub fn resume_position(rec: &JournalRecord) -> Result<Position, RunError> {
-    let symbols = rec.symbols;
-    let first_scan = journal::decode(&rec.start.first_scan, &symbols)
-        .ok_or(TargetError::Journal("first_scan"))?;
-    let target =
-        journal::decode(&rec.start.target, &symbols).ok_or(TargetError::Journal("target"))?;
-    Ok(Position {
-        cube: to_cube(&rec.state, &rec.orientation),
-        robot: RobotState {
-            orientation: rec.orientation,
-            arm: Arm::Away,
-            turntable: 0,
-        },
-        first_scan,
-        target,
-    })
+    /// The robot-frame cube when this process connected, where known (a resume: what it
+    /// established; a simulator started here starts from it).
+    pub connected_cube: Option<FaceletCube>,
+    pub journal: JournalMode,
 }
 
 /// Solves, plans and executes from a known position, journaling every action, then
@@ -105,12 +103,12 @@ pub fn finish(
     let measured = executing.elapsed().as_secs_f64();
     let symbols = pos.first_scan.symbols();
     // What the host believes a simulator's initial cube is: the first scan (a fresh run
-    // scans from the simulator's start) or this execution's start (a resumed simulator
-    // starts from the journal's cube).
-    let initial = if start.resumed {
-        &run.initial
-    } else {
-        &pos.first_scan
+    // scans from the simulator's start) or what the resume established (a simulator
+    // started for a resume starts from the journal's cube).
+    let initial = match (&start.connected_cube, start.resumed) {
+        (Some(c), true) => c,
+        (None, true) => &run.initial,
+        _ => &pos.first_scan,
     };
     let belief = Belief {
         tracked: &run.tracked,
@@ -119,7 +117,11 @@ pub fn finish(
         symbols,
         first_colors: &start.first_colors,
     };
-    let (cube, verified_by) = final_cube(robot, &belief, &tools.resolve, opts.max_rescans, events)?;
+    let (cube, verified_by) =
+        match final_cube(robot, &belief, &tools.resolve, opts.max_rescans, events) {
+            Ok(v) => v,
+            Err(e) => return Err(run.interrupted(robot, e, opts)),
+        };
     let (reached, final_state, target) = judge(&cube, verified_by, &pos.first_scan, &pos.target);
     run.journal.end(reached)?;
     Ok(RunReport {
@@ -144,7 +146,7 @@ pub fn finish(
 }
 
 /// A plan being executed: the journal, and the robot-frame cube and orientation tracked
-/// through every action the robot confirmed.
+/// through every action the robot confirmed, and what was sent but not yet confirmed.
 struct Execution {
     journal: Journal,
     symbols: [char; 6],
@@ -152,12 +154,14 @@ struct Execution {
     initial: FaceletCube,
     tracked: FaceletCube,
     orientation: Orientation,
+    in_flight: Vec<Action>,
     done: usize,
     seconds: f64,
 }
 
 impl Execution {
-    /// Opens the journal with its start line.
+    /// Opens the journal: a start line for a new run; for a resume, what it saw and its
+    /// new plan, appended.
     fn begin(
         robot_kind: &str,
         start: &Start,
@@ -168,37 +172,55 @@ impl Execution {
         let symbols = pos.first_scan.symbols();
         let tracked = to_robot(&pos.cube, &plan.start.orientation);
         let orientation = plan.start.orientation;
-        let journal = Journal::create(
-            &opts.journal,
-            &JournalStart {
-                version: 1,
-                created: journal::now_rfc3339(),
-                robot: robot_kind.into(),
-                size: pos.cube.size(),
-                symbols: symbols.iter().collect(),
-                first_scan: journal::encode(&pos.first_scan, &symbols),
-                target: journal::encode(&pos.target, &symbols),
-                state: journal::encode(&tracked, &symbols),
-                orientation,
-                solution: plan.alg.to_string(),
-                planned_seconds: plan.seconds,
-                plan: plan.actions.clone(),
-                colors: start.first_colors.clone(),
-            },
-        )?;
+        let journal = match &start.journal {
+            JournalMode::Create => Journal::create(
+                &opts.journal,
+                &JournalStart {
+                    version: journal::VERSION,
+                    created: journal::now_rfc3339(),
+                    robot: robot_kind.into(),
+                    size: pos.cube.size(),
+                    symbols: symbols.iter().collect(),
+                    first_scan: journal::encode(&pos.first_scan, &symbols),
+                    target: journal::encode(&pos.target, &symbols),
+                    state: journal::encode(&tracked, &symbols),
+                    orientation,
+                    solution: plan.alg.to_string(),
+                    planned_seconds: plan.seconds,
+                    plan: plan.actions.clone(),
+                    colors: start.first_colors.clone(),
+                    raw_colors: start.raw_colors.clone(),
+                    raw_scale: start.raw_scale.clone(),
+                },
+            )?,
+            JournalMode::Append { record, resume } => {
+                let mut j = Journal::append(&opts.journal, record)?;
+                j.resume(resume)?;
+                j.plan(&JournalPlan {
+                    state: journal::encode(&tracked, &symbols),
+                    orientation,
+                    solution: plan.alg.to_string(),
+                    planned_seconds: plan.seconds,
+                    plan: plan.actions.clone(),
+                })?;
+                j
+            }
+        };
+        let done = journal.steps();
         Ok(Execution {
             journal,
             symbols,
             initial: tracked.clone(),
             tracked,
             orientation,
-            done: 0,
+            in_flight: Vec::new(),
+            done,
             seconds: 0.0,
         })
     }
 
-    /// Executes the plan, recording each confirmed action; a failure or a stop becomes
-    /// [`RunError::Interrupted`] saying where the cube is.
+    /// Executes the plan, journaling each chunk's intent and each confirmed action; a
+    /// failure or a stop becomes [`RunError::Interrupted`] saying where the cube is.
     fn execute(
         &mut self,
         robot: &mut dyn RunRobot,
@@ -206,44 +228,110 @@ impl Execution {
         opts: &RunOptions,
         events: &mut dyn FnMut(RunEvent),
     ) -> Result<(), RunError> {
-        let total = plan.actions.len();
+        let total = self.done + plan.actions.len();
         let stop = opts.stop.clone();
-        let result = robot.execute(plan, &mut |action, secs| {
-            self.confirmed(action, secs)?;
-            events(RunEvent::Executing {
-                done: self.done,
-                total,
-                robot_seconds: secs,
-            });
-            if stop.load(Ordering::SeqCst) {
-                return Err(RunError::Stopped);
+        let result = robot.execute(plan, &mut |p| match p {
+            Progress::Sending(actions) => {
+                if stop.load(Ordering::SeqCst) {
+                    return Err(RunError::Stopped);
+                }
+                self.journal.intent(actions)?;
+                self.in_flight = actions.to_vec();
+                Ok(())
             }
-            Ok(())
+            Progress::Done(action, secs) => {
+                self.confirmed(action, secs, None)?;
+                events(RunEvent::Executing {
+                    done: self.done,
+                    total,
+                    robot_seconds: secs,
+                });
+                if stop.load(Ordering::SeqCst) {
+                    return Err(RunError::Stopped);
+                }
+                Ok(())
+            }
         });
-        result.map_err(|e| self.interrupted(e, opts))
+        result.map_err(|e| self.interrupted(robot, e, opts))
     }
 
-    /// One action the robot confirmed.
-    fn confirmed(&mut self, action: &Action, secs: f64) -> Result<(), RunError> {
+    /// One action the robot confirmed (`by`: what confirmed it when its reply did not).
+    fn confirmed(&mut self, action: &Action, secs: f64, by: Option<&str>) -> Result<(), RunError> {
         apply_action(&mut self.tracked, action);
         self.orientation = orientation_after(self.orientation, action);
         self.done += 1;
         self.seconds = secs;
-        self.journal
-            .step(action.clone(), &self.tracked, Some(self.orientation), secs)?;
+        if self.in_flight.first() == Some(action) {
+            self.in_flight.remove(0);
+        }
+        self.journal.step(
+            action.clone(),
+            &self.tracked,
+            Some(self.orientation),
+            secs,
+            by,
+        )?;
         Ok(())
     }
 
-    /// Records why execution stopped and where the cube is.
-    fn interrupted(&mut self, cause: RunError, opts: &RunOptions) -> RunError {
-        let _ = self.journal.interrupted(&cause.reason());
-        RunError::Interrupted {
-            cause: Box::new(cause),
+    /// Settles what it can of the actions in flight by asking the robot, stops the motors,
+    /// and records why execution stopped and where the cube is.
+    fn interrupted(
+        &mut self,
+        robot: &mut dyn RunRobot,
+        cause: RunError,
+        opts: &RunOptions,
+    ) -> RunError {
+        let cause = if opts.stop.load(Ordering::SeqCst) && !matches!(cause, RunError::Journal(_)) {
+            RunError::Stopped
+        } else {
+            cause
+        };
+        if !self.in_flight.is_empty() {
+            let landed = match robot.settle(&self.in_flight, &cause) {
+                Answer::Landed { count, by } => Some((count, by)),
+                Answer::State(seen) => {
+                    let states = prefix_states(&self.tracked, self.orientation, &self.in_flight);
+                    let robots: Vec<FaceletCube> = states.into_iter().map(|(c, _)| c).collect();
+                    match_state(&seen, &robots).map(|k| (k, "the robot's STATE"))
+                }
+                Answer::Unknown => None,
+            };
+            if let Some((count, by)) = landed {
+                let secs = self.seconds;
+                for a in self.in_flight.clone().iter().take(count) {
+                    let _ = self.confirmed(a, secs, Some(by));
+                }
+                self.in_flight.clear();
+            }
+        }
+        let stopped = robot.stop();
+        let _ = self
+            .journal
+            .interrupted(&cause.reason(), &self.in_flight, stopped);
+        let states = if self.in_flight.is_empty() {
+            Vec::new()
+        } else {
+            prefix_states(&self.tracked, self.orientation, &self.in_flight)
+        };
+        let candidates = states
+            .iter()
+            .map(|(c, o)| journal::encode(&to_cube(c, o), &self.symbols))
+            .collect();
+        let robot_candidates = states
+            .iter()
+            .map(|(c, _)| journal::encode(c, &self.symbols))
+            .collect();
+        RunError::Interrupted(Box::new(Interruption {
+            cause,
             journal: opts.journal.clone(),
             state: journal::encode(&to_cube(&self.tracked, &self.orientation), &self.symbols),
             robot_state: journal::encode(&self.tracked, &self.symbols),
             steps: self.done,
             seconds: self.seconds,
-        }
+            candidates,
+            robot_candidates,
+            motors_stopped: stopped,
+        }))
     }
 }

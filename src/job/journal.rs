@@ -1,23 +1,60 @@
-//! The execution journal: a JSON Lines file with one line per executed robot action and
-//! the cube state it leaves, so a run that stops (Ctrl-C, a fault, a dead battery, a silent
-//! link) can say exactly where the cube is and be finished later without a new scan.
+//! The execution journal: a JSON Lines file that says, after any stop (Ctrl-C, a fault, a
+//! dead battery, a silent link, a killed process, a power cut), what the cube is: the last
+//! state the robot confirmed, plus exactly what was in flight. A run that stopped is
+//! finished later (`cubot run --resume`) from it without a new full scan.
 //!
 //! Level: job (depends on `cube` and the robot's model of orientations and primitives;
 //! nothing below `job` depends on it). No printing.
 //!
-//! ## Format (version 1)
-//! Line 1, `{"type":"start", ...}` ([`JournalStart`]): robot kind, cube size, the colour
-//! symbols of the first scan (`symbols`, URFDLB order), the cube as first scanned
-//! (`first_scan`, cube frame), the target colouring, the robot-frame cube when execution
-//! began (`state`), the solution and the plan.
-//! Then one `{"type":"step","n":N,"action":{...},"state":FACELETS,"seconds":S}` per action
-//! *after* the robot confirmed it (`state` is the robot-frame cube it leaves, written with the
-//! first scan's symbols; `seconds` is robot time so far). Last, if the run ended normally,
-//! `{"type":"end","reached_target":BOOL}`, or, when it stopped, `{"type":"interrupted",
-//! "reason":TEXT}`. A file cut short in the middle of a line (power loss) is read up to its
-//! last complete line.
+//! ## Intent, then confirmation
 //!
-//! Every line is flushed before the next action starts.
+//! A journal that records only what the robot confirmed loses the action that was being
+//! sent when the process died: the robot may well have made it. So before the host sends
+//! anything that can change the cube, it writes an *intent* line naming the actions about to
+//! be sent (one MindCub3r primitive, a line robot's whole `MOVE` chunk, or any chunk of
+//! primitives run back to back in one direct command), flushes it, and only then sends. Each
+//! action the robot confirms gets its own *step* line with the state it leaves. A reader
+//! therefore knows the last confirmed state, and the actions that may or may not have
+//! happened after it, in order: the cube is in the state after one *prefix* of them (the
+//! robot runs a chunk in order and stops anywhere in it). Those states are the only
+//! candidates; `cubot run --resume` tells them apart by asking the robot or reading the few
+//! stickers on which they differ ([`crate::job::observe`]). When the host itself could ask the
+//! robot at the stop (the EV3's tacho counts, a line robot's replayed replies or its `STATE`),
+//! the answer is journaled at once as step lines (`"by"` says what decided) and the in-flight
+//! list of the stop line is what stays unknown (usually nothing).
+//!
+//! A resume appends to the same file: the first run's steps and its reason for stopping
+//! stay. It writes what it saw and what it decided, then the new plan, and goes on counting
+//! steps.
+//!
+//! ## Format (version 2)
+//! * `{"type":"start", ...}` ([`JournalStart`]), once, first: robot kind, cube size, the
+//!   colour symbols of the first scan (`symbols`, URFDLB order), the cube as first scanned
+//!   (`first_scan`, cube frame), the target colouring, the robot-frame cube when execution
+//!   began (`state`) and its `orientation`, the solution, the plan, the first scan's colours
+//!   (mean Lab per symbol, `colors`; and mean raw reading per symbol, `raw_colors`, on the
+//!   scale `raw_scale`).
+//! * `{"type":"sent","n":N,"actions":[...]}`: the actions numbered N, N+1, ... are about to be
+//!   sent (intent).
+//! * `{"type":"step","n":N,"action":{...},"state":FACELETS,"orientation":[...],"seconds":S}`
+//!   after the robot confirmed action N (`state`: the robot-frame cube it leaves, first-scan
+//!   symbols; `seconds`: robot time so far); `"by":TEXT` when the confirmation came from asking
+//!   the robot after its reply was lost (e.g. `"turntable count"`, `"robot STATE"`).
+//! * `{"type":"interrupted","reason":TEXT,"in_flight":[...],"motors_stopped":BOOL}` when a run
+//!   stopped: `in_flight` lists the actions sent whose outcome nobody could tell (empty when
+//!   the robot's answer settled them); `motors_stopped` whether the robot confirmed its stop.
+//! * `{"type":"resume","created":TIME,"seen":FACELETS,"by":TEXT,"decision":"continue"|"replan"|"refuse"}`
+//!   when a resume established the cube (`seen`: robot frame, first-scan symbols, or for
+//!   `refuse` the robot's cube as it named its colours; `by`: the robot's answer, N
+//!   stickers, or a full scan).
+//! * `{"type":"plan","state":FACELETS,"orientation":[...],"solution":ALG,"planned_seconds":S,
+//!   "plan":[...]}`: the resume's new plan, from that state.
+//! * `{"type":"end","reached_target":BOOL}` when a run ended normally.
+//!
+//! Every line is flushed before the robot is sent anything further. A file cut short in the
+//! middle of a line (power loss) is read up to its last complete line, and a resume cuts that
+//! partial line off before appending. Version 1 journals (no intents, no resumes) read the
+//! same way: their in-flight list is empty.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -79,6 +116,9 @@ pub enum Action {
     Turns(String),
 }
 
+/// The journal format this build writes (it reads version 1 too).
+pub const VERSION: u32 = 2;
+
 /// The first line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JournalStart {
@@ -106,12 +146,47 @@ pub struct JournalStart {
     /// Mean Lab per symbol of the first scan (to match a later re-scan's colours).
     #[serde(default)]
     pub colors: Vec<(char, [f64; 3])>,
+    /// Mean raw reading per symbol of the first scan, on the scanner's scale (to classify a
+    /// few re-read stickers without a whole scan's white balance).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub raw_colors: Vec<(char, [f64; 3])>,
+    /// The scale of `raw_colors` (`ev3-raw`, `rgb8`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_scale: Option<String>,
+}
+
+/// A resume's new plan (the first plan is in the start line).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JournalPlan {
+    /// The robot-frame cube the plan starts from (first-scan symbols).
+    pub state: String,
+    pub orientation: Orientation,
+    pub solution: String,
+    pub planned_seconds: f64,
+    pub plan: Vec<Action>,
+}
+
+/// What a resume saw before moving, and what it decided.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JournalResume {
+    pub created: String,
+    /// The cube as established (robot frame, first-scan symbols).
+    pub seen: String,
+    /// How: the robot's answer, some stickers, a full scan.
+    pub by: String,
+    /// `continue` (it is a state the journal allows), `replan` (another state of the same
+    /// cube) or `refuse` (not the journal's cube).
+    pub decision: String,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 enum Line {
     Start(JournalStart),
+    Sent {
+        n: usize,
+        actions: Vec<Action>,
+    },
     Step {
         n: usize,
         action: Action,
@@ -120,13 +195,22 @@ enum Line {
         /// The cube's orientation in the robot relative to the first scan's frame.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         orientation: Option<Orientation>,
+        /// What confirmed it when the robot's own reply was lost.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     End {
         reached_target: bool,
     },
     Interrupted {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_flight: Option<Vec<Action>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        motors_stopped: Option<bool>,
     },
+    Resume(JournalResume),
+    Plan(JournalPlan),
 }
 
 /// An open journal being written.
@@ -189,8 +273,48 @@ impl Journal {
         Ok(j)
     }
 
+    /// Opens a journal to carry on writing it (a resume): a last line cut short is cut off
+    /// first, so what is appended starts on a line of its own; step numbers go on from the
+    /// record's.
+    pub fn append(path: &Path, rec: &JournalRecord) -> Result<Journal, JournalError> {
+        let text = std::fs::read(path).map_err(|e| io_err(path, e))?;
+        let keep = match text.iter().rposition(|&b| b == b'\n') {
+            Some(i) => i + 1,
+            None => 0,
+        };
+        // A whole line that only lacks its newline is kept (the reader counted it).
+        let tail = &text[keep..];
+        let whole = serde_json::from_slice::<serde_json::Value>(tail).is_ok();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io_err(path, e))?;
+        if !whole {
+            file.set_len(keep as u64).map_err(|e| io_err(path, e))?;
+        }
+        drop(file);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| io_err(path, e))?;
+        if whole && !tail.is_empty() {
+            file.write_all(b"\n").map_err(|e| io_err(path, e))?;
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            steps: rec.steps,
+            symbols: rec.symbols,
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Steps numbered so far.
+    pub fn steps(&self) -> usize {
+        self.steps
     }
 
     fn write(&mut self, line: &Line) -> Result<(), JournalError> {
@@ -198,17 +322,30 @@ impl Journal {
             path: self.path.clone(),
             source,
         })?;
-        writeln!(self.file, "{text}").map_err(|e| io_err(&self.path, e))?;
+        // One write per line, so a line is on disk whole or cut short, never interleaved.
+        self.file
+            .write_all(format!("{text}\n").as_bytes())
+            .map_err(|e| io_err(&self.path, e))?;
         self.file.flush().map_err(|e| io_err(&self.path, e))
     }
 
-    /// Records one confirmed action and the robot-frame cube it left.
+    /// Records that `actions` are about to be sent (numbered from the next step on).
+    pub fn intent(&mut self, actions: &[Action]) -> Result<(), JournalError> {
+        self.write(&Line::Sent {
+            n: self.steps + 1,
+            actions: actions.to_vec(),
+        })
+    }
+
+    /// Records one confirmed action and the robot-frame cube it left; `by` names what
+    /// confirmed it when the robot's own reply did not.
     pub fn step(
         &mut self,
         action: Action,
         state: &FaceletCube,
         orientation: Option<Orientation>,
         seconds: f64,
+        by: Option<&str>,
     ) -> Result<(), JournalError> {
         self.steps += 1;
         let state = encode(state, &self.symbols);
@@ -218,6 +355,7 @@ impl Journal {
             state,
             seconds,
             orientation,
+            by: by.map(str::to_string),
         })
     }
 
@@ -225,10 +363,29 @@ impl Journal {
         self.write(&Line::End { reached_target })
     }
 
-    pub fn interrupted(&mut self, reason: &str) -> Result<(), JournalError> {
+    /// Records a stop: why, the actions sent whose outcome is unknown, and whether the
+    /// robot confirmed that its motors stopped (`None`: not asked).
+    pub fn interrupted(
+        &mut self,
+        reason: &str,
+        in_flight: &[Action],
+        motors_stopped: Option<bool>,
+    ) -> Result<(), JournalError> {
         self.write(&Line::Interrupted {
             reason: reason.to_string(),
+            in_flight: Some(in_flight.to_vec()),
+            motors_stopped,
         })
+    }
+
+    /// Records what a resume saw and decided.
+    pub fn resume(&mut self, r: &JournalResume) -> Result<(), JournalError> {
+        self.write(&Line::Resume(r.clone()))
+    }
+
+    /// Records a resume's new plan.
+    pub fn plan(&mut self, p: &JournalPlan) -> Result<(), JournalError> {
+        self.write(&Line::Plan(p.clone()))
     }
 }
 
@@ -237,16 +394,23 @@ impl Journal {
 pub struct JournalRecord {
     pub start: JournalStart,
     pub symbols: [char; 6],
-    /// Steps confirmed.
+    /// Steps confirmed (over every run of the journal).
     pub steps: usize,
     /// Robot-frame cube after the last confirmed step (first-scan naming).
     pub state: FaceletCube,
     pub seconds: f64,
     /// Orientation relative to the first scan's frame after the last confirmed step.
     pub orientation: Orientation,
+    /// Actions sent after the last confirmed step whose outcome is not known, in order: the
+    /// cube is in the state after one prefix of them.
+    pub in_flight: Vec<Action>,
+    /// Whether the last stop's motors were confirmed stopped (`None`: not recorded).
+    pub motors_stopped: Option<bool>,
     /// `Some(reached)` if the run ended normally.
     pub ended: Option<bool>,
     pub interrupted: Option<String>,
+    /// Resumes so far.
+    pub resumes: usize,
 }
 
 /// Reads a journal; a last line cut short is ignored.
@@ -269,6 +433,9 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
             Err(_) if i + 1 == count && i > 0 => break, // cut short while writing
             Err(e) => return Err(fmt(i + 1, e.into())),
         };
+        let state_of = |s: &str, symbols: &[char; 6]| {
+            decode(s, symbols).ok_or_else(|| fmt(i + 1, FormatProblem::BadState(s.to_string())))
+        };
         match (parsed, rec.as_mut()) {
             (Line::Start(start), None) => {
                 let symbols = symbols_of(&start.symbols)
@@ -283,18 +450,23 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                     steps: 0,
                     state,
                     seconds: 0.0,
+                    in_flight: Vec::new(),
+                    motors_stopped: None,
                     ended: None,
                     interrupted: None,
+                    resumes: 0,
                 });
             }
             (Line::Start(_), Some(_)) => return Err(fmt(i + 1, FormatProblem::SecondStart)),
             (_, None) => return Err(fmt(i + 1, FormatProblem::NoStart)),
+            (Line::Sent { actions, .. }, Some(r)) => r.in_flight = actions,
             (
                 Line::Step {
                     n,
                     state,
                     seconds,
                     orientation,
+                    action,
                     ..
                 },
                 Some(r),
@@ -302,13 +474,44 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                 if let Some(o) = orientation {
                     r.orientation = o;
                 }
-                r.state = decode(&state, &r.symbols)
-                    .ok_or_else(|| fmt(i + 1, FormatProblem::BadState(state.clone())))?;
+                r.state = state_of(&state, &r.symbols)?;
                 r.steps = n;
                 r.seconds = seconds;
+                // The first action in flight is now known to have happened.
+                if r.in_flight.first() == Some(&action) {
+                    r.in_flight.remove(0);
+                } else {
+                    r.in_flight.clear();
+                }
             }
-            (Line::End { reached_target }, Some(r)) => r.ended = Some(reached_target),
-            (Line::Interrupted { reason }, Some(r)) => r.interrupted = Some(reason),
+            (Line::End { reached_target }, Some(r)) => {
+                r.ended = Some(reached_target);
+                r.in_flight.clear();
+            }
+            (
+                Line::Interrupted {
+                    reason,
+                    in_flight,
+                    motors_stopped,
+                },
+                Some(r),
+            ) => {
+                r.interrupted = Some(reason);
+                if let Some(f) = in_flight {
+                    r.in_flight = f;
+                }
+                r.motors_stopped = motors_stopped;
+            }
+            (Line::Resume(_), Some(r)) => {
+                r.resumes += 1;
+                r.ended = None;
+                r.interrupted = None;
+            }
+            (Line::Plan(p), Some(r)) => {
+                r.state = state_of(&p.state, &r.symbols)?;
+                r.orientation = p.orientation;
+                r.in_flight.clear();
+            }
         }
     }
     rec.ok_or_else(|| fmt(1, FormatProblem::Empty))
@@ -349,6 +552,8 @@ mod tests {
             planned_seconds: 1.0,
             plan: vec![Action::Primitive(Primitive::Tilt)],
             colors: vec![('U', [90.0, 0.0, 1.0])],
+            raw_colors: Vec::new(),
+            raw_scale: None,
         };
         let mut j = Journal::create(&path, &start).unwrap();
         let mut after = robot.clone();
@@ -358,6 +563,7 @@ mod tests {
             &after,
             Some(Orientation::IDENTITY.after(Primitive::Tilt)),
             0.7,
+            None,
         )
         .unwrap();
         drop(j);
@@ -378,6 +584,76 @@ mod tests {
             Orientation::IDENTITY.after(Primitive::Tilt)
         );
         assert!(rec.ended.is_none());
+    }
+
+    #[test]
+    fn intents_leave_what_was_in_flight_and_a_resume_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let cube = FaceletCube::solved(Size::Three);
+        let symbols = cube.symbols();
+        let turns = |t: &str| Action::Turns(t.into());
+        let start = JournalStart {
+            version: VERSION,
+            created: now_rfc3339(),
+            robot: "line".into(),
+            size: Size::Three,
+            symbols: symbols.iter().collect(),
+            first_scan: cube.to_string(),
+            target: cube.to_string(),
+            state: encode(&cube, &symbols),
+            orientation: Orientation::IDENTITY,
+            solution: "R U F".into(),
+            planned_seconds: 1.0,
+            plan: vec![turns("R"), turns("U"), turns("F")],
+            colors: Vec::new(),
+            raw_colors: Vec::new(),
+            raw_scale: None,
+        };
+        let mut j = Journal::create(&path, &start).unwrap();
+        j.intent(&start.plan).unwrap();
+        let mut after = cube.clone();
+        after.apply(&Alg::parse("R").unwrap()).unwrap();
+        j.step(turns("R"), &after, None, 0.2, None).unwrap();
+        drop(j);
+        // Killed while writing the next line.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"type\":\"step\",")
+            .unwrap();
+        let rec = read(&path).unwrap();
+        assert_eq!(rec.steps, 1);
+        assert_eq!(rec.in_flight, vec![turns("U"), turns("F")]);
+        assert_eq!(rec.interrupted, None);
+        // A resume appends after cutting the partial line; the history stays.
+        let mut j = Journal::append(&path, &rec).unwrap();
+        j.resume(&JournalResume {
+            created: now_rfc3339(),
+            seen: encode(&after, &symbols),
+            by: "robot STATE".into(),
+            decision: "continue".into(),
+        })
+        .unwrap();
+        j.plan(&JournalPlan {
+            state: encode(&after, &symbols),
+            orientation: Orientation::IDENTITY,
+            solution: "R'".into(),
+            planned_seconds: 0.2,
+            plan: vec![turns("R'")],
+        })
+        .unwrap();
+        j.intent(&[turns("R'")]).unwrap();
+        j.step(turns("R'"), &cube, None, 0.4, None).unwrap();
+        j.end(true).unwrap();
+        drop(j);
+        let rec = read(&path).unwrap();
+        assert_eq!((rec.steps, rec.resumes, rec.ended), (2, 1, Some(true)));
+        assert!(rec.in_flight.is_empty());
+        assert_eq!(rec.state, cube);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().filter(|l| l.contains("\"step\"")).count(), 2);
     }
 
     #[test]

@@ -1,20 +1,31 @@
 //! The line-protocol robot in a job: its sensors' scan (all stickers at once, no
 //! reorientation), its plan (the candidate with the fewest robot seconds on its own step
-//! timings, steps grouped as its `MOVE` tokens) and its execution in small chunks so a stop
-//! takes effect soon.
+//! timings, steps grouped as its `MOVE` tokens) and its execution in small chunks.
+//!
+//! A chunk is one `MOVE` line of at most [`CHUNK`] steps: its intent is journaled before it
+//! is sent, and every `DONE` the robot sends is journaled, also after a stop was asked for
+//! (a turn the robot confirmed is never dropped). Ctrl-C between chunks stops before the next
+//! one; during a chunk the host sends `STOP`, which the robot obeys after its current token
+//! (three steps of at most 0.3 s each bound the wait even if it does not). A chunk whose
+//! replies were lost is resolved by resending its sequence number (the robot replays every
+//! `DONE`), and failing that by the robot's `STATE` ([`RunRobot::settle`]).
 //!
 //! Level: job. No printing.
 
 use crate::color::raw::RawScan;
 use crate::cube::{Alg, FaceletCube, Move, Size};
-use crate::robot::line::{parse_token, token, LineRobot};
+use crate::robot::line::{parse_token, token, LineError, LineRobot};
 use crate::robot::mindcub3r::cost::{PlanError, RobotState};
 use crate::robot::mindcub3r::model::Orientation;
 use crate::robot::sim::line::LineSimHandle;
 
 use super::error::RunError;
 use super::journal::Action;
-use super::robot::{RobotPlan, RunRobot};
+use super::robot::{Answer, Progress, RobotPlan, RunRobot};
+
+/// Steps per `MOVE` line: short enough that a robot finishing its chunk after Ctrl-C stops
+/// within a second, long enough that a chunk's round trip is small beside its turns.
+pub const CHUNK: usize = 3;
 
 /// A line-protocol robot driven by a job (plus its simulator, if any).
 pub struct LineRun {
@@ -87,7 +98,7 @@ impl RunRobot for LineRun {
     fn execute(
         &mut self,
         plan: &RobotPlan,
-        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+        progress: &mut dyn FnMut(Progress<'_>) -> Result<(), RunError>,
     ) -> Result<(), RunError> {
         let steps: Vec<Vec<Move>> = plan
             .actions
@@ -101,21 +112,48 @@ impl RunRobot for LineRun {
         let caps = self.robot.caps().clone();
         let mut secs = 0.0;
         for chunk in steps.chunks(self.chunk.max(1)) {
+            let actions: Vec<Action> = chunk.iter().map(|s| Action::Turns(token(s))).collect();
+            progress(Progress::Sending(&actions))?;
             let mut stop: Option<RunError> = None;
-            let r = self.robot.execute(chunk, &mut |_, step| {
+            let r = self.robot.execute(chunk, &mut |i, step| {
                 secs += caps.step_seconds(step);
-                if stop.is_none() {
-                    if let Err(e) = done(&Action::Turns(token(step)), secs) {
-                        stop = Some(e);
-                    }
+                // Every confirmed turn is recorded, even after a stop was asked for.
+                if let Err(e) = progress(Progress::Done(&actions[i], secs)) {
+                    stop.get_or_insert(e);
                 }
             });
+            r?;
             if let Some(e) = stop {
                 return Err(e);
             }
-            r?;
         }
         Ok(())
+    }
+
+    fn settle(&mut self, _in_flight: &[Action], cause: &RunError) -> Answer {
+        // An ERR reply ends the line: its DONE lines said what was made, nothing else was.
+        if let RunError::Line(LineError::Robot { .. }) = cause {
+            return Answer::Landed {
+                count: 0,
+                by: "the robot's ERR reply",
+            };
+        }
+        match self.own_state() {
+            Some(cube) => Answer::State(cube),
+            None => Answer::Unknown,
+        }
+    }
+
+    fn stop(&mut self) -> Option<bool> {
+        Some(self.robot.stop().is_ok())
+    }
+
+    fn own_state(&mut self) -> Option<FaceletCube> {
+        if !self.robot.caps().state {
+            return None;
+        }
+        let text = self.robot.state().ok()?;
+        FaceletCube::parse(&text).ok()
     }
 
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {

@@ -17,7 +17,7 @@ use crate::solver::costed::SequenceCost;
 
 use super::error::RunError;
 use super::journal::Action;
-use super::robot::{RobotPlan, RunRobot};
+use super::robot::{Answer, Progress, RobotPlan, RunRobot};
 
 /// A planner-backed plan for the MindCub3r: the cheapest candidate by the DP, and the
 /// baseline (greedy table on the first candidate).
@@ -69,6 +69,9 @@ pub struct Mc3Run {
     pub planner: Planner,
     /// The robot's orientation (start-up frame) when the last scan began.
     scan_start: Orientation,
+    /// After a resume's [`RunRobot::mark_frame`]: the robot's orientation (start-up frame)
+    /// then, and the cube's orientation relative to the first scan's frame then.
+    origin: Option<(Orientation, Orientation)>,
     /// Robot seconds of motion executed so far (by the plan's cost model).
     seconds: f64,
     scanned: bool,
@@ -78,6 +81,7 @@ impl Mc3Run {
     pub fn new(robot: MindCub3r, sim: Option<SimHandle>, planner: Planner) -> Mc3Run {
         Mc3Run {
             scan_start: robot.orientation,
+            origin: None,
             robot,
             sim,
             planner,
@@ -126,6 +130,21 @@ impl Mc3Run {
     }
 }
 
+impl Mc3Run {
+    /// The cube's orientation in the robot relative to the first scan's frame: relative to
+    /// the last scan's start in a fresh run (that scan was the first), through the frame a
+    /// resume marked otherwise.
+    fn cube_orientation(&self) -> Orientation {
+        match self.origin {
+            Some((then, base)) => {
+                let rel = relative(&then, &self.robot.orientation);
+                Orientation(std::array::from_fn(|pos| base.0[rel.0[pos].index()]))
+            }
+            None => self.relative_orientation(),
+        }
+    }
+}
+
 /// `now` expressed in the frame whose orientation was `base` (both in one common frame).
 fn relative(base: &Orientation, now: &Orientation) -> Orientation {
     Orientation(std::array::from_fn(|pos| base.position_of(now.0[pos])))
@@ -141,7 +160,7 @@ impl Mc3Run {
     fn plan_start(&self, start: &RobotState) -> RobotState {
         if self.scanned {
             RobotState {
-                orientation: self.relative_orientation(),
+                orientation: self.cube_orientation(),
                 arm: Arm::Away,
                 turntable: 0,
             }
@@ -186,7 +205,7 @@ impl RunRobot for Mc3Run {
     fn execute(
         &mut self,
         plan: &RobotPlan,
-        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+        progress: &mut dyn FnMut(Progress<'_>) -> Result<(), RunError>,
     ) -> Result<(), RunError> {
         let costs = CostModel::plain(self.planner.costs().timings.clone());
         let mut state = plan.start;
@@ -194,12 +213,52 @@ impl RunRobot for Mc3Run {
             let Action::Primitive(p) = a else {
                 return Err(RunError::NotAPrimitive(a.clone()));
             };
+            progress(Progress::Sending(std::slice::from_ref(a)))?;
             self.robot.execute(*p)?;
             self.seconds += costs.cost(&state, *p);
             state = state.after(*p);
-            done(a, self.seconds)?;
+            progress(Progress::Done(a, self.seconds))?;
         }
         Ok(self.robot.finish(true)?)
+    }
+
+    fn settle(&mut self, in_flight: &[Action], _cause: &RunError) -> Answer {
+        // One primitive is sent at a time; the robot's motors say whether its effect on the
+        // cube (the layer turned, the cube spun or tilted) happened. A chunk of primitives
+        // run back to back on the brick would be settled the same way, primitive by
+        // primitive: the first whose cube-changing motor did not reach its mark ends the
+        // prefix that happened.
+        if in_flight.len() != 1 {
+            return Answer::Unknown;
+        }
+        match self.robot.in_flight_landed() {
+            Some((landed, by)) => Answer::Landed {
+                count: landed as usize,
+                by,
+            },
+            None => Answer::Unknown,
+        }
+    }
+
+    fn stop(&mut self) -> Option<bool> {
+        Some(self.robot.stop())
+    }
+
+    fn mark_frame(&mut self, size: Size, base: Orientation) {
+        self.robot.begin_frame(size);
+        self.scan_start = self.robot.orientation;
+        self.origin = Some((self.robot.orientation, base));
+        self.scanned = true;
+    }
+
+    fn orientation(&self) -> Orientation {
+        self.cube_orientation()
+    }
+
+    fn rebase(&mut self, base: Orientation) {
+        if let Some((_, b)) = self.origin.as_mut() {
+            *b = base;
+        }
     }
 
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {

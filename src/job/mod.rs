@@ -19,6 +19,8 @@
 //! | `run`         | [`run()`] (scan, then [`finish`]) and [`save`]                       |
 //! | `execute`     | [`finish`]: solve, plan, execute with the journal, verify, report    |
 //! | `report`      | [`RunEvent`] progress and the final [`RunReport`]                    |
+//! | `resume`      | [`resume()`]: check the cube against a journal, then [`finish`]       |
+//! | `observe`     | which of the states a journal allows the robot holds (few stickers)  |
 //! | `verify`      | the final state: simulator read-back, re-scan, or tracking only      |
 //! | `journal`     | the execution journal (JSON Lines) and reading it back               |
 //! | `error`       | [`RunError`]                                                         |
@@ -35,8 +37,10 @@ pub mod execute;
 pub mod journal;
 pub mod line;
 pub mod mindcub3r;
+pub mod observe;
 pub mod options;
 pub mod report;
+pub mod resume;
 pub mod robot;
 pub mod run;
 pub mod scan;
@@ -47,10 +51,11 @@ pub mod verify;
 pub use colours::{color_centroids, match_colors, Resolved};
 pub use connect::{connect, ConnectError, ConnectOptions, Link, RobotKind, ScannerKind};
 pub use error::RunError;
-pub use execute::{finish, resume_start, Position, Start};
+pub use execute::{finish, JournalMode, Position, Start};
 pub use options::RunOptions;
 pub use report::{RunEvent, RunReport};
-pub use robot::{RobotPlan, RunRobot};
+pub use resume::resume;
+pub use robot::{Answer, Progress, RobotPlan, RunRobot};
 pub use run::{run, save};
 pub use scan::{scan_and_resolve, Scanned};
 pub use solve::Tools;

@@ -40,6 +40,18 @@ pub enum RunEvent {
     Verifying {
         by: String,
     },
+    /// A resume established the cube: what it saw (cube frame), how, and what it decided
+    /// (`continue`, `replan`).
+    Resumed {
+        seen: String,
+        /// The same, as the robot held it when the resume began (robot frame).
+        robot_seen: String,
+        by: String,
+        decision: String,
+        candidates: usize,
+        /// The states the journal allowed, robot frame.
+        robot_candidates: Vec<String>,
+    },
 }
 
 /// The final report.

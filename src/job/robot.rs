@@ -1,6 +1,10 @@
 //! The robot as the job sees it: a [`RunRobot`] scans, re-reads stickers, plans the
-//! cheapest execution of candidate solutions on its own timings, and executes a plan action
-//! by action, confirming each (so the journal can record it). The line robot
+//! cheapest execution of candidate solutions on its own timings, and executes a plan in
+//! chunks: it says which actions it is about to send ([`Progress::Sending`], so the journal
+//! writes its intent first) and confirms each action the robot made ([`Progress::Done`]).
+//! After a failure it tells what it can about the actions sent but never confirmed
+//! ([`RunRobot::settle`]: the EV3's tacho counts, a line robot's own `STATE`), stops its
+//! motors and says whether the robot confirmed that ([`RunRobot::stop`]). The line robot
 //! (`LineRun`), the MindCub3r (`Mc3Run`) and a camera over either (`CameraRun`, feature
 //! `vision`) implement it, each in a file of its own that depends on this one.
 //!
@@ -42,17 +46,66 @@ pub trait RunRobot {
     fn sequence_cost(&self, _start: &RobotState) -> Option<SequenceCost> {
         None
     }
-    /// Executes; `done` is called after each action the robot confirmed, and may stop the
-    /// run by returning an error.
+    /// Executes: `progress` hears [`Progress::Sending`] before each chunk is sent and
+    /// [`Progress::Done`] after each action the robot confirmed (every one of them, even after
+    /// `progress` returned an error, which stops the run once the chunk has ended).
     fn execute(
         &mut self,
         plan: &RobotPlan,
-        done: &mut dyn FnMut(&Action, f64) -> Result<(), RunError>,
+        progress: &mut dyn FnMut(Progress<'_>) -> Result<(), RunError>,
     ) -> Result<(), RunError>;
+    /// After a failed execution: what the robot itself can tell about `in_flight`, the
+    /// actions sent whose confirmation never came (in order).
+    /// `cause` is what stopped it.
+    fn settle(&mut self, _in_flight: &[Action], _cause: &RunError) -> Answer {
+        Answer::Unknown
+    }
+    /// Stops every motor; whether the robot confirmed it (`None`: nothing was asked).
+    fn stop(&mut self) -> Option<bool> {
+        None
+    }
+    /// The robot's own idea of its cube, if it keeps one (robot frame, its own colour
+    /// naming): a line robot with `STATE`.
+    fn own_state(&mut self) -> Option<FaceletCube> {
+        None
+    }
+    /// From now on, sticker indices given to [`RunRobot::rescan`] are those of the cube as
+    /// it sits now, whose orientation relative to the first scan's frame is `base` (a
+    /// resume reads stickers without having scanned).
+    fn mark_frame(&mut self, _size: Size, _base: Orientation) {}
+    /// The frame [`RunRobot::mark_frame`] marked had orientation `base` (relative to the
+    /// first scan's frame), not the one it was told then.
+    fn rebase(&mut self, _base: Orientation) {}
+    /// The cube's orientation in the robot now, relative to the first scan's frame (or to
+    /// the frame [`RunRobot::mark_frame`] gave); identity for robots that never reorient it.
+    fn orientation(&self) -> Orientation {
+        Orientation::IDENTITY
+    }
     /// A simulator's (initial, current) robot-frame cube, in its own colour naming.
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)>;
     /// Whether the cube's orientation changes as the robot works (false: fixed motors).
     fn reorients(&self) -> bool;
+}
+
+/// What a robot tells the job while it executes a plan.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress<'a> {
+    /// These actions are about to be sent as one chunk: the robot may make any prefix of
+    /// them.
+    Sending(&'a [Action]),
+    /// The robot confirmed this action; robot seconds of motion so far.
+    Done(&'a Action, f64),
+}
+
+/// What a robot can say about actions it was sent but never confirmed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// This many of them (a prefix) happened, as the robot measured; `by` says how.
+    Landed { count: usize, by: &'static str },
+    /// The robot's own idea of its cube (robot frame, its own colour naming).
+    State(FaceletCube),
+    /// It cannot tell.
+    Unknown,
 }
 
 /// An execution plan for some robot.

@@ -9,7 +9,7 @@ use crate::robot::mindcub3r::cost::{Arm, RobotState};
 
 use super::colours::color_centroids;
 use super::error::RunError;
-use super::execute::{finish, Position, Start};
+use super::execute::{finish, JournalMode, Position, Start};
 use super::journal;
 use super::options::RunOptions;
 use super::report::{RunEvent, RunReport};
@@ -41,9 +41,13 @@ pub fn run(
             target,
         },
         first_colors: color_centroids(first),
+        raw_colors: scanned.raw_colors.clone(),
+        raw_scale: scanned.scale.map(|s| s.name().into()),
         scan_confident: first.confident,
         rescans: scanned.rescans,
         resumed: false,
+        connected_cube: None,
+        journal: JournalMode::Create,
     };
     finish(robot, tools, &start, opts, events)
 }

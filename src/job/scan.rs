@@ -23,6 +23,34 @@ pub struct Scanned {
     pub orientation: Orientation,
     /// Rounds of re-reading.
     pub rescans: usize,
+    /// Mean raw reading per symbol (the scan's own scale), to classify later re-reads of
+    /// a few stickers; and that scale.
+    pub raw_colors: Vec<(char, [f64; 3])>,
+    pub scale: Option<Scale>,
+}
+
+/// Mean raw reading of each colour of a resolved scan.
+fn raw_means(raw: &RawScan, resolved: &Resolved) -> Vec<(char, [f64; 3])> {
+    let symbols = resolved.cube.symbols();
+    crate::cube::Face::ALL
+        .iter()
+        .filter_map(|&f| {
+            let v: Vec<&[f64; 3]> = raw
+                .facelets
+                .iter()
+                .zip(resolved.cube.colors())
+                .filter(|(_, c)| **c == f)
+                .map(|(r, _)| r)
+                .collect();
+            let n = v.len() as f64;
+            (n > 0.0).then(|| {
+                (
+                    symbols[f.index()],
+                    std::array::from_fn(|k| v.iter().map(|r| r[k]).sum::<f64>() / n),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Refuses a colour profile learned on another scale than `scale` (before anything moves).
@@ -64,6 +92,8 @@ pub fn scan_and_resolve(
                     state: resolved.cube.to_string(),
                 });
                 return Ok(Scanned {
+                    raw_colors: raw_means(&raw, &resolved),
+                    scale: raw.scale,
                     resolved,
                     orientation,
                     rescans,

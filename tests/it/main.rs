@@ -1,5 +1,7 @@
 //! The integration tests: one test binary (link time), one module per area.
 
+mod calibrate;
+mod check;
 mod cli_cube;
 mod color;
 mod cube;
@@ -9,5 +11,6 @@ mod robot;
 mod run;
 mod scan;
 mod solver;
+mod stops;
 mod support;
 mod wire;

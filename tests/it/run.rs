@@ -152,7 +152,8 @@ fn save_then_restore_reaches_the_saved_state() {
 fn interrupted_run_resumes_from_its_journal() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j.jsonl");
-    // The link goes silent part way through the solve (after the scan).
+    // The link goes silent part way through the execution (the scan takes about 500
+    // commands at this speed, the whole run about 800).
     let o = run(&[
         "--sim",
         "--seed",

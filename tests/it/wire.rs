@@ -14,7 +14,7 @@ use cubot::robot::link::{self, Tap, TapLink};
 use cubot::robot::mindcub3r::cost::CostModel;
 use cubot::robot::mindcub3r::planner::Planner;
 use cubot::robot::mindcub3r::{Config, MindCub3r};
-use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
+use cubot::robot::sim::{spawn_hid, spawn_pty, SimConfig, SimHandle};
 use cubot::solver::{Solver, TableOptions};
 
 use super::support::cache_dir;
@@ -96,10 +96,78 @@ fn every_frame_of_a_full_scan_passes_the_wire_audit() {
 }
 
 #[test]
+fn every_frame_of_robot_check_passes_the_wire_audit() {
+    use cubot::robot::ev3::driver::Ev3;
+    use cubot::robot::mindcub3r::check::{check, Level};
+    let h = spawn_pty(SimConfig {
+        seed: 8,
+        speed: 40.0,
+        faults: "empty".parse().unwrap(),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (tap_link, tap) = TapLink::new(link::open(h.path(), None).unwrap());
+    let findings = check(
+        Ev3::new(Box::new(tap_link)),
+        Config::default(),
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(
+        findings.iter().all(|f| f.level == Level::Ok),
+        "{findings:?}"
+    );
+    let a = audit(&tap.take());
+    for op in [
+        "COM_GET GET_BRICKNAME",
+        "UI_READ GET_VBATT",
+        "OUTPUT_POLARITY",
+    ] {
+        assert!(a.stats.ops.contains_key(op), "{op}: {:?}", a.stats.ops);
+    }
+    assert_clean("robot check", &a, 50);
+}
+
+#[test]
+fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
+    let (h, hid) = spawn_hid(SimConfig {
+        seed: 6,
+        speed: 40.0,
+        latency_ms: 10.0,
+        ..SimConfig::default()
+    })
+    .expect("start the simulated brick on its HID pipe");
+    let (tap_link, tap) = TapLink::new(Box::new(hid));
+    let mut r = MindCub3r::connect(Box::new(tap_link), Config::default()).expect("connect");
+    r.home().unwrap();
+    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+    r.finish(true).unwrap();
+    drop(r);
+    let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
+    assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+    let log = h.take_log();
+    assert!(log.is_empty(), "the brick refused or complained: {log:?}");
+    assert_eq!(h.path().to_str(), Some("usb (simulated)"));
+    assert_clean("full scan over USB", &audit(&tap.take()), 300);
+}
+
+#[test]
 fn every_frame_of_a_whole_run_passes_the_wire_audit() {
+    whole_run_audit(200.0, 300);
+}
+
+/// The same at real speed (the driver polls as it would on a brick: many more frames).
+#[test]
+#[ignore = "takes about two minutes: cargo test --test it wire::measure -- --ignored --nocapture"]
+fn measure_the_wire_audit_of_a_whole_run_at_real_speed() {
+    whole_run_audit(1.0, 5000);
+}
+
+fn whole_run_audit(speed: f64, at_least: usize) {
     let (h, mut r, tap) = tapped(SimConfig {
         seed: 9,
-        speed: 200.0,
+        speed,
         ..SimConfig::default()
     });
     r.home().unwrap();
@@ -134,5 +202,5 @@ fn every_frame_of_a_whole_run_passes_the_wire_audit() {
     let report = job::run(&mut run, &tools, &opts, &mut |_| {}).expect("the run");
     assert!(report.reached_target, "{report:?}");
     drop(run);
-    assert_clean("whole run", &audit(&tap.take()), 300);
+    assert_clean("whole run", &audit(&tap.take()), at_least);
 }

@@ -104,15 +104,58 @@
 //! `stall_ms` while it is more than 3° from its target has stalled (`Stalled`, with the
 //! position and the target).
 //!
+//! A motor that stops moving within 3° of its target but stays busy (held a degree or two
+//! short by friction or a stop: the step job never ends) is not a stall: after `stall_ms`
+//! it is stopped with the brake and the move counts as done, instead of failing only when
+//! the whole move budget has gone.
+//!
 //! ## Homing
 //!
 //! The tilt arm and the sensor arm have no absolute encoder, so each is driven slowly
-//! against its end stop, as every open MindCub3r port does: OUTPUT_RESET, OUTPUT_SPEED at
-//! the homing speed (its sign points at the stop), OUTPUT_START; then the sensor count is
-//! polled until it has not changed by 2° for `stall_ms`, the motor is stopped with the
-//! brake, and OUTPUT_RESET + OUTPUT_CLR_COUNT make that spot zero. No stall within
-//! `home_ms` stops the motor and fails with `NoEndStop`. The sensor count is zeroed nowhere
-//! else.
+//! against its end stop, as every open MindCub3r port does: OUTPUT_RESET, then
+//! OUTPUT_TIME_SPEED at the homing speed (its sign points at the stop) for at most `home_ms`
+//! — a job the brick ends by itself, so a host that dies during homing leaves the motor
+//! stopped; then the sensor count and the busy flag are polled. The stop is found when the
+//! count has not changed by 2° for `stall_ms` while the job still drives, or when a whole
+//! job ended without moving the motor (a fast simulator or a slow link can let the brick's
+//! clock run out before the host's stall time; a job that ended while the motor still moved
+//! is simply sent again). Then the motor is stopped with the brake, and OUTPUT_RESET +
+//! OUTPUT_CLR_COUNT make that spot zero. No stop within `home_ms` (host time) stops the
+//! motor and fails with `NoEndStop`: a motor that turns freely keeps moving job after job.
+//! The sensor count is zeroed nowhere else.
+//!
+//! ## Safe without the host
+//!
+//! Every motion the driver starts is a step job (a move) or a time job (homing): the brick
+//! ends it by itself. Nothing runs open-ended, so a dead link or a killed host leaves the
+//! motors stopped within one motion.
+//!
+//! ## Readings that cannot be true
+//!
+//! A corrupted count (one flipped byte of a reply) once made a move's distance enormous: the
+//! motor ran away and the wait for it never ended. So every count read is checked against
+//! where the motor can be: between where it was when the driver last knew it and the
+//! target of the move it was given since, with [`SLACK`] degrees to spare (overshoot, play,
+//! a hand on the table). The check needs no clock, so it holds whatever the link's delays
+//! and a simulator's speed. A count outside fails at once with `Implausible` (and the
+//! MindCub3r stops every motor). Only homing, whose end is the unknown end stop, is not
+//! checked; the zero it sets starts the check again. A move longer than [`MAX_MOVE`]
+//! degrees is refused before it is sent.
+//!
+//! ## Lost replies and dropped links
+//!
+//! Reads (counts, status, colours, device types, pings) change nothing on the brick, so a
+//! read whose reply was lost, garbled or cut off by the link is sent again (twice at most).
+//! A move whose reply was lost may or may not have started: the motor's busy flag and count
+//! are read back, and the move is sent again only if it did not start. A link that fails
+//! (the port closed) is reopened, at most three times per command, before the command fails.
+//!
+//! ## Ctrl-C
+//!
+//! With a stop flag set ([`Ev3::set_interrupt`]), a wait lets the move under way end (it is
+//! bounded on the brick) for at most a second, then stops every motor and fails with
+//! `Interrupted`; homing stops at once. The MindCub3r checks the flag before each move, so a
+//! stop lands between moves, where the cube's state is known.
 //!
 //! ## Sampling while moving
 //!
@@ -133,12 +176,23 @@
 //! the outputs, which are reset only when the output module opens or closes (`c_bt.c`,
 //! `c_output.c`). Every error path therefore stops all motors (OUTPUT_STOP on `0x0F`,
 //! coasting, with a short 500 ms reply timeout). Moves are step jobs that end on the brick
-//! by themselves; the homing run is not (it runs until the driver stops it).
+//! by themselves, and so does the homing run (a time job).
 //!
-//! Not done here: the firmware restores a motor's default direction only when a user
-//! program starts, not when a host connects (`d_pwm.c`); the driver sends no
-//! OUTPUT_POLARITY, and the turntable's sense is a calibration sign instead.
+//! ## Polarity
+//!
+//! The firmware restores a motor's default direction only when a user program starts or
+//! ends, not when a host connects (see [Polarity](crate::robot::ev3::protocol#polarity)),
+//! so [`Ev3::set_polarity`] exists for the robot to set it on every connect (the MindCub3r
+//! does). The turntable's sense is a calibration sign, not a polarity.
+//!
+//! ## Brick queries
+//!
+//! [`Ev3::brick_info`] asks in one round trip for the brick's name, firmware and hardware
+//! versions, battery voltage and level; [`Ev3::typemodes`] for the device type and mode of
+//! several inputs. Both only read.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::link::Ev3Link;
@@ -184,7 +238,32 @@ pub enum Ev3Error {
         port: OutputPort,
         ms: u64,
     },
+    #[error("{command}: motor {port} reads {count}°, outside {lo}°..{hi}° where its motion can take it (a corrupted reply?)")]
+    Implausible {
+        command: String,
+        port: OutputPort,
+        count: i32,
+        lo: i32,
+        hi: i32,
+    },
+    #[error("{command}: a move of {degrees}° is longer than any the robot makes (at most {MAX_MOVE}°); not sent")]
+    MoveTooLong { command: String, degrees: i32 },
+    #[error("{command}: stopped by the user (Ctrl-C); {}", if *stopped { "motors stopped" } else { "the brick did not confirm the stop" })]
+    Interrupted { command: String, stopped: bool },
 }
+
+/// The longest move the driver sends (motor degrees): a whole scanning revolution of the
+/// turntable is 1080.
+pub const MAX_MOVE: i32 = 2000;
+
+/// Reads sent again after a lost or garbled reply.
+const READ_RETRIES: u32 = 2;
+
+/// Reopenings of a failed link per command.
+const REOPENS: u32 = 3;
+
+/// Degrees a count may stray outside what its motion can reach (overshoot, play).
+pub const SLACK: i32 = 60;
 
 impl Ev3Error {
     /// Whether the link itself failed (no point sending STOP over it).
@@ -259,6 +338,22 @@ pub struct DeviceExpectation {
     pub expected: i8,
 }
 
+/// What the brick says about itself ([`Ev3::brick_info`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrickInfo {
+    /// The brick's name (Settings → Brick Info; `EV3` unless renamed).
+    pub name: String,
+    /// Firmware version, e.g. `V1.09H`.
+    pub firmware: String,
+    /// Hardware version, e.g. `V0.60`.
+    pub hardware: String,
+    /// Battery voltage (V).
+    pub battery_volts: f64,
+    /// The firmware's battery level, 0..100 (see
+    /// [Brick queries](crate::robot::ev3::protocol#brick-queries)).
+    pub battery_level: u8,
+}
+
 /// How long to wait for things.
 #[derive(Clone, Debug)]
 pub struct DriverTimeouts {
@@ -301,6 +396,11 @@ pub struct Ev3 {
     /// Sensor counts of motors seen idle by the last status poll (saves a round trip
     /// before the next move; consumed by that move).
     idle_count: [Option<i32>; 4],
+    /// Where each motor can be (counts, inclusive), when known.
+    reach: [Option<(i32, i32)>; 4],
+    interrupt: Option<Arc<AtomicBool>>,
+    /// Commands sent again after a lost reply, and links reopened.
+    pub recoveries: u64,
 }
 
 impl Ev3 {
@@ -313,7 +413,103 @@ impl Ev3 {
             commands_sent: 0,
             log: None,
             idle_count: [None; 4],
+            reach: [None; 4],
+            interrupt: None,
+            recoveries: 0,
         }
+    }
+
+    /// A flag (Ctrl-C) that ends waits: see [Ctrl-C](crate::robot::ev3::driver#ctrl-c).
+    pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.interrupt = Some(flag);
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+
+    /// Checks a count just read against where the motor can be (see [Readings that cannot
+    /// be true](crate::robot::ev3::driver#readings-that-cannot-be-true)).
+    pub fn check_count(
+        &mut self,
+        command: &str,
+        port: OutputPort,
+        count: i32,
+    ) -> Result<i32, Ev3Error> {
+        let slot = &mut self.reach[port.no() as usize];
+        match *slot {
+            Some((lo, hi)) if count < lo - SLACK || count > hi + SLACK => {
+                Err(Ev3Error::Implausible {
+                    command: command.to_string(),
+                    port,
+                    count,
+                    lo: lo - SLACK,
+                    hi: hi + SLACK,
+                })
+            }
+            Some(_) => Ok(count),
+            None => {
+                *slot = Some((count, count));
+                Ok(count)
+            }
+        }
+    }
+
+    /// A motion of `port` from `from` to `to` was sent: its count may be anywhere between,
+    /// or still anywhere the motion before could take it (it may not have ended).
+    fn may_reach(&mut self, port: OutputPort, from: i32, to: i32) {
+        let slot = &mut self.reach[port.no() as usize];
+        let (lo, hi) = slot.unwrap_or((from, from));
+        *slot = Some((lo.min(from).min(to), hi.max(from).max(to)));
+    }
+
+    /// The motor was seen idle at `count`: that is where it is.
+    fn rests_at(&mut self, port: OutputPort, count: i32) {
+        self.reach[port.no() as usize] = Some((count, count));
+    }
+
+    /// Sends a command that changes nothing on the brick, again after a lost or garbled
+    /// reply, and over a reopened link after a link failure.
+    pub fn query(&mut self, command: &str, cmd: &DirectCommand) -> Result<Reply, Ev3Error> {
+        let mut tries = 0;
+        loop {
+            match self.call(command, cmd) {
+                Err(e) if tries < READ_RETRIES && Self::retryable(&e) => {
+                    tries += 1;
+                    self.recoveries += 1;
+                    if matches!(e, Ev3Error::Link { .. }) {
+                        self.reopen_bounded(command, e)?;
+                    } else {
+                        // Whatever half frame a garbled length left behind goes.
+                        self.link.discard_input();
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn retryable(e: &Ev3Error) -> bool {
+        matches!(
+            e,
+            Ev3Error::Timeout { .. } | Ev3Error::Malformed { .. } | Ev3Error::Link { .. }
+        )
+    }
+
+    /// Reopens the link up to [`REOPENS`] times; `cause` if it never comes back.
+    fn reopen_bounded(&mut self, command: &str, cause: Ev3Error) -> Result<(), Ev3Error> {
+        for i in 0..REOPENS {
+            std::thread::sleep(Duration::from_millis(100 * (i as u64 + 1)));
+            if self.link.reopen().is_ok() {
+                self.recoveries += 1;
+                let name = self.link.name();
+                self.log(|| format!("reopened {name} after: {command}"));
+                return Ok(());
+            }
+        }
+        Err(cause)
     }
 
     /// One line per exchange (hex dumps), for `-vv`.
@@ -444,7 +640,7 @@ impl Ev3 {
     pub fn nop(&mut self) -> Result<(), Ev3Error> {
         let mut c = DirectCommand::new();
         c.nop();
-        self.call("NOP (ping)", &c).map(|_| ())
+        self.query("NOP (ping)", &c).map(|_| ())
     }
 
     /// Reopens the link after a link failure.
@@ -460,11 +656,63 @@ impl Ev3 {
         let mut c = DirectCommand::new();
         let (t, m) = c.get_typemode(input);
         let name = format!("INPUT_DEVICE GET_TYPEMODE input {input}");
-        let r = self.call(&name, &c)?;
+        let r = self.query(&name, &c)?;
         Ok((
             r.i8(t).map_err(|e| Self::malformed(&name, e))?,
             r.i8(m).map_err(|e| Self::malformed(&name, e))?,
         ))
+    }
+
+    /// Type and mode of the devices on several inputs (sensor ports 0..3, motors 16..19), in
+    /// one round trip, in the order given.
+    pub fn typemodes(&mut self, inputs: &[u8]) -> Result<Vec<(i8, i8)>, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let slots: Vec<_> = inputs.iter().map(|&i| c.get_typemode(i)).collect();
+        let name = format!("INPUT_DEVICE GET_TYPEMODE inputs {inputs:?}");
+        let r = self.call(&name, &c)?;
+        slots
+            .into_iter()
+            .map(|(t, m)| {
+                Ok((
+                    r.i8(t).map_err(|e| Self::malformed(&name, e))?,
+                    r.i8(m).map_err(|e| Self::malformed(&name, e))?,
+                ))
+            })
+            .collect()
+    }
+
+    /// The brick's name, firmware and hardware versions and battery, in one round trip.
+    pub fn brick_info(&mut self) -> Result<BrickInfo, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let name = c.brick_name(32);
+        let fw = c.firmware_version(16);
+        let hw = c.hardware_version(16);
+        let volts = c.battery_volts();
+        let level = c.battery_level();
+        let what = "COM_GET GET_BRICKNAME + UI_READ GET_FW_VERS, GET_HW_VERS, GET_VBATT, GET_LBATT";
+        let r = self.call(what, &c)?;
+        let m = |e| Self::malformed(what, e);
+        Ok(BrickInfo {
+            name: r.string(name).map_err(m)?,
+            firmware: r.string(fw).map_err(m)?,
+            hardware: r.string(hw).map_err(m)?,
+            battery_volts: r.f32(volts).map_err(m)? as f64,
+            battery_level: r.i8(level).map_err(m)?.clamp(0, 100) as u8,
+        })
+    }
+
+    /// OUTPUT_POLARITY of the motors in `nos`: 1 normal, −1 reversed (see
+    /// [Polarity](crate::robot::ev3::driver#polarity)).
+    pub fn set_polarity(&mut self, nos: u8, pol: i8) -> Result<(), Ev3Error> {
+        let mut c = DirectCommand::new();
+        c.output_polarity(nos, pol);
+        let ports: String = OutputPort::ALL
+            .iter()
+            .filter(|p| nos & p.bit() != 0)
+            .map(|p| p.letter())
+            .collect();
+        self.call(&format!("OUTPUT_POLARITY {pol} motors {ports}"), &c)
+            .map(|_| ())
     }
 
     /// Checks every expected device; the error lists what was found on every port.
@@ -492,13 +740,34 @@ impl Ev3 {
         Ok(())
     }
 
-    /// Sensor tacho count (absolute position) of a motor.
+    /// Sensor tacho count (absolute position) of a motor, checked against where its motion
+    /// can take it.
     pub fn count(&mut self, port: OutputPort) -> Result<i32, Ev3Error> {
+        let (name, count) = self.raw_count(port)?;
+        self.check_count(&name, port, count)
+    }
+
+    /// The count as read, unchecked (homing, towards an unknown end stop).
+    fn raw_count(&mut self, port: OutputPort) -> Result<(String, i32), Ev3Error> {
         let mut c = DirectCommand::new();
         let s = c.output_get_count(port);
         let name = format!("OUTPUT_GET_COUNT motor {port}");
-        let r = self.call(&name, &c)?;
-        r.i32(s).map_err(|e| Self::malformed(&name, e))
+        let r = self.query(&name, &c)?;
+        let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
+        Ok((name, count))
+    }
+
+    /// The sensor count of one motor and whether it is busy, in one round trip, without the
+    /// plausibility check (for homing, where nobody knows where the motor is).
+    fn count_and_busy(&mut self, port: OutputPort) -> Result<(i32, bool), Ev3Error> {
+        let mut c = DirectCommand::new();
+        let s = c.output_get_count(port);
+        let b = c.output_test(port.bit());
+        let name = format!("OUTPUT_GET_COUNT/TEST motor {port}");
+        let r = self.query(&name, &c)?;
+        let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
+        let busy = r.i8(b).map_err(|e| Self::malformed(&name, e))? != 0;
+        Ok((count, busy))
     }
 
     /// Busy flag, positions and speeds of some motors in one round trip.
@@ -519,18 +788,22 @@ impl Ev3 {
             "OUTPUT_TEST/GET_COUNT motors {}",
             ports.iter().map(|p| p.letter()).collect::<String>()
         );
-        let r = self.call(&name, &c)?;
+        let r = self.query(&name, &c)?;
         let mut counts = Vec::new();
         for ((p, s), sp) in slots.into_iter().zip(speeds) {
+            let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
             counts.push((
                 p,
-                r.i32(s).map_err(|e| Self::malformed(&name, e))?,
+                self.check_count(&name, p, count)?,
                 r.i8(sp).map_err(|e| Self::malformed(&name, e))?,
             ));
         }
         let busy = r.i8(busy).map_err(|e| Self::malformed(&name, e))? != 0;
         for &(p, c, _) in &counts {
             self.idle_count[p.no() as usize] = (!busy).then_some(c);
+            if !busy {
+                self.rests_at(p, c);
+            }
         }
         Ok(MotorStatus { busy, counts })
     }
@@ -568,18 +841,41 @@ impl Ev3 {
         let r2 = dist - r1 - r3;
         let v = speed.unsigned_abs().clamp(1, 100) as i8 * d.signum() as i8;
         let nos = motor.port.bit();
+        let name = format!(
+            "OUTPUT_STEP_SPEED motor {} to {target}° (by {d}°)",
+            motor.port
+        );
+        if d.abs() > MAX_MOVE {
+            return Err(Ev3Error::MoveTooLong {
+                command: name,
+                degrees: d,
+            });
+        }
         let mut c = DirectCommand::new();
         c.output_reset(nos)
             .step_speed(nos, v, [r1, r2, r3], brake)
             .output_start(nos);
-        self.call(
-            &format!(
-                "OUTPUT_STEP_SPEED motor {} to {target}° (by {d}°)",
-                motor.port
-            ),
-            &c,
-        )?;
-        Ok(d)
+        self.may_reach(motor.port, now, target);
+        match self.call(&name, &c) {
+            Ok(_) => Ok(d),
+            Err(e) if Self::retryable(&e) => {
+                // The reply is lost: did the move start? Busy, or already moved, means yes.
+                self.recoveries += 1;
+                if let Ev3Error::Link { .. } = e {
+                    self.reopen_bounded(&name, e)?;
+                }
+                let st = self.status(&[motor.port])?;
+                let moved = st
+                    .counts
+                    .first()
+                    .is_some_and(|&(_, c, _)| (c - now).abs() > 2);
+                if !(st.busy || moved) {
+                    self.call(&name, &c)?;
+                }
+                Ok(d)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Polls until every motor in `motors` is idle. Errors: a motor that is busy without
@@ -589,12 +885,38 @@ impl Ev3 {
         let start = Instant::now();
         let deadline = start + budget;
         let mut last: Vec<(i32, Instant)> = Vec::new();
+        let mut interrupted_at: Option<Instant> = None;
+        let mut idle_off_target = false;
         loop {
             let st = self.status(&ports)?;
-            if !st.busy {
-                return Ok(());
-            }
             let now = Instant::now();
+            if !st.busy {
+                // An idle flag with a motor far from its target is read twice (one garbled
+                // byte must not end a wait while the motor still runs).
+                let off = st
+                    .counts
+                    .iter()
+                    .zip(motors)
+                    .any(|(&(_, c, _), m)| (c - m.target).abs() > 6);
+                if !off || idle_off_target {
+                    return Ok(());
+                }
+                idle_off_target = true;
+                std::thread::sleep(self.timeouts.poll);
+                continue;
+            }
+            idle_off_target = false;
+            if self.interrupted() {
+                let since = *interrupted_at.get_or_insert(now);
+                // The move under way is bounded on the brick: let it end, a second at most.
+                if now - since >= Duration::from_secs(1) {
+                    let stopped = self.stop_all().is_ok();
+                    return Err(Ev3Error::Interrupted {
+                        command: what.to_string(),
+                        stopped,
+                    });
+                }
+            }
             if last.is_empty() {
                 last = st.counts.iter().map(|&(_, c, _)| (c, now)).collect();
             }
@@ -602,14 +924,28 @@ impl Ev3 {
                 let target = motors[i].target;
                 if (count - last[i].0).abs() >= 2 {
                     last[i] = (count, now);
-                } else if (count - target).abs() > 3 && now - last[i].1 >= self.timeouts.stall {
-                    return Err(Ev3Error::Stalled {
-                        command: what.to_string(),
-                        port,
-                        position: count,
-                        target,
-                        ms: (now - last[i].1).as_millis() as u64,
-                    });
+                } else if now - last[i].1 >= self.timeouts.stall {
+                    if (count - target).abs() > 3 {
+                        return Err(Ev3Error::Stalled {
+                            command: what.to_string(),
+                            port,
+                            position: count,
+                            target,
+                            ms: (now - last[i].1).as_millis() as u64,
+                        });
+                    }
+                    // Held a degree or two short: the step job would never end. Close
+                    // enough; stop it with the brake.
+                    let mut c = DirectCommand::new();
+                    c.output_stop(port.bit(), true);
+                    self.call(
+                        &format!(
+                            "{what}: OUTPUT_STOP motor {port} (held {}° short)",
+                            (target - count).abs()
+                        ),
+                        &c,
+                    )?;
+                    last[i] = (count, now);
                 }
             }
             if now >= deadline {
@@ -649,27 +985,51 @@ impl Ev3 {
     pub fn home(&mut self, what: &str, motor: &mut Motor, speed: i8) -> Result<(), Ev3Error> {
         self.idle_count = [None; 4];
         let nos = motor.port.bit();
-        let mut c = DirectCommand::new();
-        c.output_reset(nos)
-            .output_speed(nos, speed)
-            .output_start(nos);
-        self.call(
-            &format!("{what}: OUTPUT_SPEED {speed}% + START motor {}", motor.port),
-            &c,
-        )?;
+        // A time job: the brick ends it after `home` even if nothing else ever arrives.
+        let ms = self.timeouts.home.as_millis().min(u32::MAX as u128) as u32;
+        // Towards an end stop nobody knows the position of: no check until it is found.
+        self.reach[motor.port.no() as usize] = None;
         let start = Instant::now();
-        let mut last = (self.count(motor.port)?, Instant::now());
-        let settled = loop {
-            std::thread::sleep(self.timeouts.poll);
-            let now_count = self.count(motor.port)?;
-            let now = Instant::now();
-            if (now_count - last.0).abs() >= 2 {
-                last = (now_count, now);
-            } else if now - last.1 >= self.timeouts.stall {
-                break true;
-            }
-            if now - start >= self.timeouts.home {
-                break false;
+        let settled = 'search: loop {
+            let mut c = DirectCommand::new();
+            c.output_reset(nos).time_speed(nos, speed, [0, ms, 0], true);
+            self.call(
+                &format!(
+                    "{what}: OUTPUT_TIME_SPEED {speed}% for {ms} ms motor {}",
+                    motor.port
+                ),
+                &c,
+            )?;
+            let (first, _) = self.count_and_busy(motor.port)?;
+            let mut last = (first, Instant::now());
+            loop {
+                std::thread::sleep(self.timeouts.poll);
+                if self.interrupted() {
+                    let stopped = self.stop_all().is_ok();
+                    return Err(Ev3Error::Interrupted {
+                        command: what.to_string(),
+                        stopped,
+                    });
+                }
+                let (now_count, busy) = self.count_and_busy(motor.port)?;
+                let now = Instant::now();
+                if now - start >= self.timeouts.home {
+                    break 'search false;
+                }
+                if !busy {
+                    // The brick ended the job by its time limit. Pushed against the stop the
+                    // whole job, the motor did not move: found. Moved: not there yet (the
+                    // host may be slower than the brick's clock), so push again.
+                    if (now_count - first).abs() < 2 {
+                        break 'search true;
+                    }
+                    continue 'search;
+                }
+                if (now_count - last.0).abs() >= 2 {
+                    last = (now_count, now);
+                } else if now - last.1 >= self.timeouts.stall {
+                    break 'search true;
+                }
             }
         };
         let mut c = DirectCommand::new();
@@ -688,6 +1048,8 @@ impl Ev3 {
             &format!("{what}: OUTPUT_RESET + CLR_COUNT motor {}", motor.port),
             &c,
         )?;
+        // The count starts again from zero here.
+        self.rests_at(motor.port, 0);
         motor.target = 0;
         Ok(())
     }
@@ -697,7 +1059,7 @@ impl Ev3 {
         let mut c = DirectCommand::new();
         let s = c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
         let name = format!("INPUT_DEVICE READY_RAW colour sensor port {}", input + 1);
-        let r = self.call(&name, &c)?;
+        let r = self.query(&name, &c)?;
         let mut out = [0.0; 3];
         for (o, slot) in out.iter_mut().zip(s) {
             *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
@@ -718,12 +1080,13 @@ impl Ev3 {
             "READY_RAW colour sensor port {} + GET_COUNT motor {port}",
             input + 1
         );
-        let r = self.call(&name, &c)?;
+        let r = self.query(&name, &c)?;
         let mut out = [0.0; 3];
         for (o, slot) in out.iter_mut().zip(s) {
             *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
         }
-        Ok((out, r.i32(count).map_err(|e| Self::malformed(&name, e))?))
+        let at = r.i32(count).map_err(|e| Self::malformed(&name, e))?;
+        Ok((out, self.check_count(&name, port, at)?))
     }
 
     /// Forgets the motor counts the last status poll saw: a program that ran on the brick
@@ -795,6 +1158,46 @@ mod tests {
         let e = ev3.nop().unwrap_err();
         assert!(matches!(e, Ev3Error::Timeout { .. }), "{e}");
         assert!(e.link_failed());
+    }
+
+    #[test]
+    fn a_count_no_motion_can_reach_stops_at_once() {
+        // The motor reads 100, then (one corrupted byte) 100 + 2^24.
+        let counts = std::sync::Mutex::new(vec![100i32, 100 + (1 << 24)].into_iter());
+        let t = MemoryLink::with_responder(move |m| {
+            let c = u16::from_le_bytes([m[2], m[3]]);
+            let v = counts.lock().unwrap().next().unwrap_or(0);
+            vec![encode_reply(c, true, &v.to_le_bytes())]
+        });
+        let mut ev3 = Ev3::new(Box::new(t));
+        assert_eq!(ev3.count(OutputPort::B).unwrap(), 100);
+        let e = ev3.count(OutputPort::B).unwrap_err();
+        assert!(matches!(e, Ev3Error::Implausible { .. }), "{e}");
+        assert!(e.to_string().contains("corrupted"), "{e}");
+        // A move that long is refused before it is sent.
+        let mut m = Motor::new(OutputPort::A, MotorKind::Large, 1050.0);
+        ev3.idle_count[0] = Some(0);
+        let e = ev3
+            .start_move_to(&mut m, 5000, 50, (10, 10), true)
+            .unwrap_err();
+        assert!(matches!(e, Ev3Error::MoveTooLong { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_lost_read_reply_is_read_again() {
+        // The first reply is lost; the same read sent again is answered.
+        let n = std::sync::atomic::AtomicU32::new(0);
+        let t = MemoryLink::with_responder(move |m| {
+            let c = u16::from_le_bytes([m[2], m[3]]);
+            if n.fetch_add(1, Ordering::SeqCst) == 0 {
+                return vec![];
+            }
+            vec![encode_reply(c, true, &42i32.to_le_bytes())]
+        });
+        let mut ev3 = Ev3::new(Box::new(t));
+        ev3.timeouts.reply = Duration::from_millis(20);
+        assert_eq!(ev3.count(OutputPort::C).unwrap(), 42);
+        assert_eq!(ev3.recoveries, 1);
     }
 
     #[test]

@@ -2,10 +2,22 @@
 //! numbered commands with acknowledgements, resends of the same sequence number, per-token
 //! progress and typed errors.
 //!
+//! A port that fails (closed under the host: a USB adapter unplugged and plugged back, a
+//! board that resets) is reopened, at most three times per command, and the command is sent
+//! again with the same sequence number, so a robot that had run it replays its replies
+//! instead of running it twice.
+//!
+//! With a stop flag set ([`LineRobot::interrupt`], Ctrl-C) while a `MOVE` runs, the host
+//! sends `STOP` (the robot ends the line after its current token with `ERR STOPPED`, its
+//! `DONE` lines saying what was made) and waits for that end at most a second; every other
+//! command waits for its reply as usual.
+//!
 //! Level: robot (depends on `cube`, [`crate::robot::link`] and [`super::protocol`]).
 //! No printing.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::error::LineError;
@@ -16,6 +28,9 @@ use crate::robot::link::{Link, LinkError};
 /// Longest line accepted from a robot, in bytes (the longest reply, a 2x2x2's or 3x3x3's
 /// `SCAN` readings, is well under 2 KiB): a longer one is refused, not buffered.
 pub const MAX_LINE: usize = 4096;
+
+/// Reopenings of a failed port per command.
+const LINK_REOPENS: u32 = 3;
 
 /// How many bytes of a stray or overlong input an error quotes.
 const QUOTED: usize = 32;
@@ -82,6 +97,13 @@ impl LineLink {
     /// Bytes received that do not yet end a line.
     pub fn pending(&self) -> &[u8] {
         &self.buf
+    }
+
+    /// Closes and reopens the port, dropping what was buffered.
+    pub fn reopen(&mut self) -> Result<(), LinkError> {
+        self.buf.clear();
+        self.skipping = false;
+        self.link.reopen()
     }
 
     pub fn send_line(&mut self, line: &str) -> Result<(), LinkError> {
@@ -158,6 +180,8 @@ pub struct LineRobot {
     pub timeouts: LineTimeouts,
     /// Divides expected durations (a simulator running faster than real time).
     pub time_scale: f64,
+    /// Set (Ctrl-C) to stop a `MOVE` after its current token.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl fmt::Debug for LineRobot {
@@ -189,6 +213,7 @@ impl LineRobot {
             },
             timeouts,
             time_scale: 1.0,
+            interrupt: None,
         };
         let words = r.command("CAPS", Duration::ZERO, &mut |_, _| {})?;
         r.caps = LineCaps::parse(&words).map_err(|reason| LineError::Protocol {
@@ -290,14 +315,38 @@ impl LineRobot {
         );
         let expected =
             Duration::from_secs_f64(self.caps.seconds(steps) / self.time_scale.max(1e-6));
+        let mut reported = vec![false; steps.len()];
         let mut cb = |i: usize, tok: &str| {
             if let Some(step) = steps.get(i) {
-                if token(step) == tok {
+                if token(step) == tok && !reported[i] {
+                    reported[i] = true;
                     done(i, step);
                 }
             }
         };
-        self.command(&line, expected, &mut cb).map(|_| ())
+        self.command(&line, expected, &mut cb)?;
+        // `OK` means every token was made: one whose DONE line was lost or garbled too.
+        for (i, step) in steps.iter().enumerate() {
+            if !reported[i] {
+                done(i, step);
+            }
+        }
+        Ok(())
+    }
+
+    fn next_seq(&mut self) -> u16 {
+        self.seq = if self.seq == u16::MAX {
+            1
+        } else {
+            self.seq + 1
+        };
+        self.seq
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::SeqCst))
     }
 
     /// Sends one command (with retries of the same seq) and waits for its result.
@@ -307,12 +356,30 @@ impl LineRobot {
         expected: Duration,
         on_done: &mut dyn FnMut(usize, &str),
     ) -> Result<String, LineError> {
-        self.seq = if self.seq == u16::MAX {
-            1
-        } else {
-            self.seq + 1
-        };
-        let seq = self.seq;
+        let seq = self.next_seq();
+        let mut reopened = 0;
+        loop {
+            match self.exchange(seq, cmd, expected, on_done) {
+                // The port failed (unplugged, reset): reopen it and send the same sequence
+                // number again; a robot that already ran the command replays its replies.
+                Err(LineError::Link { .. }) if reopened < LINK_REOPENS => {
+                    reopened += 1;
+                    std::thread::sleep(Duration::from_millis(200 * reopened as u64));
+                    let _ = self.link.reopen();
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One command's exchange under sequence number `seq`.
+    fn exchange(
+        &mut self,
+        seq: u16,
+        cmd: &str,
+        expected: Duration,
+        on_done: &mut dyn FnMut(usize, &str),
+    ) -> Result<String, LineError> {
         let line = format!("{seq} {cmd}");
         let verb = cmd.split_whitespace().next().unwrap_or("").to_string();
         let io = |source: LinkError| LineError::Link {
@@ -334,22 +401,49 @@ impl LineRobot {
         let mut sent = 0u32;
         let mut reported = std::collections::BTreeSet::new();
         let started = Instant::now();
+        let stoppable = verb == "MOVE";
+        let mut stop_sent: Option<Instant> = None;
         'send: loop {
             self.link.send_line(&line).map_err(io)?;
             sent += 1;
             let ack_deadline = Instant::now() + self.timeouts.ack;
             loop {
-                let deadline = if acked {
+                if stoppable && stop_sent.is_none() && self.interrupted() {
+                    let stop_seq = self.next_seq();
+                    self.link
+                        .send_line(&format!("{stop_seq} STOP"))
+                        .map_err(io)?;
+                    stop_sent = Some(Instant::now());
+                }
+                let mut deadline = if acked {
                     started + expected + self.timeouts.slack
                 } else {
                     ack_deadline
                 };
+                if let Some(at) = stop_sent {
+                    deadline = deadline.min(at + Duration::from_secs(1));
+                }
                 let left = deadline.saturating_duration_since(Instant::now());
+                // Short waits, so a stop flag is seen soon.
+                let slice = if stoppable && stop_sent.is_none() {
+                    left.min(Duration::from_millis(50))
+                } else {
+                    left
+                };
                 let got = if left.is_zero() {
                     None
                 } else {
-                    self.link.recv_line(left).map_err(recv_err)?
+                    self.link.recv_line(slice).map_err(recv_err)?
                 };
+                if got.is_none() && Instant::now() < deadline {
+                    continue;
+                }
+                if got.is_none() && stop_sent.is_some() {
+                    return Err(LineError::Stopped {
+                        seq,
+                        command: verb.clone(),
+                    });
+                }
                 let Some(reply) = got else {
                     if !acked && sent <= self.timeouts.retries {
                         continue 'send;

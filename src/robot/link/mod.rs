@@ -6,12 +6,15 @@
 //! Implementations: [`tty::TtyLink`] (a terminal opened by path in raw mode: the
 //! simulators' pseudo-terminals, and every port when the `serial` feature is off),
 //! `SerialLink` (feature `serial`: the `serialport` crate, for Bluetooth `rfcomm` ttys and
-//! USB serial adapters) and [`memory::MemoryLink`] (in memory, for tests). [`open`] picks
+//! USB serial adapters), [`hid::HidLink`] (the EV3 over its USB cable, a HID device: feature
+//! `usb` opens real ones through `hidapi`; the simulated brick serves one in memory) and
+//! [`memory::MemoryLink`] (in memory, for tests). [`open`] picks
 //! one from a path and an optional baud rate. [`tap::TapLink`] wraps any of them and
 //! records the traffic both ways (for the EV3 wire audit).
 //!
 //! Level: robot, the lowest (uses neither `cube` nor any robot module). No printing.
 
+pub mod hid;
 pub mod memory;
 #[cfg(feature = "serial")]
 pub mod serial;
@@ -21,6 +24,7 @@ pub mod tty;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub use hid::HidLink;
 pub use memory::MemoryLink;
 #[cfg(feature = "serial")]
 pub use serial::{list_ports, SerialLink};
@@ -50,8 +54,14 @@ pub enum LinkError {
     },
     #[error("{} was closed by the other side", port.display())]
     Closed { port: PathBuf },
-    #[error("cannot list serial ports: {source}")]
+    #[error("cannot list ports: {source}")]
     Enumerate { source: std::io::Error },
+    #[error("no EV3 on USB: plug the brick in with its USB cable (the port on top of the brick marked PC) and switch it on")]
+    NoUsbBrick,
+    #[error("{} EV3 bricks on USB ({}): name one with --port usb:PATH or its name (see `cubot ports`)", paths.len(), paths.join(", "))]
+    SeveralUsbBricks { paths: Vec<String> },
+    #[error("this cubot was rebuilt without feature `usb`: cannot open {}", path.display())]
+    NoUsb { path: PathBuf },
 }
 
 /// A byte link to a robot.
@@ -89,14 +99,36 @@ impl<T: Link + ?Sized> Link for Box<T> {
     }
 }
 
-/// Opens the port at `path` in raw mode (8 bits, no echo, no line editing, no CR/LF
-/// translation, no flow control).
+/// Whether `path` names a brick on USB: `usb` (the only one) gives `Some(None)`,
+/// `usb:PATH` (a HID path from [`hid::list_bricks`]) gives `Some(Some(PATH))`.
+pub fn usb_name(path: &Path) -> Option<Option<&str>> {
+    let s = path.to_str()?;
+    if s == "usb" {
+        return Some(None);
+    }
+    s.strip_prefix("usb:").map(Some)
+}
+
+/// Opens the port at `path`: `usb` or `usb:PATH` opens an EV3 on USB ([`hid::HidLink`],
+/// feature `usb`); anything else is a terminal in raw mode (8 bits, no echo, no line
+/// editing, no CR/LF translation, no flow control).
 ///
 /// Without a baud rate the terminal's speed is left as it is and the port is opened as a
 /// plain terminal ([`TtyLink`]): that is how the simulators' pseudo-terminals, which have no
 /// speed, are opened. With one, the port is opened through `serialport` at that rate
 /// (feature `serial`), or as a plain terminal set to it when that feature is off.
 pub fn open(path: &Path, baud: Option<u32>) -> Result<Box<dyn Link>, LinkError> {
+    if let Some(usb) = usb_name(path) {
+        #[cfg(feature = "usb")]
+        return Ok(Box::new(hid::open_usb(usb)?));
+        #[cfg(not(feature = "usb"))]
+        {
+            let _ = usb;
+            return Err(LinkError::NoUsb {
+                path: path.to_path_buf(),
+            });
+        }
+    }
     match baud {
         None => Ok(Box::new(TtyLink::open(path, None)?)),
         #[cfg(feature = "serial")]

@@ -2,6 +2,16 @@
 //! of [`super::model`] with angles, speeds and over-rotation from the calibration, and the
 //! colour-sensor scan mapped to URFDLB facelet indices of the cube as it sat before the scan.
 //!
+//! ## What a stop leaves
+//!
+//! Every primitive has at most one move that changes the cube: the tilt arm's move to its
+//! apex, the turntable's spin, a layer turn's over-rotating move. The machine remembers
+//! whether that move of the primitive under way was sent and whether the brick confirmed it
+//! finished, so after any failure [`MindCub3r::in_flight_landed`] can say whether the cube
+//! changed: not sent, no; confirmed, yes; otherwise the motor's count decides (and when it
+//! stopped half way, nobody can tell). Ctrl-C is checked before every move, so a stop lands
+//! between moves, where this is known without asking.
+//!
 //! Level: robot (uses `cube`, `color::raw`, [`crate::robot::ev3`]). No printing: progress
 //! through callbacks.
 
@@ -20,6 +30,18 @@ use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
 use crate::robot::link::Link;
 
 mod onbrick;
+
+/// The move of a primitive that changes the cube (the tilt arm past its apex, the table
+/// turning a layer or the whole cube): where its motor started, the target by which the
+/// change is complete, and whether the move was confirmed finished.
+#[derive(Clone, Copy, Debug)]
+struct Effect {
+    port: OutputPort,
+    from: i32,
+    to: i32,
+    done: bool,
+    tilt: bool,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ArmState {
@@ -47,16 +69,25 @@ pub struct MindCub3r {
     interrupt: Option<Arc<AtomicBool>>,
     last: Option<Primitive>,
     homed: bool,
+    /// The primitive being executed and its cube-changing move, once that move was sent
+    /// (cleared when the primitive completes).
+    attempt: Option<(Primitive, Option<Effect>)>,
 }
 
 impl MindCub3r {
-    /// Connects: ping, device check (exact report on mismatch), homing of both arms.
+    /// Connects: ping, device check (exact report on mismatch), every motor's polarity set
+    /// to normal (an earlier session may have reversed one; see
+    /// [Polarity](crate::robot::ev3::protocol#polarity)). Nothing moves.
     pub fn connect(link: Box<dyn Link>, config: Config) -> Result<MindCub3r, RobotError> {
+        MindCub3r::with_driver(Ev3::new(link), config)
+    }
+
+    /// [`connect`](Self::connect) over a driver already made (its log and counters kept).
+    pub fn with_driver(mut ev3: Ev3, config: Config) -> Result<MindCub3r, RobotError> {
         config.check().map_err(|why| RobotError::Config {
             path: "(in memory)".into(),
             why,
         })?;
-        let mut ev3 = Ev3::new(link);
         ev3.timeouts = config.driver_timeouts();
         let m = &config.motors;
         let p = &config.ports;
@@ -75,10 +106,13 @@ impl MindCub3r {
             interrupt: None,
             last: None,
             homed: false,
+            attempt: None,
         };
         r.guard(|r| {
             r.ev3.nop()?;
             r.check_devices()?;
+            let nos = OutputPort::nos(&[r.arm.port, r.table.port, r.sensor.port]);
+            r.ev3.set_polarity(nos, 1)?;
             r.table_zero = r.ev3.count(r.table.port)?;
             r.table.target = r.table_zero;
             Ok(())
@@ -103,9 +137,46 @@ impl MindCub3r {
         Ok(t[t.len() / 2])
     }
 
-    /// Ctrl-C: checked before every primitive.
+    /// Ctrl-C: checked before every motor move, and by the driver's waits (see
+    /// [Ctrl-C](crate::robot::ev3::driver#ctrl-c)).
     pub fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.ev3.set_interrupt(flag.clone());
         self.interrupt = Some(flag);
+    }
+
+    /// After a primitive failed: whether its change to the cube happened, and what says so;
+    /// `None` when nobody can tell (the link is dead, or the motor stopped half way). A
+    /// primitive whose cube-changing move was never sent did not happen; one whose move was
+    /// confirmed finished did; otherwise the motor's count decides: a table within 8° (of
+    /// table) of either end, the arm under the hold-to-apex midway or at its apex.
+    pub fn in_flight_landed(&mut self) -> Option<(bool, &'static str)> {
+        let (_, effect) = self.attempt?;
+        let Some(e) = effect else {
+            return Some((false, "its cube-changing move was never sent"));
+        };
+        if e.done {
+            return Some((true, "its cube-changing move finished"));
+        }
+        let count = self.ev3.count(e.port).ok()?;
+        let span = (e.to - e.from) as f64;
+        if span.abs() < 1.0 {
+            return None;
+        }
+        let frac = (count - e.from) as f64 / span;
+        let (lo, hi, by) = if e.tilt {
+            (0.5, 0.95, "tilt-arm count")
+        } else {
+            let quarter = 90.0 * self.config.turntable.ratio;
+            let margin = 8.0 * self.config.turntable.ratio / span.abs().max(quarter);
+            (margin, 1.0 - margin, "turntable count")
+        };
+        if frac <= lo {
+            Some((false, by))
+        } else if frac >= hi {
+            Some((true, by))
+        } else {
+            None
+        }
     }
 
     fn check_devices(&mut self) -> Result<(), Ev3Error> {
@@ -138,6 +209,19 @@ impl MindCub3r {
     ) -> Result<T, RobotError> {
         match f(self) {
             Ok(v) => Ok(v),
+            Err(RobotError::Ev3(Ev3Error::Interrupted { stopped, .. })) => {
+                // Ctrl-C inside a wait: the driver already stopped the motors.
+                self.arm_state = ArmState::Unknown;
+                self.sensor_at = None;
+                Err(RobotError::Interrupted {
+                    stopped,
+                    after: self
+                        .last
+                        .map(|p| format!("{p:?}"))
+                        .unwrap_or_else(|| "start-up".into()),
+                    state: self.state_description(),
+                })
+            }
             Err(e) => {
                 let _ = self.ev3.stop_all();
                 self.arm_state = ArmState::Unknown;
@@ -221,6 +305,7 @@ impl MindCub3r {
         speed: i8,
         ramps: (u32, u32),
     ) -> Result<(), RobotError> {
+        self.check_interrupt()?;
         let mut m = if which == self.arm.port {
             self.arm
         } else if which == self.table.port {
@@ -338,7 +423,9 @@ impl MindCub3r {
     pub fn execute(&mut self, p: Primitive) -> Result<(), RobotError> {
         self.check_interrupt()?;
         self.ensure_homed()?;
+        self.attempt = Some((p, None));
         self.guard(|r| r.execute_inner(p))?;
+        self.attempt = None;
         self.orientation = self.orientation.after(p);
         if let Some((size, frame)) = self.frame.take() {
             match p {
@@ -361,6 +448,7 @@ impl MindCub3r {
                 self.sensor_clear()?;
                 self.arm_to(ArmState::Hold)?;
                 let a = self.config.arm.clone();
+                self.effect_begins(self.arm.port, self.arm.target, a.tilt_apex, true);
                 self.move_motor(
                     self.arm.port,
                     "tilt: arm to apex",
@@ -368,6 +456,7 @@ impl MindCub3r {
                     a.tilt_speed,
                     (a.ramp_up, a.ramp_down),
                 )?;
+                self.effect_done();
                 let size = self.frame.as_ref().map(|f| f.0).unwrap_or(Size::Three);
                 let hold = self.hold_angle(size);
                 self.move_motor(
@@ -385,7 +474,11 @@ impl MindCub3r {
                 self.arm_to(ArmState::Away)?;
                 let deg = self.table_deg + 90.0 * k as f64;
                 let speed = self.config.turntable.speed;
-                self.table_to(deg, speed, &format!("spin {k:+}"))
+                let to = self.table_target(deg);
+                self.effect_begins(self.table.port, self.table.target, to, false);
+                self.table_to(deg, speed, &format!("spin {k:+}"))?;
+                self.effect_done();
+                Ok(())
             }
             Primitive::Turn(k) => {
                 let k = check_quarter(k)?;
@@ -396,6 +489,7 @@ impl MindCub3r {
                 let target = self.table_target(deg);
                 let over = t.over_rotation * (k.signum() as i32) * t.sign as i32;
                 let what = format!("turn {k:+}");
+                self.effect_begins(self.table.port, self.table.target, target, false);
                 self.move_motor(
                     self.table.port,
                     &format!("{what}: over-rotate"),
@@ -403,6 +497,7 @@ impl MindCub3r {
                     t.turn_speed,
                     (t.ramp_up, t.ramp_down),
                 )?;
+                self.effect_done();
                 self.move_motor(
                     self.table.port,
                     &format!("{what}: back to the quarter"),
@@ -429,6 +524,26 @@ impl MindCub3r {
                 self.sensor_to(target, &format!("sensor arm to {pos:?}"))
             }
             Primitive::Read => self.read_rgb().map(|_| ()),
+        }
+    }
+
+    /// The cube-changing move of the primitive under way is about to be sent.
+    fn effect_begins(&mut self, port: OutputPort, from: i32, to: i32, tilt: bool) {
+        if let Some((_, effect)) = self.attempt.as_mut() {
+            *effect = Some(Effect {
+                port,
+                from,
+                to,
+                done: false,
+                tilt,
+            });
+        }
+    }
+
+    /// ... and the brick confirmed it finished.
+    fn effect_done(&mut self) {
+        if let Some((_, Some(e))) = self.attempt.as_mut() {
+            e.done = true;
         }
     }
 
@@ -588,6 +703,18 @@ impl MindCub3r {
         };
         let mut last_move = (self.ev3.count(self.table.port)?, std::time::Instant::now());
         loop {
+            if self
+                .interrupt
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::SeqCst))
+            {
+                let stopped = self.ev3.stop_all().is_ok();
+                return Err(Ev3Error::Interrupted {
+                    command: "scanning revolution".into(),
+                    stopped,
+                }
+                .into());
+            }
             let sample = self.scan_sample(color)?;
             let angle = (sample.table - self.table_zero) as f64 / (t.ratio * t.sign as f64) - base;
             let now = std::time::Instant::now();
@@ -639,16 +766,18 @@ impl MindCub3r {
         let rgb = c.ready_raw(color, device::COLOR, device::COLOR_RGB_RAW, 3);
         let busy = c.output_test(self.table.bit_nos() | self.sensor.bit_nos());
         let name = "scan sample (GET_COUNT turntable + sensor arm, READY_RAW colour)";
-        let r = self.ev3.call(name, &c)?;
+        let r = self.ev3.query(name, &c)?;
         let get = |s| {
             r.i32(s).map_err(|e| Ev3Error::Malformed {
                 command: name.into(),
                 detail: e.to_string(),
             })
         };
+        let (table, sensor) = (get(tb)?, get(sc)?);
+        let (tp, sp) = (self.table.port, self.sensor.port);
         Ok(ScanSample {
-            table: get(tb)?,
-            sensor: get(sc)?,
+            table: self.ev3.check_count(name, tp, table)?,
+            sensor: self.ev3.check_count(name, sp, sensor)?,
             rgb: [
                 get(rgb[0])? as f64,
                 get(rgb[1])? as f64,
@@ -844,6 +973,77 @@ impl MindCub3r {
     pub fn stop(&mut self) -> bool {
         self.ev3.stop_all().is_ok()
     }
+
+    /// The port of one of the robot's motors.
+    pub fn port_of(&self, part: Part) -> OutputPort {
+        match part {
+            Part::Arm => self.arm.port,
+            Part::Turntable => self.table.port,
+            Part::SensorArm => self.sensor.port,
+        }
+    }
+
+    /// Moves one motor by `degrees` (motor degrees, slowly) and back, reading its sensor
+    /// count before, at the far end and after coming back: what `robot check` judges a
+    /// motor by. Homes first; the machine's positions are unchanged afterwards.
+    pub fn jog(&mut self, part: Part, degrees: i32) -> Result<Jog, RobotError> {
+        self.check_interrupt()?;
+        self.ensure_homed()?;
+        let port = self.port_of(part);
+        let mut m = match part {
+            Part::Arm => self.arm,
+            Part::Turntable => self.table,
+            Part::SensorArm => self.sensor,
+        };
+        let saved = m.target;
+        let jog = self.guard(|r| {
+            let from = r.ev3.count(port)?;
+            let what = format!("check: motor {port} by {degrees:+}° and back");
+            r.ev3.move_to(&what, &mut m, from + degrees, 20, (5, 5))?;
+            let reached = r.ev3.count(port)?;
+            r.ev3.move_to(&what, &mut m, from, 20, (5, 5))?;
+            let back = r.ev3.count(port)?;
+            Ok(Jog {
+                port,
+                from,
+                target: from + degrees,
+                reached,
+                back,
+            })
+        });
+        m.target = saved;
+        match part {
+            Part::Arm => self.arm = m,
+            Part::Turntable => self.table = m,
+            Part::SensorArm => self.sensor = m,
+        }
+        jog
+    }
+}
+
+/// One of the MindCub3r's three motors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The tilt/hold arm (large motor).
+    Arm,
+    /// The turntable (large motor).
+    Turntable,
+    /// The colour-sensor arm (medium motor).
+    SensorArm,
+}
+
+/// A small move of one motor and back ([`MindCub3r::jog`]): sensor counts in degrees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jog {
+    pub port: OutputPort,
+    /// Before the move.
+    pub from: i32,
+    /// Where it was sent.
+    pub target: i32,
+    /// Where it ended.
+    pub reached: i32,
+    /// After coming back.
+    pub back: i32,
 }
 
 /// One round trip of a scanning revolution.

@@ -255,7 +255,9 @@
 //!
 //! ## Start-up
 //!
-//! Connecting pings the brick, checks the four devices, and takes the turntable's present
+//! Connecting pings the brick, checks the four devices, sets the three motors' polarity to
+//! normal (an earlier session may have reversed one, see
+//! [Polarity](crate::robot::ev3::protocol#polarity)), and takes the turntable's present
 //! count as its zero (the turntable has no end stop: the tray must be square when the
 //! program starts). Homing drives the sensor arm to its parked stop and the tilt arm to its
 //! retracted stop, zeroes both, then moves the arm away and the sensor arm to clear. Any
@@ -268,6 +270,7 @@
 //! 315°. The arm must clamp only the top layer of the two; `hold_2x2` is a separate value,
 //! and whether a 2x2x2 sits firmly in the tray is not confirmed.
 
+pub mod check;
 pub mod config;
 pub mod cost;
 pub mod error;
@@ -279,5 +282,5 @@ pub mod scan;
 
 pub use config::Config;
 pub use error::RobotError;
-pub use machine::MindCub3r;
+pub use machine::{Jog, MindCub3r, Part};
 pub use scan::scan_steps;

@@ -14,15 +14,23 @@
 //! * `stall@N` — the N-th face-turn step does not happen and its `MOVE` answers
 //!   `ERR STALL` (once);
 //! * `silent@N` — from the N-th face-turn step on the robot answers nothing (a dead
-//!   battery: the step is not made).
+//!   battery: the step is not made);
+//! * `latency=MS` — every reply arrives MS simulated milliseconds late;
+//! * `jitter=MS` — every reply's delay moves by a seeded draw in ±MS (never below zero,
+//!   never overtaking the reply before it, as on a serial line);
+//! * `dropout@N=MS` — when command N arrives the link drops out for MS: command N runs,
+//!   but every reply and every line the host sends meanwhile is lost;
+//! * `corrupt@N` — one byte of the replies to command N (a seeded byte of a seeded one of
+//!   its first three reply lines) is replaced by a seeded other byte.
 //!
-//! Without `@N`, N = 1.
+//! Without `@N`, N = 1. Commands count from 1, resends of the same sequence number not
+//! included.
 
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::color::raw::Scale;
@@ -44,43 +52,81 @@ pub enum LineFaultKind {
     Drop,
     Stall,
     Silent,
+    Latency,
+    Jitter,
+    Dropout,
+    Corrupt,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineFault {
     pub kind: LineFaultKind,
     pub at: u32,
+    /// Simulated milliseconds (`latency`, `jitter`, `dropout`).
+    pub ms: u32,
 }
 
-/// Parses a fault list (`drop@2,stall@5`).
+/// Parses a fault list (`drop@2,stall@5,latency=40,dropout@9=500,corrupt@12`).
 pub fn parse_faults(spec: &str) -> Result<Vec<LineFault>, LineSimError> {
     let mut out = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (kind, at) = match part.split_once('@') {
+        let bad = |reason: String| LineSimError::Fault {
+            spec: part.into(),
+            reason,
+        };
+        let (head, ms) = match part.split_once('=') {
+            Some((h, v)) => (
+                h,
+                Some(
+                    v.parse::<u32>()
+                        .map_err(|_| bad(format!("{v:?} is not a whole number of ms")))?,
+                ),
+            ),
+            None => (part, None),
+        };
+        let (kind, at) = match head.split_once('@') {
             Some((k, n)) => (
                 k,
-                n.parse::<u32>()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or(LineSimError::Fault {
-                        spec: part.into(),
-                        reason: format!("{n:?} is not a positive count"),
-                    })?,
+                Some(
+                    n.parse::<u32>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| bad(format!("{n:?} is not a positive count")))?,
+                ),
             ),
-            None => (part, 1),
+            None => (head, None),
         };
         let kind = match kind {
             "drop" => LineFaultKind::Drop,
             "stall" => LineFaultKind::Stall,
             "silent" => LineFaultKind::Silent,
+            "latency" => LineFaultKind::Latency,
+            "jitter" => LineFaultKind::Jitter,
+            "dropout" => LineFaultKind::Dropout,
+            "corrupt" => LineFaultKind::Corrupt,
             other => {
-                return Err(LineSimError::Fault {
-                    spec: part.into(),
-                    reason: format!("unknown kind {other:?} (drop, stall, silent)"),
-                })
+                return Err(bad(format!(
+                    "unknown kind {other:?} (drop, stall, silent, latency=MS, jitter=MS, dropout@N=MS, corrupt@N)"
+                )))
             }
         };
-        out.push(LineFault { kind, at });
+        let timed = matches!(
+            kind,
+            LineFaultKind::Latency | LineFaultKind::Jitter | LineFaultKind::Dropout
+        );
+        match (timed, ms) {
+            (true, None) => return Err(bad("needs =MS".into())),
+            (false, Some(_)) => return Err(bad("takes no =MS".into())),
+            _ => {}
+        }
+        if matches!(kind, LineFaultKind::Latency | LineFaultKind::Jitter) && at.is_some() {
+            return Err(bad("applies to every reply: no @N".into()));
+        }
+        out.push(LineFault {
+            kind,
+            at: at.unwrap_or(1),
+            ms: ms.unwrap_or(0),
+        });
     }
     Ok(out)
 }
@@ -126,6 +172,8 @@ impl Default for LineSimConfig {
 }
 
 struct Shared {
+    /// Whether a step is turning now.
+    turning: bool,
     cube: FaceletCube,
     /// Which physical sticker is at each facelet (for stable wear across re-reads).
     ids: Vec<usize>,
@@ -158,6 +206,14 @@ impl LineSimHandle {
             .unwrap_or_else(|p| p.into_inner().cube.clone())
     }
 
+    /// Whether a step is turning now.
+    pub fn motors_running(&self) -> bool {
+        self.shared
+            .lock()
+            .map(|s| s.turning)
+            .unwrap_or_else(|p| p.into_inner().turning)
+    }
+
     /// Simulated seconds spent turning.
     pub fn clock(&self) -> f64 {
         self.shared
@@ -177,13 +233,30 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
     let mut cfg = cfg;
     cfg.caps.size = initial.size().n() as u32;
     let shared = Arc::new(Mutex::new(Shared {
+        turning: false,
         cube: initial.clone(),
         ids: (0..initial.size().stickers()).collect(),
         clock: 0.0,
     }));
     let appearance = Appearance::new(cfg.palette, Conditions::for_palette(cfg.palette), cfg.seed);
     let speed = cfg.speed;
+    let sum = |k: LineFaultKind| {
+        cfg.faults
+            .iter()
+            .filter(|f| f.kind == k)
+            .map(|f| f.ms as f64 / 1000.0)
+            .sum::<f64>()
+    };
+    let latency = sum(LineFaultKind::Latency);
+    let jitter = sum(LineFaultKind::Jitter);
+    let faults_rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x11_4E5E);
     let peer = LinePeer {
+        jitter,
+        latency,
+        last_stamp: f64::NEG_INFINITY,
+        link_down_until: f64::NEG_INFINITY,
+        corrupt: None,
+        faults_rng,
         inbuf: Vec::new(),
         pending: VecDeque::new(),
         speed_pct: cfg.caps.speed,
@@ -200,7 +273,7 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
         busy: None,
         outbox: Vec::new(),
     };
-    let server = PtyServer::spawn("line-sim", peer, speed.max(1e-6), 0.0)?;
+    let server = PtyServer::spawn("line-sim", peer, speed.max(1e-6), latency)?;
     Ok(LineSimHandle {
         server,
         initial,
@@ -257,6 +330,15 @@ struct LinePeer {
     busy: Option<Busy>,
     /// Replies written since the last round, with the simulated time they were written.
     outbox: Vec<(f64, Vec<u8>)>,
+    /// `jitter=MS` spread and `latency=MS` (simulated seconds), and the last stamp given.
+    jitter: f64,
+    latency: f64,
+    last_stamp: f64,
+    /// A `dropout` under way: nothing gets through before this simulated time.
+    link_down_until: f64,
+    /// `corrupt@N`: the reply line (of the command being handled) still to corrupt.
+    corrupt: Option<(u16, usize)>,
+    faults_rng: ChaCha8Rng,
 }
 
 fn cfg_seed_noise(shared: &Arc<Mutex<Shared>>) -> u64 {
@@ -297,6 +379,10 @@ impl Peer for LinePeer {
             }
         }
         out.append(&mut self.outbox);
+        let turning = matches!(self.busy, Some(Busy::Move { .. }));
+        if let Ok(mut s) = self.shared.lock() {
+            s.turning = turning;
+        }
         now
     }
 }
@@ -314,11 +400,35 @@ impl LinePeer {
     }
 
     fn write(&mut self, line: &str) {
-        if self.silent {
+        if self.silent || self.now < self.link_down_until {
             return;
         }
-        self.outbox
-            .push((self.now, format!("{line}\n").into_bytes()));
+        let mut bytes = format!("{line}\n").into_bytes();
+        if let Some((seq, left)) = self.corrupt {
+            if line.split_whitespace().next() == Some(seq.to_string().as_str()) {
+                if left == 0 {
+                    let i = self.faults_rng.gen_range(0..bytes.len());
+                    let old = bytes[i];
+                    bytes[i] = loop {
+                        let b: u8 = self.faults_rng.gen();
+                        if b != old {
+                            break b;
+                        }
+                    };
+                    self.corrupt = None;
+                } else {
+                    self.corrupt = Some((seq, left - 1));
+                }
+            }
+        }
+        let mut stamp = self.now;
+        if self.jitter > 0.0 {
+            let d: f64 = self.faults_rng.gen_range(-self.jitter..=self.jitter);
+            stamp += d.max(-self.latency);
+        }
+        stamp = stamp.max(self.last_stamp);
+        self.last_stamp = stamp;
+        self.outbox.push((stamp, bytes));
     }
 
     /// Sends a reply line for the current command (recorded for replays).
@@ -359,6 +469,9 @@ impl LinePeer {
             return;
         }
         let mut words = line.split_whitespace();
+        if self.now < self.link_down_until {
+            return; // lost in a drop-out
+        }
         let Some(seq) = words.next().and_then(|s| s.parse::<u16>().ok()) else {
             self.write(&format!("0 ERR SYNTAX no sequence number in {line:?}"));
             return;
@@ -375,6 +488,20 @@ impl LinePeer {
             }
         }
         self.commands += 1;
+        let n = self.commands;
+        if let Some(f) = self
+            .cfg
+            .faults
+            .iter()
+            .find(|f| f.kind == LineFaultKind::Dropout && f.at == n)
+        {
+            // Command N gets through and runs; then the link is down.
+            self.link_down_until = self.now + f.ms as f64 / 1000.0;
+        }
+        if self.fault_at(LineFaultKind::Corrupt, n) {
+            let line = self.faults_rng.gen_range(0..3);
+            self.corrupt = Some((seq, line));
+        }
         let dropped = self
             .cfg
             .faults

@@ -11,5 +11,6 @@ pub mod line;
 pub mod pty;
 
 pub use brick::{
-    spawn_pty, starting_cube, Dropout, Faults, Physics, SimConfig, SimError, SimHandle,
+    spawn_hid, spawn_pty, starting_cube, Dropout, Faults, Physics, Port, SimConfig, SimError,
+    SimHandle,
 };

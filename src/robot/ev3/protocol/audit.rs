@@ -40,6 +40,10 @@
 //! |------|-----------|------------|
 //! | `0x01` | NOP | — |
 //! | `0x82 0x1B` | UI_WRITE LED | PATTERN:8 |
+//! | `0x81 0x01` | UI_READ GET_VBATT | *VALUE:F |
+//! | `0x81 0x12` | UI_READ GET_LBATT | *PCT:8 |
+//! | `0x81 0x09` / `0x0A` | UI_READ GET_HW_VERS / GET_FW_VERS | LENGTH:8 *TEXT:S |
+//! | `0xD3 0x0D` | COM_GET GET_BRICKNAME | LENGTH:8 *TEXT:S |
 //! | `0x94 0x01` | SOUND TONE | VOLUME:8 FREQ:16 DURATION:16 |
 //! | `0x94 0x00` | SOUND BREAK | — |
 //! | `0x96` | SOUND_READY | — |
@@ -232,6 +236,8 @@ const READY: &[P] = &[
     i(I8, R::Values),
 ];
 
+const TEXT: &[P] = &[i(I8, R::Length), o(Ty::Str)];
+
 const fn spec(code: u8, name: &'static str, params: &'static [P]) -> OpSpec {
     OpSpec {
         code,
@@ -260,6 +266,36 @@ pub const OPS: &[OpSpec] = &[
         op::UI_WRITE_LED,
         "UI_WRITE LED",
         &[i(I8, R::Pattern)],
+    ),
+    sub(
+        op::UI_READ,
+        op::UI_READ_GET_VBATT,
+        "UI_READ GET_VBATT",
+        &[o(F32)],
+    ),
+    sub(
+        op::UI_READ,
+        op::UI_READ_GET_LBATT,
+        "UI_READ GET_LBATT",
+        &[o(I8)],
+    ),
+    sub(
+        op::UI_READ,
+        op::UI_READ_GET_HW_VERS,
+        "UI_READ GET_HW_VERS",
+        TEXT,
+    ),
+    sub(
+        op::UI_READ,
+        op::UI_READ_GET_FW_VERS,
+        "UI_READ GET_FW_VERS",
+        TEXT,
+    ),
+    sub(
+        op::COM_GET,
+        op::COM_GET_BRICKNAME,
+        "COM_GET GET_BRICKNAME",
+        TEXT,
     ),
     sub(op::SOUND, 0x00, "SOUND BREAK", &[]),
     sub(
@@ -1311,6 +1347,18 @@ mod tests {
             ("06 00 2A 00 00 00 00 01", Some("03 00 2A 00 04"), "reply"),
             // No reply at all.
             ("06 00 2A 00 00 00 00 01", None, "unanswered"),
+            // A string that does not end within its slot.
+            (
+                "09 00 01 00 00 04 00 D3 0D 04 60",
+                Some("07 00 01 00 02 45 56 33 34"),
+                "string",
+            ),
+            // A string output with LENGTH -1 (no check).
+            (
+                "09 00 01 00 00 04 00 D3 0D 3F 60",
+                Some("07 00 01 00 02 45 56 33 00"),
+                "string",
+            ),
             // A system command.
             ("04 00 2A 00 01 9D", None, "type"),
         ];
@@ -1351,6 +1399,14 @@ mod tests {
         c.nop().led(3).tone(20, 880, 150);
         send(&mut a, &c, 1);
         let mut c = DirectCommand::new();
+        c.brick_name(32);
+        c.firmware_version(16);
+        c.hardware_version(8);
+        c.battery_volts();
+        c.battery_level();
+        c.output_polarity(7, 1);
+        send(&mut a, &c, 5);
+        let mut c = DirectCommand::new();
         c.output_get_count(OutputPort::D);
         c.output_read(OutputPort::A);
         c.output_test(0x0F);
@@ -1369,8 +1425,8 @@ mod tests {
         send(&mut a, &c, 7);
         a.finish();
         assert!(a.clean(), "{:?}", a.violations);
-        assert_eq!(a.stats.commands, 3);
-        assert_eq!(a.stats.replies, 2);
+        assert_eq!(a.stats.commands, 4);
+        assert_eq!(a.stats.replies, 3);
         assert_eq!(a.stats.ops["OUTPUT_GET_COUNT"], 1);
     }
 }

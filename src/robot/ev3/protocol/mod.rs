@@ -173,6 +173,11 @@
 //! |------|------|------------|--------|-------|
 //! | `0x01` | NOP | — | nothing; a ping | ✓ |
 //! | `0x82 0x1B` | UI_WRITE LED | PATTERN | 0 off, 1 green, 2 red, 3 orange; 4–6 the same colours flashing, 7–9 pulsing | ✓ |
+//! | `0x81 0x01` | UI_READ GET_VBATT | *VOLTS (DATAF) | battery voltage | ✓ |
+//! | `0x81 0x12` | UI_READ GET_LBATT | *PCT (DATA8) | battery level 0..100, see [Brick queries](#brick-queries) | ✓ |
+//! | `0x81 0x0A` | UI_READ GET_FW_VERS | LENGTH (DATA8), *TEXT (string) | firmware version, e.g. `V1.09H` | ✓ |
+//! | `0x81 0x09` | UI_READ GET_HW_VERS | LENGTH, *TEXT | hardware version, e.g. `V0.60` | ✓ |
+//! | `0xD3 0x0D` | COM_GET GET_BRICKNAME | LENGTH, *TEXT | the brick's name (`EV3` unless renamed) | ✓ |
 //! | `0x94 0x01` | SOUND TONE | VOLUME (0..100), FREQ (DATA16, Hz), DURATION (DATA16, ms) | a beep | ✓ |
 //! | `0x96` | SOUND_READY | — | waits for the tone to end | |
 //! | `0x85` | TIMER_WAIT | TIME (DATA32, ms), *TIMER | arms a timer in a variable | |
@@ -182,7 +187,7 @@
 //! | `0xA4` | OUTPUT_POWER | LAYER, NOS, POWER | unregulated duty cycle, applied by START | ✓ |
 //! | `0xA5` | OUTPUT_SPEED | LAYER, NOS, SPEED | regulated speed, applied by START | ✓ |
 //! | `0xA6` | OUTPUT_START | LAYER, NOS | starts the motors with the values set | ✓ |
-//! | `0xA7` | OUTPUT_POLARITY | LAYER, NOS, POL (−1, 0 = toggle, 1) | direction convention | |
+//! | `0xA7` | OUTPUT_POLARITY | LAYER, NOS, POL (−1, 0 = toggle, 1) | direction convention, see [Polarity](#polarity) | ✓ |
 //! | `0xA8` | OUTPUT_READ | LAYER, NO, *SPEED (DATA8), *COUNT (DATA32) | present speed and movement count | ✓ |
 //! | `0xA9` | OUTPUT_TEST | LAYER, NOS, *BUSY (DATA8) | 1 while any selected motor still runs a step or time job | ✓ |
 //! | `0xAA` | OUTPUT_READY | LAYER, NOS | holds the command until those jobs end | ✓ |
@@ -203,6 +208,38 @@
 //! naming a type and mode switches the device if needed and waits until it delivers data
 //! in that mode, which takes a while, so the colour sensor stays in RGB-RAW for a whole
 //! scan.
+//!
+//! ## Brick queries
+//!
+//! UI_READ and COM_GET take a sub-code first, like INPUT_DEVICE. Their parameters, from the
+//! firmware's parameter table (`lms2012.c`) and `c_ui.c` / `c_com.c`:
+//!
+//! | Sub-code | Parameters | Writes |
+//! |----------|------------|--------|
+//! | UI_READ GET_VBATT (1) | *VALUE | DATAF volts |
+//! | UI_READ GET_LBATT (18) | *PCT | DATA8: `(mV − 6200) · 100 / (7500 − 6200)`, clamped to 0..100 |
+//! | UI_READ GET_HW_VERS (9), GET_FW_VERS (10) | LENGTH, *DESTINATION | the text and its terminating zero, at most LENGTH bytes |
+//! | COM_GET GET_BRICKNAME (13) | LENGTH, *DESTINATION | the same, the brick's name |
+//!
+//! A string output is a global variable with LENGTH bytes reserved for it
+//! ([`DirectCommand::brick_name`] and the like reserve them); the firmware writes at most
+//! LENGTH − 1 characters and a zero (`snprintf`), and leaves the rest of the slot as it was.
+//! LENGTH −1 means "no check" and is never sent. The battery limits are the firmware's
+//! (`lms2012.h`): the level runs from 6.2 V (0 %) to 7.5 V (100 %) for six AA cells; the
+//! firmware itself warns below 6.2 V and switches off below 5.5 V within 10 s (the
+//! rechargeable pack: 7.1, 6.5 and 6.0 V).
+//!
+//! ## Polarity
+//!
+//! OUTPUT_POLARITY sets a motor's direction convention: with POL −1 every later
+//! OUTPUT_SPEED, OUTPUT_POWER and OUTPUT_STEP_/TIME_ job runs the motor the other way,
+//! step counts included, while the tacho counts keep following the shaft (`d_pwm.c`
+//! multiplies the speed and the steps by `Pol`, never the counts): a positive move of a
+//! reversed motor makes its count *fall*. The firmware sets every motor's polarity back to
+//! 1 only when a user program starts or ends (`d_pwm.c`: PROGRAM_STOP falls through to
+//! PROGRAM_START), never when a host connects, so a host that finds a motor reversed by an
+//! earlier session must set it: the MindCub3r sends OUTPUT_POLARITY 1 to its motors on
+//! every connect.
 //!
 //! ## Motor counters
 //!
@@ -370,6 +407,17 @@
 //! ```text
 //! ← 03 00 | cc cc | 04
 //! ```
+//! E16: the brick's name (32 bytes at GV 0; LENGTH 32 is `81 20`), firmware version (16
+//! bytes at GV 32, `E1 20`), battery volts (DATAF at GV 48) and level (DATA8 at GV 52): 53
+//! global bytes (`35 00`). The reply: `EV3`, `V1.09H`, 7.9 V (`CD CC FC 40`), 100 %.
+//! ```text
+//! → 17 00 | 0E 00 | 00 | 35 00 | D3 0D 81 20 60 | 81 0A 10 E1 20 | 81 01 E1 30 | 81 12 E1 34
+//! ← 38 00 | 0E 00 | 02 | 45 56 33 00 <28 bytes> | 56 31 2E 30 39 48 00 <9 bytes> | CD CC FC 40 | 64
+//! ```
+//! E17: polarity of motors A, B and C (`07`) set to normal, no reply.
+//! ```text
+//! → 09 00 | 0F 00 | 80 | 00 00 | A7 00 07 01
+//! ```
 
 use std::fmt;
 
@@ -393,8 +441,15 @@ pub const MAX_MESSAGE: usize = 1024;
 /// Opcode numbers (see [Opcodes](crate::robot::ev3::protocol#opcodes)).
 pub mod op {
     pub const NOP: u8 = 0x01;
+    pub const UI_READ: u8 = 0x81;
+    pub const UI_READ_GET_VBATT: u8 = 0x01;
+    pub const UI_READ_GET_HW_VERS: u8 = 0x09;
+    pub const UI_READ_GET_FW_VERS: u8 = 0x0A;
+    pub const UI_READ_GET_LBATT: u8 = 0x12;
     pub const UI_WRITE: u8 = 0x82;
     pub const UI_WRITE_LED: u8 = 0x1B;
+    pub const COM_GET: u8 = 0xD3;
+    pub const COM_GET_BRICKNAME: u8 = 0x0D;
     pub const TIMER_WAIT: u8 = 0x85;
     pub const TIMER_READY: u8 = 0x86;
     pub const SOUND: u8 = 0x94;
@@ -649,6 +704,8 @@ pub enum SlotKind {
     I8,
     I32,
     F32,
+    /// A string of at most this many bytes, its terminating zero included.
+    Str(u8),
 }
 
 impl SlotKind {
@@ -656,6 +713,15 @@ impl SlotKind {
         match self {
             SlotKind::I8 => 1,
             SlotKind::I32 | SlotKind::F32 => 4,
+            SlotKind::Str(n) => n as usize,
+        }
+    }
+
+    /// The offsets a slot of this kind may start at are multiples of this.
+    fn align(self) -> usize {
+        match self {
+            SlotKind::I32 | SlotKind::F32 => 4,
+            SlotKind::I8 | SlotKind::Str(_) => 1,
         }
     }
 }
@@ -697,9 +763,9 @@ impl DirectCommand {
     /// Allocates a global slot in the order of the operations, rounding a 4-byte slot up to an
     /// offset divisible by 4 (see [Global memory](crate::robot::ev3::protocol#global-memory)).
     fn alloc(&mut self, kind: SlotKind) -> Slot {
-        let size = kind.size();
-        let offset = self.global.div_ceil(size) * size;
-        self.global = offset + size;
+        let align = kind.align();
+        let offset = self.global.div_ceil(align) * align;
+        self.global = offset + kind.size();
         Slot { offset, kind }
     }
 
@@ -724,6 +790,49 @@ impl DirectCommand {
         self.ops
             .extend_from_slice(&[op::UI_WRITE, op::UI_WRITE_LED]);
         self.c(pattern as i32)
+    }
+
+    /// UI_READ GET_VBATT: battery voltage (DATAF).
+    pub fn battery_volts(&mut self) -> Slot {
+        self.ops
+            .extend_from_slice(&[op::UI_READ, op::UI_READ_GET_VBATT]);
+        self.g(SlotKind::F32)
+    }
+
+    /// UI_READ GET_LBATT: battery level 0..100 (DATA8).
+    pub fn battery_level(&mut self) -> Slot {
+        self.ops
+            .extend_from_slice(&[op::UI_READ, op::UI_READ_GET_LBATT]);
+        self.g(SlotKind::I8)
+    }
+
+    /// A string query (UI_READ or COM_GET with `sub`): LENGTH `len` (1..127), then a string
+    /// slot of `len` bytes.
+    fn text(&mut self, code: u8, sub: u8, len: u8) -> Slot {
+        let len = len.clamp(1, 127);
+        self.ops.extend_from_slice(&[code, sub]);
+        self.c(len as i32);
+        self.g(SlotKind::Str(len))
+    }
+
+    /// UI_READ GET_FW_VERS: the firmware version, at most `len` bytes with its zero.
+    pub fn firmware_version(&mut self, len: u8) -> Slot {
+        self.text(op::UI_READ, op::UI_READ_GET_FW_VERS, len)
+    }
+
+    /// UI_READ GET_HW_VERS: the hardware version, at most `len` bytes with its zero.
+    pub fn hardware_version(&mut self, len: u8) -> Slot {
+        self.text(op::UI_READ, op::UI_READ_GET_HW_VERS, len)
+    }
+
+    /// COM_GET GET_BRICKNAME: the brick's name, at most `len` bytes with its zero.
+    pub fn brick_name(&mut self, len: u8) -> Slot {
+        self.text(op::COM_GET, op::COM_GET_BRICKNAME, len)
+    }
+
+    /// OUTPUT_POLARITY: −1 reversed, 0 toggle, 1 normal (see [Polarity](crate::robot::ev3::protocol#polarity)).
+    pub fn output_polarity(&mut self, nos: u8, pol: i8) -> &mut Self {
+        self.out(op::OUTPUT_POLARITY, nos).c(pol as i32)
     }
 
     pub fn tone(&mut self, volume: u8, freq_hz: u16, ms: u16) -> &mut Self {
@@ -893,6 +1002,19 @@ impl Reply {
     pub fn f32(&self, slot: Slot) -> Result<f32, ProtocolError> {
         let b = self.bytes(slot)?;
         Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A string slot's text, up to its terminating zero (one is required within the slot).
+    pub fn string(&self, slot: Slot) -> Result<String, ProtocolError> {
+        let b = self.bytes(slot)?;
+        let end = b.iter().position(|&c| c == 0).ok_or_else(|| {
+            ProtocolError::Other(format!(
+                "the string at global {} does not end within its {} bytes",
+                slot.offset,
+                b.len()
+            ))
+        })?;
+        Ok(String::from_utf8_lossy(&b[..end]).into_owned())
     }
 }
 

@@ -217,3 +217,42 @@ fn command_round_trip() {
     assert!(f.wants_reply());
     assert_eq!(f.body, c.ops);
 }
+
+#[test]
+fn e16_brick_queries() {
+    let mut c = DirectCommand::new();
+    let name = c.brick_name(32);
+    let fw = c.firmware_version(16);
+    let volts = c.battery_volts();
+    let level = c.battery_level();
+    assert_eq!(
+        c.encode(0x0E),
+        h("17 00 | 0E 00 | 00 | 35 00 | D3 0D 81 20 60 | 81 0A 10 E1 20 | 81 01 E1 30 | 81 12 E1 34")
+    );
+    let mut globals = vec![0u8; 53];
+    globals[..3].copy_from_slice(b"EV3");
+    globals[32..38].copy_from_slice(b"V1.09H");
+    globals[48..52].copy_from_slice(&h("CD CC FC 40"));
+    globals[52] = 100;
+    let mut frame = h("38 00 0E 00 02");
+    frame.extend(&globals);
+    let r = decode_reply(&frame).unwrap();
+    assert_eq!(r.string(name).unwrap(), "EV3");
+    assert_eq!(r.string(fw).unwrap(), "V1.09H");
+    assert!((r.f32(volts).unwrap() - 7.9).abs() < 1e-6);
+    assert_eq!(r.i8(level).unwrap(), 100);
+    // A string that does not end within its slot is malformed.
+    let mut bad = frame.clone();
+    bad[5..5 + 32].fill(b'x');
+    assert!(decode_reply(&bad).unwrap().string(name).is_err());
+}
+
+#[test]
+fn e17_polarity() {
+    let mut c = DirectCommand::no_reply();
+    c.output_polarity(0x07, 1);
+    assert_eq!(
+        c.encode(0x0F),
+        h("09 00 | 0F 00 | 80 | 00 00 | A7 00 07 01")
+    );
+}

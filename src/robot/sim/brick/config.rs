@@ -23,6 +23,55 @@ pub struct Faults {
     pub jitter_ms: u32,
     /// Link drop-outs, in the order given.
     pub dropouts: Vec<Dropout>,
+    /// Commands one byte of whose reply is corrupted.
+    pub corrupt: Vec<u64>,
+    /// Pairs of ports whose devices are exchanged (both outputs or both sensor ports).
+    pub swaps: Vec<(Port, Port)>,
+    /// Ports with nothing plugged in.
+    pub unplugged: Vec<Port>,
+    /// Output ports (0..3 = A..D) whose motor an earlier session left with reversed
+    /// polarity.
+    pub reversed: Vec<u8>,
+    /// Output ports (0..3 = A..D) whose mechanism is jammed: the motor never turns.
+    pub jammed: Vec<u8>,
+    /// Output ports (0..3 = A..D) whose mechanism lost its end stops (a gear slipped off):
+    /// the motor turns freely, and homing finds no stop.
+    pub free: Vec<u8>,
+    /// The battery's voltage, in millivolts (instead of [`SimConfig::battery_mv`]).
+    pub battery_mv: Option<u32>,
+    /// The colour sensor's window is covered: it reads (0, 0, 0).
+    pub covered: bool,
+    /// No cube in the tray: the sensor sees the tray wherever it looks.
+    pub empty: bool,
+}
+
+/// A port of the brick, as a fault names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Port {
+    /// Output A..D as 0..3.
+    Output(u8),
+    /// Sensor port 1..4 as 0..3.
+    Sensor(u8),
+}
+
+impl Port {
+    fn parse(s: &str) -> Option<Port> {
+        match s.as_bytes() {
+            [c @ b'A'..=b'D'] => Some(Port::Output(c - b'A')),
+            [c @ b'a'..=b'd'] => Some(Port::Output(c - b'a')),
+            [c @ b'1'..=b'4'] => Some(Port::Sensor(c - b'1')),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Port {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Port::Output(n) => write!(f, "{}", (b'A' + n) as char),
+            Port::Sensor(n) => write!(f, "{}", n + 1),
+        }
+    }
 }
 
 /// A link drop-out: from the arrival of command `at`, for `ms` simulated milliseconds,
@@ -33,9 +82,12 @@ pub struct Dropout {
     pub ms: u32,
 }
 
+/// The items `--faults` takes, for messages.
+const FAULT_ITEMS: &str = "drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty";
+
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("bad fault spec {spec:?}: {why} (expected a comma list of drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS)")]
+    #[error("bad fault spec {spec:?}: {why} (expected a comma list of {FAULT_ITEMS})")]
     FaultSpec { spec: String, why: String },
     #[error(transparent)]
     Pty(#[from] PtyError),
@@ -54,13 +106,7 @@ impl FromStr for Faults {
         };
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (head, value) = match item.split_once('=') {
-                Some((h, v)) => {
-                    let ms: u32 = v
-                        .trim()
-                        .parse()
-                        .map_err(|_| bad(format!("{v:?} is not a whole number of ms")))?;
-                    (h.trim(), Some(ms))
-                }
+                Some((h, v)) => (h.trim(), Some(v.trim())),
                 None => (item, None),
             };
             let (kind, at) = match head.split_once('@') {
@@ -75,25 +121,75 @@ impl FromStr for Faults {
                 }
                 None => (head, None),
             };
-            let needs_ms = matches!(kind, "latency" | "jitter" | "dropout");
-            match (needs_ms, value) {
-                (true, None) => return Err(bad(format!("{kind} needs =MS"))),
-                (false, Some(_)) => return Err(bad(format!("{kind} takes no =MS"))),
-                _ => {}
+            let takes_at = matches!(kind, "drop" | "stall" | "silent" | "dropout" | "corrupt");
+            if at.is_some() && !takes_at {
+                return Err(bad(format!("{kind} applies from the start: no @N")));
             }
-            if matches!(kind, "latency" | "jitter") && at.is_some() {
-                return Err(bad(format!("{kind} applies to every reply: no @N")));
-            }
+            let value_kind = match kind {
+                "latency" | "jitter" | "dropout" => Some("=MS"),
+                "battery" => Some("=MV (millivolts)"),
+                "swap" => Some("=XY (two output ports A..D or two sensor ports 1..4)"),
+                "unplugged" => Some("=P (a port A..D or 1..4)"),
+                "reversed" | "jammed" | "free" => Some("=M (a motor port A..D)"),
+                _ => None,
+            };
+            let value = match (value_kind, value) {
+                (Some(what), None) => return Err(bad(format!("{kind} needs {what}"))),
+                (None, Some(_)) => return Err(bad(format!("{kind} takes no value"))),
+                (_, v) => v.unwrap_or(""),
+            };
+            let number = || -> Result<u32, SimError> {
+                value
+                    .parse()
+                    .map_err(|_| bad(format!("{value:?} is not a whole number")))
+            };
+            let port = |p: &str| {
+                Port::parse(p).ok_or_else(|| bad(format!("{p:?} is not a port (A..D or 1..4)")))
+            };
             let at1 = at.unwrap_or(1);
-            let ms = value.unwrap_or(0);
             match kind {
                 "drop" => f.drop_at = Some(at1),
                 "stall" => f.stall_at = Some(at1),
                 "silent" => f.silent_at = Some(at1),
                 "wrong-device" => f.wrong_device = true,
-                "latency" => f.latency_ms = ms,
-                "jitter" => f.jitter_ms = ms,
-                "dropout" => f.dropouts.push(Dropout { at: at1, ms }),
+                "latency" => f.latency_ms = number()?,
+                "jitter" => f.jitter_ms = number()?,
+                "dropout" => f.dropouts.push(Dropout {
+                    at: at1,
+                    ms: number()?,
+                }),
+                "corrupt" => f.corrupt.push(at1),
+                "battery" => f.battery_mv = Some(number()?),
+                "swap" => {
+                    let (a, b) = value.split_at(value.len().min(1));
+                    let (a, b) = (port(a)?, port(b)?);
+                    let same_kind = matches!(
+                        (a, b),
+                        (Port::Output(_), Port::Output(_)) | (Port::Sensor(_), Port::Sensor(_))
+                    );
+                    if !same_kind || a == b {
+                        return Err(bad(format!(
+                            "swap={value}: two different output ports or two different sensor ports"
+                        )));
+                    }
+                    f.swaps.push((a, b));
+                }
+                "unplugged" => f.unplugged.push(port(value)?),
+                "reversed" => match port(value)? {
+                    Port::Output(n) => f.reversed.push(n),
+                    Port::Sensor(_) => {
+                        return Err(bad(format!("reversed={value}: a motor port A..D")))
+                    }
+                },
+                "jammed" | "free" => match port(value)? {
+                    Port::Output(n) if kind == "jammed" => f.jammed.push(n),
+                    Port::Output(n) => f.free.push(n),
+                    Port::Sensor(_) => {
+                        return Err(bad(format!("{kind}={value}: a motor port A..D")))
+                    }
+                },
+                "covered" => f.covered = true,
+                "empty" => f.empty = true,
                 other => return Err(bad(format!("unknown fault {other:?}"))),
             }
         }
@@ -119,6 +215,10 @@ pub struct SimConfig {
     /// Transport latency added to every reply (simulated ms; USB ≈ 10, Bluetooth ≈ 60);
     /// the `latency=MS` fault adds to it.
     pub latency_ms: f64,
+    /// What COM_GET GET_BRICKNAME answers.
+    pub brick_name: String,
+    /// The battery's voltage in millivolts (the `battery=MV` fault replaces it).
+    pub battery_mv: u32,
 }
 
 impl Default for SimConfig {
@@ -134,6 +234,8 @@ impl Default for SimConfig {
             large_full_speed: 1050.0,
             medium_full_speed: 1560.0,
             latency_ms: 0.0,
+            brick_name: "EV3".into(),
+            battery_mv: 8100,
         }
     }
 }
@@ -173,6 +275,35 @@ mod tests {
             "dropout@4",
             "drop@2=10",
             "dropout@0=10",
+        ] {
+            assert!(bad.parse::<Faults>().is_err(), "{bad}");
+        }
+        let f: Faults =
+            "swap=AC, swap=23, unplugged=B, unplugged=4, reversed=b, battery=6100, covered, empty"
+                .parse()
+                .unwrap();
+        assert_eq!(
+            f.swaps,
+            vec![
+                (Port::Output(0), Port::Output(2)),
+                (Port::Sensor(1), Port::Sensor(2))
+            ]
+        );
+        assert_eq!(f.unplugged, vec![Port::Output(1), Port::Sensor(3)]);
+        assert_eq!(f.reversed, vec![1]);
+        assert_eq!(f.battery_mv, Some(6100));
+        assert!(f.covered && f.empty);
+        for bad in [
+            "swap=A2",
+            "swap=AA",
+            "swap=A",
+            "swap",
+            "unplugged=E",
+            "reversed=2",
+            "battery",
+            "battery=x",
+            "covered=1",
+            "reversed@3=A",
         ] {
             assert!(bad.parse::<Faults>().is_err(), "{bad}");
         }

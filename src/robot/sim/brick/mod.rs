@@ -1,7 +1,10 @@
-//! The simulated EV3 MindCub3r brick on a pseudo-terminal.
+//! The simulated EV3 MindCub3r brick on a pseudo-terminal, or on an in-memory USB HID pipe.
 //!
 //! [`spawn_pty`] serves EV3 direct commands on a pty through the shared
-//! [`PtyServer`]: framing with split and merged reads,
+//! [`PtyServer`], as over Bluetooth; [`spawn_hid`] serves the same brick over an in-memory
+//! HID pipe in the EV3's USB report framing (see
+//! [Report framing](crate::robot::link::hid#report-framing)), and hands back the host's
+//! [`HidLink`]: framing with split and merged reads,
 //! every parameter form, one command at a time, motors whose counts move over simulated
 //! time, the MindCub3r mechanics applied to a virtual cube, and a colour sensor reading the
 //! sticker physically under it through `color::synth::Appearance` (the sensor follows each
@@ -43,6 +46,20 @@
 //! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
 //! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
 //! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
+//! | `corrupt@N` | one byte of the reply to command N (seeded position, seeded new value) is changed on the way, as a noisy link does (repeatable) |
+//! | `swap=XY` | the devices of two output ports (`swap=AC`) or two sensor ports (`swap=23`) are exchanged: a cable in the wrong socket (repeatable) |
+//! | `unplugged=P` | nothing in port P (A..D or 1..4) (repeatable) |
+//! | `reversed=M` | motor M (A..D) starts with its polarity reversed, as an earlier session can leave it: its moves run backwards and its count falls until a host sends OUTPUT_POLARITY (see [Polarity](crate::robot::ev3::protocol#polarity)) (repeatable) |
+//! | `jammed=M` | the mechanism of motor M (A..D) is jammed: the motor never turns (repeatable) |
+//! | `free=M` | the mechanism of motor M lost its end stops (a gear slipped off): the motor turns freely and homing finds no stop (repeatable) |
+//! | `battery=MV` | the battery holds MV millivolts (default [`SimConfig::battery_mv`], 8100) |
+//! | `covered` | the colour sensor's window is covered: it reads (0, 0, 0) |
+//! | `empty` | no cube in the tray: the colour sensor sees the tray wherever it looks |
+//!
+//! The brick answers the brick queries of
+//! [the codec](crate::robot::ev3::protocol#brick-queries) as the firmware does: its name
+//! ([`SimConfig::brick_name`], `EV3`), firmware `V1.09H`, hardware `V0.60`, and the
+//! battery's voltage and level.
 //!
 //! The log ([`SimHandle::take_log`]) has one line for every injected fault and for
 //! every frame or reply a drop-out swallowed.
@@ -53,7 +70,7 @@
 pub mod config;
 mod model;
 
-pub use config::{Dropout, Faults, SimConfig, SimError};
+pub use config::{Dropout, Faults, Port, SimConfig, SimError};
 pub use model::Physics;
 
 use std::path::Path;
@@ -64,29 +81,41 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::cube::{random_state, FaceletCube};
 use crate::robot::ev3::protocol::{FrameBuffer, MAX_MESSAGE};
-use crate::robot::sim::pty::{Peer, PtyServer};
+use crate::robot::link::hid::{report_pipe, HidLink, PipeDevice};
+use crate::robot::sim::pty::{Endpoint, Peer, PtyServer, Server};
 
 use model::Brick;
 
 struct Shared {
     clock: f64,
     motion: f64,
+    /// Whether any motor has a job (is driving).
+    running: bool,
     cube: FaceletCube,
     tilts: u64,
     log: Vec<String>,
 }
 
+/// The server behind a simulated brick.
+enum Serving {
+    Pty(PtyServer),
+    Hid(Server),
+}
+
 /// A running simulated brick. Stops (and closes the pty) on drop.
 pub struct SimHandle {
-    server: PtyServer,
+    server: Serving,
+    /// The pty's path, or `usb (simulated)`.
+    path: std::path::PathBuf,
     initial: FaceletCube,
     shared: Arc<Mutex<Shared>>,
 }
 
 impl SimHandle {
-    /// The pty slave path the host opens as if it were the brick's Bluetooth tty.
+    /// The pty slave path the host opens as if it were the brick's Bluetooth tty (for a
+    /// brick on the HID pipe, `usb (simulated)`: nothing to open).
     pub fn path(&self) -> &Path {
-        self.server.path()
+        &self.path
     }
 
     /// The cube as it sat before any move (robot frame).
@@ -111,6 +140,11 @@ impl SimHandle {
         self.lock().motion
     }
 
+    /// Whether any motor is driving now (a job under way, or a run not yet stopped).
+    pub fn motors_running(&self) -> bool {
+        self.lock().running
+    }
+
     /// Tilts performed so far.
     pub fn tilts(&self) -> u64 {
         self.lock().tilts
@@ -127,7 +161,10 @@ impl SimHandle {
 
     /// Stops serving.
     pub fn stop(&mut self) {
-        self.server.stop();
+        match &mut self.server {
+            Serving::Pty(s) => s.stop(),
+            Serving::Hid(s) => s.stop(),
+        }
     }
 }
 
@@ -150,30 +187,88 @@ pub fn starting_cube(cfg: &SimConfig) -> Result<FaceletCube, SimError> {
     }
 }
 
-/// Starts a simulated brick on a new pty, served by a thread.
-pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
-    let cube = starting_cube(&cfg)?;
+/// The brick as a peer, and what its handle shares with it.
+fn brick_peer(cfg: &SimConfig) -> Result<(BrickPeer, FaceletCube, Arc<Mutex<Shared>>), SimError> {
+    let cube = starting_cube(cfg)?;
     let shared = Arc::new(Mutex::new(Shared {
         clock: 0.0,
         motion: 0.0,
+        running: false,
         cube: cube.clone(),
         tilts: 0,
         log: Vec::new(),
     }));
     let peer = BrickPeer {
-        brick: Brick::new(&cfg, cube.clone()),
+        brick: Brick::new(cfg, cube.clone()),
         frames: FrameBuffer::default(),
         shared: shared.clone(),
-        jitter: Jitter::new(&cfg),
+        jitter: Jitter::new(cfg),
         latency: (cfg.latency_ms + cfg.faults.latency_ms as f64).max(0.0) / 1000.0,
     };
+    Ok((peer, cube, shared))
+}
+
+/// Starts a simulated brick on a new pty, served by a thread.
+pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
+    let (peer, initial, shared) = brick_peer(&cfg)?;
     let latency = peer.latency;
     let server = PtyServer::spawn("ev3-sim", peer, cfg.speed, latency)?;
     Ok(SimHandle {
-        server,
-        initial: cube,
+        path: server.path().to_path_buf(),
+        server: Serving::Pty(server),
+        initial,
         shared,
     })
+}
+
+/// Starts a simulated brick on an in-memory USB HID pipe, served by a thread: the same
+/// brick as [`spawn_pty`]'s, in the EV3's HID report framing. Returns the host's link to
+/// it. Every output report the host writes is checked to be an EV3 report (the id 0 and
+/// 1024 bytes); one that is not is refused and noted in the log.
+pub fn spawn_hid(cfg: SimConfig) -> Result<(SimHandle, HidLink), SimError> {
+    let (peer, initial, shared) = brick_peer(&cfg)?;
+    let latency = peer.latency;
+    let (host, device) = report_pipe();
+    let end = HidEnd {
+        device,
+        shared: shared.clone(),
+    };
+    let server = Server::spawn("ev3-sim-usb", end, peer, cfg.speed, latency)?;
+    let handle = SimHandle {
+        path: "usb (simulated)".into(),
+        server: Serving::Hid(server),
+        initial,
+        shared,
+    };
+    Ok((handle, HidLink::new(Box::new(host), "usb (simulated)")))
+}
+
+/// The device's end of the HID pipe as the server's endpoint: one message per report.
+struct HidEnd {
+    device: PipeDevice,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Endpoint for HidEnd {
+    fn recv(&mut self, buf: &mut [u8]) -> Option<usize> {
+        let m = self.device.recv(std::time::Duration::from_millis(1));
+        if !self.device.refused.is_empty() {
+            let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            for why in self.device.refused.drain(..) {
+                s.log.push(format!("usb: refused {why}"));
+            }
+        }
+        let m = m?;
+        let n = m.len().min(buf.len());
+        buf[..n].copy_from_slice(&m[..n]);
+        Some(n)
+    }
+
+    fn send(&mut self, replies: &[Vec<u8>]) {
+        for r in replies {
+            self.device.send(r);
+        }
+    }
 }
 
 /// The brick as a peer of the pty server: whole frames in, replies out, its state
@@ -245,6 +340,7 @@ impl Peer for BrickPeer {
         let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         s.clock = brick.clock;
         s.motion = brick.motion;
+        s.running = brick.motors_running();
         s.tilts = brick.tilts;
         s.cube = brick.cube();
         s.log.append(&mut brick.log);

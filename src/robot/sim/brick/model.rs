@@ -20,7 +20,7 @@ use crate::robot::ev3::protocol::{
 };
 use crate::robot::mindcub3r::model::Primitive;
 
-use super::config::{Faults, SimConfig};
+use super::config::{Faults, Port, SimConfig};
 
 mod interpreter;
 mod vm;
@@ -77,6 +77,8 @@ struct SimMotor {
     max: f64,
     /// Stalled by a fault: does not move until stopped and restarted.
     blocked: bool,
+    /// Jammed for good (the `jammed` fault): never moves.
+    jammed: bool,
     overshoot: f64,
 }
 
@@ -95,6 +97,7 @@ impl SimMotor {
             min,
             max,
             blocked: false,
+            jammed: false,
             overshoot: 0.0,
         }
     }
@@ -150,7 +153,7 @@ impl SimMotor {
                 (*dir, v, *elapsed >= total)
             }
         };
-        if self.blocked {
+        if self.blocked || self.jammed {
             self.v = 0.0;
             return 0.0;
         }
@@ -283,10 +286,25 @@ pub(crate) struct Brick {
     /// Simulated seconds during which at least one motor was running: the robot's own
     /// motion time, free of the gaps in which the brick waited for the host.
     pub motion: f64,
+    /// The motors by mechanism: 0 tilt arm, 1 turntable, 2 sensor arm, 3 nothing (a
+    /// placeholder of type "none").
     motors: [SimMotor; 4],
+    /// Output port (0..3 = A..D) → the mechanism whose motor is plugged in there (`None`:
+    /// the port is empty).
+    wiring: [Option<usize>; 4],
     physics: Physics,
     /// Sensor ports (0..3) → device type.
     sensors: [i8; 4],
+    /// What COM_GET GET_BRICKNAME and UI_READ GET_FW_VERS / GET_HW_VERS answer.
+    pub name: String,
+    pub firmware: String,
+    pub hardware: String,
+    /// Battery voltage (V).
+    pub battery: f64,
+    /// The colour sensor's window is covered.
+    covered: bool,
+    /// No cube in the tray.
+    empty: bool,
     /// The cube in the robot frame (colours) and the physical sticker at each position.
     colors: Vec<Face>,
     ids: Vec<usize>,
@@ -309,6 +327,8 @@ pub(crate) struct Brick {
     commands: u64,
     silent: bool,
     stall_armed: bool,
+    /// The next reply gets one byte corrupted (a `corrupt` fault).
+    corrupt_next: bool,
     /// Simulated time until which the link is down (a `dropout` fault).
     link_down_until: f64,
     pub log: Vec<String>,
@@ -367,6 +387,37 @@ impl Brick {
         if color_port != 3 {
             sensors[3] = device::INFRARED;
         }
+        let mut wiring = [Some(0), Some(1), Some(2), Some(3)];
+        for &(a, b) in &cfg.faults.swaps {
+            match (a, b) {
+                (Port::Output(x), Port::Output(y)) => wiring.swap(x as usize, y as usize),
+                (Port::Sensor(x), Port::Sensor(y)) => sensors.swap(x as usize, y as usize),
+                _ => {}
+            }
+        }
+        for &p in &cfg.faults.unplugged {
+            match p {
+                Port::Output(x) => wiring[x as usize] = None,
+                Port::Sensor(x) => sensors[x as usize] = device::NONE,
+            }
+        }
+        let mut motors = motors;
+        for &port in &cfg.faults.reversed {
+            if let Some(m) = wiring[port as usize] {
+                motors[m].polarity = -1.0;
+            }
+        }
+        for &port in &cfg.faults.jammed {
+            if let Some(m) = wiring[port as usize] {
+                motors[m].jammed = true;
+            }
+        }
+        for &port in &cfg.faults.free {
+            if let Some(m) = wiring[port as usize] {
+                motors[m].min = f64::NEG_INFINITY;
+                motors[m].max = f64::INFINITY;
+            }
+        }
         let n = cube.size().stickers();
         let arm_region = Region::Away;
         let mut b = Brick {
@@ -374,8 +425,15 @@ impl Brick {
             clock: 0.0,
             motion: 0.0,
             motors,
+            wiring,
             physics,
             sensors,
+            name: cfg.brick_name.clone(),
+            firmware: "V1.09H".into(),
+            hardware: "V0.60".into(),
+            battery: cfg.faults.battery_mv.unwrap_or(cfg.battery_mv) as f64 / 1000.0,
+            covered: cfg.faults.covered,
+            empty: cfg.faults.empty,
             colors: cube.colors().to_vec(),
             ids: (0..n).collect(),
             upper: 0.0,
@@ -392,6 +450,7 @@ impl Brick {
             commands: 0,
             silent: false,
             stall_armed: false,
+            corrupt_next: false,
             link_down_until: 0.0,
             log: Vec::new(),
             tilts: 0,
@@ -401,11 +460,42 @@ impl Brick {
             b.sensors[color_port] = device::INFRARED;
             b.note("fault injected: the colour-sensor port holds an infrared sensor".into());
         }
+        for (a, c) in cfg.faults.swaps.clone() {
+            b.note(format!(
+                "fault injected: the devices of ports {a} and {c} are exchanged"
+            ));
+        }
+        for p in cfg.faults.unplugged.clone() {
+            b.note(format!("fault injected: nothing is plugged into port {p}"));
+        }
+        for m in cfg.faults.free.clone() {
+            let port = (b'A' + m) as char;
+            b.note(format!(
+                "fault injected: the mechanism of motor {port} has no end stop"
+            ));
+        }
+        for m in cfg.faults.jammed.clone() {
+            let port = (b'A' + m) as char;
+            b.note(format!(
+                "fault injected: the mechanism of motor {port} is jammed"
+            ));
+        }
+        for m in cfg.faults.reversed.clone() {
+            let port = (b'A' + m) as char;
+            b.note(format!(
+                "fault injected: motor {port}'s polarity was left reversed by an earlier session"
+            ));
+        }
         b
     }
 
     pub fn cube(&self) -> FaceletCube {
         FaceletCube::from_colors(self.size, self.colors.clone()).expect("sizes match")
+    }
+
+    /// Whether any motor has a job (a step, time or speed job not yet ended or stopped).
+    pub fn motors_running(&self) -> bool {
+        self.motors.iter().any(|m| m.job != Job::Idle)
     }
 
     fn note(&mut self, s: String) {
@@ -444,7 +534,7 @@ impl Brick {
     fn block(&mut self, m: usize, why: String) {
         if !self.motors[m].blocked {
             self.motors[m].blocked = true;
-            let port = (b'A' + m as u8) as char;
+            let port = self.port_letter(m);
             self.note(format!("mechanical fault: motor {port} jammed: {why}"));
         }
     }
@@ -617,7 +707,15 @@ impl Brick {
     }
 
     fn rgb_raw(&mut self) -> [i32; 3] {
-        match self.sticker_under_sensor() {
+        if self.covered {
+            return [0, 0, 0];
+        }
+        let under = if self.empty {
+            None
+        } else {
+            self.sticker_under_sensor()
+        };
+        match under {
             Some(pos) => {
                 let color = self.colors[pos];
                 let id = self.ids[pos];

@@ -51,6 +51,9 @@ impl Brick {
             ));
         }
         let drop = self.faults.drop_at == Some(n);
+        if self.faults.corrupt.contains(&n) {
+            self.corrupt_next = true;
+        }
         let reply = self.handle_inner(frame);
         if drop && reply.is_some() {
             self.note(format!("fault injected: reply to command {n} lost"));
@@ -64,9 +67,19 @@ impl Brick {
         self.clock < self.link_down_until
     }
 
-    /// A reply as the host gets it: lost while the link is down.
+    /// A reply as the host gets it: lost while the link is down, one byte changed by a
+    /// `corrupt` fault.
     fn through_link(&mut self, reply: Option<Vec<u8>>) -> Option<Vec<u8>> {
-        let r = reply?;
+        let mut r = reply?;
+        if std::mem::take(&mut self.corrupt_next) && !r.is_empty() {
+            let i = self.rng.gen_range(0..r.len());
+            let old = r[i];
+            r[i] = old ^ self.rng.gen_range(1..=255u8);
+            self.note(format!(
+                "fault injected: reply byte {i} corrupted (0x{old:02X} -> 0x{:02X})",
+                r[i]
+            ));
+        }
         if self.link_down() {
             self.note(format!(
                 "link drop-out: a reply is lost ({})",
@@ -259,11 +272,22 @@ impl Brick {
         Ok(())
     }
 
-    fn motors_of(nos: i32) -> Result<Vec<usize>, String> {
+    /// The mechanisms driven by the motors on the ports of a NOS bit field (an empty port
+    /// drives nothing, as on the brick).
+    fn motors_of(&self, nos: i32) -> Result<Vec<usize>, String> {
         if !(0..=15).contains(&nos) {
             return Err(format!("bad NOS {nos}"));
         }
-        Ok((0..4).filter(|i| nos & (1 << i) != 0).collect())
+        Ok((0..4)
+            .filter(|i| nos & (1 << i) != 0)
+            .filter_map(|i| self.wiring[i])
+            .collect())
+    }
+
+    /// The output port (letter) a mechanism's motor is plugged into, for notes.
+    pub(super) fn port_letter(&self, m: usize) -> char {
+        let port = self.wiring.iter().position(|&w| w == Some(m)).unwrap_or(m);
+        (b'A' + port as u8) as char
     }
 
     fn start_job(&mut self, m: usize, job: Job) {
@@ -275,12 +299,12 @@ impl Brick {
         } else {
             0.0
         };
-        // A run without a target (homing) is meant to end against a stop: the injected
-        // stall hits the next positioning job.
-        if self.stall_armed && !matches!(job, Job::Run { .. }) {
+        // A run without a target (homing: a speed run or a time job) is meant to end
+        // against a stop: the injected stall hits the next positioning job.
+        if self.stall_armed && matches!(job, Job::Step { .. }) {
             self.stall_armed = false;
             self.motors[m].blocked = true;
-            let port = (b'A' + m as u8) as char;
+            let port = self.port_letter(m);
             self.note(format!("fault injected: motor {port} stalls"));
         }
     }
@@ -292,6 +316,15 @@ impl Brick {
         s.pc += 1;
         match code {
             op::NOP => {}
+            op::UI_READ => self.ui_read(ops, s)?,
+            op::COM_GET => {
+                let sub = self.int(ops, s)?;
+                if sub as u8 != op::COM_GET_BRICKNAME {
+                    return Err(format!("COM_GET sub-command {sub} not simulated"));
+                }
+                let name = self.name.clone();
+                self.text(ops, s, &name)?;
+            }
             op::UI_WRITE => {
                 let sub = self.int(ops, s)?;
                 if sub as u8 != op::UI_WRITE_LED {
@@ -349,7 +382,7 @@ impl Brick {
     fn output_motors(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
         let _layer = self.int8(ops, s)?;
         let nos = self.int8(ops, s)?;
-        let ms = Self::motors_of(nos)?;
+        let ms = self.motors_of(nos)?;
         match code {
             op::OUTPUT_RESET => {
                 for &m in &ms {
@@ -409,6 +442,51 @@ impl Brick {
         Ok(true)
     }
 
+    /// UI_READ: the battery's voltage and level, the firmware and hardware versions, as
+    /// `c_ui.c` writes them (see "Brick queries" in the protocol module's docs).
+    fn ui_read(&mut self, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let sub = self.int(ops, s)? as u8;
+        match sub {
+            op::UI_READ_GET_VBATT => {
+                let d = self.out_param(ops, s)?;
+                self.write(s, d, &(self.battery as f32).to_le_bytes())?;
+            }
+            op::UI_READ_GET_LBATT => {
+                let d = self.out_param(ops, s)?;
+                let mv = (self.battery * 1000.0) as i32;
+                let pct = ((mv - 6200) * 100 / (7500 - 6200)).clamp(0, 100);
+                self.write(s, d, &[pct as u8])?;
+            }
+            op::UI_READ_GET_FW_VERS => {
+                let t = self.firmware.clone();
+                self.text(ops, s, &t)?;
+            }
+            op::UI_READ_GET_HW_VERS => {
+                let t = self.hardware.clone();
+                self.text(ops, s, &t)?;
+            }
+            other => return Err(format!("UI_READ sub-command {other} not simulated")),
+        }
+        Ok(())
+    }
+
+    /// LENGTH, *DESTINATION: at most LENGTH − 1 characters of `text` and a zero, as the
+    /// firmware's `snprintf` writes them (LENGTH −1, "no check", writes the whole text).
+    fn text(&mut self, ops: &[u8], s: &mut Suspended, text: &str) -> Result<(), String> {
+        let len = self.int(ops, s)?;
+        let d = self.out_param(ops, s)?;
+        let room = if len == -1 {
+            text.len() + 1
+        } else if (1..=127).contains(&len) {
+            len as usize
+        } else {
+            return Err(format!("string LENGTH {len}"));
+        };
+        let mut bytes: Vec<u8> = text.bytes().take(room - 1).collect();
+        bytes.push(0);
+        self.write(s, d, &bytes)
+    }
+
     /// STEP_/TIME_ SPEED/POWER: SPEED, P1, P2, P3, BRAKE, started on the motors `ms`.
     fn output_profile(
         &mut self,
@@ -460,8 +538,14 @@ impl Brick {
         if !(0..4).contains(&no) {
             return Err(format!("motor number {no} out of range (0..3)"));
         }
-        let m = &self.motors[no as usize];
-        let (count, speed, mv) = (m.count(), m.speed_pct(), m.phys - m.move_zero);
+        // An empty port reads as a motor that never moved.
+        let (count, speed, mv) = match self.wiring[no as usize] {
+            Some(m) => {
+                let m = &self.motors[m];
+                (m.count(), m.speed_pct(), m.phys - m.move_zero)
+            }
+            None => (0.0, 0, 0.0),
+        };
         if code == op::OUTPUT_READ {
             let d1 = self.out_param(ops, s)?;
             let d2 = self.out_param(ops, s)?;
@@ -477,10 +561,10 @@ impl Brick {
     fn device_at(&self, no: i32) -> Result<(i8, Option<usize>), String> {
         match no {
             0..=3 => Ok((self.sensors[no as usize], None)),
-            16..=19 => {
-                let m = (no - 16) as usize;
-                Ok((self.motors[m].kind, Some(m)))
-            }
+            16..=19 => match self.wiring[(no - 16) as usize] {
+                Some(m) => Ok((self.motors[m].kind, Some(m))),
+                None => Ok((device::NONE, None)),
+            },
             _ => Err(format!("input {no} out of range")),
         }
     }
@@ -645,6 +729,17 @@ mod tests {
             b.handle(&h("06 00 77 00 00 04 00 FE")).unwrap(),
             h("07 00 77 00 04 00 00 00 00")
         );
+        // E16: name, firmware, battery.
+        let r = b
+            .handle(&h(
+                "17 00 0E 00 00 35 00 D3 0D 81 20 60 81 0A 10 E1 20 81 01 E1 30 81 12 E1 34",
+            ))
+            .unwrap();
+        assert_eq!(&r[..5], &h("38 00 0E 00 02")[..]);
+        assert_eq!(&r[5..9], b"EV3\0");
+        assert_eq!(&r[5 + 32..5 + 39], b"V1.09H\0");
+        assert_eq!(&r[5 + 48..5 + 52], &(8.1f32).to_le_bytes());
+        assert_eq!(r[5 + 52], 100);
         // E13 layout: 13 bytes of globals.
         let r = b
             .handle(&h("21 00 0C 00 00 0D 00 99 1D 00 10 07 00 01 60 99 1D 00 11 07 00 01 64 99 1D 00 12 08 00 01 68 A9 00 07 6C"))
