@@ -42,7 +42,9 @@ pub struct SimArgs {
     pub palette: PaletteArg,
     /// Faults: comma list of `drop[@N]`, `stall[@N]`, `silent[@N]`, `latency=MS`, `jitter=MS`
     /// (seeded, ± MS per reply), `dropout@N=MS` (from command N the link loses everything for
-    /// MS) and `corrupt@N` (one seeded byte of command N's replies changed); for the
+    /// MS), `corrupt@N` (one seeded byte of command N's replies changed) and
+    /// `misread[=A:B]` (stickers A and B, such as U3 and F3, read as each other until a layer
+    /// turns; a seeded pair without a value); for the
     /// MindCub3r also `wrong-device`, `swap=AC` or `swap=23` (two cables exchanged),
     /// `unplugged=P`, `reversed=M` (polarity left reversed), `jammed=M`, `free=M` (no end
     /// stop), `battery=MV` (millivolts), `covered` (sensor reads 0) and `empty` (no cube).

@@ -28,6 +28,10 @@ pub struct ScanOpts {
     /// Re-scans of doubtful stickers before giving up.
     #[arg(long, default_value_t = 3)]
     pub max_rescans: usize,
+    /// When re-scans leave a doubt, go on with the resolver's most likely legal cube (a
+    /// run executes it and checks the result) instead of stopping with exit 1.
+    #[arg(long)]
+    pub best_effort: bool,
 }
 
 /// Where the run is journaled and what the solver is asked, shared by `run` and `restore`.
@@ -51,6 +55,10 @@ pub struct ExecuteOpts {
     /// the machine's load).
     #[arg(long, value_name = "N")]
     pub search_nodes: Option<u64>,
+    /// Rounds of execute-and-check at most: when the check after executing finds the cube
+    /// off the target (a misread), it is solved again from what the check saw.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub max_rounds: u32,
 }
 
 #[derive(clap::Args, Debug)]
@@ -123,11 +131,9 @@ pub(super) fn resolve_options(seed: u64, profile: Option<&Path>) -> Result<Resol
 
 /// The resolver's options, checked against the scanner before anything moves: a colour
 /// profile learned on another scale than the robot's scanner reads is refused here.
-fn checked_resolve_options(
-    connect: &ConnectArgs,
-    profile: Option<&Path>,
-) -> Result<ResolveOptions> {
-    let opts = resolve_options(connect.seed, profile)?;
+fn checked_resolve_options(connect: &ConnectArgs, scan: &ScanOpts) -> Result<ResolveOptions> {
+    let mut opts = resolve_options(connect.seed, scan.profile.as_deref())?;
+    opts.best_effort = scan.best_effort;
     if let Some(scale) = job::connect::scan_scale(connect.robot.into(), connect.scanner.into()) {
         job::scan::check_profile(&opts, scale)?;
     }
@@ -189,6 +195,7 @@ fn run_options(
         mirror: a.symmetries,
         inverse: true,
         max_rescans: a.scan.max_rescans,
+        max_rounds: a.execute.max_rounds as usize,
         journal,
         stop: stop.clone(),
     }
@@ -210,7 +217,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     if let Some(t) = &target {
         job::check_spec(t, size).context("bad target")?;
     }
-    let resolve = checked_resolve_options(&a.connect, a.scan.profile.as_deref())?;
+    let resolve = checked_resolve_options(&a.connect, &a.scan)?;
     let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
@@ -252,7 +259,7 @@ fn resume(
         }
         _ => jpath.to_path_buf(),
     };
-    let resolve = checked_resolve_options(&connect_args, a.scan.profile.as_deref())?;
+    let resolve = checked_resolve_options(&connect_args, &a.scan)?;
     let opts = run_options(a, size, None, journal, &stop);
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
@@ -266,7 +273,7 @@ fn resume(
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     let stop = stop_on_ctrlc();
     let size = a.connect.size.into();
-    let resolve = checked_resolve_options(&a.connect, a.scan.profile.as_deref())?;
+    let resolve = checked_resolve_options(&a.connect, &a.scan)?;
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let calibration = serde_json::json!({
@@ -330,6 +337,8 @@ struct Reporter {
     quiet: bool,
     scan_bar: Option<indicatif::ProgressBar>,
     exec_bar: Option<indicatif::ProgressBar>,
+    /// Scans resolved so far.
+    scans: usize,
 }
 
 impl Reporter {
@@ -339,6 +348,7 @@ impl Reporter {
             quiet: g.quiet,
             scan_bar: progress_bar(g, "scan"),
             exec_bar: progress_bar(g, "execute"),
+            scans: 0,
         }
     }
 
@@ -364,6 +374,7 @@ impl Reporter {
                 return;
             }
             RunEvent::Scanned { .. } => {
+                self.scans += 1;
                 if let Some(b) = &self.scan_bar {
                     b.finish_and_clear();
                 }
@@ -386,15 +397,26 @@ impl Reporter {
                     doubtful,
                     rescans,
                     state,
-                } => eprintln!(
-                    "scanned: {state} ({}{})",
-                    if confident { "confident" } else { "not confident" },
-                    if doubtful.is_empty() && rescans == 0 {
-                        String::new()
-                    } else {
-                        format!(", {rescans} re-scans, still doubtful: {doubtful:?}")
+                } => {
+                    let names = crate::cube::Size::from_stickers(state.chars().count())
+                        .map(|size| crate::color::resolve::facelet_names(&doubtful, size))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "scanned: {state} ({}{})",
+                        if confident { "confident" } else { "not confident" },
+                        if doubtful.is_empty() && rescans == 0 {
+                            String::new()
+                        } else if doubtful.is_empty() {
+                            format!(", {rescans} re-scans")
+                        } else {
+                            format!(", {rescans} re-scans, still in doubt: {names}")
+                        }
+                    );
+                    // A check's own doubt is reported with the check.
+                    if !confident && self.scans == 1 {
+                        eprintln!("going on with the best guess (--best-effort); the check after execution tells");
                     }
-                ),
+                }
                 RunEvent::Solved {
                     candidates,
                     shortest,
@@ -412,6 +434,33 @@ impl Reporter {
                         .unwrap_or_default()
                 ),
                 RunEvent::Verifying { by } => eprintln!("verifying by {by}"),
+                RunEvent::Checked {
+                    round,
+                    at_target,
+                    state,
+                    confident,
+                    next,
+                    reason,
+                    ..
+                } => {
+                    if !at_target {
+                        eprintln!(
+                            "check, round {round}: NOT at the target; the cube is {state}{}",
+                            if confident == Some(false) {
+                                " (the scan is in doubt)"
+                            } else {
+                                ""
+                            }
+                        );
+                    }
+                    match (next.as_str(), reason) {
+                        ("replan", _) => {
+                            eprintln!("solving again from what the check saw (round {})", round + 1)
+                        }
+                        ("stop", Some(why)) => eprintln!("stopping: {why}"),
+                        _ => {}
+                    }
+                }
                 RunEvent::Resumed {
                     seen,
                     by,
@@ -486,6 +535,32 @@ fn report(g: &Global, r: &RunReport) -> Exit {
         out.push('\n');
         out.push_str(&format!("verified by  {}", r.verified_by));
         out.push('\n');
+        if r.rounds.len() > 1 || r.stopped.is_some() {
+            out.push_str(&format!("rounds       {}", r.rounds.len()));
+            if let Some(why) = &r.stopped {
+                out.push_str(&format!(" (stopped: {why})"));
+            }
+            out.push('\n');
+            for k in &r.rounds {
+                out.push_str(&format!(
+                    "  round {}   {} ({} face turns, {:.1} s planned); {} by {}\n",
+                    k.round,
+                    if k.solution.is_empty() {
+                        "-"
+                    } else {
+                        &k.solution
+                    },
+                    k.face_turns,
+                    k.robot_seconds,
+                    if k.at_target {
+                        "at the target"
+                    } else {
+                        "NOT at the target"
+                    },
+                    k.checked_by
+                ));
+            }
+        }
         out.push_str(&format!("journal      {}", r.journal.display()));
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
@@ -536,6 +611,9 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
     }
     if let Some(p) = &scan.profile {
         w.push(format!("--profile {}", shell_word(p)));
+    }
+    if scan.best_effort {
+        w.push("--best-effort".into());
     }
     w.join(" ")
 }
@@ -609,9 +687,25 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {
             if g.json {
-                super::output::json_line(
-                    &serde_json::json!({"type": "no", "message": e.to_string()}),
-                );
+                let mut v = serde_json::json!({"type": "no", "message": e.to_string()});
+                if let RunError::Ambiguous {
+                    doubtful,
+                    rescans,
+                    best,
+                    margin,
+                } = &e
+                {
+                    let names = crate::cube::Size::from_stickers(best.chars().count())
+                        .map(|size| crate::color::resolve::facelet_names(doubtful, size))
+                        .unwrap_or_default();
+                    v["doubt"] = serde_json::json!({
+                        "stickers": names.split(' ').filter(|s| !s.is_empty()).collect::<Vec<_>>(),
+                        "best_guess": best,
+                        "margin": margin,
+                        "rescans": rescans,
+                    });
+                }
+                super::output::json_line(&v);
             }
             eprintln!("{e}");
             Ok(Exit::No)

@@ -33,17 +33,27 @@ pub enum RunError {
     /// The robot no longer knows which facelet each top position shows.
     #[error("scan failed: the scan frame was lost")]
     ScanFrameLost,
-    /// The verifying re-scan's colours cannot be paired with the first scan's.
-    #[error("scan failed: cannot match the colours of the re-scan")]
-    RescanColours,
+    /// The checking re-scan's colours cannot be paired with the first scan's.
+    #[error("scan failed: the re-scan after execution is not the first scan's cube: {0}")]
+    RescanColours(String),
     /// The camera scanner failed.
     #[cfg(feature = "vision")]
     #[error("scan failed: {0}")]
     Camera(#[from] CameraError),
-    #[error("the scan stays ambiguous after {rescans} re-scans; stickers in doubt: {doubtful:?}")]
+    /// Re-reads left a doubt: a rival legal cube is too close to the best one to tell.
+    #[error(
+        "the scan stays in doubt after {rescans} re-scan{}: stickers {} (a rival legal cube is {margin:.1} nats from the best); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
+        if *rescans == 1 { "" } else { "s" },
+        doubt_names(doubtful, best)
+    )]
     Ambiguous {
+        /// Facelet indices of the cube as the scan began.
         doubtful: Vec<usize>,
         rescans: usize,
+        /// The resolver's most likely legal cube (facelets, the scan's own symbols).
+        best: String,
+        /// Nats from the best to its closest rival.
+        margin: f64,
     },
     /// The colour profile was learned on another scale than the scanner reads.
     #[error(
@@ -125,6 +135,14 @@ pub struct Interruption {
     pub robot_candidates: Vec<String>,
     /// Whether the robot confirmed that its motors stopped (`None`: not asked).
     pub motors_stopped: Option<bool>,
+}
+
+/// `U3 F5 ...`: the stickers in doubt by name.
+fn doubt_names(doubtful: &[usize], best: &str) -> String {
+    match Size::from_stickers(best.chars().count()) {
+        Some(size) => crate::color::resolve::facelet_names(doubtful, size),
+        None => format!("{doubtful:?}"),
+    }
 }
 
 fn in_flight_note(candidates: &[String]) -> String {

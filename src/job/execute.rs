@@ -1,7 +1,30 @@
 //! From a known position to the report: align the target, solve, plan, execute with a
-//! journal, verify. [`finish`] reads as those steps; a fresh run gets its position from a
+//! journal, check. [`finish`] reads as those steps; a fresh run gets its position from a
 //! scan (`job::run`), a resumed one from its journal and what the robot shows
 //! (`job::resume`).
+//!
+//! ## Rounds
+//!
+//! A first scan can be wrong and still look sure (a misread the resolver mends into the
+//! wrong legal cube), or be in doubt with a best guess that `--best-effort` executes. Either
+//! way the plan was right for a cube the robot does not hold, and only the check after
+//! execution finds out. So a run is a loop of *rounds*: plan, execute, check
+//! ([`super::verify::check`]); when the check proves the target, the run ends; when it finds
+//! the cube elsewhere, the state a scan saw ([`super::verify::look`]; never a simulator's
+//! read-back, which a real robot does not have) is solved again, and that plan is the next
+//! round, up to [`RunOptions::max_rounds`] rounds. A wrong guess costs a check and a short
+//! second solution, not the job.
+//!
+//! The loop stops off the target, with the state it established, when the rounds are
+//! spent, when nothing can prove where the cube is (tracking only), or when what was seen
+//! cannot be planned from: a scan still in doubt (without `--best-effort`), a doubt whose
+//! best guess is the target, or a scan that sees the target where the read-back does not.
+//! It never ends "at the target" on anything but a read-back or a scan sure of every
+//! sticker.
+//!
+//! Each check is a `verify` line of the journal, with the state a scan saw; each later
+//! round's plan a `plan` line with its round number. A run stopped anywhere in a later
+//! round resumes from there like any other (`job::resume`).
 //!
 //! Execution journals each chunk's intent before it is sent and each confirmed action
 //! after (see [`super::journal`]). When it stops, it first asks the robot about the actions
@@ -15,21 +38,21 @@
 use std::sync::atomic::Ordering;
 
 use crate::cube::FaceletCube;
-use crate::robot::mindcub3r::cost::RobotState;
+use crate::robot::mindcub3r::cost::{Arm, RobotState};
 use crate::robot::mindcub3r::frames::{align_target, to_cube, to_robot};
 use crate::robot::mindcub3r::model::Orientation;
 
 use super::error::{Interruption, RunError};
 use super::journal::{
-    self, Action, Journal, JournalPlan, JournalRecord, JournalResume, JournalStart,
+    self, Action, Journal, JournalPlan, JournalRecord, JournalResume, JournalStart, JournalVerify,
 };
-use super::observe::{match_state, prefix_states};
+use super::observe::{match_state, prefix_states, Known};
 use super::options::RunOptions;
-use super::report::{RunEvent, RunReport};
+use super::report::{RoundReport, RunEvent, RunReport};
 use super::robot::{apply_action, orientation_after, Answer, Progress, RobotPlan, RunRobot};
 use super::solve::{add_robot_cost_solutions, solve_candidates, Tools};
 use super::target::TargetError;
-use super::verify::{final_cube, judge, Belief};
+use super::verify::{cannot_plan_from, check, look, no_round_left, shown, Belief};
 
 /// Where execution starts from: the cube in its scan's (first-scan) frame and naming, the
 /// robot's state, and what the journal should record.
@@ -70,10 +93,13 @@ pub struct Start {
     /// established; a simulator started here starts from it).
     pub connected_cube: Option<FaceletCube>,
     pub journal: JournalMode,
+    /// The round execution starts in (1 for a fresh run; a resume's from its journal).
+    pub round: usize,
 }
 
 /// Solves, plans and executes from a known position, journaling every action, then
-/// verifies.
+/// checks the cube; when the check finds it off the target, solves again from what it saw
+/// and executes that, up to [`RunOptions::max_rounds`] rounds (see the module docs).
 pub fn finish(
     robot: &mut dyn RunRobot,
     tools: &Tools,
@@ -82,6 +108,181 @@ pub fn finish(
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<RunReport, RunError> {
     let pos = &start.position;
+    let first = plan_from(robot, tools, pos, opts, events)?;
+    let mut run = Execution::begin(robot.kind(), start, &first.plan, opts)?;
+    let symbols = pos.first_scan.symbols();
+    let known = Known {
+        symbols,
+        colors: &start.first_colors,
+        raw_colors: &start.raw_colors,
+        raw_scale: start.raw_scale.as_deref(),
+        first_scan: &pos.first_scan,
+    };
+    let max_rounds = opts.max_rounds.max(1);
+    let mut round = start.round.max(1);
+    let mut plan = first.plan.clone();
+    let mut rounds: Vec<RoundReport> = Vec::new();
+    // What the host believes a simulator's initial cube is: the first scan (a fresh run
+    // scans from the simulator's start) or what the resume established (a simulator
+    // started for a resume starts from the journal's cube).
+    let initial = match (&start.connected_cube, start.resumed) {
+        (Some(c), true) => c.clone(),
+        (None, true) => run.initial.clone(),
+        _ => pos.first_scan.clone(),
+    };
+    // The first round's execution time as measured, beside its plan's prediction.
+    let mut measured = None;
+    loop {
+        let executing = std::time::Instant::now();
+        run.execute(robot, &plan, opts, events)?;
+        measured.get_or_insert(executing.elapsed().as_secs_f64());
+        let belief = Belief {
+            tracked: &run.tracked.clone(),
+            orientation: run.orientation,
+            initial: &initial,
+            symbols,
+            first_colors: &start.first_colors,
+        };
+        let checked = check(
+            robot,
+            &belief,
+            &known,
+            &pos.target,
+            &tools.resolve,
+            opts.max_rescans,
+            events,
+        );
+        let check = match checked {
+            Ok(c) => c,
+            Err(e) => return Err(run.interrupted(robot, e, opts)),
+        };
+        // Off the target: another round, planned from what a scan saw, or a reason not to.
+        let mut stop = None;
+        let mut sight = check.sight.clone();
+        if !check.at_target {
+            stop = no_round_left(&check, max_rounds - rounds.len() - 1, max_rounds);
+            if stop.is_none() && sight.is_none() {
+                let looked = look(
+                    robot,
+                    &belief,
+                    &known,
+                    &tools.resolve,
+                    opts.max_rescans,
+                    events,
+                );
+                match looked {
+                    Ok(s) => sight = Some(s),
+                    Err(e) => return Err(run.interrupted(robot, e, opts)),
+                }
+            }
+            if let (None, Some(s)) = (&stop, &sight) {
+                stop = cannot_plan_from(&check, s, &pos.target, tools.resolve.best_effort);
+            }
+        }
+        run.journal.verify(&JournalVerify {
+            round,
+            by: check.by.as_str().into(),
+            at_target: check.at_target,
+            seen: sight
+                .as_ref()
+                .map(|s| journal::encode(&to_robot(&s.cube, &s.orientation), &symbols)),
+            orientation: sight.as_ref().map(|s| s.orientation),
+            confident: sight.as_ref().map(|s| s.confident),
+        })?;
+        let (final_state, target) =
+            shown(&check.cube, check.at_target, &pos.first_scan, &pos.target);
+        let next = match (check.at_target, &stop) {
+            (true, _) => "done",
+            (false, Some(_)) => "stop",
+            (false, None) => "replan",
+        };
+        events(RunEvent::Checked {
+            round,
+            by: check.by.as_str().into(),
+            at_target: check.at_target,
+            state: journal::encode(&final_state, &symbols),
+            confident: sight.as_ref().map(|s| s.confident),
+            next: next.into(),
+            reason: stop.clone(),
+        });
+        rounds.push(RoundReport {
+            round,
+            solution: plan.alg.to_string(),
+            face_turns: plan.alg.len(),
+            actions: plan.actions.len(),
+            robot_seconds: plan.seconds,
+            checked_by: check.by.as_str().into(),
+            at_target: check.at_target,
+            state: journal::encode(&final_state, &symbols),
+            seen: sight.as_ref().map(|s| {
+                journal::encode(
+                    &shown(&s.cube, false, &pos.first_scan, &pos.target).0,
+                    &symbols,
+                )
+            }),
+            seen_confident: sight.as_ref().map(|s| s.confident),
+        });
+        match (next, sight) {
+            ("replan", Some(sight)) => {
+                let from = Position {
+                    cube: sight.cube.clone(),
+                    robot: RobotState {
+                        orientation: sight.orientation,
+                        arm: Arm::Away,
+                        turntable: 0,
+                    },
+                    first_scan: pos.first_scan.clone(),
+                    target: pos.target.clone(),
+                };
+                plan = match plan_from(robot, tools, &from, opts, events) {
+                    Ok(p) => p.plan,
+                    Err(e) => return Err(run.interrupted(robot, e, opts)),
+                };
+                round += 1;
+                run.next_round(&from, &plan, round)?;
+            }
+            _ => {
+                run.journal.end(check.at_target)?;
+                return Ok(RunReport {
+                    reached_target: check.at_target,
+                    final_state: journal::encode(&final_state, &symbols),
+                    target: journal::encode(&target, &symbols),
+                    first_scan: journal::encode(&pos.first_scan, &symbols),
+                    face_turns: first.plan.alg.len(),
+                    robot_seconds: first.plan.seconds,
+                    measured_seconds: measured,
+                    baseline_seconds: first.plan.baseline_seconds,
+                    solution: first.plan.alg.to_string(),
+                    actions: first.plan.actions.len(),
+                    candidates: first.candidates,
+                    scan_confident: start.scan_confident,
+                    rescans: start.rescans,
+                    verified_by: check.by.as_str().into(),
+                    journal: opts.journal.clone(),
+                    robot: robot.kind().into(),
+                    resumed: start.resumed,
+                    rounds,
+                    stopped: stop,
+                });
+            }
+        }
+    }
+}
+
+/// A plan and how many candidate solutions it was chosen from.
+struct Planned {
+    plan: RobotPlan,
+    candidates: usize,
+}
+
+/// Aligns the target, solves, and plans the cheapest execution from `pos`.
+fn plan_from(
+    robot: &mut dyn RunRobot,
+    tools: &Tools,
+    pos: &Position,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<Planned, RunError> {
     let aligned = align_target(&pos.cube, &pos.target).ok_or(TargetError::Centres)?;
     let cands = solve_candidates(tools, &pos.cube, &aligned, opts)?;
     events(RunEvent::Solved {
@@ -97,51 +298,9 @@ pub fn finish(
         robot_seconds: plan.seconds,
         baseline_seconds: plan.baseline_seconds,
     });
-    let mut run = Execution::begin(robot.kind(), start, &plan, opts)?;
-    let executing = std::time::Instant::now();
-    run.execute(robot, &plan, opts, events)?;
-    let measured = executing.elapsed().as_secs_f64();
-    let symbols = pos.first_scan.symbols();
-    // What the host believes a simulator's initial cube is: the first scan (a fresh run
-    // scans from the simulator's start) or what the resume established (a simulator
-    // started for a resume starts from the journal's cube).
-    let initial = match (&start.connected_cube, start.resumed) {
-        (Some(c), true) => c,
-        (None, true) => &run.initial,
-        _ => &pos.first_scan,
-    };
-    let belief = Belief {
-        tracked: &run.tracked,
-        orientation: run.orientation,
-        initial,
-        symbols,
-        first_colors: &start.first_colors,
-    };
-    let (cube, verified_by) =
-        match final_cube(robot, &belief, &tools.resolve, opts.max_rescans, events) {
-            Ok(v) => v,
-            Err(e) => return Err(run.interrupted(robot, e, opts)),
-        };
-    let (reached, final_state, target) = judge(&cube, verified_by, &pos.first_scan, &pos.target);
-    run.journal.end(reached)?;
-    Ok(RunReport {
-        reached_target: reached,
-        final_state: journal::encode(&final_state, &symbols),
-        target: journal::encode(&target, &symbols),
-        first_scan: journal::encode(&pos.first_scan, &symbols),
-        face_turns: plan.alg.len(),
-        robot_seconds: plan.seconds,
-        measured_seconds: Some(measured),
-        baseline_seconds: plan.baseline_seconds,
-        solution: plan.alg.to_string(),
-        actions: plan.actions.len(),
+    Ok(Planned {
+        plan,
         candidates: cands.len(),
-        scan_confident: start.scan_confident,
-        rescans: start.rescans,
-        verified_by: verified_by.as_str().into(),
-        journal: opts.journal.clone(),
-        robot: robot.kind().into(),
-        resumed: start.resumed,
     })
 }
 
@@ -202,6 +361,7 @@ impl Execution {
                     solution: plan.alg.to_string(),
                     planned_seconds: plan.seconds,
                     plan: plan.actions.clone(),
+                    round: Some(start.round.max(1)),
                 })?;
                 j
             }
@@ -217,6 +377,28 @@ impl Execution {
             done,
             seconds: 0.0,
         })
+    }
+
+    /// Opens round `round`: its plan from `pos` is journaled, and tracking starts again
+    /// from it.
+    fn next_round(
+        &mut self,
+        pos: &Position,
+        plan: &RobotPlan,
+        round: usize,
+    ) -> Result<(), RunError> {
+        self.tracked = to_robot(&pos.cube, &plan.start.orientation);
+        self.orientation = plan.start.orientation;
+        self.in_flight.clear();
+        self.journal.plan(&JournalPlan {
+            state: journal::encode(&self.tracked, &self.symbols),
+            orientation: self.orientation,
+            solution: plan.alg.to_string(),
+            planned_seconds: plan.seconds,
+            plan: plan.actions.clone(),
+            round: Some(round),
+        })?;
+        Ok(())
     }
 
     /// Executes the plan, journaling each chunk's intent and each confirmed action; a

@@ -27,6 +27,15 @@
 //! stay. It writes what it saw and what it decided, then the new plan, and goes on counting
 //! steps.
 //!
+//! ## Rounds
+//!
+//! After a plan is executed the cube is checked ([`crate::job::verify`]); the check is a
+//! *verify* line. When the cube is not at the target (a misread first scan executed the
+//! wrong cube's solution), the run solves again from what the check saw and executes that:
+//! a new *round*, whose plan is a *plan* line carrying its round number. A verify line that
+//! found the cube elsewhere names the state it saw, so a run stopped between the check and
+//! the next plan resumes from what was seen, not from what was believed.
+//!
 //! ## Format (version 2)
 //! * `{"type":"start", ...}` ([`JournalStart`]), once, first: robot kind, cube size, the
 //!   colour symbols of the first scan (`symbols`, URFDLB order), the cube as first scanned
@@ -48,13 +57,22 @@
 //!   `refuse` the robot's cube as it named its colours; `by`: the robot's answer, N
 //!   stickers, or a full scan).
 //! * `{"type":"plan","state":FACELETS,"orientation":[...],"solution":ALG,"planned_seconds":S,
-//!   "plan":[...]}`: the resume's new plan, from that state.
+//!   "plan":[...],"round":R}`: a new plan from that state, in round R: a resume's (the round
+//!   it stopped in, or the next one when it stopped after a check found the cube elsewhere),
+//!   or the next round's after such a check.
+//! * `{"type":"verify","round":R,"by":TEXT,"at_target":BOOL,"seen":FACELETS,"orientation":[...],
+//!   "confident":BOOL}` after round R's plan was executed: how the cube was checked
+//!   (`by`: `simulator read-back`, `re-scan`, ...), whether it is at the target, and, when a
+//!   scan was made, the state it saw (robot frame as the cube sits after the scan, first-scan
+//!   symbols), the cube's orientation then and whether the scan was sure (without `seen`, the
+//!   state stays the last one confirmed).
 //! * `{"type":"end","reached_target":BOOL}` when a run ended normally.
 //!
 //! Every line is flushed before the robot is sent anything further. A file cut short in the
 //! middle of a line (power loss) is read up to its last complete line, and a resume cuts that
-//! partial line off before appending. Version 1 journals (no intents, no resumes) read the
-//! same way: their in-flight list is empty.
+//! partial line off before appending. Version 1 journals (no intents, no resumes) and
+//! version 2 journals (no verify lines, no rounds) read the same way: a version 1 journal's
+//! in-flight list is empty, and both are in round 1 until their end.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -116,8 +134,8 @@ pub enum Action {
     Turns(String),
 }
 
-/// The journal format this build writes (it reads version 1 too).
-pub const VERSION: u32 = 2;
+/// The journal format this build writes (it reads versions 1 and 2 too).
+pub const VERSION: u32 = 3;
 
 /// The first line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -155,7 +173,7 @@ pub struct JournalStart {
     pub raw_scale: Option<String>,
 }
 
-/// A resume's new plan (the first plan is in the start line).
+/// A new plan (the first plan is in the start line): a resume's, or a later round's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JournalPlan {
     /// The robot-frame cube the plan starts from (first-scan symbols).
@@ -164,6 +182,27 @@ pub struct JournalPlan {
     pub solution: String,
     pub planned_seconds: f64,
     pub plan: Vec<Action>,
+    /// The round this plan belongs to (absent in version 2 journals: round 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<usize>,
+}
+
+/// The check after a round's plan was executed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JournalVerify {
+    pub round: usize,
+    /// How the cube was checked.
+    pub by: String,
+    pub at_target: bool,
+    /// What a scan saw, if one was made: robot frame as the cube sits after it, first-scan
+    /// symbols; and the cube's orientation then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orientation: Option<Orientation>,
+    /// Whether that scan was sure of every sticker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confident: Option<bool>,
 }
 
 /// What a resume saw before moving, and what it decided.
@@ -211,6 +250,7 @@ enum Line {
     },
     Resume(JournalResume),
     Plan(JournalPlan),
+    Verify(JournalVerify),
 }
 
 /// An open journal being written.
@@ -383,9 +423,14 @@ impl Journal {
         self.write(&Line::Resume(r.clone()))
     }
 
-    /// Records a resume's new plan.
+    /// Records a new plan (a resume's, or a later round's).
     pub fn plan(&mut self, p: &JournalPlan) -> Result<(), JournalError> {
         self.write(&Line::Plan(p.clone()))
+    }
+
+    /// Records the check after a round.
+    pub fn verify(&mut self, v: &JournalVerify) -> Result<(), JournalError> {
+        self.write(&Line::Verify(v.clone()))
     }
 }
 
@@ -411,6 +456,8 @@ pub struct JournalRecord {
     pub interrupted: Option<String>,
     /// Resumes so far.
     pub resumes: usize,
+    /// The round the journal is in (1 until a check found the cube off the target).
+    pub round: usize,
 }
 
 /// Reads a journal; a last line cut short is ignored.
@@ -455,6 +502,7 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                     ended: None,
                     interrupted: None,
                     resumes: 0,
+                    round: 1,
                 });
             }
             (Line::Start(_), Some(_)) => return Err(fmt(i + 1, FormatProblem::SecondStart)),
@@ -511,6 +559,21 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                 r.state = state_of(&p.state, &r.symbols)?;
                 r.orientation = p.orientation;
                 r.in_flight.clear();
+                if let Some(round) = p.round {
+                    r.round = round;
+                }
+            }
+            (Line::Verify(v), Some(r)) => {
+                // Off the target, whatever is executed next is a new round.
+                r.round = if v.at_target { v.round } else { v.round + 1 };
+                if !v.at_target {
+                    // What the check saw is where the next round starts.
+                    if let (Some(seen), Some(o)) = (&v.seen, v.orientation) {
+                        r.state = state_of(seen, &r.symbols)?;
+                        r.orientation = o;
+                        r.in_flight.clear();
+                    }
+                }
             }
         }
     }
@@ -642,6 +705,7 @@ mod tests {
             solution: "R'".into(),
             planned_seconds: 0.2,
             plan: vec![turns("R'")],
+            round: None,
         })
         .unwrap();
         j.intent(&[turns("R'")]).unwrap();
@@ -654,6 +718,94 @@ mod tests {
         assert_eq!(rec.state, cube);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().filter(|l| l.contains("\"step\"")).count(), 2);
+    }
+
+    #[test]
+    fn a_check_off_the_target_starts_the_next_round_from_what_it_saw() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let cube = FaceletCube::solved(Size::Three);
+        let symbols = cube.symbols();
+        let turns = |t: &str| Action::Turns(t.into());
+        let mut scrambled = cube.clone();
+        scrambled.apply(&Alg::parse("R U").unwrap()).unwrap();
+        let start = JournalStart {
+            version: VERSION,
+            created: now_rfc3339(),
+            robot: "line".into(),
+            size: Size::Three,
+            symbols: symbols.iter().collect(),
+            first_scan: encode(&scrambled, &symbols),
+            target: cube.to_string(),
+            state: encode(&scrambled, &symbols),
+            orientation: Orientation::IDENTITY,
+            solution: "U' R'".into(),
+            planned_seconds: 0.4,
+            plan: vec![turns("U'"), turns("R'")],
+            colors: Vec::new(),
+            raw_colors: Vec::new(),
+            raw_scale: None,
+        };
+        let mut j = Journal::create(&path, &start).unwrap();
+        j.intent(&start.plan).unwrap();
+        let mut believed = scrambled.clone();
+        for t in ["U'", "R'"] {
+            believed.apply(&Alg::parse(t).unwrap()).unwrap();
+            j.step(turns(t), &believed, None, 0.2, None).unwrap();
+        }
+        // The check sees another state than the one believed (the first scan was wrong).
+        let mut seen = cube.clone();
+        seen.apply(&Alg::parse("F").unwrap()).unwrap();
+        j.verify(&JournalVerify {
+            round: 1,
+            by: "re-scan".into(),
+            at_target: false,
+            seen: Some(encode(&seen, &symbols)),
+            orientation: Some(Orientation::IDENTITY),
+            confident: Some(true),
+        })
+        .unwrap();
+        drop(j);
+        // Stopped before the next plan: the record starts round 2 from what was seen.
+        let rec = read(&path).unwrap();
+        assert_eq!((rec.round, rec.steps), (2, 2));
+        assert_eq!(rec.state, seen);
+        assert!(rec.in_flight.is_empty() && rec.ended.is_none());
+        let mut j = Journal::append(&path, &rec).unwrap();
+        j.plan(&JournalPlan {
+            state: encode(&seen, &symbols),
+            orientation: Orientation::IDENTITY,
+            solution: "F'".into(),
+            planned_seconds: 0.2,
+            plan: vec![turns("F'")],
+            round: Some(2),
+        })
+        .unwrap();
+        j.intent(&[turns("F'")]).unwrap();
+        j.step(turns("F'"), &cube, None, 0.2, None).unwrap();
+        j.verify(&JournalVerify {
+            round: 2,
+            by: "re-scan".into(),
+            at_target: true,
+            seen: Some(encode(&cube, &symbols)),
+            orientation: Some(Orientation::IDENTITY),
+            confident: Some(true),
+        })
+        .unwrap();
+        j.end(true).unwrap();
+        drop(j);
+        let rec = read(&path).unwrap();
+        assert_eq!((rec.round, rec.steps, rec.ended), (2, 3, Some(true)));
+        assert_eq!(rec.state, cube);
+        // A journal of the previous version (no verify lines, no rounds) is in round 1.
+        let v2: String = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.contains("\"verify\""))
+            .map(|l| l.replace(",\"round\":2", "") + "\n")
+            .collect();
+        std::fs::write(&path, v2).unwrap();
+        assert_eq!(read(&path).unwrap().round, 1);
     }
 
     #[test]

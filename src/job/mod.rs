@@ -1,6 +1,7 @@
 //! The whole job as a library: scan → resolve (re-scanning doubtful stickers) → validate →
 //! solve to the target (from the symmetric variants of the problem) → plan the cheapest
-//! execution for this robot → execute with a journal → verify; and `save` (scan and store a
+//! execution for this robot → execute with a journal → check (and, off the target, solve
+//! again from what the check saw: another round); and `save` (scan and store a
 //! state), `restore` (a run to a saved state) and `resume` (finish what a journal records).
 //! `cubot run`, `save`, `restore` and `bench robot` are thin layers over this.
 //!
@@ -17,11 +18,11 @@
 //! | `solve`       | candidates from the solver, and its robot-cost search                |
 //! | `options`     | [`RunOptions`]: what a run is asked                                  |
 //! | `run`         | [`run()`] (scan, then [`finish`]) and [`save`]                       |
-//! | `execute`     | [`finish`]: solve, plan, execute with the journal, verify, report    |
+//! | `execute`     | [`finish`]: rounds of solve, plan, execute (journaled), check; report |
 //! | `report`      | [`RunEvent`] progress and the final [`RunReport`]                    |
 //! | `resume`      | [`resume()`]: check the cube against a journal, then [`finish`]       |
 //! | `observe`     | which of the states a journal allows the robot holds (few stickers)  |
-//! | `verify`      | the final state: simulator read-back, re-scan, or tracking only      |
+//! | `verify`      | the check after a round: read-back, re-scan, or tracking only        |
 //! | `journal`     | the execution journal (JSON Lines) and reading it back               |
 //! | `error`       | [`RunError`]                                                         |
 //!

@@ -24,8 +24,8 @@
 //! set of another cube, such as pink for white, does not). Only a full scan can say
 //! *foreign*; a robot that can only state its cube is trusted to hold the journal's.
 //!
-//! [`observe`] is the whole step; a final verification that wants to check one expected
-//! state cheaply calls it with that one candidate.
+//! [`observe`] is the whole step; [`full_scan`] is its last stage alone, which the check
+//! after execution ([`super::verify`]) uses with the one state it expects.
 //!
 //! Level: job. No printing.
 
@@ -291,7 +291,7 @@ pub fn observe(
             stickers_read: 0,
         });
     }
-    full_scan(robot, candidates, known, resolve, max_rescans, events)
+    Ok(full_scan(robot, candidates, known, resolve, max_rescans, events)?.0)
 }
 
 /// A robot's own naming turned into the journal's by the centres (3x3x3), or by the
@@ -327,18 +327,48 @@ fn renaming_by_centres(own: &FaceletCube, like: &FaceletCube) -> Option<FaceletC
     FaceletCube::from_colors(own.size(), colors).map(|c| c.with_symbols(like.symbols()))
 }
 
-/// Reads the whole cube and compares it with every candidate in every orientation.
-fn full_scan(
+/// How sure a full scan was: whether of every sticker, and the stickers left in doubt
+/// (facelet indices of the cube as the scan began).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScanDoubt {
+    pub confident: bool,
+    pub doubtful: Vec<usize>,
+}
+
+/// Reads the whole cube and compares it with every candidate in every orientation; also
+/// says how sure the scan was (a resolver asked for its best effort returns a doubt rather
+/// than refusing). Afterwards the robot's frame marks are set for what was seen.
+pub fn full_scan(
     robot: &mut dyn RunRobot,
     candidates: &[Candidate],
     known: &Known,
     resolve: &ResolveOptions,
     max_rescans: usize,
     events: &mut dyn FnMut(RunEvent),
-) -> Result<Observation, RunError> {
-    let size = candidates[0].robot.size();
+) -> Result<(Observation, ScanDoubt), RunError> {
+    let Some(first) = candidates.first() else {
+        return Err(RunError::Undecided(0));
+    };
+    let size = first.robot.size();
     let before = robot.orientation();
     let scanned = scan_and_resolve(robot, resolve, size, max_rescans, events)?;
+    let doubt = ScanDoubt {
+        confident: scanned.resolved.confident,
+        doubtful: scanned.resolved.doubtful.clone(),
+    };
+    let seen = place_scan(robot, candidates, known, &scanned, before)?;
+    Ok((seen, doubt))
+}
+
+/// A resolved full scan in the journal's naming, compared with the candidates.
+fn place_scan(
+    robot: &mut dyn RunRobot,
+    candidates: &[Candidate],
+    known: &Known,
+    scanned: &super::scan::Scanned,
+    before: Orientation,
+) -> Result<Observation, RunError> {
+    let size = candidates[0].robot.size();
     let by = "a full scan".to_string();
     let stickers_read = size.stickers();
     let seen_colors = color_centroids(&scanned.resolved);
@@ -364,7 +394,7 @@ fn full_scan(
             candidates,
             known,
             &seen,
-            &scanned,
+            scanned,
             before,
             by,
             stickers_read,
@@ -412,7 +442,7 @@ fn full_scan(
         candidates,
         known,
         &seen,
-        &scanned,
+        scanned,
         before,
         by,
         stickers_read,

@@ -1,5 +1,7 @@
 //! What a run is asked: the cube size, the target, how many solutions from which
-//! variants of the problem, how many re-scans, where the journal goes, and the stop flag.
+//! variants of the problem, how many re-scans and rounds, where the journal goes, and the
+//! stop flag. Whether a doubtful scan's best guess may be executed is the resolver's
+//! `best_effort` (in [`super::Tools`]).
 //!
 //! Level: job. No printing.
 
@@ -25,6 +27,9 @@ pub struct RunOptions {
     pub mirror: bool,
     pub inverse: bool,
     pub max_rescans: usize,
+    /// Rounds of execute-and-check at most: when the check after executing finds the cube
+    /// off the target, it is solved again from what the check saw (at least 1).
+    pub max_rounds: usize,
     pub journal: PathBuf,
     /// Set (e.g. by Ctrl-C) to stop after the current action.
     pub stop: Arc<AtomicBool>,

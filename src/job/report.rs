@@ -40,6 +40,21 @@ pub enum RunEvent {
     Verifying {
         by: String,
     },
+    /// The check after round `round`: how, whether the cube is at the target, the state it
+    /// established (cube frame), and what follows: `done`, `replan` (round `round + 1` from
+    /// what was seen) or `stop` (`reason` says why).
+    Checked {
+        round: usize,
+        by: String,
+        at_target: bool,
+        state: String,
+        /// Whether the scan behind it was sure of every sticker (no scan: absent).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        confident: Option<bool>,
+        next: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// A resume established the cube: what it saw (cube frame), how, and what it decided
     /// (`continue`, `replan`).
     Resumed {
@@ -54,7 +69,28 @@ pub enum RunEvent {
     },
 }
 
-/// The final report.
+/// One round of execute-and-check.
+#[derive(Clone, Debug, Serialize)]
+pub struct RoundReport {
+    pub round: usize,
+    pub solution: String,
+    pub face_turns: usize,
+    pub actions: usize,
+    pub robot_seconds: f64,
+    /// How the cube was checked afterwards, and whether it was at the target.
+    pub checked_by: String,
+    pub at_target: bool,
+    /// The state the check established (cube frame of the first scan, first-scan symbols).
+    pub state: String,
+    /// What a scan saw, when one was made (the next round plans from it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seen_confident: Option<bool>,
+}
+
+/// The final report. The plan's figures (`solution` to `candidates`) are the first round's;
+/// `rounds` lists every round this process executed.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
     pub reached_target: bool,
@@ -77,4 +113,8 @@ pub struct RunReport {
     pub journal: PathBuf,
     pub robot: String,
     pub resumed: bool,
+    pub rounds: Vec<RoundReport>,
+    /// Why the run stopped off the target (the rounds spent, a doubt, nothing to prove it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }

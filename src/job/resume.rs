@@ -128,6 +128,7 @@ pub fn resume(
                 decision: decision.into(),
             },
         },
+        round: rec.round,
     };
     finish(robot, tools, &start, opts, events)
 }

@@ -48,6 +48,7 @@ pub fn run(
         resumed: false,
         connected_cube: None,
         journal: JournalMode::Create,
+        round: 1,
     };
     finish(robot, tools, &start, opts, events)
 }

@@ -102,9 +102,14 @@ pub fn scan_and_resolve(
             Ok(r) => {
                 reread(robot, &mut raw, &mut reads, &r.doubtful)?;
             }
-            Err(ResolveError::Ambiguous { doubtful, .. }) => {
+            Err(ResolveError::Ambiguous { doubtful, best }) => {
                 if rescans >= max_rescans || doubtful.is_empty() {
-                    return Err(RunError::Ambiguous { doubtful, rescans });
+                    return Err(RunError::Ambiguous {
+                        doubtful,
+                        rescans,
+                        best: best.cube.to_string(),
+                        margin: best.cube_margin,
+                    });
                 }
                 reread(robot, &mut raw, &mut reads, &doubtful)?;
             }

@@ -1,11 +1,26 @@
-//! Verifying a job: after execution, what state is the cube really in? A simulator reads
-//! its cube back (its colour naming is matched to the job's sticker by sticker); a real
-//! robot scans again (colours matched to the first scan's by their Lab values); a robot that
-//! can do neither leaves only the tracked state, which proves nothing.
+//! Checking a job: after a plan was executed, is the cube at the target, and if not, what
+//! state is it really in? [`check`] answers with how it knows ([`VerifiedBy`]): a simulator
+//! in this process reads its own cube back (its colour naming matched to the job's sticker
+//! by sticker); a real robot scans again ([`look`]: the whole cube read and resolved, its
+//! colours matched to the first scan's by their Lab values, its orientation in the robot
+//! established as [`super::observe`] does for a resume); a robot that can do neither leaves
+//! only the tracked state, which proves nothing.
+//!
+//! The rule is that a check never says "at the target" on a cube that is not: only a
+//! read-back or a scan sure of every sticker proves it, in any whole-cube orientation. A
+//! scan left in doubt proves nothing, even when its best guess is the target.
+//!
+//! What the job plans again from, when the cube is off the target, is always what a scan
+//! saw ([`Sight`]), never a simulator's read-back: a real robot has no read-back. So after a
+//! read-back that finds the cube off the target, [`look`] scans before a new round.
+//!
+//! [`check`] is the one place a cheaper check can slot in: read only the stickers that prove
+//! the target, and fall back to [`look`] when they do not match, returning its own
+//! [`VerifiedBy`].
 //!
 //! Level: job. No printing.
 
-use crate::color::resolve::ResolveOptions;
+use crate::color::resolve::{facelet_names, ResolveOptions};
 use crate::cube::{Face, FaceletCube, Size};
 use crate::robot::mindcub3r::frames::{
     align_target, orientation_from_centres, rotations_of, to_cube,
@@ -13,11 +28,10 @@ use crate::robot::mindcub3r::frames::{
 use crate::robot::mindcub3r::model::Orientation;
 use crate::robot::symmetry::same_up_to_rotation;
 
-use super::colours::{color_centroids, match_colors};
 use super::error::RunError;
+use super::observe::{full_scan, Candidate, Known, Seen};
 use super::report::RunEvent;
 use super::robot::RunRobot;
-use super::scan::scan_and_resolve;
 
 /// How the final state was established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,64 +67,171 @@ pub struct Belief<'a> {
     pub first_colors: &'a [(char, [f64; 3])],
 }
 
-/// The final cube in the first scan's cube frame and naming, and how it was established.
-pub fn final_cube(
+/// What a scan of the cube showed, as a new plan starts from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sight {
+    /// Cube frame of the first scan, first-scan naming.
+    pub cube: FaceletCube,
+    /// The cube's orientation in the robot now, relative to the first scan's frame.
+    pub orientation: Orientation,
+    /// Whether the scan was sure of every sticker (re-reads included).
+    pub confident: bool,
+    /// The stickers it left in doubt (facelet indices of the cube as that scan began).
+    pub doubtful: Vec<usize>,
+}
+
+/// The outcome of a check.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub by: VerifiedBy,
+    /// Proven at the target (any whole-cube orientation).
+    pub at_target: bool,
+    /// The state established: cube frame of the first scan, first-scan naming.
+    pub cube: FaceletCube,
+    /// What a scan saw, when the check made one.
+    pub sight: Option<Sight>,
+}
+
+/// Checks the cube against `target` (cube frame, first-scan naming): a simulator's
+/// read-back, else a full scan, else tracking alone (see the module docs).
+pub fn check(
     robot: &mut dyn RunRobot,
     belief: &Belief,
+    known: &Known,
+    target: &FaceletCube,
     resolve: &ResolveOptions,
     max_rescans: usize,
     events: &mut dyn FnMut(RunEvent),
-) -> Result<(FaceletCube, VerifiedBy), RunError> {
-    let mut announce = |by: VerifiedBy| {
+) -> Result<Check, RunError> {
+    let announce = |by: VerifiedBy, events: &mut dyn FnMut(RunEvent)| {
         events(RunEvent::Verifying {
             by: by.as_str().into(),
         })
     };
     if let Some((initial, now)) = robot.read_back() {
-        announce(VerifiedBy::ReadBack);
+        announce(VerifiedBy::ReadBack, events);
         let map = majority_labels(&initial, belief.initial).ok_or(RunError::SimulatorMismatch)?;
         let robot_frame = relabel(&now, &map, belief.symbols);
-        return Ok((
-            to_cube(&robot_frame, &belief.orientation),
-            VerifiedBy::ReadBack,
-        ));
+        let cube = to_cube(&robot_frame, &belief.orientation);
+        return Ok(Check {
+            by: VerifiedBy::ReadBack,
+            at_target: same_up_to_rotation(&cube, target),
+            cube,
+            sight: None,
+        });
     }
     if belief.first_colors.len() != 6 {
-        announce(VerifiedBy::Tracking);
-        return Ok((
-            to_cube(belief.tracked, &belief.orientation),
-            VerifiedBy::Tracking,
-        ));
+        announce(VerifiedBy::Tracking, events);
+        return Ok(Check {
+            by: VerifiedBy::Tracking,
+            at_target: false,
+            cube: to_cube(belief.tracked, &belief.orientation),
+            sight: None,
+        });
     }
-    // A real robot: scan again and match the colours to the first scan's. A fresh scan's
-    // frame is the cube as it sits now.
-    announce(VerifiedBy::Rescan);
-    let size = belief.tracked.size();
-    let again = scan_and_resolve(robot, resolve, size, max_rescans, events)?.resolved;
-    let map = match_colors(&color_centroids(&again), belief.first_colors)
-        .ok_or(RunError::RescanColours)?;
-    let symbols = belief.symbols;
-    let face_map: [Face; 6] = std::array::from_fn(|i| {
-        let s = again.cube.symbols()[i];
-        let t = map
-            .iter()
-            .find(|(a, _)| *a == s)
-            .map(|(_, b)| *b)
-            .unwrap_or(s);
-        Face::ALL[symbols.iter().position(|&x| x == t).unwrap_or(i)]
-    });
-    Ok((relabel(&again.cube, &face_map, symbols), VerifiedBy::Rescan))
+    announce(VerifiedBy::Rescan, events);
+    let sight = look(robot, belief, known, resolve, max_rescans, events)?;
+    Ok(Check {
+        by: VerifiedBy::Rescan,
+        at_target: sight.confident && same_up_to_rotation(&sight.cube, target),
+        cube: sight.cube.clone(),
+        sight: Some(sight),
+    })
 }
 
-/// Whether the final cube is the target (in any whole-cube orientation), and the two as the
-/// report shows them: in the first scan's orientation (3x3x3: by its centres).
-pub fn judge(
+/// Scans the whole cube and says what it shows in the first scan's frame and naming, and
+/// how the robot holds it now. A doubt is reported, not refused: the scan is resolved to
+/// its most likely legal cube, and [`Sight::confident`] says whether it was sure.
+pub fn look(
+    robot: &mut dyn RunRobot,
+    belief: &Belief,
+    known: &Known,
+    resolve: &ResolveOptions,
+    max_rescans: usize,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<Sight, RunError> {
+    let expected = [Candidate {
+        robot: belief.tracked.clone(),
+        orientation: belief.orientation,
+    }];
+    let resolve = ResolveOptions {
+        best_effort: true,
+        ..resolve.clone()
+    };
+    let (seen, doubt) = full_scan(robot, &expected, known, &resolve, max_rescans, events)?;
+    let (cube, orientation) = match seen.seen {
+        Seen::Agrees(_) => (
+            to_cube(belief.tracked, &belief.orientation),
+            robot.orientation(),
+        ),
+        Seen::Differs { cube, orientation } => (cube, orientation),
+        Seen::Foreign { why, .. } => return Err(RunError::RescanColours(why)),
+    };
+    Ok(Sight {
+        cube,
+        orientation,
+        confident: doubt.confident,
+        doubtful: doubt.doubtful,
+    })
+}
+
+/// Why a check that found the cube off the target leads to no new round before anything
+/// more is read: the check proves nothing (tracking only), or no round is left.
+pub fn no_round_left(check: &Check, rounds_left: usize, max_rounds: usize) -> Option<String> {
+    if check.by == VerifiedBy::Tracking {
+        return Some(
+            "the robot can neither read its cube back nor scan it: nothing proves where it is"
+                .into(),
+        );
+    }
+    if rounds_left == 0 {
+        return Some(format!(
+            "{max_rounds} round{} of execute-and-check spent",
+            if max_rounds == 1 { "" } else { "s" }
+        ));
+    }
+    None
+}
+
+/// Why what a scan saw after a check cannot be planned from, if it cannot: it shows the
+/// target (a read-back that disagrees, or a doubt whose best guess is the target: either
+/// way nothing is proven and nothing is left to turn), or it is in doubt and best guesses
+/// are not to be executed.
+pub fn cannot_plan_from(
+    check: &Check,
+    sight: &Sight,
+    target: &FaceletCube,
+    best_effort: bool,
+) -> Option<String> {
+    let size = sight.cube.size();
+    let doubt = || facelet_names(&sight.doubtful, size);
+    if same_up_to_rotation(&sight.cube, target) {
+        return Some(if check.by == VerifiedBy::ReadBack {
+            "the simulator's cube is not at the target, yet a scan sees the target".into()
+        } else {
+            format!(
+                "the check's scan is in doubt (stickers {}) and its best guess is the target: not proven",
+                doubt()
+            )
+        });
+    }
+    if !sight.confident && !best_effort {
+        return Some(format!(
+            "the check's scan is in doubt (stickers {}); --best-effort would solve again from its best guess",
+            doubt()
+        ));
+    }
+    None
+}
+
+/// The final cube and the target as the report shows them: in the first scan's orientation
+/// (3x3x3: by its centres); a 2x2x2 at its target shows the target as the cube shows it.
+pub fn shown(
     final_cube: &FaceletCube,
-    verified_by: VerifiedBy,
+    reached: bool,
     first_scan: &FaceletCube,
     target: &FaceletCube,
-) -> (bool, FaceletCube, FaceletCube) {
-    let reached = same_up_to_rotation(final_cube, target) && verified_by != VerifiedBy::Tracking;
+) -> (FaceletCube, FaceletCube) {
     let final_state = match orientation_from_centres(final_cube, first_scan) {
         Some(o) => to_cube(final_cube, &o),
         None => final_cube.clone(),
@@ -125,7 +246,7 @@ pub fn judge(
         // Turned whole to the first scan's orientation (3x3x3: its centres).
         align_target(first_scan, target).unwrap_or_else(|| target.clone())
     };
-    (reached, final_state, target_out)
+    (final_state, target_out)
 }
 
 /// The relabelling of `actual`'s colours that agrees best with `believed` sticker by
@@ -170,5 +291,58 @@ mod tests {
         b.apply(&Alg::parse("R").unwrap()).unwrap();
         assert_eq!(majority_labels(&a, &a), Some(Face::ALL));
         assert_eq!(majority_labels(&b, &b), Some(Face::ALL));
+    }
+
+    fn cube(alg: &str) -> FaceletCube {
+        let mut c = FaceletCube::solved(Size::Three);
+        c.apply(&Alg::parse(alg).unwrap()).unwrap();
+        c
+    }
+
+    fn sight(alg: &str, confident: bool) -> Sight {
+        Sight {
+            cube: cube(alg),
+            orientation: Orientation::IDENTITY,
+            confident,
+            doubtful: if confident { vec![] } else { vec![2, 20] },
+        }
+    }
+
+    #[test]
+    fn another_round_only_from_a_scan_that_can_be_planned_from() {
+        let target = cube("");
+        let off = |by| Check {
+            by,
+            at_target: false,
+            cube: cube("R U R'"),
+            sight: None,
+        };
+        // Tracking proves nothing; no round left is no round.
+        assert!(no_round_left(&off(VerifiedBy::Tracking), 2, 3).is_some());
+        let spent = no_round_left(&off(VerifiedBy::Rescan), 0, 3).unwrap();
+        assert!(spent.contains("3 rounds"), "{spent}");
+        assert_eq!(no_round_left(&off(VerifiedBy::ReadBack), 1, 3), None);
+        // A sure scan off the target: plan from it.
+        let rescan = off(VerifiedBy::Rescan);
+        assert_eq!(
+            cannot_plan_from(&rescan, &sight("R U R'", true), &target, false),
+            None
+        );
+        // In doubt: only with --best-effort, and never when its best guess is the target.
+        let why = cannot_plan_from(&rescan, &sight("R U R'", false), &target, false).unwrap();
+        assert!(
+            why.contains("U3 F3") && why.contains("--best-effort"),
+            "{why}"
+        );
+        assert_eq!(
+            cannot_plan_from(&rescan, &sight("R U R'", false), &target, true),
+            None
+        );
+        let why = cannot_plan_from(&rescan, &sight("y", false), &target, true).unwrap();
+        assert!(why.contains("not proven"), "{why}");
+        // A read-back off the target while the scan sees it: nothing to plan.
+        let why =
+            cannot_plan_from(&off(VerifiedBy::ReadBack), &sight("", true), &target, true).unwrap();
+        assert!(why.contains("yet a scan sees the target"), "{why}");
     }
 }

@@ -426,6 +426,9 @@ impl Solver {
             all_optimal: opts.all_optimal,
             qtm: opts.metric == Metric::Qtm,
         };
+        // A turn of face `relabel[g]` of `start` is a turn of face g of the cube searched
+        // (a 2x2x2 is searched turned whole so that its DBL corner is home).
+        let mut relabel = Face::ALL;
         let (found, check): (Result<Vec<Found>, Ended>, Check) = match start.size() {
             Size::Three => {
                 let (s, t, y) = problem3(start, target)?;
@@ -439,8 +442,11 @@ impl Solver {
                 )
             }
             Size::Two => {
-                let s = pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
-                let t = pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
+                let (s, turned) =
+                    pocket_of(start, start.symbols()).map_err(SolverError::Invalid)?;
+                let (t, _) =
+                    pocket_of(target, start.symbols()).map_err(SolverError::InvalidTarget)?;
+                relabel = faces_after(turned);
                 let y = t.inverse().multiply(&s);
                 (
                     self.pocket().solve(&y, &lim, nodes),
@@ -466,7 +472,7 @@ impl Solver {
         })?;
         let mut algs = Vec::with_capacity(found.len());
         for f in &found {
-            let alg = to_alg(&f.moves);
+            let alg = to_alg(&f.moves, &relabel);
             if !check(&f.moves) {
                 return Err(SolverError::Internal {
                     moves: alg.to_string(),
@@ -481,13 +487,24 @@ impl Solver {
 /// Checks that a solution (face-turn indices) takes the start to the target.
 type Check = Box<dyn Fn(&[u8]) -> bool>;
 
-fn to_alg(moves: &[u8]) -> Alg {
+/// Face-turn indices as moves, face g read as `relabel[g]`.
+fn to_alg(moves: &[u8], relabel: &[Face; 6]) -> Alg {
     Alg::from_moves(
         moves
             .iter()
-            .map(|&m| Move::face(Face::ALL[m as usize / 3], Turn::ALL[m as usize % 3]))
+            .map(|&m| Move::face(relabel[m as usize / 3], Turn::ALL[m as usize % 3]))
             .collect(),
     )
+}
+
+/// For a cube turned whole by `rotation`: the face of the cube before it that sits at each
+/// face position after it (a rotation keeps handedness, so turns keep their direction).
+fn faces_after(rotation: &Alg) -> [Face; 6] {
+    let mut c = FaceletCube::solved(Size::Three);
+    if c.apply(rotation).is_err() {
+        return Face::ALL;
+    }
+    std::array::from_fn(|p| c.colors()[p * 9 + 4])
 }
 
 /// Every problem of a cube that is not solvable.
@@ -557,8 +574,11 @@ fn build_orientations() -> Vec<Alg> {
 }
 
 /// A 2x2x2 read with the colour naming `symbols` (face → symbol), turned as a whole so
-/// that the DBL corner is home.
-fn pocket_of(c: &FaceletCube, symbols: [char; 6]) -> Result<PocketCube, InvalidCube> {
+/// that the DBL corner is home, and the rotation that turned it.
+fn pocket_of(
+    c: &FaceletCube,
+    symbols: [char; 6],
+) -> Result<(PocketCube, &'static Alg), InvalidCube> {
     let chars: Vec<char> = c.to_string().chars().collect();
     let named = FaceletCube::with_mapping(Size::Two, &chars, symbols);
     for rot in orientations() {
@@ -569,7 +589,7 @@ fn pocket_of(c: &FaceletCube, symbols: [char; 6]) -> Result<PocketCube, InvalidC
         if let Some(p) = PocketCube::from_facelets(&r) {
             if p.cp[6] == 6 && p.co[6] == 0 {
                 return if p.is_solvable() {
-                    Ok(p)
+                    Ok((p, rot))
                 } else {
                     Err(problems(c))
                 };

@@ -7,6 +7,7 @@ mod color;
 mod cube;
 mod inputs;
 mod layout;
+mod misread;
 mod robot;
 mod run;
 mod scan;

@@ -1058,3 +1058,23 @@ fn all_optimal_lists_exactly_the_optimal_solutions() {
         Err(SolverError::NoSolution { .. })
     ));
 }
+
+/// A 2x2x2 is searched turned whole so that its DBL corner is home; the moves returned are
+/// for the cube as given, so they solve it even when it was held in another orientation.
+#[test]
+fn pocket_solutions_apply_to_the_cube_as_held() {
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    for rotation in ["x", "y", "z", "x y", "x2 z", "y' x'"] {
+        let mut start = random_state(Size::Two, &mut rng);
+        start
+            .apply(&Alg::parse(rotation).expect("alg"))
+            .expect("rotation");
+        let s = solve(&start, &SolveOptions::default());
+        let end = applied(&start, &s[0]);
+        assert!(
+            cubot::robot::symmetry::same_up_to_rotation(&end, &solved(Size::Two)),
+            "{rotation}: {start} + {} gives {end}",
+            s[0]
+        );
+    }
+}

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 use super::support::{cache_dir, stderr, stdout};
 
 /// `cubot sim --pty` as its own process, keeping its cube in a state file.
-struct Sim {
+pub(super) struct Sim {
     child: Child,
-    path: String,
-    state: PathBuf,
+    pub(super) path: String,
+    pub(super) state: PathBuf,
 }
 
 impl Sim {
-    fn start(dir: &Path, args: &[&str]) -> Sim {
+    pub(super) fn start(dir: &Path, args: &[&str]) -> Sim {
         let state = dir.join(format!("sim-{}.txt", args.join("_").replace('/', "")));
         let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
             .args(["sim", "--pty", "--state-file"])
@@ -38,7 +38,7 @@ impl Sim {
     /// The simulator's cube (robot frame, its own naming) and its rotation- and
     /// naming-free form, once its motors are at rest (a robot finishes on its own what it
     /// was sent before its host died).
-    fn cube(&self) -> (String, String) {
+    pub(super) fn cube(&self) -> (String, String) {
         let t0 = Instant::now();
         loop {
             let text = std::fs::read_to_string(&self.state).unwrap_or_default();
@@ -77,19 +77,19 @@ fn cubot_cmd(args: &[&str]) -> Command {
     c
 }
 
-fn run(port: &str, robot: &str, journal: &Path, extra: &[&str]) -> Command {
+pub(super) fn run(port: &str, robot: &str, journal: &Path, extra: &[&str]) -> Command {
     let mut c = cubot_cmd(&["run", "--port", port, "--robot", robot]);
     c.arg("--journal").arg(journal).args(extra);
     c
 }
 
-fn resume(port: &str, journal: &Path) -> Output {
+pub(super) fn resume(port: &str, journal: &Path) -> Output {
     cubot_cmd(&["run", "--resume", journal.to_str().unwrap(), "--port", port])
         .output()
         .expect("run cubot run --resume")
 }
 
-fn json(o: &Output) -> Vec<serde_json::Value> {
+pub(super) fn json(o: &Output) -> Vec<serde_json::Value> {
     stdout(o)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -97,7 +97,7 @@ fn json(o: &Output) -> Vec<serde_json::Value> {
 }
 
 /// A facelet string with its colours renamed in order of first appearance.
-fn names(s: &str) -> String {
+pub(super) fn names(s: &str) -> String {
     let mut seen: Vec<char> = Vec::new();
     s.chars()
         .map(|c| {
@@ -110,7 +110,7 @@ fn names(s: &str) -> String {
         .collect()
 }
 
-fn solved(s: &str) -> bool {
+pub(super) fn solved(s: &str) -> bool {
     let n = s.len() / 6;
     (0..6).all(|f| {
         s[f * n..(f + 1) * n]
@@ -157,7 +157,7 @@ fn libc_sigint() -> i32 {
     nix::sys::signal::Signal::SIGINT as i32
 }
 
-fn sigkill() -> i32 {
+pub(super) fn sigkill() -> i32 {
     nix::sys::signal::Signal::SIGKILL as i32
 }
 

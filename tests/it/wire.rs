@@ -194,6 +194,7 @@ fn whole_run_audit(speed: f64, at_least: usize) {
         mirror: false,
         inverse: false,
         max_rescans: 3,
+        max_rounds: 1,
         journal: dir.path().join("run.jsonl"),
         stop: Arc::new(AtomicBool::new(false)),
     };

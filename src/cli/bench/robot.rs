@@ -521,6 +521,7 @@ fn e2e_once(
         mirror: false,
         inverse: true,
         max_rescans: 3,
+        max_rounds: 1,
         journal,
         stop: stop.clone(),
     };

@@ -254,6 +254,7 @@ fn one(
         mirror: false,
         inverse: true,
         max_rescans: 3,
+        max_rounds: 3,
         journal,
         stop,
     };

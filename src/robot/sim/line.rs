@@ -21,7 +21,10 @@
 //! * `dropout@N=MS` — when command N arrives the link drops out for MS: command N runs,
 //!   but every reply and every line the host sends meanwhile is lost;
 //! * `corrupt@N` — one byte of the replies to command N (a seeded byte of a seeded one of
-//!   its first three reply lines) is replaced by a seeded other byte.
+//!   its first three reply lines) is replaced by a seeded other byte;
+//! * `misread[=A:B]` — until the first face turn, `SCAN` reports stickers A and B (indices
+//!   or names such as `U3` of the starting cube; a seeded pair without a value) as each
+//!   other ([`super::misread`]).
 //!
 //! Without `@N`, N = 1. Commands count from 1, resends of the same sequence number not
 //! included.
@@ -37,6 +40,7 @@ use crate::color::raw::Scale;
 use crate::color::synth::{Appearance, Conditions, Palette};
 use crate::cube::{random_state, Alg, Face, FaceletCube, Move, Size};
 use crate::robot::line::protocol::{parse_token, token, LineCaps};
+use crate::robot::sim::misread::{Misread, MisreadSensor};
 use crate::robot::sim::pty::{Peer, PtyError, PtyServer};
 
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +49,8 @@ pub enum LineSimError {
     Pty(#[from] PtyError),
     #[error("bad fault {spec:?}: {reason}")]
     Fault { spec: String, reason: String },
+    #[error("bad fault: {0}")]
+    Misread(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,14 +62,19 @@ pub enum LineFaultKind {
     Jitter,
     Dropout,
     Corrupt,
+    /// Two stickers read as each other until a face turns (the stickers are in
+    /// [`LineFault::misread`]).
+    Misread,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineFault {
     pub kind: LineFaultKind,
     pub at: u32,
     /// Simulated milliseconds (`latency`, `jitter`, `dropout`).
     pub ms: u32,
+    /// The two stickers of a `misread`.
+    pub misread: Option<Misread>,
 }
 
 /// Parses a fault list (`drop@2,stall@5,latency=40,dropout@9=500,corrupt@12`).
@@ -74,6 +85,17 @@ pub fn parse_faults(spec: &str) -> Result<Vec<LineFault>, LineSimError> {
             spec: part.into(),
             reason,
         };
+        if let Some(rest) = part.strip_prefix("misread") {
+            if rest.is_empty() || rest.starts_with('=') {
+                out.push(LineFault {
+                    kind: LineFaultKind::Misread,
+                    at: 1,
+                    ms: 0,
+                    misread: Some(Misread::parse(rest.strip_prefix('=')).map_err(bad)?),
+                });
+                continue;
+            }
+        }
         let (head, ms) = match part.split_once('=') {
             Some((h, v)) => (
                 h,
@@ -106,7 +128,7 @@ pub fn parse_faults(spec: &str) -> Result<Vec<LineFault>, LineSimError> {
             "corrupt" => LineFaultKind::Corrupt,
             other => {
                 return Err(bad(format!(
-                    "unknown kind {other:?} (drop, stall, silent, latency=MS, jitter=MS, dropout@N=MS, corrupt@N)"
+                    "unknown kind {other:?} (drop, stall, silent, latency=MS, jitter=MS, dropout@N=MS, corrupt@N, misread[=A:B])"
                 )))
             }
         };
@@ -126,6 +148,7 @@ pub fn parse_faults(spec: &str) -> Result<Vec<LineFault>, LineSimError> {
             kind,
             at: at.unwrap_or(1),
             ms: ms.unwrap_or(0),
+            misread: None,
         });
     }
     Ok(out)
@@ -232,6 +255,14 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
         .unwrap_or_else(|| random_state(cfg.size, &mut rng));
     let mut cfg = cfg;
     cfg.caps.size = initial.size().n() as u32;
+    let misread = match cfg.faults.iter().find_map(|f| f.misread.as_ref()) {
+        Some(m) => {
+            let pair = m.pair(&initial, cfg.seed).map_err(LineSimError::Misread)?;
+            let ids: Vec<usize> = (0..initial.size().stickers()).collect();
+            Some(MisreadSensor::new(pair, &ids))
+        }
+        None => None,
+    };
     let shared = Arc::new(Mutex::new(Shared {
         turning: false,
         cube: initial.clone(),
@@ -272,6 +303,7 @@ pub fn spawn_pty(cfg: LineSimConfig) -> Result<LineSimHandle, LineSimError> {
         now: 0.0,
         busy: None,
         outbox: Vec::new(),
+        misread,
     };
     let server = PtyServer::spawn("line-sim", peer, speed.max(1e-6), latency)?;
     Ok(LineSimHandle {
@@ -339,6 +371,8 @@ struct LinePeer {
     /// `corrupt@N`: the reply line (of the command being handled) still to corrupt.
     corrupt: Option<(u16, usize)>,
     faults_rng: ChaCha8Rng,
+    /// The `misread` fault, while it lasts.
+    misread: Option<MisreadSensor>,
 }
 
 fn cfg_seed_noise(shared: &Arc<Mutex<Shared>>) -> u64 {
@@ -570,9 +604,11 @@ impl LinePeer {
         };
         let mut parts = Vec::new();
         for &i in &which {
+            // Under a `misread` fault another sticker's reading may stand in.
+            let src = self.misread.as_ref().map_or(i, |m| m.source(i, &ids));
             let v = self.appearance.reading(
-                cube.colors()[i],
-                three(ids[i]),
+                cube.colors()[src],
+                three(ids[src]),
                 three(i),
                 scale,
                 &mut self.rng,
@@ -687,6 +723,9 @@ impl LinePeer {
                 s.ids = m.permutation(size).apply(&s.ids);
             }
             s.clock += secs;
+        }
+        if let Some(m) = self.misread.as_mut() {
+            m.layer_turned();
         }
         self.reply(seq, &format!("DONE {index} {}", token(step)), dropped);
         if let Some(l) = self.take_line() {
@@ -856,5 +895,41 @@ mod scan_tests {
             }
         }
         assert!(r.scan(&[54]).is_err());
+    }
+
+    #[test]
+    fn a_misread_swaps_two_readings_until_a_face_turns() {
+        let faults = parse_faults("misread=U1:F3").unwrap();
+        let spawn = |faults: Vec<LineFault>| {
+            let h = spawn_pty(LineSimConfig {
+                speed: 1000.0,
+                seed: 5,
+                faults,
+                ..Default::default()
+            })
+            .unwrap();
+            let link = crate::robot::link::open(h.path(), None).unwrap();
+            let r = LineRobot::connect(link, LineTimeouts::default()).unwrap();
+            (h, r)
+        };
+        let (_plain, mut p) = spawn(Vec::new());
+        let (h, mut r) = spawn(faults);
+        let colors = h.initial_cube().colors().to_vec();
+        assert_ne!(colors[0], colors[20], "two stickers of different colours");
+        let truth = p.scan(&[]).unwrap();
+        let near = |a: [f64; 3], b: [f64; 3]| (0..3).all(|c| (a[c] - b[c]).abs() < 40.0);
+        // Sticker 0 reads as sticker 20, and the other way round, in scans and re-reads.
+        let all = r.scan(&[]).unwrap();
+        assert!(near(all[0], truth[20]) && near(all[20], truth[0]));
+        assert!(near(all[1], truth[1]));
+        let again = r.scan(&[20, 0]).unwrap();
+        assert!(near(again[0], truth[0]) && near(again[1], truth[20]));
+        // A face turn (D leaves U1 and F3 where they are) ends it.
+        r.home().unwrap();
+        let d = Alg::parse("D").unwrap().moves().to_vec();
+        r.execute(&[d], &mut |_, _| {}).unwrap();
+        let after = r.scan(&[0, 20]).unwrap();
+        assert!(near(after[0], truth[0]) && near(after[1], truth[20]));
+        assert!(parse_faults("misread=U1").is_err());
     }
 }

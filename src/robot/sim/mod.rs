@@ -8,6 +8,7 @@
 
 pub mod brick;
 pub mod line;
+pub mod misread;
 pub mod pty;
 
 pub use brick::{

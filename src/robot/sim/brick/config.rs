@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use crate::color::Palette;
 use crate::cube::{FaceletCube, Size};
+use crate::robot::sim::misread::Misread;
 use crate::robot::sim::pty::PtyError;
 
 /// Injected faults, parsed from a `--faults` list: the items and what each does are in
@@ -43,6 +44,8 @@ pub struct Faults {
     pub covered: bool,
     /// No cube in the tray: the sensor sees the tray wherever it looks.
     pub empty: bool,
+    /// Two stickers the colour sensor reads as each other until a layer turns.
+    pub misread: Option<Misread>,
 }
 
 /// A port of the brick, as a fault names it.
@@ -83,7 +86,7 @@ pub struct Dropout {
 }
 
 /// The items `--faults` takes, for messages.
-const FAULT_ITEMS: &str = "drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty";
+const FAULT_ITEMS: &str = "drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -93,6 +96,8 @@ pub enum SimError {
     Pty(#[from] PtyError),
     #[error("starting cube: the starting cube is a {cube}, the simulator a {sim}")]
     StartSize { cube: Size, sim: Size },
+    #[error("bad fault spec: {0}")]
+    Misread(String),
 }
 
 impl FromStr for Faults {
@@ -105,6 +110,12 @@ impl FromStr for Faults {
             why,
         };
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(rest) = item.strip_prefix("misread") {
+                if rest.is_empty() || rest.starts_with('=') {
+                    f.misread = Some(Misread::parse(rest.strip_prefix('=')).map_err(bad)?);
+                    continue;
+                }
+            }
             let (head, value) = match item.split_once('=') {
                 Some((h, v)) => (h.trim(), Some(v.trim())),
                 None => (item, None),
@@ -278,6 +289,14 @@ mod tests {
         ] {
             assert!(bad.parse::<Faults>().is_err(), "{bad}");
         }
+        let f: Faults = "misread=U3:F3,drop@4".parse().unwrap();
+        assert_eq!(
+            f.misread.unwrap().stickers,
+            Some(("U3".into(), "F3".into()))
+        );
+        assert_eq!(f.drop_at, Some(4));
+        assert!("misread".parse::<Faults>().unwrap().misread.is_some());
+        assert!("misread=U3".parse::<Faults>().is_err());
         let f: Faults =
             "swap=AC, swap=23, unplugged=B, unplugged=4, reversed=b, battery=6100, covered, empty"
                 .parse()

@@ -55,6 +55,7 @@
 //! | `battery=MV` | the battery holds MV millivolts (default [`SimConfig::battery_mv`], 8100) |
 //! | `covered` | the colour sensor's window is covered: it reads (0, 0, 0) |
 //! | `empty` | no cube in the tray: the colour sensor sees the tray wherever it looks |
+//! | `misread[=A:B]` | until the first layer turn, the colour sensor reads stickers A and B (indices or names such as `U3` of the starting cube, robot frame; a seeded pair without a value) as each other ([`super::misread`]) |
 //!
 //! The brick answers the brick queries of
 //! [the codec](crate::robot::ev3::protocol#brick-queries) as the firmware does: its name
@@ -190,6 +191,9 @@ pub fn starting_cube(cfg: &SimConfig) -> Result<FaceletCube, SimError> {
 /// The brick as a peer, and what its handle shares with it.
 fn brick_peer(cfg: &SimConfig) -> Result<(BrickPeer, FaceletCube, Arc<Mutex<Shared>>), SimError> {
     let cube = starting_cube(cfg)?;
+    if let Some(m) = &cfg.faults.misread {
+        m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
+    }
     let shared = Arc::new(Mutex::new(Shared {
         clock: 0.0,
         motion: 0.0,

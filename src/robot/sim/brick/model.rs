@@ -21,6 +21,7 @@ use crate::robot::ev3::protocol::{
 use crate::robot::mindcub3r::model::Primitive;
 
 use super::config::{Faults, Port, SimConfig};
+use crate::robot::sim::misread::MisreadSensor;
 
 mod interpreter;
 mod vm;
@@ -333,6 +334,8 @@ pub(crate) struct Brick {
     link_down_until: f64,
     pub log: Vec<String>,
     pub tilts: u64,
+    /// The `misread` fault, while it lasts.
+    misread: Option<MisreadSensor>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -454,8 +457,19 @@ impl Brick {
             link_down_until: 0.0,
             log: Vec::new(),
             tilts: 0,
+            misread: None,
         };
         b.ids = identity_of(&cube);
+        if let Some(m) = &b.faults.misread {
+            // spawn_pty checked the pair.
+            if let Ok(pair) = m.pair(&cube, cfg.seed) {
+                b.misread = Some(MisreadSensor::new(pair, &b.ids));
+                b.note(format!(
+                    "fault injected: stickers {} and {} read as each other until a layer turns",
+                    pair.0, pair.1
+                ));
+            }
+        }
         if b.faults.wrong_device {
             b.sensors[color_port] = device::INFRARED;
             b.note("fault injected: the colour-sensor port holds an infrared sensor".into());
@@ -676,6 +690,9 @@ impl Brick {
             for _ in 0..q.rem_euclid(4) {
                 self.apply(Primitive::Turn(1));
             }
+            if q.rem_euclid(4) != 0 && self.misread.as_mut().is_some_and(|m| m.layer_turned()) {
+                self.note("misread fault over: a layer turned".into());
+            }
             self.bottom -= 90.0 * k;
             self.tray -= 90.0 * k;
         }
@@ -716,12 +733,17 @@ impl Brick {
             self.sticker_under_sensor()
         };
         match under {
-            Some(pos) => {
+            Some(at_pos) => {
+                // Under a `misread` fault another sticker's reading may stand in.
+                let pos = match &self.misread {
+                    Some(m) => m.source(at_pos, &self.ids),
+                    None => at_pos,
+                };
                 let color = self.colors[pos];
                 let id = self.ids[pos];
                 let at = match self.size {
-                    Size::Three => pos,
-                    Size::Two => [0, 2, 6, 8][pos % 4] + 9 * (pos / 4),
+                    Size::Three => at_pos,
+                    Size::Two => [0, 2, 6, 8][at_pos % 4] + 9 * (at_pos / 4),
                 };
                 let v = self
                     .appearance
