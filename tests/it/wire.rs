@@ -149,7 +149,7 @@ fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
     let log = h.take_log();
     assert!(log.is_empty(), "the brick refused or complained: {log:?}");
     assert_eq!(h.path().to_str(), Some("usb (simulated)"));
-    assert_clean("full scan over USB", &audit(&tap.take()), 300);
+    assert_clean("full scan over USB", &audit(&tap.take()), 100);
 }
 
 #[test]

@@ -355,6 +355,24 @@ impl MindCub3r {
         let name = format!("scan program of face {}", spec.face);
         let wait =
             Duration::from_millis(layout.deadline_ms.max(0) as u64) + self.ev3.timeouts.reply;
+        // Where the program may take each motor, for the driver's plausibility checks.
+        let (a, s) = (&self.config.arm, &self.config.sensor_arm);
+        let arm = [a.away, a.clear, a.hold, a.hold_2x2, a.tilt_apex];
+        let sensor = [s.parked, s.clear, s.centre, s.corner_2x2]
+            .into_iter()
+            .chain(s.edge)
+            .chain(s.corner);
+        let (slo, shi) = sensor.fold((i32::MAX, i32::MIN), |(l, h), v| (l.min(v), h.max(v)));
+        let over = (t.over_rotation as f64 * t.ratio).abs().round() as i32;
+        let (from, to) = (self.table.target, self.table_target(end_deg));
+        self.ev3.may_move(
+            self.arm.port,
+            *arm.iter().min().unwrap_or(&0),
+            *arm.iter().max().unwrap_or(&0),
+        );
+        self.ev3.may_move(self.sensor.port, slo, shi);
+        self.ev3
+            .may_move(self.table.port, from.min(to) - over, from.max(to) + over);
         let reply = self.ev3.call_within(&name, &cmd, wait);
         // Whatever happened, the motors moved on the brick.
         self.ev3.forget_counts();
