@@ -3,9 +3,13 @@
 //! per primitive on a link without latency, plus the link round trips each waits for.
 //!
 //! The primitives are measured as runs use them: the planned executions of seeded random
-//! cubes, one primitive after another, each timed on the wall clock from the moment it is
-//! sent until the robot confirms it, so every context a run meets (the arm's position, the
-//! count the driver must read first, the settle pause) is in the mean. The link's round
+//! cubes, so every context a run meets (the arm's position, the count the driver must read
+//! first, the settle pause, the overlaps) is in the mean. Run from the host, each primitive
+//! is timed on the wall clock from the moment it is sent until the robot confirms it; run
+//! in chunks on the brick (`execution.on_brick`), each is timed by the brick's own clock
+//! from the end of the one before, and the chunk's time beyond the brick's clock (its
+//! link round trip) is shared equally among its primitives, so the fitted round trips
+//! per primitive are fractions. The link's round
 //! trip is the median of NOP pings. With samples at two or more latencies each primitive
 //! is fitted as `seconds + round_trips × round_trip` by least squares; at one latency (a
 //! real brick has one link) the round trips of the configuration are kept, as they
@@ -163,7 +167,7 @@ fn measure(
     r.home()?;
     let round_trip = r.round_trip(15)?;
     let mut durations: [Vec<f64>; 9] = Default::default();
-    let mut timed = |r: &mut MindCub3r, p: Primitive| -> Result<()> {
+    let timed = |r: &mut MindCub3r, p: Primitive, durations: &mut [Vec<f64>; 9]| -> Result<()> {
         let t = Instant::now();
         r.execute(p)?;
         if let Some(k) = key_of(p) {
@@ -184,15 +188,19 @@ fn measure(
         let plan = planner.plan(&alg, RobotState::new(Orientation::IDENTITY))?;
         // Every plan starts with the arm away, as after a scan.
         r.execute(Primitive::ArmAway)?;
-        for &p in &plan.primitives {
-            timed(r, p)?;
+        if config.execution.on_brick {
+            chunked(r, &plan.primitives, &mut durations)?;
+        } else {
+            for &p in &plan.primitives {
+                timed(r, p, &mut durations)?;
+            }
         }
     }
     r.execute(Primitive::ArmAway)?;
     for _ in 0..3 {
-        timed(r, Primitive::Sensor(SensorPosition::Centre))?;
-        timed(r, Primitive::Read)?;
-        timed(r, Primitive::Sensor(SensorPosition::Clear))?;
+        timed(r, Primitive::Sensor(SensorPosition::Centre), &mut durations)?;
+        timed(r, Primitive::Read, &mut durations)?;
+        timed(r, Primitive::Sensor(SensorPosition::Clear), &mut durations)?;
     }
     r.finish(false)?;
     Ok(LinkSamples {
@@ -200,6 +208,33 @@ fn measure(
         round_trip,
         durations,
     })
+}
+
+/// Runs `prims` in chunks on the brick as a run does. A primitive's time is the brick's
+/// clock from the end of the one before it to its own end, plus an equal share of what
+/// the chunk took beyond the brick's clock (the link and the host); a chunk whose reply
+/// was lost is not timed.
+fn chunked(r: &mut MindCub3r, prims: &[Primitive], durations: &mut [Vec<f64>; 9]) -> Result<()> {
+    let mut i = 0;
+    while i < prims.len() {
+        let n = r.chunk_len(&prims[i..]);
+        let chunk = &prims[i..i + n];
+        let run = r.execute_chunk(chunk)?;
+        if let Some(ends) = run.ends_ms {
+            let last = ends.last().copied().unwrap_or(0) as f64 / 1000.0;
+            let share = (run.wall - last).max(0.0) / n as f64;
+            let mut before = 0.0;
+            for (&p, &end) in chunk.iter().zip(&ends) {
+                let end = end as f64 / 1000.0;
+                if let Some(k) = key_of(p) {
+                    durations[k].push(end - before + share);
+                }
+                before = end;
+            }
+        }
+        i += n;
+    }
+    Ok(())
 }
 
 fn mean(v: &[f64]) -> Option<f64> {

@@ -472,6 +472,20 @@ impl Execution {
         if !self.in_flight.is_empty() {
             let landed = match robot.settle(&self.in_flight, &cause) {
                 Answer::Landed { count, by } => Some((count, by)),
+                Answer::Between {
+                    at_least,
+                    at_most,
+                    by,
+                } => {
+                    // The first `at_least` happened; the candidates are the prefixes of
+                    // the rest up to `at_most`.
+                    let secs = self.seconds;
+                    for a in self.in_flight.clone().iter().take(at_least) {
+                        let _ = self.confirmed(a, secs, Some(by));
+                    }
+                    self.in_flight.truncate(at_most.saturating_sub(at_least));
+                    None
+                }
                 Answer::State(seen) => {
                     let states = prefix_states(&self.tracked, self.orientation, &self.in_flight);
                     let robots: Vec<FaceletCube> = states.into_iter().map(|(c, _)| c).collect();

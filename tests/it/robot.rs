@@ -634,3 +634,62 @@ fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
     assert_eq!(summary["verified_by"], "re-scan");
     assert_eq!(summary["reached_target"], true);
 }
+
+/// A plan-like sequence of primitives with every arm transition the planner writes.
+fn plan_like() -> Vec<Primitive> {
+    use Primitive::*;
+    vec![
+        ArmAway,
+        Spin(1),
+        ArmHold,
+        Turn(1),
+        Tilt,
+        Turn(-1),
+        ArmAway,
+        Spin(2),
+        ArmHold,
+        Turn(2),
+        Tilt,
+        Tilt,
+        Turn(-2),
+        ArmAway,
+        Spin(-1),
+        ArmHold,
+        Tilt,
+        Turn(1),
+    ]
+}
+
+#[test]
+fn chunks_on_the_brick_move_the_virtual_cube_as_the_model_says() {
+    let h = sim(2, 20.0);
+    let mut r = connect(&h);
+    r.home().unwrap();
+    let prims = plan_like();
+    let mut expect = h.initial_cube().clone();
+    let mut i = 0;
+    let mut chunks = 0;
+    while i < prims.len() {
+        let n = r.chunk_len(&prims[i..]);
+        let before = r.ev3().commands_sent;
+        r.execute_chunk(&prims[i..i + n])
+            .unwrap_or_else(|e| panic!("chunk at {i}: {e}: {:?}", h.take_log()));
+        assert_eq!(r.ev3().commands_sent - before, 1, "one command a chunk");
+        for p in &prims[i..i + n] {
+            if let Some(m) = p.as_move() {
+                expect.apply(&Alg::from_moves(vec![m])).unwrap();
+            }
+        }
+        assert_eq!(
+            h.cube().to_letters(),
+            expect.to_letters(),
+            "after the chunk at {i}: {:?}",
+            h.take_log()
+        );
+        i += n;
+        chunks += 1;
+    }
+    assert!(chunks < prims.len() / 2, "{chunks} chunks");
+    let log = h.take_log();
+    assert!(log.iter().all(|l| !l.contains("fault")), "{log:?}");
+}

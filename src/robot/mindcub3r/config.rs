@@ -227,6 +227,39 @@ impl Default for ScanConfig {
     }
 }
 
+/// Executing a plan's primitives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExecutionConfig {
+    /// Send the primitives in chunks that the brick runs back to back as one program (see
+    /// [Execution on the brick](crate::robot::mindcub3r#execution-on-the-brick)); false: the
+    /// host sends every move and polls until it ends.
+    pub on_brick: bool,
+    /// Longest nominal motion time of one chunk, seconds. A stop asked for (Ctrl-C) waits
+    /// for the chunk under way to end, so this bounds how long that takes.
+    pub chunk_seconds: f64,
+    /// The turntable starts a spin once the tilt arm, on its way away, is below `arm.clear`.
+    pub table_starts_at_clear: bool,
+    /// The tilt arm starts down to hold while the turntable decelerates at the end of a
+    /// spin, timed so it reaches `arm.clear` only after the table has stopped.
+    pub arm_lowers_while_table_stops: bool,
+    /// Safety factor of that timing: when the arm starts, the table's remaining time is
+    /// the arm's nominal time from away to `arm.clear` divided by this.
+    pub overlap_margin: f64,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        ExecutionConfig {
+            on_brick: true,
+            chunk_seconds: 2.5,
+            table_starts_at_clear: true,
+            arm_lowers_while_table_stops: true,
+            overlap_margin: 1.5,
+        }
+    }
+}
+
 /// Time limits (wall clock).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -262,6 +295,7 @@ pub struct Config {
     pub turntable: Turntable,
     pub sensor_arm: SensorArm,
     pub scan: ScanConfig,
+    pub execution: ExecutionConfig,
     pub timeouts: Timeouts,
     pub timings: Timings,
 }
@@ -276,6 +310,7 @@ impl Default for Config {
             turntable: Turntable::default(),
             sensor_arm: SensorArm::default(),
             scan: ScanConfig::default(),
+            execution: ExecutionConfig::default(),
             timeouts: Timeouts::default(),
             timings: Timings::default(),
         }
@@ -371,6 +406,18 @@ impl Config {
         )?;
         real("turntable.ratio", self.turntable.ratio, 0.0, MAX_RATIO)?;
         real("scan.window", self.scan.window, 0.0, 45.0)?;
+        real(
+            "execution.chunk_seconds",
+            self.execution.chunk_seconds,
+            0.0,
+            MAX_PRIMITIVE_S,
+        )?;
+        real(
+            "execution.overlap_margin",
+            self.execution.overlap_margin,
+            0.99,
+            10.0,
+        )?;
         let t = &self.timings;
         for (name, v) in [
             ("timings.arm_away_to_hold", t.arm_away_to_hold),

@@ -10,7 +10,10 @@
 //! finished, so after any failure [`MindCub3r::in_flight_landed`] can say whether the cube
 //! changed: not sent, no; confirmed, yes; otherwise the motor's count decides (and when it
 //! stopped half way, nobody can tell). Ctrl-C is checked before every move, so a stop lands
-//! between moves, where this is known without asking.
+//! between moves, where this is known without asking. A chunk of primitives run on the
+//! brick as one program ([`MindCub3r::execute_chunk`]) is settled by
+//! [`MindCub3r::chunk_landed`]: the program's own record, or the motor counts (see
+//! [Execution on the brick](crate::robot::mindcub3r#execution-on-the-brick)).
 //!
 //! Level: robot (uses `cube`, `color::raw`, [`crate::robot::ev3`]). No printing: progress
 //! through callbacks.
@@ -29,7 +32,10 @@ use crate::robot::ev3::driver::{DeviceExpectation, Ev3, Ev3Error, Motor, MotorKi
 use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
 use crate::robot::link::Link;
 
+mod chunk;
 mod onbrick;
+
+pub use chunk::{ChunkRun, Settled};
 
 /// The move of a primitive that changes the cube (the tilt arm past its apex, the table
 /// turning a layer or the whole cube): where its motor started, the target by which the
@@ -72,6 +78,9 @@ pub struct MindCub3r {
     /// The primitive being executed and its cube-changing move, once that move was sent
     /// (cleared when the primitive completes).
     attempt: Option<(Primitive, Option<Effect>)>,
+    /// The chunk of primitives sent to the brick as one program, until its outcome is
+    /// known.
+    chunk: Option<chunk::ChunkAttempt>,
 }
 
 impl MindCub3r {
@@ -107,6 +116,7 @@ impl MindCub3r {
             last: None,
             homed: false,
             attempt: None,
+            chunk: None,
         };
         r.guard(|r| {
             r.ev3.nop()?;
@@ -426,6 +436,13 @@ impl MindCub3r {
         self.attempt = Some((p, None));
         self.guard(|r| r.execute_inner(p))?;
         self.attempt = None;
+        self.after_primitive(p);
+        Ok(())
+    }
+
+    /// The bookkeeping of a primitive that happened: the cube's orientation, the scan
+    /// frame (lost by a layer turn), the last primitive.
+    fn after_primitive(&mut self, p: Primitive) {
         self.orientation = self.orientation.after(p);
         if let Some((size, frame)) = self.frame.take() {
             match p {
@@ -437,7 +454,6 @@ impl MindCub3r {
             }
         }
         self.last = Some(p);
-        Ok(())
     }
 
     fn execute_inner(&mut self, p: Primitive) -> Result<(), RobotError> {

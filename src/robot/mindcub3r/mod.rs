@@ -121,31 +121,36 @@
 //!
 //! The planner prices primitives in seconds (`Timings`, `[timings]` of the calibration):
 //! each primitive's time on a link without latency, plus the link round trips it waits for
-//! times the link's round trip. A move is a command that starts it, the motion, and the
-//! poll that finds it ended, each a round trip the motion does not hide, so a tilt (two arm
-//! moves) waits for about 2.4 round trips and a layer turn (over-rotation and back) for
-//! about 2.9. A connected robot's round trip is measured at connect (the median of three
-//! pings), so the same calibration prices a USB link and a 60 ms Bluetooth link each as
-//! it is.
+//! times the link's round trip. Run from the host, a move is a command that starts it, the
+//! motion, and the poll that finds it ended, each a round trip the motion does not hide,
+//! so a tilt (two arm moves) waited for about 2.4 round trips and a layer turn
+//! (over-rotation and back) for about 2.9. Run in chunks on the brick
+//! ([Execution on the brick](#execution-on-the-brick)), a chunk of about four primitives
+//! waits for one, so each primitive for about a third. A connected robot's round trip is
+//! measured at connect (the median of three pings), so the same calibration prices a USB
+//! link and a 60 ms Bluetooth link each as it is.
 //!
 //! `cubot robot calibrate-timings` measures them: it executes the plans of seeded random
-//! cubes, times every primitive from the command that starts it to the reply that
-//! confirms it (so each primitive's mean holds the contexts runs meet: the arm's position,
-//! a count the driver must read first, the settle pause), and fits both parts by least
-//! squares over links of different latency. The shipped values come from the simulator at
-//! 0 and 60 ms:
+//! cubes as runs do and times every primitive (so each primitive's mean holds the contexts
+//! runs meet: the arm's position, the overlaps, the settle pause): run from the host, from
+//! the command that starts it to the reply that confirms it; in chunks, by the brick's
+//! clock, with the chunk's link time shared among its primitives. It fits both parts by
+//! least squares over links of different latency. The shipped values come from the
+//! simulator at 0 and 60 ms, with chunks on the brick:
 //!
 //! | Primitive | Seconds | Round trips | Estimate it replaced |
 //! |-----------|---------|-------------|----------------------|
-//! | arm away → hold / hold → away | 0.314 / 0.310 | 1.62 / 1.67 | 0.28 (85° at 300 °/s) |
-//! | `Tilt` | 0.524 | 2.40 | 0.71 |
-//! | `Spin(±1)` / `Spin(2)` | 0.579 / 1.045 | 1.30 / 1.44 | 0.68 / 1.35 |
-//! | `Turn(±1)` / `Turn(2)` | 0.735 / 1.201 | 2.92 / 2.66 | 0.90 / 1.57 |
-//! | sensor arm move / one reading | 0.333 / 0.001 | 1.77 / 0.97 | 0.3 / 0.02 |
+//! | arm away → hold / hold → away | 0.267 / 0.213 | 0.28 / 0.28 | 0.28 (85° at 300 °/s) |
+//! | `Tilt` | 0.525 | 0.36 | 0.71 |
+//! | `Spin(±1)` / `Spin(2)` | 0.581 / 1.044 | 0.27 / 0.36 | 0.68 / 1.35 |
+//! | `Turn(±1)` / `Turn(2)` | 0.734 / 1.207 | 0.35 / 0.33 | 0.90 / 1.57 |
+//! | sensor arm move / one reading | 0.466 / 0.011 | 0.00 / 1.05 | 0.3 / 0.02 |
 //!
-//! On that calibration a plan's predicted time is within 1 % of the measured one, run by
-//! run, at 0 and at 60 ms (`cubot bench run`). The host's own load shows in the fit (a
-//! busy host answers the brick later): calibrate on a quiet host.
+//! Run from the host the same primitives took 0.314 / 0.310 s for the arm moves with 1.6
+//! round trips each, and 2.4 to 2.9 round trips for tilts and turns; the arm moves are
+//! shorter in chunks because a spin starts once the arm is past `arm.clear` and the arm
+//! starts down while a spin slows. The host's own load shows in the fit (a busy host
+//! answers the brick later): calibrate on a quiet host.
 //!
 //! The estimates were distance over speed from the ev3dev demo's angles and speeds, link
 //! and ramps ignored; on the simulator's motors they were 10–25 % off, so the planner
@@ -253,6 +258,56 @@
 //! between samples at 70 %); the default `scan_speed` is 70 (50 is the value to use when
 //! the host polls, `on_brick = false`).
 //!
+//! ## Execution on the brick
+//!
+//! Run from the host, every move of a plan is a command, a poll loop until the motor is
+//! idle and a pause, so each primitive waits for two or three link round trips and the
+//! poll interval, and arm and table never overlap. With `execution.on_brick` (the
+//! default) the host sends a *chunk* of primitives as one
+//! [program on the brick](crate::robot::ev3::protocol#programs-on-the-brick), built like
+//! the scan's from one move routine and compare-and-jump wait loops, and the brick runs
+//! them back to back and answers once:
+//!
+//! * A chunk takes primitives until their nominal motion time would pass
+//!   `execution.chunk_seconds` (at least one; at most as many as fit the command's 1024
+//!   bytes). The brick answers nothing while a program runs, not even a stop, so a stop
+//!   asked for (Ctrl-C) takes effect when the chunk under way ends; `chunk_seconds` bounds
+//!   that wait, and every chunk is also bounded on the brick by its own deadline (twice
+//!   its nominal time plus `timeouts.move_extra_ms`), after which the program stops every
+//!   motor and reports the stage it was waiting in.
+//! * Overlaps (each one configurable): with `table_starts_at_clear`, a spin's turntable
+//!   starts once the tilt arm, on its way away, is below `arm.clear`, as in the scan; with
+//!   `arm_lowers_while_table_stops`, the tilt arm starts down to hold while the turntable
+//!   decelerates at the end of a spin, early enough that it reaches `arm.clear` only after
+//!   the table has stopped (the arm between clear and hold while the table turns jams the
+//!   cube, and an arm coming down on a cube out of square jams it too): the lead is the
+//!   table's remaining count at which its remaining time, braking at the constant rate
+//!   of its ramp-down, is the arm's nominal time from away to clear divided by
+//!   `overlap_margin`.
+//! * The settle pause after arm moves stays; between a tilt and the next, between a spin
+//!   and a turn, no link round trip and no poll interval remain.
+//!
+//! The program records in its global memory how many primitives it completed, how many
+//! of them had their cube-changing move completed (a tilt's apex, a spin's end, a layer
+//! turn's over-rotation), and the brick's clock at the end of each. The host journals the
+//! whole chunk's intent before sending it and each primitive the reply confirms after it.
+//! When a chunk does not complete:
+//!
+//! * past its deadline, the reply says how many completed, and whether the one under way
+//!   had changed the cube; when it had not, the motor's count decides (a table within 8°
+//!   of table of either end, the tilt arm below the hold-to-apex midway or near its apex),
+//!   and a motor stopped half way leaves both candidates;
+//! * its reply lost (the program ran on to its end on the brick), the motors' counts
+//!   decide: the prefixes whose resting turntable count (the cumulative table rotation of
+//!   the spins and turns among them) is within 8° of table of the count read, narrowed by
+//!   the tilt arm's count. The whole chunk confirmed this way goes on as if the reply
+//!   had come; otherwise the job states what is left: one prefix, or the range of
+//!   prefixes the counts cannot tell apart (the tilts between two table moves, which all
+//!   leave the arm at hold), each as a candidate state.
+//!
+//! `calibrate-timings` times chunks by the brick's clock, so the planner prices what this
+//! execution takes ([Timings](#timings)).
+//!
 //! ## Start-up
 //!
 //! Connecting pings the brick, checks the four devices, sets the three motors' polarity to
@@ -282,5 +337,5 @@ pub mod scan;
 
 pub use config::Config;
 pub use error::RobotError;
-pub use machine::{Jog, MindCub3r, Part};
+pub use machine::{ChunkRun, Jog, MindCub3r, Part, Settled};
 pub use scan::scan_steps;

@@ -241,11 +241,13 @@ impl Default for RoundTrips {
     }
 }
 
-/// Seconds per primitive on a link without latency, measured on the simulator (see
-/// [Timings](crate::robot::mindcub3r#timings)).
-const DEFAULT_SECONDS: [f64; 9] = [0.314, 0.31, 0.524, 0.579, 1.045, 0.735, 1.201, 0.333, 0.001];
+/// Seconds per primitive on a link without latency, measured on the simulator with the
+/// primitives run in chunks on the brick (see [Timings](crate::robot::mindcub3r#timings)).
+const DEFAULT_SECONDS: [f64; 9] = [
+    0.267, 0.213, 0.525, 0.581, 1.044, 0.734, 1.207, 0.466, 0.011,
+];
 /// Link round trips per primitive (the same calibration).
-const DEFAULT_ROUND_TRIPS: [f64; 9] = [1.62, 1.67, 2.4, 1.3, 1.44, 2.92, 2.66, 1.77, 0.97];
+const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.28, 0.28, 0.36, 0.27, 0.36, 0.35, 0.33, 0.0, 1.05];
 
 impl Timings {
     /// The seconds per primitive, in [`TIMING_KEYS`] order.

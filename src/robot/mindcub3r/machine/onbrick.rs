@@ -47,42 +47,42 @@ struct Layout {
 /// placed after the main code ([`Builder::call_move`]): a call sets the routine's inputs
 /// and a return number, jumps to it, and the routine jumps back by that number, so the
 /// dozen moves of a face fit in one command.
-struct Builder<'a> {
-    p: Program,
-    cfg: &'a Config,
-    arm: OutputPort,
-    table: OutputPort,
-    sensor: OutputPort,
-    now: Var,
-    cnt: Var,
-    scnt: Var,
-    d: Var,
-    r1: Var,
-    r2: Var,
-    r3: Var,
+pub(super) struct Builder<'a> {
+    pub(super) p: Program,
+    pub(super) cfg: &'a Config,
+    pub(super) arm: OutputPort,
+    pub(super) table: OutputPort,
+    pub(super) sensor: OutputPort,
+    pub(super) now: Var,
+    pub(super) cnt: Var,
+    pub(super) scnt: Var,
+    pub(super) d: Var,
+    pub(super) r1: Var,
+    pub(super) r2: Var,
+    pub(super) r3: Var,
     /// The move routine's target; in the ring, the sample's sensor-arm target.
-    mt: Var,
+    pub(super) mt: Var,
     /// The ring sample's turntable count.
-    ttgt: Var,
-    rgb: Var,
-    busy: Var,
-    k: Var,
-    idx: Var,
-    stage: Var,
-    ret: Var,
-    no: Var,
-    nos: Var,
-    v: Var,
-    sp: Var,
-    timeout: Label,
-    routine: Label,
-    returns: Vec<Label>,
-    stages: Vec<String>,
-    deadline_ms: i32,
+    pub(super) ttgt: Var,
+    pub(super) rgb: Var,
+    pub(super) busy: Var,
+    pub(super) k: Var,
+    pub(super) idx: Var,
+    pub(super) stage: Var,
+    pub(super) ret: Var,
+    pub(super) no: Var,
+    pub(super) nos: Var,
+    pub(super) v: Var,
+    pub(super) sp: Var,
+    pub(super) timeout: Label,
+    pub(super) routine: Label,
+    pub(super) returns: Vec<Label>,
+    pub(super) stages: Vec<String>,
+    pub(super) deadline_ms: i32,
 }
 
 impl<'a> Builder<'a> {
-    fn new(cfg: &'a Config, deadline_ms: i32) -> Builder<'a> {
+    pub(super) fn new(cfg: &'a Config, deadline_ms: i32) -> Builder<'a> {
         let mut p = Program::new();
         let w4 = |p: &mut Program| p.local(Width::B4);
         let (now, cnt, scnt, d) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
@@ -127,21 +127,21 @@ impl<'a> Builder<'a> {
     }
 
     /// Names what the program waits for next (reported if the deadline passes).
-    fn stage(&mut self, what: &str) {
+    pub(super) fn stage(&mut self, what: &str) {
         self.stages.push(what.to_string());
         let id = self.stages.len() as i32;
         self.p.mov(Width::B1, Width::B1, id, self.stage);
     }
 
     /// To the timeout path once the program's deadline has passed.
-    fn check_deadline(&mut self) {
+    pub(super) fn check_deadline(&mut self) {
         self.p.timer_read(self.now);
         self.p
             .jr_if(Cmp::Gt, Width::B4, self.now, self.deadline_ms, self.timeout);
     }
 
     /// Loops until no motor of `ports` runs a step job.
-    fn wait_idle(&mut self, ports: &[OutputPort], what: &str) {
+    pub(super) fn wait_idle(&mut self, ports: &[OutputPort], what: &str) {
         self.stage(what);
         let l = self.p.label();
         self.p.bind(l);
@@ -163,14 +163,14 @@ impl<'a> Builder<'a> {
         self.p.jr_if(Cmp::Gt, Width::B4, self.d, tol, l);
     }
 
-    fn abs_d(&mut self) {
+    pub(super) fn abs_d(&mut self) {
         let pos = self.p.label();
         self.p.jr_if(Cmp::GtEq, Width::B4, self.d, 0, pos);
         self.p.sub(Width::B4, 0, self.d, self.d);
         self.p.bind(pos);
     }
 
-    fn pause(&mut self, ms: u64) {
+    pub(super) fn pause(&mut self, ms: u64) {
         if ms > 0 {
             self.p.timer_wait(ms.min(i32::MAX as u64) as i32, self.cnt);
             self.p.timer_ready(self.cnt);
@@ -179,7 +179,13 @@ impl<'a> Builder<'a> {
 
     /// Starts `port` towards the absolute `target` (a constant, or the variable `mt`
     /// itself) at `speed` percent with ramps `r`, through the move routine.
-    fn call_move(&mut self, port: OutputPort, target: Operand, speed: i8, r: (u32, u32)) {
+    pub(super) fn call_move(
+        &mut self,
+        port: OutputPort,
+        target: Operand,
+        speed: i8,
+        r: (u32, u32),
+    ) {
         let b1 = Width::B1;
         self.p.mov(b1, b1, port.no() as i32, self.no);
         self.p.mov(b1, b1, port.bit() as i32, self.nos);
@@ -201,7 +207,7 @@ impl<'a> Builder<'a> {
     /// within 2°, the driver's deadband), with the ramps when they fit in the distance and
     /// none when they do not, then jumps back to the caller numbered `ret`. The driver's
     /// [absolute targets](crate::robot::ev3::driver#absolute-targets), on the brick.
-    fn emit_routine(&mut self) {
+    pub(super) fn emit_routine(&mut self) {
         use crate::robot::ev3::protocol::op as o;
         let (b1, b4) = (Width::B1, Width::B4);
         self.p.bind(self.routine);

@@ -326,8 +326,12 @@ pub(crate) struct Brick {
     outbox: Vec<(f64, Vec<u8>)>,
     pub faults: Faults,
     commands: u64,
+    /// Commands of at least [`super::config::PROGRAM_BYTES`] received.
+    programs: u64,
     silent: bool,
     stall_armed: bool,
+    /// The running command whose reply a `drop` fault loses when it ends.
+    drop_running: Option<u64>,
     /// The next reply gets one byte corrupted (a `corrupt` fault).
     corrupt_next: bool,
     /// Simulated time until which the link is down (a `dropout` fault).
@@ -451,8 +455,10 @@ impl Brick {
             outbox: Vec::new(),
             faults: cfg.faults.clone(),
             commands: 0,
+            programs: 0,
             silent: false,
             stall_armed: false,
+            drop_running: None,
             corrupt_next: false,
             link_down_until: 0.0,
             log: Vec::new(),

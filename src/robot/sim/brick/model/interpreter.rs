@@ -37,6 +37,17 @@ impl Brick {
             }
             return None;
         }
+        let program = (frame.len() >= super::super::config::PROGRAM_BYTES).then(|| {
+            self.programs += 1;
+            self.programs
+        });
+        if program.is_some() && self.faults.stall_program == program {
+            self.stall_armed = true;
+            self.note(format!(
+                "fault injected: the next positioning move from program {} (command {n}) on stalls",
+                self.programs
+            ));
+        }
         if self.faults.stall_at == Some(n) {
             self.stall_armed = true;
             self.note(format!(
@@ -50,7 +61,8 @@ impl Brick {
                 d.ms
             ));
         }
-        let drop = self.faults.drop_at == Some(n);
+        let drop = self.faults.drop_at == Some(n)
+            || (program.is_some() && self.faults.drop_program == program);
         if self.faults.corrupt.contains(&n) {
             self.corrupt_next = true;
         }
@@ -58,6 +70,11 @@ impl Brick {
         if drop && reply.is_some() {
             self.note(format!("fault injected: reply to command {n} lost"));
             return None;
+        }
+        if drop && self.suspended.is_some() {
+            // A command still running (a program, or one waiting for its motors): its
+            // reply is lost when it ends.
+            self.drop_running = Some(n);
         }
         self.through_link(reply)
     }
@@ -181,7 +198,13 @@ impl Brick {
     pub(super) fn vm_step(&mut self) {
         if let Some(s) = self.suspended.take() {
             let per_step = (DT / INSTRUCTION_S).round() as usize;
-            let reply = self.run(s, per_step);
+            let mut reply = self.run(s, per_step);
+            if reply.is_some() && self.suspended.is_none() {
+                if let Some(n) = self.drop_running.take() {
+                    self.note(format!("fault injected: reply to command {n} lost"));
+                    reply = None;
+                }
+            }
             if let Some(r) = self.through_link(reply) {
                 self.outbox.push((self.clock, r));
             }
