@@ -154,14 +154,15 @@ fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
 
 #[test]
 fn every_frame_of_a_whole_run_passes_the_wire_audit() {
-    whole_run_audit(200.0, 300);
+    // Scan faces and chunks of primitives are one program each: few, long frames.
+    whole_run_audit(200.0, 50);
 }
 
-/// The same at real speed (the driver polls as it would on a brick: many more frames).
+/// The same at real speed (the driver polls homing as it would on a brick: more frames).
 #[test]
 #[ignore = "takes about two minutes: cargo test --test it wire::measure -- --ignored --nocapture"]
 fn measure_the_wire_audit_of_a_whole_run_at_real_speed() {
-    whole_run_audit(1.0, 5000);
+    whole_run_audit(1.0, 60);
 }
 
 fn whole_run_audit(speed: f64, at_least: usize) {

@@ -10,7 +10,52 @@ use super::*;
 use crate::robot::ev3::protocol::{Cmp, Operand, Slot, SlotKind, Var, Width};
 
 /// Most primitives one chunk carries (the command's size is checked besides).
-const MAX_CHUNK: usize = 12;
+const MAX_CHUNK: usize = 10;
+/// Sensor-arm degrees per primitive of the progress marks (see [`Marks`]).
+const MARK_STEP: i32 = 18;
+
+/// The program's progress, kept where a later command can read it: the colour-sensor
+/// arm, idle during execution and free to move anywhere outwards of `sensor_arm.clear`,
+/// steps `MARK_STEP / 2` degrees (in parallel, without being waited for) each time a
+/// primitive's cube-changing move completes and again when the primitive completes. Its
+/// count after a lost reply gives the same record the reply would have.
+#[derive(Clone, Copy, Debug)]
+struct Marks {
+    base: i32,
+    dir: i32,
+}
+
+impl Marks {
+    /// Marks starting where the sensor arm is, towards whichever side has room for `n`
+    /// primitives between `clear` and 40° short of `parked`.
+    fn new(at: i32, clear: i32, parked: i32, n: usize) -> Marks {
+        let (lo, hi) = (clear.min(parked - 40), parked - 40);
+        let need = MARK_STEP * n as i32;
+        let at = at.clamp(lo, hi.max(lo));
+        let dir = if hi - at >= need { 1 } else { -1 };
+        Marks { base: at, dir }
+    }
+
+    /// The sensor arm's target after `half` half-steps.
+    fn at(self, half: usize) -> i32 {
+        self.base + self.dir * MARK_STEP / 2 * half as i32
+    }
+
+    /// (done, effected) from the sensor arm's count; `None` if it is not on the marks.
+    fn read(self, count: i32, n: usize) -> Option<(usize, usize)> {
+        let half = MARK_STEP / 2;
+        let tol = 4;
+        let x = (count - self.base) * self.dir;
+        if x < -tol || x > half * 2 * n as i32 + tol {
+            return None;
+        }
+        // Past a mark by more than the tolerance: the arm was on its way to the next,
+        // which it starts for only once that step happened.
+        let h = ((x - tol) as f64 / half as f64).ceil().max(0.0) as usize;
+        let h = h.min(2 * n);
+        Some((h / 2, h / 2 + h % 2))
+    }
+}
 
 /// One primitive of a chunk and where it leaves the motors.
 #[derive(Clone, Copy, Debug)]
@@ -31,6 +76,10 @@ struct Step {
 #[derive(Clone, Debug)]
 pub(super) struct ChunkAttempt {
     steps: Vec<Step>,
+    /// The sensor arm's progress marks of its program.
+    marks: Marks,
+    /// Whether the program was sent (before that, nothing of it happened).
+    sent: bool,
     /// From the program's reply: primitives it completed, and those whose cube-changing
     /// move completed (one more than `done` when it stopped after that move).
     record: Option<(usize, usize)>,
@@ -104,7 +153,12 @@ impl MindCub3r {
             secs += s.secs;
             n += 1;
         }
-        while n > 1 && self.chunk_program(&steps[..n]).is_err() {
+        let s = &self.config.sensor_arm;
+        while n > 1
+            && self
+                .chunk_program(&steps[..n], Marks::new(s.clear, s.clear, s.parked, n))
+                .is_err()
+        {
             n -= 1;
         }
         n.max(1)
@@ -114,21 +168,35 @@ impl MindCub3r {
     /// On success the bookkeeping follows all of them. On failure every motor is stopped
     /// and [`MindCub3r::chunk_landed`] tells what happened.
     pub fn execute_chunk(&mut self, prims: &[Primitive]) -> Result<ChunkRun, RobotError> {
+        self.attempt = None;
+        self.chunk = None;
+        let s = &self.config.sensor_arm;
+        let (clear, parked) = (s.clear, s.parked);
+        let steps = self.chunk_steps(prims)?;
+        let marks = Marks::new(clear, clear, parked, steps.len());
+        self.chunk = Some(ChunkAttempt {
+            steps,
+            marks,
+            sent: false,
+            record: None,
+        });
         self.check_interrupt()?;
         self.ensure_homed()?;
-        self.chunk = None;
-        self.attempt = None;
-        if prims
-            .iter()
-            .any(|p| matches!(p, Primitive::Tilt | Primitive::Turn(_)))
-        {
-            // The sensor arm out of the tilt arm's way (normally there already).
-            self.guard(|r| r.sensor_clear())?;
-        }
+        // The sensor arm out of the tilt arm's way (normally there already), at a count
+        // the marks start from.
+        self.guard(|r| r.sensor_clear())?;
+        let at = match self.sensor_at {
+            Some(p) => p,
+            None => self.ev3.count(self.sensor.port)?,
+        };
+        // Homing and the sensor arm's move may have changed what the arm is known to do.
         let steps = self.chunk_steps(prims)?;
-        let (cmd, layout) = self.chunk_program(&steps)?;
+        let marks = Marks::new(at, clear, parked, steps.len());
+        let (cmd, layout) = self.chunk_program(&steps, marks)?;
         self.chunk = Some(ChunkAttempt {
             steps: steps.clone(),
+            marks,
+            sent: true,
             record: None,
         });
         let (a, t) = (&self.config.arm, &self.config.turntable);
@@ -145,6 +213,9 @@ impl MindCub3r {
             *arm.iter().max().unwrap_or(&0),
         );
         self.ev3.may_move(self.table.port, lo - over, hi + over);
+        let (m0, m1) = (marks.at(0), marks.at(2 * steps.len()));
+        self.ev3
+            .may_move(self.sensor.port, m0.min(m1) - 5, m0.max(m1) + 5);
         let name = format!("a chunk of {} primitives", steps.len());
         let wait =
             Duration::from_millis(layout.deadline_ms.max(0) as u64) + self.ev3.timeouts.reply;
@@ -244,6 +315,9 @@ impl MindCub3r {
             self.arm.target = s.arm_to;
             self.after_primitive(s.prim);
         }
+        let mark = c.marks.at(2 * k);
+        self.sensor.target = mark;
+        self.sensor_at = (k == c.steps.len()).then_some(mark);
         if k == c.steps.len() {
             if let Some(last) = c.steps.last() {
                 self.arm_state = if last.arm_to == self.config.arm.away {
@@ -274,13 +348,30 @@ impl MindCub3r {
             return Settled::Unknown;
         };
         let n = c.steps.len();
+        if !c.sent {
+            return Settled::Exactly(0, "the chunk was never sent");
+        }
         match c.record {
             Some((done, effected)) if effected > done => {
                 Settled::Exactly(effected, "the program's record")
             }
             Some((done, _)) if done >= n => Settled::Exactly(n, "the program's record"),
             Some((done, _)) => self.in_progress_by_count(&c.steps[done], done),
-            None => self.settle_by_counts(&c.steps),
+            None => match self
+                .ev3
+                .count(self.sensor.port)
+                .ok()
+                .and_then(|v| c.marks.read(v, n))
+            {
+                Some((done, _)) if done >= n => {
+                    Settled::Exactly(n, "the sensor arm's progress marks")
+                }
+                Some((done, effected)) if effected > done => {
+                    Settled::Exactly(effected, "the sensor arm's progress marks")
+                }
+                Some((done, _)) => self.in_progress_by_count(&c.steps[done], done),
+                None => self.settle_by_counts(&c.steps),
+            },
         }
     }
 
@@ -462,7 +553,11 @@ impl MindCub3r {
     }
 
     /// The chunk's program and where its results land.
-    fn chunk_program(&self, steps: &[Step]) -> Result<(DirectCommand, Layout), RobotError> {
+    fn chunk_program(
+        &self,
+        steps: &[Step],
+        marks: Marks,
+    ) -> Result<(DirectCommand, Layout), RobotError> {
         let cfg = &self.config;
         let (a, t, x) = (&cfg.arm, &cfg.turntable, &cfg.execution);
         let hold = self.hold_angle(self.size());
@@ -516,8 +611,13 @@ impl MindCub3r {
             }
             *at = Some(a.away);
         };
+        // A record in the reply, and the sensor arm a half-step on (see [`Marks`]).
+        let sensor = b.sensor;
+        let s_speed = cfg.sensor_arm.speed;
         let mark = |b: &mut Builder<'_>, var: Var, i: usize| {
             b.p.mov(w, w, i as i32 + 1, var);
+            let half = 2 * i + if var == done { 2 } else { 1 };
+            b.call_move(sensor, c(marks.at(half)), s_speed, (0, 0));
         };
         for (i, s) in steps.iter().enumerate() {
             let next = steps.get(i + 1).map(|n| n.prim);

@@ -16,10 +16,11 @@ use crate::robot::sim::pty::PtyError;
 pub struct Faults {
     pub drop_at: Option<u64>,
     pub stall_at: Option<u64>,
-    /// `drop@pK` / `stall@pK`: the same, at the K-th program (a command of at least
-    /// [`PROGRAM_BYTES`] bytes: a scan face or a chunk of primitives on the brick).
+    /// `drop@pK` / `stall@pK` / `silent@pK`: the same, at the K-th program (a command of
+    /// at least [`PROGRAM_BYTES`] bytes: a scan face or a chunk of primitives on the brick).
     pub drop_program: Option<u64>,
     pub stall_program: Option<u64>,
+    pub silent_program: Option<u64>,
     pub wrong_device: bool,
     pub silent_at: Option<u64>,
     /// Extra delay of every reply (simulated ms).
@@ -94,7 +95,7 @@ pub struct Dropout {
 }
 
 /// The items `--faults` takes, for messages.
-const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
+const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -130,7 +131,7 @@ impl FromStr for Faults {
             };
             if let Some((k, n)) = head
                 .split_once("@p")
-                .filter(|(k, _)| matches!(*k, "drop" | "stall"))
+                .filter(|(k, _)| matches!(*k, "drop" | "stall" | "silent"))
             {
                 let n: u64 = n
                     .parse()
@@ -140,7 +141,8 @@ impl FromStr for Faults {
                 }
                 match k {
                     "drop" => f.drop_program = Some(n),
-                    _ => f.stall_program = Some(n),
+                    "stall" => f.stall_program = Some(n),
+                    _ => f.silent_program = Some(n),
                 }
                 continue;
             }

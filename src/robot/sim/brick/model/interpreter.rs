@@ -30,17 +30,20 @@ impl Brick {
         }
         self.commands += 1;
         let n = self.commands;
-        if self.faults.silent_at.is_some_and(|s| n >= s) {
+        let program = (frame.len() >= super::super::config::PROGRAM_BYTES).then(|| {
+            self.programs += 1;
+            self.programs
+        });
+        if self.silent
+            || self.faults.silent_at.is_some_and(|s| n >= s)
+            || (program.is_some() && program == self.faults.silent_program)
+        {
             if !self.silent {
                 self.silent = true;
                 self.note(format!("fault injected: link silent from command {n} on"));
             }
             return None;
         }
-        let program = (frame.len() >= super::super::config::PROGRAM_BYTES).then(|| {
-            self.programs += 1;
-            self.programs
-        });
         if program.is_some() && self.faults.stall_program == program {
             self.stall_armed = true;
             self.note(format!(
