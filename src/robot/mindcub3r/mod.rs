@@ -289,21 +289,28 @@
 //!
 //! The program records in its global memory how many primitives it completed, how many
 //! of them had their cube-changing move completed (a tilt's apex, a spin's end, a layer
-//! turn's over-rotation), and the brick's clock at the end of each. The host journals the
-//! whole chunk's intent before sending it and each primitive the reply confirms after it.
-//! When a chunk does not complete:
+//! turn's over-rotation), and the brick's clock at the end of each. A reply can be lost,
+//! and global memory goes with it, so the program also leaves that record where a later
+//! command can read it: the colour-sensor arm, idle during execution and free anywhere
+//! outwards of `sensor_arm.clear`, steps 9° (started, never waited for) each time a
+//! cube-changing move completes and again each time a primitive does, away from where it
+//! began towards whichever side has room (a chunk of at most ten primitives). The host
+//! journals the whole chunk's intent before sending it and each primitive the reply
+//! confirms after it. When a chunk does not complete:
 //!
 //! * past its deadline, the reply says how many completed, and whether the one under way
 //!   had changed the cube; when it had not, the motor's count decides (a table within 8°
 //!   of table of either end, the tilt arm below the hold-to-apex midway or near its apex),
 //!   and a motor stopped half way leaves both candidates;
-//! * its reply lost (the program ran on to its end on the brick), the motors' counts
-//!   decide: the prefixes whose resting turntable count (the cumulative table rotation of
-//!   the spins and turns among them) is within 8° of table of the count read, narrowed by
-//!   the tilt arm's count. The whole chunk confirmed this way goes on as if the reply
-//!   had come; otherwise the job states what is left: one prefix, or the range of
-//!   prefixes the counts cannot tell apart (the tilts between two table moves, which all
-//!   leave the arm at hold), each as a candidate state.
+//! * its reply lost (the program ran on to its end, or its deadline, on the brick), the
+//!   sensor arm's count is read as the record (past a mark by more than 4°, it was on its
+//!   way to the next, which it starts for only once that step happened), and the motor
+//!   counts decide the primitive under way as above. The whole chunk confirmed this way
+//!   goes on as if the reply had come. Should the sensor arm not be on its marks, the
+//!   turntable's count decides: the prefixes whose resting count (the cumulative rotation
+//!   of their spins and turns) is within 8° of table of it, narrowed by the tilt arm's
+//!   count, stated as the range of prefixes they leave (tilts between two table moves all
+//!   leave the arm at hold).
 //!
 //! `calibrate-timings` times chunks by the brick's clock, so the planner prices what this
 //! execution takes ([Timings](#timings)).
