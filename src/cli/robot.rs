@@ -128,7 +128,7 @@ pub enum RobotAction {
     /// Full colour-sensor scan, resolved (like `cubot scan --robot`, with more options).
     Scan(RobotScanArgs),
     /// Measure each primitive's time (and the link's round trips) on the robot, or on
-    /// simulated bricks with --sim, and fit the planner's [timings].
+    /// simulated bricks with --sim, and fit the planner's `[timings]`.
     CalibrateTimings(super::timings::CalibrateTimingsArgs),
 }
 

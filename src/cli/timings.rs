@@ -54,7 +54,7 @@ pub struct CalibrateTimingsArgs {
     #[arg(skip)]
     pub seed: u64,
     /// Write the fitted timings into the robot configuration file (--robot-config, else
-    /// calibration/mindcub3r.toml), replacing its [timings] section.
+    /// calibration/mindcub3r.toml), replacing its `[timings]` section.
     #[arg(long)]
     pub write: bool,
 }

@@ -969,10 +969,16 @@ impl MindCub3r {
         Vec::new()
     }
 
-    /// Stops all motors (float), ends with a beep if all is well.
+    /// Stops all motors (float), ends with a beep if all is well. The sensor arm ends at
+    /// `clear` exactly (chunks leave it further out), where a scan expects it.
     pub fn finish(&mut self, beep: bool) -> Result<(), RobotError> {
         let r = (|| {
-            self.sensor_clear()?;
+            let clear = self.config.sensor_arm.clear;
+            if self.sensor_at.is_some_and(|p| p != clear) {
+                self.sensor_to(clear, "sensor arm to clear")?;
+            } else {
+                self.sensor_clear()?;
+            }
             self.ev3.stop_all()?;
             if beep {
                 self.ev3.beep()?;
