@@ -126,13 +126,15 @@ def case(i):
     os.makedirs(d)
     res = {'case': i, 'robot': robot, 'kind': kind, 'panic': False, 'hang': False}
     faults = ''
-    if kind in ('drop', 'corrupt'):
-        n = r.randint(3, 10) if robot == 'line' else r.randint(700, 1100)
+    # The brick's lost replies and stalls land in a seeded program (a scan face, or a
+    # chunk of primitives from the 7th on); corruptions and drop-outs at a command number.
+    if kind == 'corrupt':
+        n = r.randint(3, 10) if robot == 'line' else r.randint(5, 250)
         faults = f'{kind}@{n}'
-    elif kind == 'stall':
-        faults = f'stall@{r.randint(1, 14)}' if robot == 'line' else f'stall@{r.randint(700, 1100)}'
+    elif kind in ('drop', 'stall'):
+        faults = f'{kind}@{r.randint(1, 14)}' if robot == 'line' else f'{kind}@p{r.randint(1, 24)}'
     elif kind == 'dropout':
-        n = r.randint(3, 10) if robot == 'line' else r.randint(700, 1100)
+        n = r.randint(3, 10) if robot == 'line' else r.randint(5, 250)
         faults = f'dropout@{n}={r.choice([200, 1000, 5000])}'
     sim_seed = 1000 + i
     sim = Sim(d, robot, sim_seed, faults)

@@ -44,6 +44,7 @@ pub mod run;
 pub mod scan;
 pub mod scan_images;
 pub mod solve;
+pub mod timings;
 
 pub use args::Global;
 pub use output::Out;

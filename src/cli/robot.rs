@@ -127,6 +127,9 @@ pub enum RobotAction {
     Read,
     /// Full colour-sensor scan, resolved (like `cubot scan --robot`, with more options).
     Scan(RobotScanArgs),
+    /// Measure each primitive's time (and the link's round trips) on the robot, or on
+    /// simulated bricks with --sim, and fit the planner's `[timings]`.
+    CalibrateTimings(super::timings::CalibrateTimingsArgs),
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -352,6 +355,14 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
         // Checked before the robot moves.
         super::color::profile_for(s.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
     }
+    if let RobotAction::CalibrateTimings(c) = &a.action {
+        let c = super::timings::CalibrateTimingsArgs {
+            sim: a.sim,
+            seed: a.seed,
+            ..c.clone()
+        };
+        return super::timings::calibrate(&c, &place, a.robot_config.as_deref(), g);
+    }
     if let RobotAction::Check = a.action {
         return check(&place, a.robot_config.as_deref(), g);
     }
@@ -438,6 +449,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             return Ok(Exit::Ok);
         }
         RobotAction::Scan(s) => return scan_with(r, s, g),
+        RobotAction::CalibrateTimings(_) => unreachable!("handled before connecting"),
         RobotAction::Tilt => Primitive::Tilt,
         RobotAction::Spin { n } => Primitive::Spin(*n),
         RobotAction::Turn { n } => Primitive::Turn(*n),

@@ -507,8 +507,11 @@ fn report(g: &Global, r: &RunReport) -> Exit {
         ));
         out.push('\n');
         out.push_str(&format!(
-            "robot time   {:.1} s planned{}",
+            "robot time   {:.1} s planned{}{}",
             r.robot_seconds,
+            r.measured_seconds
+                .map(|m| format!(", {m:.1} s measured"))
+                .unwrap_or_default(),
             r.baseline_seconds
                 .map(|b| format!(" (per-move table on the first solution: {b:.1} s)"))
                 .unwrap_or_default()

@@ -196,12 +196,14 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     use crate::robot::mindcub3r::planner::Planner;
     use crate::robot::sim::{self, SimConfig};
     let mut handle = None;
+    let mut sim_latency = 0.0;
     let path = match &o.link {
         Link::Sim => {
             let faults: sim::Faults = match &o.faults {
                 Some(f) => f.parse()?,
                 None => Default::default(),
             };
+            sim_latency = faults.latency_ms as f64 / 1000.0;
             let h = sim::spawn_pty(SimConfig {
                 seed: o.seed,
                 speed: o.speed,
@@ -222,7 +224,15 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     let mut robot = open_mindcub3r(&path, baud, o.config.clone())?;
     robot.set_interrupt(o.stop.clone());
     robot.home()?;
-    let planner = Planner::new(CostModel::new(timings));
+    // The planner prices the link's round trips at this link's own: a real link's is
+    // measured (to the millisecond, so that a run plans alike from one connect to the
+    // next); a simulator started here has the latency it was given, so its runs plan
+    // deterministically.
+    let round_trip = match &o.link {
+        Link::Sim => sim_latency,
+        Link::Port(_) => (robot.round_trip(3)? * 1000.0).round() / 1000.0,
+    };
+    let planner = Planner::new(CostModel::new(timings.on_link(round_trip)));
     Ok(Box::new(Mc3Run::new(robot, handle, planner)))
 }
 

@@ -130,8 +130,12 @@ pub fn finish(
         (None, true) => run.initial.clone(),
         _ => pos.first_scan.clone(),
     };
+    // The first round's execution time as measured, beside its plan's prediction.
+    let mut measured = None;
     loop {
+        let executing = std::time::Instant::now();
         run.execute(robot, &plan, opts, events)?;
+        measured.get_or_insert(executing.elapsed().as_secs_f64());
         let belief = Belief {
             tracked: &run.tracked.clone(),
             orientation: run.orientation,
@@ -246,6 +250,7 @@ pub fn finish(
                     first_scan: journal::encode(&pos.first_scan, &symbols),
                     face_turns: first.plan.alg.len(),
                     robot_seconds: first.plan.seconds,
+                    measured_seconds: measured,
                     baseline_seconds: first.plan.baseline_seconds,
                     solution: first.plan.alg.to_string(),
                     actions: first.plan.actions.len(),
@@ -467,6 +472,20 @@ impl Execution {
         if !self.in_flight.is_empty() {
             let landed = match robot.settle(&self.in_flight, &cause) {
                 Answer::Landed { count, by } => Some((count, by)),
+                Answer::Between {
+                    at_least,
+                    at_most,
+                    by,
+                } => {
+                    // The first `at_least` happened; the candidates are the prefixes of
+                    // the rest up to `at_most`.
+                    let secs = self.seconds;
+                    for a in self.in_flight.clone().iter().take(at_least) {
+                        let _ = self.confirmed(a, secs, Some(by));
+                    }
+                    self.in_flight.truncate(at_most.saturating_sub(at_least));
+                    None
+                }
                 Answer::State(seen) => {
                     let states = prefix_states(&self.tracked, self.orientation, &self.in_flight);
                     let robots: Vec<FaceletCube> = states.into_iter().map(|(c, _)| c).collect();

@@ -1,7 +1,7 @@
 //! The MindCub3r in a job: its colour-sensor scan and re-reads, the planner's cheapest
 //! execution of the candidates (and the per-move table on the first one, for comparison),
 //! the robot-cost automaton the solver's costed search prices sequences with, and execution
-//! primitive by primitive. Also what a camera scanner needs of it: presenting each face, or
+//! in chunks the brick runs back to back (or primitive by primitive from the host). Also what a camera scanner needs of it: presenting each face, or
 //! one sticker, to a camera over the top face.
 //!
 //! Level: job. No printing.
@@ -11,7 +11,7 @@ use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
 use crate::robot::mindcub3r::model::{Orientation, Primitive};
 use crate::robot::mindcub3r::planner::{self, Planner};
-use crate::robot::mindcub3r::{scan_steps, MindCub3r};
+use crate::robot::mindcub3r::{scan_steps, MindCub3r, Settled};
 use crate::robot::sim::SimHandle;
 use crate::solver::costed::SequenceCost;
 
@@ -209,25 +209,66 @@ impl RunRobot for Mc3Run {
     ) -> Result<(), RunError> {
         let costs = CostModel::plain(self.planner.costs().timings.clone());
         let mut state = plan.start;
-        for a in &plan.actions {
-            let Action::Primitive(p) = a else {
-                return Err(RunError::NotAPrimitive(a.clone()));
+        let prims = plan
+            .actions
+            .iter()
+            .map(|a| match a {
+                Action::Primitive(p) => Ok(*p),
+                other => Err(RunError::NotAPrimitive(other.clone())),
+            })
+            .collect::<Result<Vec<Primitive>, RunError>>()?;
+        let on_brick = self.robot.config.execution.on_brick;
+        let mut i = 0;
+        while i < prims.len() {
+            let n = if on_brick && MindCub3r::chunkable(prims[i]) {
+                self.robot.chunk_len(&prims[i..])
+            } else {
+                1
             };
-            progress(Progress::Sending(std::slice::from_ref(a)))?;
-            self.robot.execute(*p)?;
-            self.seconds += costs.cost(&state, *p);
-            state = state.after(*p);
-            progress(Progress::Done(a, self.seconds))?;
+            let actions = &plan.actions[i..i + n];
+            progress(Progress::Sending(actions))?;
+            if on_brick && MindCub3r::chunkable(prims[i]) {
+                self.robot.execute_chunk(&prims[i..i + n])?;
+            } else {
+                self.robot.execute(prims[i])?;
+            }
+            // Every primitive the robot confirmed is reported, even after a stop was asked.
+            let mut stop = None;
+            for (a, &p) in actions.iter().zip(&prims[i..i + n]) {
+                self.seconds += costs.cost(&state, p);
+                state = state.after(p);
+                if let Err(e) = progress(Progress::Done(a, self.seconds)) {
+                    stop.get_or_insert(e);
+                }
+            }
+            if let Some(e) = stop {
+                return Err(e);
+            }
+            i += n;
         }
         Ok(self.robot.finish(true)?)
     }
 
     fn settle(&mut self, in_flight: &[Action], _cause: &RunError) -> Answer {
-        // One primitive is sent at a time; the robot's motors say whether its effect on the
-        // cube (the layer turned, the cube spun or tilted) happened. A chunk of primitives
-        // run back to back on the brick would be settled the same way, primitive by
-        // primitive: the first whose cube-changing motor did not reach its mark ends the
-        // prefix that happened.
+        // A chunk run on the brick: its program's record, or the motor counts (see
+        // `MindCub3r::chunk_landed`). One primitive run from here: its motors say whether
+        // its effect on the cube (the layer turned, the cube spun or tilted) happened.
+        if self.robot.config.execution.on_brick {
+            match self.robot.chunk_landed() {
+                Settled::Exactly(count, by) => {
+                    return Answer::Landed { count, by };
+                }
+                Settled::Between(at_least, at_most, by) => {
+                    return Answer::Between {
+                        at_least,
+                        at_most,
+                        by,
+                    };
+                }
+                Settled::Unknown if in_flight.len() > 1 => return Answer::Unknown,
+                Settled::Unknown => {}
+            }
+        }
         if in_flight.len() != 1 {
             return Answer::Unknown;
         }

@@ -100,6 +100,9 @@ pub struct RunReport {
     pub first_scan: String,
     pub face_turns: usize,
     pub robot_seconds: f64,
+    /// Wall-clock seconds the execution took (on a simulator, simulated seconds only at
+    /// speed 1).
+    pub measured_seconds: Option<f64>,
     pub baseline_seconds: Option<f64>,
     pub solution: String,
     pub actions: usize,

@@ -102,6 +102,13 @@ pub enum Progress<'a> {
 pub enum Answer {
     /// This many of them (a prefix) happened, as the robot measured; `by` says how.
     Landed { count: usize, by: &'static str },
+    /// At least `at_least` and at most `at_most` of them (a prefix) happened; the
+    /// robot cannot tell which between.
+    Between {
+        at_least: usize,
+        at_most: usize,
+        by: &'static str,
+    },
     /// The robot's own idea of its cube (robot frame, its own colour naming).
     State(FaceletCube),
     /// It cannot tell.

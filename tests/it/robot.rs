@@ -273,22 +273,101 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
 }
 
 #[test]
-#[ignore = "measurement: prints the simulated scan time with Bluetooth latency"]
-fn measure_scan_time_with_bluetooth_latency() {
+fn the_scan_on_the_brick_uses_the_link_once_a_face_whatever_its_latency() {
+    // 120 ms of reply latency: the host-polled scan lost its samples to it; the brick times
+    // them itself, with one command per face.
     let h = sim_with(SimConfig {
-        seed: 41,
-        speed: 4.0,
-        latency_ms: 60.0,
+        seed: 17,
+        speed: 20.0,
+        latency_ms: 120.0,
+        palette: Palette::Faded,
         ..SimConfig::default()
     });
     let mut r = connect(&h);
     r.home().unwrap();
-    let t0 = h.clock();
-    r.scan(Size::Three, &mut |_| {}).unwrap();
-    eprintln!(
-        "colour-sensor scan with 60 ms latency: {:.1} simulated seconds",
-        h.clock() - t0
+    let before = r.ev3().commands_sent;
+    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+    let commands = r.ev3().commands_sent - before;
+    assert_eq!(commands, 6, "one program per face");
+    assert_eq!(
+        scan.provenance.as_ref().unwrap()["read_at_rest"],
+        serde_json::json!(0)
     );
+    let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
+    assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+    assert!(h.take_log().is_empty());
+}
+
+#[test]
+fn a_scan_program_stuck_on_a_motor_ends_at_its_deadline_naming_what_it_waited_for() {
+    // A centre position past the sensor arm's mechanical stop: the arm pushes against the
+    // stop and never gets there. The brick ends the program at its deadline (stopping the
+    // motors itself: it answers nothing else meanwhile) and says what it was waiting for.
+    let h = sim(5, 40.0);
+    let link = cubot::robot::link::open(h.path(), Some(115_200)).unwrap();
+    let mut config = Config::default();
+    config.sensor_arm.centre = -900;
+    let mut r = MindCub3r::connect(link, config).unwrap();
+    r.home().unwrap();
+    let e = r.scan(Size::Three, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(&e, RobotError::ProgramTimeout { face: 0, stage, .. } if stage.contains("centre")),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("the brick stopped every motor"),
+        "{e}"
+    );
+    // The brick answers again.
+    r.ev3().nop().unwrap();
+}
+
+#[test]
+#[ignore = "measurement: prints the simulated scan time at 0, 60 and 120 ms of link latency"]
+fn measure_scan_time_with_link_latency() {
+    // Simulated time follows wall time (speed 1), so the host's round trips count in full.
+    let runs: Vec<(bool, f64)> = [true, false]
+        .into_iter()
+        .flat_map(|on_brick| [0.0, 60.0, 120.0].map(|l| (on_brick, l)))
+        .collect();
+    let out: Vec<String> = std::thread::scope(|sc| {
+        let handles: Vec<_> = runs
+            .iter()
+            .map(|&(on_brick, latency)| {
+                sc.spawn(move || {
+                    let h = sim_with(SimConfig {
+                        seed: 41,
+                        speed: 1.0,
+                        latency_ms: latency,
+                        ..SimConfig::default()
+                    });
+                    let link = cubot::robot::link::open(h.path(), Some(115_200)).unwrap();
+                    let mut config = Config::default();
+                    config.scan.on_brick = on_brick;
+                    if !on_brick {
+                        // The host-polled scan's own speed (calibration/README.md).
+                        config.turntable.scan_speed = 50;
+                    }
+                    let mut r = MindCub3r::connect(link, config).unwrap();
+                    r.home().unwrap();
+                    let t0 = h.clock();
+                    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+                    let ok = resolve(&scan, &ResolveOptions::default())
+                        .is_ok_and(|res| res.cube.to_letters() == h.initial_cube().to_letters());
+                    format!(
+                        "scan {}, {latency:>3} ms latency: {:.1} simulated seconds, read at rest {}, resolved exactly: {ok}",
+                        if on_brick { "on the brick" } else { "polled by the host" },
+                        h.clock() - t0,
+                        scan.provenance.as_ref().and_then(|p| p.get("read_at_rest")).map_or("-".into(), |v| v.to_string()),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for line in out {
+        eprintln!("{line}");
+    }
 }
 
 #[test]
@@ -554,4 +633,63 @@ fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
     let summary = lines.last().unwrap();
     assert_eq!(summary["verified_by"], "re-scan");
     assert_eq!(summary["reached_target"], true);
+}
+
+/// A plan-like sequence of primitives with every arm transition the planner writes.
+fn plan_like() -> Vec<Primitive> {
+    use Primitive::*;
+    vec![
+        ArmAway,
+        Spin(1),
+        ArmHold,
+        Turn(1),
+        Tilt,
+        Turn(-1),
+        ArmAway,
+        Spin(2),
+        ArmHold,
+        Turn(2),
+        Tilt,
+        Tilt,
+        Turn(-2),
+        ArmAway,
+        Spin(-1),
+        ArmHold,
+        Tilt,
+        Turn(1),
+    ]
+}
+
+#[test]
+fn chunks_on_the_brick_move_the_virtual_cube_as_the_model_says() {
+    let h = sim(2, 20.0);
+    let mut r = connect(&h);
+    r.home().unwrap();
+    let prims = plan_like();
+    let mut expect = h.initial_cube().clone();
+    let mut i = 0;
+    let mut chunks = 0;
+    while i < prims.len() {
+        let n = r.chunk_len(&prims[i..]);
+        let before = r.ev3().commands_sent;
+        r.execute_chunk(&prims[i..i + n])
+            .unwrap_or_else(|e| panic!("chunk at {i}: {e}: {:?}", h.take_log()));
+        assert_eq!(r.ev3().commands_sent - before, 1, "one command a chunk");
+        for p in &prims[i..i + n] {
+            if let Some(m) = p.as_move() {
+                expect.apply(&Alg::from_moves(vec![m])).unwrap();
+            }
+        }
+        assert_eq!(
+            h.cube().to_letters(),
+            expect.to_letters(),
+            "after the chunk at {i}: {:?}",
+            h.take_log()
+        );
+        i += n;
+        chunks += 1;
+    }
+    assert!(chunks < prims.len() / 2, "{chunks} chunks");
+    let log = h.take_log();
+    assert!(log.iter().all(|l| !l.contains("fault")), "{log:?}");
 }

@@ -263,8 +263,9 @@ fn ctrl_c_stops_within_a_second_and_states_the_robots_own_cube_both_robots() {
 
 #[test]
 fn lost_replies_and_a_link_drop_out_are_ridden_out() {
-    // Command counts inside execution: the line robot's 5th command is a MOVE; the brick's
-    // 900th comes after its scan.
+    // Inside execution: the line robot's 5th command is a MOVE; the brick's 10th program is
+    // its fourth chunk of primitives (after six scan faces); its 900th command comes
+    // during the check.
     for (robot, args) in [
         (
             "line",
@@ -274,7 +275,7 @@ fn lost_replies_and_a_link_drop_out_are_ridden_out() {
         ),
         (
             "mindcub3r",
-            &["--seed", "36", "--speed", "100", "--faults", "drop@900"],
+            &["--seed", "36", "--speed", "100", "--faults", "drop@p10"],
         ),
         (
             "mindcub3r",
@@ -315,7 +316,8 @@ fn a_stall_states_the_robots_own_cube_and_the_resume_finishes() {
     for (robot, args) in [
         (
             "mindcub3r",
-            &["--seed", "39", "--speed", "100", "--faults", "stall@850"][..],
+            // The third chunk of primitives on the brick (after six scan faces).
+            &["--seed", "39", "--speed", "100", "--faults", "stall@p9"][..],
         ),
         (
             "line",
@@ -344,6 +346,44 @@ fn a_stall_states_the_robots_own_cube_and_the_resume_finishes() {
             .collect();
         assert!(stated.contains(&names(&truth)), "{args:?}: {i}");
         resume_to_the_end(&sim, &j, &truth);
+    }
+}
+
+#[test]
+fn a_chunk_stopped_by_its_deadline_with_its_reply_lost_is_settled_by_the_motor_counts() {
+    // A chunk of primitives on the brick stalls (its program stops every motor at its
+    // deadline) and its reply is lost: what happened is settled from the motor counts,
+    // or stated as the candidates they leave; the simulator's own cube is among them.
+    for (seed, k) in [("43", 8), ("44", 11)] {
+        let dir = tempfile::tempdir().unwrap();
+        let f = format!("stall@p{k},drop@p{k}");
+        let sim = Sim::start(
+            dir.path(),
+            &["--seed", seed, "--speed", "100", "--faults", &f],
+        );
+        let j = dir.path().join("j.jsonl");
+        let o = run(&sim.path, "mindcub3r", &j, &[]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{f}: {}", stderr(&o));
+        let i = json(&o).pop().unwrap();
+        assert_eq!(i["type"], "interrupted", "{i}");
+        assert_eq!(i["motors_stopped"], true, "{i}");
+        let (truth, _) = sim.cube();
+        let stated: Vec<String> = std::iter::once(i["robot_state"].as_str().unwrap())
+            .chain(
+                i["robot_candidates"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_str().unwrap()),
+            )
+            .map(names)
+            .collect();
+        assert!(stated.contains(&names(&truth)), "{f}: {i}");
+        // The journal holds the chunk's intent, and what the counts settled of it.
+        let text = std::fs::read_to_string(&j).unwrap();
+        assert!(text.contains("\"type\":\"sent\""), "{text}");
+        resume_to_the_end(&sim, &j, &truth);
+        check_history(&j);
     }
 }
 

@@ -21,10 +21,14 @@ use super::support::cache_dir;
 
 /// A MindCub3r on a simulated brick, its link tapped.
 fn tapped(cfg: SimConfig) -> (SimHandle, MindCub3r, Tap) {
+    tapped_with(cfg, Config::default())
+}
+
+fn tapped_with(cfg: SimConfig, config: Config) -> (SimHandle, MindCub3r, Tap) {
     let h = spawn_pty(cfg).expect("start the simulated brick");
     let port = link::open(h.path(), None).expect("open the pty");
     let (tap_link, tap) = TapLink::new(port);
-    let r = MindCub3r::connect(Box::new(tap_link), Config::default()).expect("connect");
+    let r = MindCub3r::connect(Box::new(tap_link), config).expect("connect");
     (h, r, tap)
 }
 
@@ -53,18 +57,42 @@ fn assert_clean(what: &str, a: &Audit, at_least: usize) {
 
 #[test]
 fn every_frame_of_a_full_scan_passes_the_wire_audit() {
-    let (h, mut r, tap) = tapped(SimConfig {
-        seed: 5,
-        speed: 40.0,
-        ..SimConfig::default()
-    });
-    r.home().unwrap();
-    let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
-    r.finish(true).unwrap();
-    drop(r);
-    let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
-    assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
-    assert_clean("full scan", &audit(&tap.take()), 300);
+    // Both scans: the brick's programs (one a face) and the host's polling.
+    for on_brick in [true, false] {
+        let mut config = Config::default();
+        config.scan.on_brick = on_brick;
+        if !on_brick {
+            config.turntable.scan_speed = 50;
+        }
+        let (h, mut r, tap) = tapped_with(
+            SimConfig {
+                seed: 5,
+                speed: 40.0,
+                ..SimConfig::default()
+            },
+            config,
+        );
+        r.home().unwrap();
+        let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
+        r.finish(true).unwrap();
+        drop(r);
+        let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
+        assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+        let a = audit(&tap.take());
+        if on_brick {
+            assert_clean("full scan on the brick", &a, 100);
+            // Six programs, each with its loops (every wait checks the program's deadline),
+            // jumps and indexed stores.
+            assert!(a.stats.ops["TIMER_READ"] >= 6, "{:?}", a.stats.ops);
+            for op in [
+                "JR", "JR_TRUE", "JR_LT32", "JR_EQ8", "READ32", "WRITE32", "MUL8",
+            ] {
+                assert!(a.stats.ops.contains_key(op), "{op}: {:?}", a.stats.ops);
+            }
+        } else {
+            assert_clean("full scan polled by the host", &a, 300);
+        }
+    }
 }
 
 #[test]
@@ -121,19 +149,20 @@ fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
     let log = h.take_log();
     assert!(log.is_empty(), "the brick refused or complained: {log:?}");
     assert_eq!(h.path().to_str(), Some("usb (simulated)"));
-    assert_clean("full scan over USB", &audit(&tap.take()), 300);
+    assert_clean("full scan over USB", &audit(&tap.take()), 100);
 }
 
 #[test]
 fn every_frame_of_a_whole_run_passes_the_wire_audit() {
-    whole_run_audit(200.0, 700);
+    // Scan faces and chunks of primitives are one program each: few, long frames.
+    whole_run_audit(200.0, 50);
 }
 
-/// The same at real speed (the driver polls as it would on a brick: many more frames).
+/// The same at real speed (the driver polls homing as it would on a brick: more frames).
 #[test]
 #[ignore = "takes about two minutes: cargo test --test it wire::measure -- --ignored --nocapture"]
 fn measure_the_wire_audit_of_a_whole_run_at_real_speed() {
-    whole_run_audit(1.0, 5000);
+    whole_run_audit(1.0, 60);
 }
 
 fn whole_run_audit(speed: f64, at_least: usize) {

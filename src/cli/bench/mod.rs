@@ -1,4 +1,4 @@
-//! `bench solve|resolve|scan|robot`: the benchmark harnesses, one file each, and the host
+//! `bench solve|resolve|scan|robot|run`: the benchmark harnesses, one file each, and the host
 //! line every benchmark prints first (its figures mean little without the machine).
 //!
 //! Level: `cli`. The harnesses call the library directly; no command module depends on them.
@@ -14,6 +14,7 @@ mod realdata;
 mod resolve;
 mod resolve_args;
 pub mod robot;
+mod run;
 mod scan;
 mod solve;
 mod stats;
@@ -38,6 +39,8 @@ pub enum BenchWhat {
     Scan(BenchScanArgs),
     /// Robot execution time of planned solutions on the simulator's timings.
     Robot(robot::BenchRobotArgs),
+    /// The whole wait (connect, home, scan, solve, execute, verify) on the simulated MindCub3r.
+    Run(run::BenchRunArgs),
 }
 
 pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
@@ -47,6 +50,7 @@ pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
         BenchWhat::Resolve(a) => resolve::bench(a, g),
         BenchWhat::Scan(a) => scan::bench(a, g),
         BenchWhat::Robot(a) => robot::bench(a, g),
+        BenchWhat::Run(a) => run::bench(a, g),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::color::synth::Palette;
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::job::{self, ConnectOptions, Link, RunOptions, Tools};
 use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
-use crate::robot::mindcub3r::model::{Orientation, Primitive};
+use crate::robot::mindcub3r::model::{Orientation, Primitive, Timings};
 use crate::robot::mindcub3r::planner::{greedy, Plan, Planner};
 use crate::robot::symmetry::Symmetry;
 use crate::solver::costed::CostedOptions;
@@ -77,7 +77,7 @@ pub struct BenchRobotArgs {
     pub search_max_length: u32,
 }
 
-fn timings(path: Option<&Path>) -> Result<crate::robot::mindcub3r::model::Timings> {
+fn timings(path: Option<&Path>) -> Result<Timings> {
     Ok(robot_config(path)?.timings)
 }
 
@@ -142,18 +142,7 @@ impl<'a> PlanBench<'a> {
     fn new(a: &'a BenchRobotArgs, solver: &'a Solver) -> Result<PlanBench<'a>> {
         let t = timings(a.robot_config.as_deref())?;
         let planner = Planner::new(CostModel::new(t.clone()));
-        // The orientation the MindCub3r's scan leaves the cube in (its face sequence).
-        let mut o = Orientation::IDENTITY;
-        for step in crate::robot::mindcub3r::scan_steps() {
-            for p in step {
-                o = o.after(p);
-            }
-        }
-        let start = RobotState {
-            orientation: o,
-            arm: Arm::Away,
-            turntable: 0,
-        };
+        let start = scan_end();
         Ok(PlanBench {
             a,
             solver,
@@ -294,17 +283,43 @@ impl<'a> PlanBench<'a> {
     /// half turns allowed either way: a relaxation of every plan the robot could execute.
     /// Valid only while a half turn is no dearer than two quarter turns.
     fn floor(&self) -> Option<CostFloor> {
-        let relaxed = Planner::new(CostModel {
-            both_half_directions: true,
-            ..self.plain.clone()
-        });
-        (self.plain.timings.turn_half <= 2.0 * self.plain.timings.turn_quarter)
-            .then(|| {
-                relaxed
-                    .sequence_cost(self.start)
-                    .floor_for_random(43_252_003_274_489_856_000u128 as f64, 0.01)
-            })
-            .flatten()
+        floor_from(&self.plain, self.start)
+    }
+}
+
+/// The floor of [`PlanBench::floor`] for plans that start where the MindCub3r's scan leaves
+/// the cube, on `timings` (what `bench run` prints beside the measured execution).
+pub(super) fn execute_floor(timings: &Timings) -> Option<CostFloor> {
+    floor_from(&CostModel::plain(timings.clone()), scan_end())
+}
+
+fn floor_from(plain: &CostModel, start: RobotState) -> Option<CostFloor> {
+    let relaxed = Planner::new(CostModel {
+        both_half_directions: true,
+        ..plain.clone()
+    });
+    (plain.timings.turn_half <= 2.0 * plain.timings.turn_quarter)
+        .then(|| {
+            relaxed
+                .sequence_cost(start)
+                .floor_for_random(43_252_003_274_489_856_000u128 as f64, 0.01)
+        })
+        .flatten()
+}
+
+/// Where the robot stands after its scan: the orientation the scan's face sequence leaves,
+/// the arm away.
+fn scan_end() -> RobotState {
+    let mut o = Orientation::IDENTITY;
+    for step in crate::robot::mindcub3r::scan_steps() {
+        for p in step {
+            o = o.after(p);
+        }
+    }
+    RobotState {
+        orientation: o,
+        arm: Arm::Away,
+        turntable: 0,
     }
 }
 

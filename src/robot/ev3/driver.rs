@@ -1089,6 +1089,18 @@ impl Ev3 {
         Ok((out, self.check_count(&name, port, at)?))
     }
 
+    /// Forgets the motor counts the last status poll saw: a program that ran on the brick
+    /// may have moved the motors since, so the next move reads its count afresh.
+    /// Something other than this driver's motions (a program running on the brick) may move
+    /// `port` anywhere between `from` and `to`: counts there are plausible.
+    pub fn may_move(&mut self, port: OutputPort, from: i32, to: i32) {
+        self.may_reach(port, from, to);
+    }
+
+    pub fn forget_counts(&mut self) {
+        self.idle_count = [None; 4];
+    }
+
     /// Stops all motors (float). Best effort: used on every error path.
     pub fn stop_all(&mut self) -> Result<(), Ev3Error> {
         self.idle_count = [None; 4];

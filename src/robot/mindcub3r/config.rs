@@ -21,6 +21,8 @@ pub const MAX_RATIO: f64 = 100.0;
 pub const MAX_PRIMITIVE_S: f64 = 60.0;
 /// Largest motor angle (degrees) a configuration may name.
 pub const MAX_ANGLE: i64 = 10_000;
+/// Most link round trips a primitive may wait for.
+pub const MAX_ROUND_TRIPS: f64 = 1000.0;
 /// Longest ramp (motor degrees).
 pub const MAX_RAMP: i64 = 3_600;
 /// Longest time limit or pause (ms): ten minutes.
@@ -75,6 +77,9 @@ impl Default for Motors {
 #[serde(default, deny_unknown_fields)]
 pub struct Arm {
     pub away: i32,
+    /// Below this the arm is clear of the cube: the turntable may turn (the ev3dev demo
+    /// moves the arm away before a spin only when it is above 35°).
+    pub clear: i32,
     pub hold: i32,
     pub tilt_apex: i32,
     /// Percent for away ↔ hold.
@@ -96,6 +101,7 @@ impl Default for Arm {
     fn default() -> Self {
         Arm {
             away: 0,
+            clear: 35,
             hold: 100,
             tilt_apex: 190,
             speed: 45,
@@ -140,7 +146,7 @@ impl Default for Turntable {
             turn_speed: 55,
             over_rotation: 18,
             over_rotation_speed: 15,
-            scan_speed: 50,
+            scan_speed: 70,
             ramp_up: 30,
             ramp_down: 45,
         }
@@ -203,6 +209,10 @@ pub struct ScanConfig {
     pub window: f64,
     /// Sensor-arm position error (motor degrees) tolerated for a reading.
     pub sensor_tolerance: i32,
+    /// Run each face's reading (and the tilt before it) as one program on the brick, which
+    /// times the samples itself (see [Scan on the brick](crate::robot::mindcub3r#scan-on-the-brick));
+    /// false: the host polls every sample over the link.
+    pub on_brick: bool,
 }
 
 impl Default for ScanConfig {
@@ -212,6 +222,40 @@ impl Default for ScanConfig {
             on_the_fly: true,
             window: 12.0,
             sensor_tolerance: 12,
+            on_brick: true,
+        }
+    }
+}
+
+/// Executing a plan's primitives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExecutionConfig {
+    /// Send the primitives in chunks that the brick runs back to back as one program (see
+    /// [Execution on the brick](crate::robot::mindcub3r#execution-on-the-brick)); false: the
+    /// host sends every move and polls until it ends.
+    pub on_brick: bool,
+    /// Longest nominal motion time of one chunk, seconds. A stop asked for (Ctrl-C) waits
+    /// for the chunk under way to end, so this bounds how long that takes.
+    pub chunk_seconds: f64,
+    /// The turntable starts a spin once the tilt arm, on its way away, is below `arm.clear`.
+    pub table_starts_at_clear: bool,
+    /// The tilt arm starts down to hold while the turntable decelerates at the end of a
+    /// spin, timed so it reaches `arm.clear` only after the table has stopped.
+    pub arm_lowers_while_table_stops: bool,
+    /// Safety factor of that timing: when the arm starts, the table's remaining time is
+    /// the arm's nominal time from away to `arm.clear` divided by this.
+    pub overlap_margin: f64,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        ExecutionConfig {
+            on_brick: true,
+            chunk_seconds: 1.0,
+            table_starts_at_clear: true,
+            arm_lowers_while_table_stops: true,
+            overlap_margin: 1.5,
         }
     }
 }
@@ -251,6 +295,7 @@ pub struct Config {
     pub turntable: Turntable,
     pub sensor_arm: SensorArm,
     pub scan: ScanConfig,
+    pub execution: ExecutionConfig,
     pub timeouts: Timeouts,
     pub timings: Timings,
 }
@@ -265,6 +310,7 @@ impl Default for Config {
             turntable: Turntable::default(),
             sensor_arm: SensorArm::default(),
             scan: ScanConfig::default(),
+            execution: ExecutionConfig::default(),
             timeouts: Timeouts::default(),
             timings: Timings::default(),
         }
@@ -360,6 +406,18 @@ impl Config {
         )?;
         real("turntable.ratio", self.turntable.ratio, 0.0, MAX_RATIO)?;
         real("scan.window", self.scan.window, 0.0, 45.0)?;
+        real(
+            "execution.chunk_seconds",
+            self.execution.chunk_seconds,
+            0.0,
+            MAX_PRIMITIVE_S,
+        )?;
+        real(
+            "execution.overlap_margin",
+            self.execution.overlap_margin,
+            0.99,
+            10.0,
+        )?;
         let t = &self.timings;
         for (name, v) in [
             ("timings.arm_away_to_hold", t.arm_away_to_hold),
@@ -374,6 +432,19 @@ impl Config {
         ] {
             real(name, v, 0.0, MAX_PRIMITIVE_S)?;
         }
+        let non_negative = |name: &str, v: f64, hi: f64| {
+            if v.is_finite() && (0.0..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} must be a finite number ≥ 0 and ≤ {hi}, is {v}"
+                ))
+            }
+        };
+        non_negative("timings.round_trip", t.round_trip, MAX_PRIMITIVE_S)?;
+        for (name, v) in super::model::TIMING_KEYS.iter().zip(t.round_trips.get()) {
+            non_negative(&format!("timings.round_trips.{name}"), v, MAX_ROUND_TRIPS)?;
+        }
         let whole = |name: &str, v: i64, lo: i64, hi: i64| {
             if (lo..=hi).contains(&v) {
                 Ok(())
@@ -384,6 +455,7 @@ impl Config {
         let (a, tt, s) = (&self.arm, &self.turntable, &self.sensor_arm);
         let angles = [
             ("arm.away", a.away),
+            ("arm.clear", a.clear),
             ("arm.hold", a.hold),
             ("arm.tilt_apex", a.tilt_apex),
             ("arm.hold_2x2", a.hold_2x2),
@@ -492,6 +564,18 @@ mod tests {
     #[test]
     fn unknown_timings_keys_are_refused() {
         assert!(why("[timings]\ntilt_time = 0.5").contains("tilt_time"));
+        assert!(why("[timings.round_trips]\ntilts = 2.0").contains("tilts"));
+    }
+
+    #[test]
+    fn round_trips_are_checked_like_the_seconds() {
+        let w = why("[timings.round_trips]\ntilt = -1.0");
+        assert!(w.contains("timings.round_trips.tilt"), "{w}");
+        assert!(why("[timings]\nround_trip = nan").contains("timings.round_trip"));
+        Config::parse(
+            "version = 1\n[timings]\nround_trip = 0.06\n[timings.round_trips]\ntilt = 0.0",
+        )
+        .expect("zero round trips are allowed");
     }
 
     #[test]

@@ -98,9 +98,10 @@ impl Default for CostModel {
 }
 
 impl CostModel {
+    /// The cost model of `timings` on their link (see [`Timings::priced`]).
     pub fn new(timings: Timings) -> CostModel {
         CostModel {
-            timings,
+            timings: timings.priced(),
             reversal: 0.03,
             both_half_directions: false,
         }
@@ -109,7 +110,7 @@ impl CostModel {
     /// The same timings without the backlash refinement (what the simulator's clock counts).
     pub fn plain(timings: Timings) -> CostModel {
         CostModel {
-            timings,
+            timings: timings.priced(),
             reversal: 0.0,
             both_half_directions: false,
         }

@@ -35,6 +35,29 @@ pub enum RobotError {
     NotInFrame { sticker: usize },
     #[error("a spin or turn takes ±1 or ±2 quarters, not {quarters}")]
     BadQuarters { quarters: i8 },
+    #[error("scan program of face {face} on the brick: {stage} did not finish within its {ms} ms (the brick stopped every motor)")]
+    ProgramTimeout { face: usize, stage: String, ms: u64 },
+    #[error("a chunk of {of} primitives on the brick: {stage} did not finish within its {ms} ms, after {done} of them (the brick stopped every motor)")]
+    ChunkTimeout {
+        done: usize,
+        of: usize,
+        stage: String,
+        ms: u64,
+    },
+    #[error("{primitive:?} cannot run in a chunk on the brick")]
+    NotChunkable {
+        primitive: crate::robot::mindcub3r::model::Primitive,
+    },
+    #[error("a chunk of {of} primitives on the brick: {why}")]
+    ChunkProgram {
+        of: usize,
+        why: crate::robot::ev3::protocol::ProgramError,
+    },
+    #[error("scan program of face {face} on the brick: {why}")]
+    Program {
+        face: usize,
+        why: crate::robot::ev3::protocol::ProgramError,
+    },
 }
 
 /// What a message says about the motors after a stop: stopped only when the brick confirmed

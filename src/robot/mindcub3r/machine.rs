@@ -10,7 +10,10 @@
 //! finished, so after any failure [`MindCub3r::in_flight_landed`] can say whether the cube
 //! changed: not sent, no; confirmed, yes; otherwise the motor's count decides (and when it
 //! stopped half way, nobody can tell). Ctrl-C is checked before every move, so a stop lands
-//! between moves, where this is known without asking.
+//! between moves, where this is known without asking. A chunk of primitives run on the
+//! brick as one program ([`MindCub3r::execute_chunk`]) is settled by
+//! [`MindCub3r::chunk_landed`]: the program's own record, or the motor counts (see
+//! [Execution on the brick](crate::robot::mindcub3r#execution-on-the-brick)).
 //!
 //! Level: robot (uses `cube`, `color::raw`, [`crate::robot::ev3`]). No printing: progress
 //! through callbacks.
@@ -28,6 +31,11 @@ use crate::cube::{Face, Permutation, Size};
 use crate::robot::ev3::driver::{DeviceExpectation, Ev3, Ev3Error, Motor, MotorKind};
 use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
 use crate::robot::link::Link;
+
+mod chunk;
+mod onbrick;
+
+pub use chunk::{ChunkRun, Settled};
 
 /// The move of a primitive that changes the cube (the tilt arm past its apex, the table
 /// turning a layer or the whole cube): where its motor started, the target by which the
@@ -70,6 +78,9 @@ pub struct MindCub3r {
     /// The primitive being executed and its cube-changing move, once that move was sent
     /// (cleared when the primitive completes).
     attempt: Option<(Primitive, Option<Effect>)>,
+    /// The chunk of primitives sent to the brick as one program, until its outcome is
+    /// known.
+    chunk: Option<chunk::ChunkAttempt>,
 }
 
 impl MindCub3r {
@@ -105,6 +116,7 @@ impl MindCub3r {
             last: None,
             homed: false,
             attempt: None,
+            chunk: None,
         };
         r.guard(|r| {
             r.ev3.nop()?;
@@ -121,6 +133,18 @@ impl MindCub3r {
     /// The driver, for logging and low-level use.
     pub fn ev3(&mut self) -> &mut Ev3 {
         &mut self.ev3
+    }
+
+    /// The link's round trip (seconds): the median of `n` pings.
+    pub fn round_trip(&mut self, n: usize) -> Result<f64, RobotError> {
+        let mut t = Vec::with_capacity(n.max(1));
+        for _ in 0..n.max(1) {
+            let start = std::time::Instant::now();
+            self.ev3.nop()?;
+            t.push(start.elapsed().as_secs_f64());
+        }
+        t.sort_by(f64::total_cmp);
+        Ok(t[t.len() / 2])
     }
 
     /// Ctrl-C: checked before every motor move, and by the driver's waits (see
@@ -412,6 +436,13 @@ impl MindCub3r {
         self.attempt = Some((p, None));
         self.guard(|r| r.execute_inner(p))?;
         self.attempt = None;
+        self.after_primitive(p);
+        Ok(())
+    }
+
+    /// The bookkeeping of a primitive that happened: the cube's orientation, the scan
+    /// frame (lost by a layer turn), the last primitive.
+    fn after_primitive(&mut self, p: Primitive) {
         self.orientation = self.orientation.after(p);
         if let Some((size, frame)) = self.frame.take() {
             match p {
@@ -423,7 +454,6 @@ impl MindCub3r {
             }
         }
         self.last = Some(p);
-        Ok(())
     }
 
     fn execute_inner(&mut self, p: Primitive) -> Result<(), RobotError> {
@@ -558,6 +588,9 @@ impl MindCub3r {
         size: Size,
         progress: &mut dyn FnMut(ScanProgress),
     ) -> Result<RawScan, RobotError> {
+        if self.config.scan.on_brick {
+            return self.scan_on_brick(size, progress);
+        }
         self.ensure_homed()?;
         self.frame = Some((size, Permutation::identity(size.stickers())));
         let map = scan_map(size, self.config.scan.sensor_side);
@@ -936,10 +969,16 @@ impl MindCub3r {
         Vec::new()
     }
 
-    /// Stops all motors (float), ends with a beep if all is well.
+    /// Stops all motors (float), ends with a beep if all is well. The sensor arm ends at
+    /// `clear` exactly (chunks leave it further out), where a scan expects it.
     pub fn finish(&mut self, beep: bool) -> Result<(), RobotError> {
         let r = (|| {
-            self.sensor_clear()?;
+            let clear = self.config.sensor_arm.clear;
+            if self.sensor_at.is_some_and(|p| p != clear) {
+                self.sensor_to(clear, "sensor arm to clear")?;
+            } else {
+                self.sensor_clear()?;
+            }
             self.ev3.stop_all()?;
             if beep {
                 self.ev3.beep()?;

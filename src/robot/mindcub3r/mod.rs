@@ -95,6 +95,7 @@
 //! | Motor | Position | Default | Open ports |
 //! |-------|----------|---------|------------|
 //! | A | away | 0 | 0 |
+//! | A | clear of the cube (the turntable may turn below it) | 35 | 35 (demo) |
 //! | A | hold | 100 | 85 (demo) to 100 (direct-command ports) |
 //! | A | tilt apex | 190 | 180 to 195 |
 //! | C | parked | 0 | 0 |
@@ -111,27 +112,51 @@
 //! Percent of full speed (1050 °/s large, 1560 °/s medium); the ports run their motors at
 //! 300–600 °/s for reliability. Defaults: arm 45 (away ↔ hold), 50 up to the apex, 55 back
 //! with the ramp-down doubled (with a broken ramp-down the demo's tilts were reported too
-//! aggressive, ev3dev-lang-python PR #173), homing −25; turntable 55 for spins and turns, 50 for the
-//! scanning revolution; sensor arm 75, homing +30. After each arm move the machine pauses
+//! aggressive, ev3dev-lang-python PR #173), homing −25; turntable 55 for spins and turns, 70 for the
+//! scanning revolution (see [Scan on the brick](#scan-on-the-brick)); sensor arm 75, homing +30. After each arm move the machine pauses
 //! `settle_ms = 30` (the demo pauses 50 ms because its motors sometimes stalled when
 //! commanded back to back).
 //!
 //! ## Timings
 //!
-//! The planner's cost model and the simulator's clock use seconds per primitive
-//! (`Timings`). The defaults are idealised estimates from the demo's angles and speeds
-//! (distance over speed, ramps and link ignored), not measurements:
+//! The planner prices primitives in seconds (`Timings`, `[timings]` of the calibration):
+//! each primitive's time on a link without latency, plus the link round trips it waits for
+//! times the link's round trip. Run from the host, a move is a command that starts it, the
+//! motion, and the poll that finds it ended, each a round trip the motion does not hide,
+//! so a tilt (two arm moves) waited for about 2.4 round trips and a layer turn
+//! (over-rotation and back) for about 2.9. Run in chunks on the brick
+//! ([Execution on the brick](#execution-on-the-brick)), a chunk of about four primitives
+//! waits for one, so each primitive for about a third. A connected robot's round trip is
+//! measured at connect (the median of three pings), so the same calibration prices a USB
+//! link and a 60 ms Bluetooth link each as it is.
 //!
-//! | Primitive | Seconds | From |
-//! |-----------|---------|------|
-//! | arm away ↔ hold | 0.28 | 85° at 300 °/s |
-//! | `Tilt` | 0.71 | 105° up at 300 °/s, 105° back at 400 °/s, two 50 ms pauses |
-//! | `Spin(±1)` / `Spin(2)` | 0.68 / 1.35 | 270° / 540° at 400 °/s |
-//! | `Turn(±1)` / `Turn(2)` | 0.90 / 1.57 | 288° / 558° at 400 °/s, then 18° back at 100 °/s |
-//! | sensor arm move / one reading | 0.3 / 0.02 | this crate's estimates |
+//! `cubot robot calibrate-timings` measures them: it executes the plans of seeded random
+//! cubes as runs do and times every primitive (so each primitive's mean holds the contexts
+//! runs meet: the arm's position, the overlaps, the settle pause): run from the host, from
+//! the command that starts it to the reply that confirms it; in chunks, by the brick's
+//! clock, with the chunk's link time shared among its primitives. It fits both parts by
+//! least squares over links of different latency. The shipped values come from the
+//! simulator at 0 and 60 ms, with chunks on the brick:
 //!
-//! On the same estimates a whole scan (six faces, five tilts, two spins, arm moves) takes
-//! about 30 s.
+//! | Primitive | Seconds | Round trips | Estimate it replaced |
+//! |-----------|---------|-------------|----------------------|
+//! | arm away → hold / hold → away | 0.267 / 0.213 | 0.28 / 0.28 | 0.28 (85° at 300 °/s) |
+//! | `Tilt` | 0.525 | 0.36 | 0.71 |
+//! | `Spin(±1)` / `Spin(2)` | 0.581 / 1.044 | 0.27 / 0.36 | 0.68 / 1.35 |
+//! | `Turn(±1)` / `Turn(2)` | 0.734 / 1.207 | 0.35 / 0.33 | 0.90 / 1.57 |
+//! | sensor arm move / one reading | 0.466 / 0.011 | 0.00 / 1.05 | 0.3 / 0.02 |
+//!
+//! Run from the host the same primitives took 0.314 / 0.310 s for the arm moves with 1.6
+//! round trips each, and 2.4 to 2.9 round trips for tilts and turns; the arm moves are
+//! shorter in chunks because a spin starts once the arm is past `arm.clear` and the arm
+//! starts down while a spin slows. The host's own load shows in the fit (a busy host
+//! answers the brick later): calibrate on a quiet host.
+//!
+//! The estimates were distance over speed from the ev3dev demo's angles and speeds, link
+//! and ramps ignored; on the simulator's motors they were 10–25 % off, so the planner
+//! optimised a robot that was not there. A real robot's motors and battery make their own
+//! times: calibrate it (`--port PATH --write`); its round trips stay those of the
+//! configuration, since with one link they cannot be told apart from the seconds.
 //!
 //! ## Scan order
 //!
@@ -186,6 +211,110 @@
 //! Renumbered as `rubiks-color-resolver` does (faces U, L, F, R, B, D; squares 1–54) this is
 //! the demo's `scan_order` table, which a unit test checks.
 //!
+//! ## Scan on the brick
+//!
+//! Sampling on the fly from the host costs a link round trip per sample, so the scan slows
+//! down with the link: 23, 28 and 73 s at 0, 60 and 120 ms of reply latency on the
+//! simulator, the last because samples the link was too slow for are read again at rest.
+//! With `scan.on_brick` (the default) each face is one direct command, a
+//! [program on the brick](crate::robot::ev3::protocol#programs-on-the-brick), and the
+//! link is used once per face:
+//!
+//! 1. If the face needs a tilt: wait for the turntable to stop; the tilt arm to hold while
+//!    the sensor arm goes out to clear (the tilt arm holding while the sensor arm is still
+//!    over the cube is harmless; it only must not swing up past hold); the tilt (apex, back
+//!    to hold, `settle_ms`).
+//! 2. The tilt arm away while the sensor arm comes in to the first ring position.
+//! 3. The revolution starts as soon as the tilt arm is below `arm.clear` (35°: the ev3dev
+//!    demo takes the arm as away below that), not when it has stopped; for each ring sample the program waits (a compare-and-jump
+//!    loop on OUTPUT_GET_COUNT) until the turntable reaches the sample's angle and the
+//!    sensor arm is within `sensor_tolerance` of its spot, or the sample's `window` has
+//!    passed, reads RGB-RAW and the two counts into the reply's global memory, and starts
+//!    the sensor arm towards the next spot.
+//! 4. The centre last, read on the fly (it is on the turntable's axis): the ring's first
+//!    corner comes 45° after the start, too soon to read the centre first and still reach
+//!    the corner radius in time.
+//! 5. The sensor arm starts back to clear; the next face's program waits for it.
+//!
+//! Where the next face begins with a spin (`Spin(−1)` before L, `Spin(+1)` before B in
+//! [Scan order](#scan-order)) the revolution runs in that direction and a quarter further
+//! instead: the spin costs 90° at scanning speed and no separate moves of the arms. A
+//! revolution in the `−` direction meets the stickers in the opposite order; each sample's
+//! calibration slot is the one of its table angle modulo 360° (−90° uses the 270° slot).
+//!
+//! Every move is a step job to an absolute target that the program computes from the
+//! motor's count on the brick, with the driver's deadband and ramps
+//! ([Absolute targets](crate::robot::ev3::driver#absolute-targets)); one move routine in
+//! the program serves all of them so that a face fits in one command. The brick answers
+//! nothing else while a program runs, not even a stop, so a program never waits without a
+//! limit: every wait loop checks TIMER_READ against the program's deadline (twice the
+//! nominal time of its moves and pauses plus `timeouts.move_extra_ms`) and, past it, stops
+//! every motor and reports what it was waiting for. The host checks each reading's angle
+//! and sensor-arm position against `window` and `sensor_tolerance`; a sample outside them
+//! is read again at rest after the last face.
+//!
+//! The samples no longer depend on the link's pace, so the revolution can run at the
+//! speed the sensor arm allows (a corner-to-edge move takes about 80 ms of the 180 ms
+//! between samples at 70 %); the default `scan_speed` is 70 (50 is the value to use when
+//! the host polls, `on_brick = false`).
+//!
+//! ## Execution on the brick
+//!
+//! Run from the host, every move of a plan is a command, a poll loop until the motor is
+//! idle and a pause, so each primitive waits for two or three link round trips and the
+//! poll interval, and arm and table never overlap. With `execution.on_brick` (the
+//! default) the host sends a *chunk* of primitives as one
+//! [program on the brick](crate::robot::ev3::protocol#programs-on-the-brick), built like
+//! the scan's from one move routine and compare-and-jump wait loops, and the brick runs
+//! them back to back and answers once:
+//!
+//! * A chunk takes primitives until their nominal motion time would pass
+//!   `execution.chunk_seconds` (at least one; at most as many as fit the command's 1024
+//!   bytes). The brick answers nothing while a program runs, not even a stop, so a stop
+//!   asked for (Ctrl-C) takes effect when the chunk under way ends; `chunk_seconds` bounds
+//!   that wait, and every chunk is also bounded on the brick by its own deadline (twice
+//!   its nominal time plus `timeouts.move_extra_ms`), after which the program stops every
+//!   motor and reports the stage it was waiting in.
+//! * Overlaps (each one configurable): with `table_starts_at_clear`, a spin's turntable
+//!   starts once the tilt arm, on its way away, is below `arm.clear`, as in the scan; with
+//!   `arm_lowers_while_table_stops`, the tilt arm starts down to hold while the turntable
+//!   decelerates at the end of a spin, early enough that it reaches `arm.clear` only after
+//!   the table has stopped (the arm between clear and hold while the table turns jams the
+//!   cube, and an arm coming down on a cube out of square jams it too): the lead is the
+//!   table's remaining count at which its remaining time, braking at the constant rate
+//!   of its ramp-down, is the arm's nominal time from away to clear divided by
+//!   `overlap_margin`.
+//! * The settle pause after arm moves stays; between a tilt and the next, between a spin
+//!   and a turn, no link round trip and no poll interval remain.
+//!
+//! The program records in its global memory how many primitives it completed, how many
+//! of them had their cube-changing move completed (a tilt's apex, a spin's end, a layer
+//! turn's over-rotation), and the brick's clock at the end of each. A reply can be lost,
+//! and global memory goes with it, so the program also leaves that record where a later
+//! command can read it: the colour-sensor arm, idle during execution and free anywhere
+//! outwards of `sensor_arm.clear`, steps 9° (started, never waited for) each time a
+//! cube-changing move completes and again each time a primitive does, away from where it
+//! began towards whichever side has room (a chunk of at most ten primitives). The host
+//! journals the whole chunk's intent before sending it and each primitive the reply
+//! confirms after it. When a chunk does not complete:
+//!
+//! * past its deadline, the reply says how many completed, and whether the one under way
+//!   had changed the cube; when it had not, the motor's count decides (a table within 8°
+//!   of table of either end, the tilt arm below the hold-to-apex midway or near its apex),
+//!   and a motor stopped half way leaves both candidates;
+//! * its reply lost (the program ran on to its end, or its deadline, on the brick), the
+//!   sensor arm's count is read as the record (past a mark by more than 4°, it was on its
+//!   way to the next, which it starts for only once that step happened), and the motor
+//!   counts decide the primitive under way as above. The whole chunk confirmed this way
+//!   goes on as if the reply had come. Should the sensor arm not be on its marks, the
+//!   turntable's count decides: the prefixes whose resting count (the cumulative rotation
+//!   of their spins and turns) is within 8° of table of it, narrowed by the tilt arm's
+//!   count, stated as the range of prefixes they leave (tilts between two table moves all
+//!   leave the arm at hold).
+//!
+//! `calibrate-timings` times chunks by the brick's clock, so the planner prices what this
+//! execution takes ([Timings](#timings)).
+//!
 //! ## Start-up
 //!
 //! Connecting pings the brick, checks the four devices, sets the three motors' polarity to
@@ -215,5 +344,5 @@ pub mod scan;
 
 pub use config::Config;
 pub use error::RobotError;
-pub use machine::{Jog, MindCub3r, Part};
+pub use machine::{ChunkRun, Jog, MindCub3r, Part, Settled};
 pub use scan::scan_steps;

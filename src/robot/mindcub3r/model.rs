@@ -141,9 +141,10 @@ impl Orientation {
     }
 }
 
-/// Seconds per primitive, used by the planner's cost model and the simulator's clock.
-/// Defaults are idealised estimates from the ev3dev MindCub3r demo's angles and speeds, not
-/// measurements (see [Timings](crate::robot::mindcub3r#timings)).
+/// Seconds per primitive, the planner's cost model: each primitive's time on a link
+/// without latency, plus the link round trips it waits for times the link's round trip
+/// (see [Timings](crate::robot::mindcub3r#timings)). Measured with `cubot robot
+/// calibrate-timings`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Timings {
@@ -156,20 +157,154 @@ pub struct Timings {
     pub turn_half: f64,
     pub sensor_move: f64,
     pub read: f64,
+    /// Seconds of one link round trip: the link's own where a robot is connected (measured
+    /// at connect), this value when planning without one.
+    pub round_trip: f64,
+    /// Link round trips each primitive waits for (the driver's commands that the robot's
+    /// motion does not hide), fitted over links of different latency.
+    pub round_trips: RoundTrips,
+}
+
+/// Link round trips per primitive, keyed as [`Timings`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoundTrips {
+    pub arm_away_to_hold: f64,
+    pub arm_hold_to_away: f64,
+    pub tilt: f64,
+    pub spin_quarter: f64,
+    pub spin_half: f64,
+    pub turn_quarter: f64,
+    pub turn_half: f64,
+    pub sensor_move: f64,
+    pub read: f64,
+}
+
+/// The priced primitive kinds, in the order of [`Timings`]' fields.
+pub const TIMING_KEYS: [&str; 9] = [
+    "arm_away_to_hold",
+    "arm_hold_to_away",
+    "tilt",
+    "spin_quarter",
+    "spin_half",
+    "turn_quarter",
+    "turn_half",
+    "sensor_move",
+    "read",
+];
+
+impl RoundTrips {
+    pub fn get(&self) -> [f64; 9] {
+        [
+            self.arm_away_to_hold,
+            self.arm_hold_to_away,
+            self.tilt,
+            self.spin_quarter,
+            self.spin_half,
+            self.turn_quarter,
+            self.turn_half,
+            self.sensor_move,
+            self.read,
+        ]
+    }
+
+    pub fn from_values(v: [f64; 9]) -> RoundTrips {
+        RoundTrips {
+            arm_away_to_hold: v[0],
+            arm_hold_to_away: v[1],
+            tilt: v[2],
+            spin_quarter: v[3],
+            spin_half: v[4],
+            turn_quarter: v[5],
+            turn_half: v[6],
+            sensor_move: v[7],
+            read: v[8],
+        }
+    }
+
+    const ZERO: RoundTrips = RoundTrips {
+        arm_away_to_hold: 0.0,
+        arm_hold_to_away: 0.0,
+        tilt: 0.0,
+        spin_quarter: 0.0,
+        spin_half: 0.0,
+        turn_quarter: 0.0,
+        turn_half: 0.0,
+        sensor_move: 0.0,
+        read: 0.0,
+    };
+}
+
+impl Default for RoundTrips {
+    fn default() -> Self {
+        RoundTrips::from_values(DEFAULT_ROUND_TRIPS)
+    }
+}
+
+/// Seconds per primitive on a link without latency, measured on the simulator with the
+/// primitives run in chunks on the brick (see [Timings](crate::robot::mindcub3r#timings)).
+const DEFAULT_SECONDS: [f64; 9] = [
+    0.267, 0.213, 0.525, 0.581, 1.044, 0.734, 1.207, 0.466, 0.011,
+];
+/// Link round trips per primitive (the same calibration).
+const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.28, 0.28, 0.36, 0.27, 0.36, 0.35, 0.33, 0.0, 1.05];
+
+impl Timings {
+    /// The seconds per primitive, in [`TIMING_KEYS`] order.
+    pub fn seconds(&self) -> [f64; 9] {
+        [
+            self.arm_away_to_hold,
+            self.arm_hold_to_away,
+            self.tilt,
+            self.spin_quarter,
+            self.spin_half,
+            self.turn_quarter,
+            self.turn_half,
+            self.sensor_move,
+            self.read,
+        ]
+    }
+
+    /// Timings from seconds per primitive (no link part).
+    pub fn from_seconds(v: [f64; 9]) -> Timings {
+        Timings {
+            arm_away_to_hold: v[0],
+            arm_hold_to_away: v[1],
+            tilt: v[2],
+            spin_quarter: v[3],
+            spin_half: v[4],
+            turn_quarter: v[5],
+            turn_half: v[6],
+            sensor_move: v[7],
+            read: v[8],
+            round_trip: 0.0,
+            round_trips: RoundTrips::ZERO,
+        }
+    }
+
+    /// The same timings on a link whose round trip takes `seconds`.
+    pub fn on_link(&self, seconds: f64) -> Timings {
+        Timings {
+            round_trip: seconds,
+            ..self.clone()
+        }
+    }
+
+    /// What each primitive costs on the link of [`Timings::round_trip`], as plain seconds
+    /// (the link part folded in, so applying it again changes nothing).
+    pub fn priced(&self) -> Timings {
+        let s = self.seconds();
+        let k = self.round_trips.get();
+        Timings::from_seconds(std::array::from_fn(|i| s[i] + k[i] * self.round_trip))
+    }
 }
 
 impl Default for Timings {
     fn default() -> Self {
         Timings {
-            arm_away_to_hold: 0.28,
-            arm_hold_to_away: 0.28,
-            tilt: 0.71,
-            spin_quarter: 0.68,
-            spin_half: 1.35,
-            turn_quarter: 0.90,
-            turn_half: 1.57,
-            sensor_move: 0.3,
-            read: 0.02,
+            round_trip: 0.0,
+            round_trips: RoundTrips::default(),
+            ..Timings::from_seconds(DEFAULT_SECONDS)
         }
     }
 }
@@ -194,6 +329,16 @@ mod tests {
         assert_eq!(o.at(Face::F), Face::R);
         assert_eq!(o.at(Face::L), Face::F);
         assert_eq!(o.at(Face::U), Face::U);
+    }
+
+    #[test]
+    fn a_link_prices_each_primitive_by_its_round_trips_once() {
+        let t = Timings::default().on_link(0.06);
+        let p = t.priced();
+        assert!((p.tilt - (t.tilt + t.round_trips.tilt * 0.06)).abs() < 1e-12);
+        assert!((p.turn_half - (t.turn_half + t.round_trips.turn_half * 0.06)).abs() < 1e-12);
+        assert_eq!(p.priced(), p, "folding the link in twice changes nothing");
+        assert_eq!(Timings::default().priced().tilt, Timings::default().tilt);
     }
 
     #[test]

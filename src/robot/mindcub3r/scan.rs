@@ -64,7 +64,16 @@ pub struct Sample {
 /// alternating corner and edge ([Sticker order](crate::robot::mindcub3r#sticker-order));
 /// 2x2x2: four corners.
 pub fn face_samples(size: Size, side: SensorSide) -> Vec<Sample> {
+    ring_samples(size, side, 1)
+}
+
+/// The samples of one face with the revolution in direction `dir` (+1: `y`, −1: `y'`):
+/// centre, then corner and edge alternating at table angles `dir`·45°, `dir`·90°, …
+/// Calibration slots follow the table angle modulo 360° (a sample at −90° uses the
+/// slot of +270°), so each slot stays with its place on the tray.
+pub fn ring_samples(size: Size, side: SensorSide, dir: i8) -> Vec<Sample> {
     let (centre, edge, corner) = spots(size, side);
+    let d = if dir < 0 { -1i64 } else { 1 };
     let mut out = Vec::new();
     if let Some(c) = centre {
         out.push(Sample {
@@ -75,20 +84,23 @@ pub fn face_samples(size: Size, side: SensorSide) -> Vec<Sample> {
         });
     }
     for k in 0..4i64 {
-        // 45° + 90°k: the corner that y^(k+1) brings to the corner spot.
+        // Turning by +45°: the corner y brings to the corner spot arrives half-way; by
+        // −45°: the one already at the corner spot leaves it half-way.
+        let (quarters, corner_at) = if d > 0 { (k + 1, k) } else { (-k, 3 - k) };
         out.push(Sample {
-            angle: 45.0 + 90.0 * k as f64,
+            angle: (d * (45 + 90 * k)) as f64,
             kind: SensorPosition::Corner,
-            slot: k as usize,
-            position: y_power(size, k + 1).0[corner] as usize,
+            slot: corner_at as usize,
+            position: y_power(size, quarters).0[corner] as usize,
         });
         if let Some(e) = edge {
-            // 90°(k+1): the edge that y^(k+1) brings to the edge spot.
+            // d·90°(k+1): the edge that y^(d(k+1)) brings to the edge spot.
+            let q = d * (k + 1);
             out.push(Sample {
-                angle: 90.0 * (k + 1) as f64,
+                angle: (q * 90) as f64,
                 kind: SensorPosition::Edge,
-                slot: k as usize,
-                position: y_power(size, k + 1).0[e] as usize,
+                slot: (q - 1).rem_euclid(4) as usize,
+                position: y_power(size, q).0[e] as usize,
             });
         }
     }
@@ -112,17 +124,37 @@ pub fn scan_steps() -> [Vec<Primitive>; 6] {
 /// For every sample of the scan: (face step, sample, facelet index in the cube's frame at
 /// the scan start). Derived from the primitives' permutations in `model.rs`.
 pub fn scan_map(size: Size, side: SensorSide) -> Vec<(usize, Sample, usize)> {
+    scan_map_turning(size, side, &[1; 6])
+}
+
+/// [`scan_map`] with each face's revolution in its own direction (`dirs[step]`).
+pub fn scan_map_turning(
+    size: Size,
+    side: SensorSide,
+    dirs: &[i8; 6],
+) -> Vec<(usize, Sample, usize)> {
     let mut frame = Permutation::identity(size.stickers());
     let mut out = Vec::new();
     for (step, prims) in scan_steps().iter().enumerate() {
         for &p in prims {
             frame = frame.then(&perm_of(size, p));
         }
-        for s in face_samples(size, side) {
+        for s in ring_samples(size, side, dirs[step]) {
             out.push((step, s, frame.0[s.position] as usize));
         }
     }
     out
+}
+
+/// The turn each face's revolution may end with, for free: the spin the next step begins
+/// with (in [`scan_steps`]), done by running the revolution a quarter further in that
+/// direction. (Direction of each face's revolution, its extra quarters.)
+pub fn revolution_turns() -> [(i8, i8); 6] {
+    let steps = scan_steps();
+    std::array::from_fn(|i| match steps.get(i + 1).and_then(|s| s.first()) {
+        Some(&Primitive::Spin(k)) => (k.signum(), k),
+        _ => (1, 0),
+    })
 }
 
 /// What a scan progress callback receives.

@@ -62,6 +62,27 @@
 //! | `0xAC`–`0xAF` | OUTPUT_STEP_POWER, _TIME_POWER, _STEP_SPEED, _TIME_SPEED | LAYER:8 NOS:8 SPEED:8 P1:32 P2:32 P3:32 BRAKE:8 |
 //! | `0xB3` | OUTPUT_GET_COUNT | LAYER:8 NO:8 *COUNT:32 |
 //!
+//! The operations of [programs on the brick](super#programs-on-the-brick) (`w` is the
+//! family's width, 8, 16 or 32; OFFSET counts from the end of the jump; ARRAY is a
+//! variable, the array's first element):
+//!
+//! | Code | Operation | Parameters |
+//! |------|-----------|------------|
+//! | `0x10`–`0x1A` | ADD*w*, SUB*w*, MUL*w* | A:w B:w *DST:w |
+//! | `0x30`–`0x3A` | MOVE*f*_*t* | SRC:f *DST:t |
+//! | `0x40` | JR | OFFSET:32 |
+//! | `0x41` / `0x42` | JR_FALSE / JR_TRUE | FLAG:8 OFFSET:32 |
+//! | `0x44`–`0x5A` | CP_LT … CP_GTEQ *w* | A:w B:w *FLAG:8 |
+//! | `0x64`–`0x7A` | JR_LT … JR_GTEQ *w* | A:w B:w OFFSET:32 |
+//! | `0x87` | TIMER_READ | *TIME:32 |
+//! | `0xC8`–`0xCA` | READ*w* | ARRAY:w INDEX:8 *DST:w |
+//! | `0xCC`–`0xCE` | WRITE*w* | SRC:w INDEX:8 ARRAY:w |
+//!
+//! For them two more rules hold: `jump` (a constant OFFSET lands on the first byte of an
+//! operation of the same command, or just past its last), and `array` (ARRAY is a
+//! variable). A command that jumps is a program: it may write a variable more than once,
+//! so the `overlap` rule applies only to commands without jumps.
+//!
 //! An operation outside this table is a violation until it is added here, with its
 //! parameters from the firmware's table: the audit never guesses a parameter count.
 
@@ -146,6 +167,10 @@ pub enum Role {
     Mode,
     /// VALUES of READY_*: 1..8 outputs follow.
     Values,
+    /// A jump's OFFSET: lands on an operation of the command.
+    Offset,
+    /// The first element of an array (READ/WRITE): a variable.
+    Array,
 }
 
 /// One parameter of an operation.
@@ -371,6 +396,155 @@ pub const OPS: &[OpSpec] = &[
         &[i(I8, R::Layer), i(I8, R::No), o(I32)],
     ),
 ];
+
+const fn by_width(code: u8, lists: [&'static [P]; 3]) -> &'static [P] {
+    lists[(code & 0x03) as usize]
+}
+
+const MATH: [&[P]; 3] = [
+    &[i(I8, R::Any), i(I8, R::Any), o(I8)],
+    &[i(I16, R::Any), i(I16, R::Any), o(I16)],
+    &[i(I32, R::Any), i(I32, R::Any), o(I32)],
+];
+const CMP: [&[P]; 3] = [
+    &[i(I8, R::Any), i(I8, R::Any), o(I8)],
+    &[i(I16, R::Any), i(I16, R::Any), o(I8)],
+    &[i(I32, R::Any), i(I32, R::Any), o(I8)],
+];
+const JR_CMP: [&[P]; 3] = [
+    &[i(I8, R::Any), i(I8, R::Any), i(I32, R::Offset)],
+    &[i(I16, R::Any), i(I16, R::Any), i(I32, R::Offset)],
+    &[i(I32, R::Any), i(I32, R::Any), i(I32, R::Offset)],
+];
+const READ_W: [&[P]; 3] = [
+    &[i(I8, R::Array), i(I8, R::Any), o(I8)],
+    &[i(I16, R::Array), i(I8, R::Any), o(I16)],
+    &[i(I32, R::Array), i(I8, R::Any), o(I32)],
+];
+const WRITE_W: [&[P]; 3] = [
+    &[i(I8, R::Any), i(I8, R::Any), i(I8, R::Array)],
+    &[i(I16, R::Any), i(I8, R::Any), i(I16, R::Array)],
+    &[i(I32, R::Any), i(I8, R::Any), i(I32, R::Array)],
+];
+/// MOVE*f*_*t*, by (f, t).
+const MOVES: [[&[P]; 3]; 3] = [
+    [
+        &[i(I8, R::Any), o(I8)],
+        &[i(I8, R::Any), o(I16)],
+        &[i(I8, R::Any), o(I32)],
+    ],
+    [
+        &[i(I16, R::Any), o(I8)],
+        &[i(I16, R::Any), o(I16)],
+        &[i(I16, R::Any), o(I32)],
+    ],
+    [
+        &[i(I32, R::Any), o(I8)],
+        &[i(I32, R::Any), o(I16)],
+        &[i(I32, R::Any), o(I32)],
+    ],
+];
+
+const fn math(code: u8, name: &'static str) -> OpSpec {
+    spec(code, name, by_width(code, MATH))
+}
+
+const fn mov(code: u8, name: &'static str) -> OpSpec {
+    spec(
+        code,
+        name,
+        MOVES[((code >> 2) & 0x03) as usize][(code & 0x03) as usize],
+    )
+}
+
+const fn cmp(code: u8, name: &'static str) -> OpSpec {
+    spec(code, name, by_width(code, CMP))
+}
+
+const fn jr_cmp(code: u8, name: &'static str) -> OpSpec {
+    spec(code, name, by_width(code, JR_CMP))
+}
+
+const fn read_w(code: u8, name: &'static str) -> OpSpec {
+    spec(code, name, by_width(code, READ_W))
+}
+
+const fn write_w(code: u8, name: &'static str) -> OpSpec {
+    spec(code, name, by_width(code, WRITE_W))
+}
+
+/// The operations of programs on the brick (see the module docs' second table).
+pub const PROGRAM_OPS: &[OpSpec] = &[
+    math(0x10, "ADD8"),
+    math(0x11, "ADD16"),
+    math(0x12, "ADD32"),
+    math(0x14, "SUB8"),
+    math(0x15, "SUB16"),
+    math(0x16, "SUB32"),
+    math(0x18, "MUL8"),
+    math(0x19, "MUL16"),
+    math(0x1A, "MUL32"),
+    mov(0x30, "MOVE8_8"),
+    mov(0x31, "MOVE8_16"),
+    mov(0x32, "MOVE8_32"),
+    mov(0x34, "MOVE16_8"),
+    mov(0x35, "MOVE16_16"),
+    mov(0x36, "MOVE16_32"),
+    mov(0x38, "MOVE32_8"),
+    mov(0x39, "MOVE32_16"),
+    mov(0x3A, "MOVE32_32"),
+    spec(0x40, "JR", &[i(I32, R::Offset)]),
+    spec(0x41, "JR_FALSE", &[i(I8, R::Any), i(I32, R::Offset)]),
+    spec(0x42, "JR_TRUE", &[i(I8, R::Any), i(I32, R::Offset)]),
+    cmp(0x44, "CP_LT8"),
+    cmp(0x45, "CP_LT16"),
+    cmp(0x46, "CP_LT32"),
+    cmp(0x48, "CP_GT8"),
+    cmp(0x49, "CP_GT16"),
+    cmp(0x4A, "CP_GT32"),
+    cmp(0x4C, "CP_EQ8"),
+    cmp(0x4D, "CP_EQ16"),
+    cmp(0x4E, "CP_EQ32"),
+    cmp(0x50, "CP_NEQ8"),
+    cmp(0x51, "CP_NEQ16"),
+    cmp(0x52, "CP_NEQ32"),
+    cmp(0x54, "CP_LTEQ8"),
+    cmp(0x55, "CP_LTEQ16"),
+    cmp(0x56, "CP_LTEQ32"),
+    cmp(0x58, "CP_GTEQ8"),
+    cmp(0x59, "CP_GTEQ16"),
+    cmp(0x5A, "CP_GTEQ32"),
+    jr_cmp(0x64, "JR_LT8"),
+    jr_cmp(0x65, "JR_LT16"),
+    jr_cmp(0x66, "JR_LT32"),
+    jr_cmp(0x68, "JR_GT8"),
+    jr_cmp(0x69, "JR_GT16"),
+    jr_cmp(0x6A, "JR_GT32"),
+    jr_cmp(0x6C, "JR_EQ8"),
+    jr_cmp(0x6D, "JR_EQ16"),
+    jr_cmp(0x6E, "JR_EQ32"),
+    jr_cmp(0x70, "JR_NEQ8"),
+    jr_cmp(0x71, "JR_NEQ16"),
+    jr_cmp(0x72, "JR_NEQ32"),
+    jr_cmp(0x74, "JR_LTEQ8"),
+    jr_cmp(0x75, "JR_LTEQ16"),
+    jr_cmp(0x76, "JR_LTEQ32"),
+    jr_cmp(0x78, "JR_GTEQ8"),
+    jr_cmp(0x79, "JR_GTEQ16"),
+    jr_cmp(0x7A, "JR_GTEQ32"),
+    spec(0x87, "TIMER_READ", &[o(I32)]),
+    read_w(0xC8, "READ8"),
+    read_w(0xC9, "READ16"),
+    read_w(0xCA, "READ32"),
+    write_w(0xCC, "WRITE8"),
+    write_w(0xCD, "WRITE16"),
+    write_w(0xCE, "WRITE32"),
+];
+
+/// Every operation the audit knows.
+fn all_ops() -> impl Iterator<Item = &'static OpSpec> {
+    OPS.iter().chain(PROGRAM_OPS)
+}
 
 /// Which side sent a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -620,11 +794,15 @@ impl Audit {
     ) {
         let mut pc = 0;
         let mut outs: Vec<Out> = Vec::new();
+        // Where each operation starts, and where constant jumps land.
+        let mut starts = std::collections::BTreeSet::new();
+        let mut jumps: Vec<(&'static str, i64)> = Vec::new();
         while pc < ops.len() {
             let at = pc;
+            starts.insert(at);
             let code = ops[pc];
             pc += 1;
-            let has_sub = OPS.iter().any(|s| s.code == code && s.sub.is_some());
+            let has_sub = all_ops().any(|s| s.code == code && s.sub.is_some());
             let mut sub_code = None;
             if has_sub {
                 match decode_param(ops, &mut pc) {
@@ -643,7 +821,7 @@ impl Audit {
                     }
                 }
             }
-            let Some(spec) = OPS.iter().find(|s| s.code == code && s.sub == sub_code) else {
+            let Some(spec) = all_ops().find(|s| s.code == code && s.sub == sub_code) else {
                 let what = match sub_code {
                     Some(s) => format!("opcode 0x{code:02X} sub-code 0x{s:02X}"),
                     None => format!("opcode 0x{code:02X}"),
@@ -752,6 +930,22 @@ impl Audit {
                     k += 1;
                     continue;
                 }
+                if p.role == R::Array && !matches!(decoded, Param::Global(_) | Param::Local(_)) {
+                    self.flag(
+                        Side::Host,
+                        frame,
+                        "array",
+                        format!(
+                            "{name}: the array parameter {} is {decoded:?}, not a variable",
+                            k + 1
+                        ),
+                    );
+                }
+                if p.role == R::Offset {
+                    if let Param::Const(v) = decoded {
+                        jumps.push((name, pc as i64 + v as i64));
+                    }
+                }
                 let value = match decoded {
                     Param::Const(v) => Some(v),
                     Param::Global(off) | Param::Local(off) => {
@@ -849,7 +1043,22 @@ impl Audit {
                 );
             }
         }
-        // Outputs of one command must not overlap.
+        for &(name, to) in &jumps {
+            let lands = to == ops.len() as i64 || (to >= 0 && starts.contains(&(to as usize)));
+            if !lands {
+                self.flag(
+                    Side::Host,
+                    frame,
+                    "jump",
+                    format!("{name} to byte {} of the operations, not the start of one (nor their end, {})", to, ops.len()),
+                );
+            }
+        }
+        // Outputs of one command must not overlap (a program, which jumps, writes its
+        // variables again by design).
+        if !jumps.is_empty() {
+            return;
+        }
         for (a, x) in outs.iter().enumerate() {
             for y in &outs[a + 1..] {
                 if x.global == y.global
@@ -1013,6 +1222,22 @@ mod tests {
         }
         a.finish();
         rules(&a)
+    }
+
+    #[test]
+    fn programs_jump_to_operations_only() {
+        // P1 of "Programs on the brick": clean, though it writes LV0 twice.
+        let p1 = "12 00 10 00 00 00 10 3A 05 40 16 40 01 40 6A 40 00 82 F6 FF";
+        assert!(exchange(p1, Some("03 00 10 00 02")).is_empty());
+        // The same jump one byte short: into the middle of MOVE32_32.
+        let bad = "12 00 10 00 00 00 10 3A 05 40 16 40 01 40 6A 40 00 82 F5 FF";
+        assert_eq!(exchange(bad, Some("03 00 10 00 02")), vec!["jump"]);
+        // READ32 from a constant "array".
+        let r = "09 00 11 00 00 04 00 CA 05 00 60";
+        assert_eq!(
+            exchange(r, Some("07 00 11 00 02 00 00 00 00")),
+            vec!["array"]
+        );
     }
 
     #[test]

@@ -268,6 +268,63 @@
 //!   malformed parameter this way, with the command's global size filled with zeros, and
 //!   runs nothing after the fault.
 //!
+//! ## Programs on the brick
+//!
+//! A direct command is a program for the brick's virtual machine (`c_com.c` copies its
+//! operations into an image and appends OBJECT_END), so besides motor and sensor opcodes it
+//! may compute, compare and jump. [`Program`] builds such commands. The opcodes it uses
+//! (`bytecodes.h`; `c_math.c`, `c_move.c`, `c_compare.c`, `c_branch.c`, `c_timer.c` for
+//! their meaning):
+//!
+//! | Code | Name | Parameters | Effect |
+//! |------|------|------------|--------|
+//! | `0x10`/`0x11`/`0x12` | ADD8/16/32 | A, B, *DST | DST = A + B |
+//! | `0x14`/`0x15`/`0x16` | SUB8/16/32 | A, B, *DST | DST = A − B |
+//! | `0x18`/`0x19`/`0x1A` | MUL8/16/32 | A, B, *DST | DST = A · B |
+//! | `0x30 + 4f + t` | MOVE*f*_*t* (f, t: 0 DATA8, 1 DATA16, 2 DATA32) | SRC, *DST | DST = SRC; narrowing saturates, and DATA*f*'s "not a number" (the lowest value) becomes DATA*t*'s |
+//! | `0x40` | JR | OFFSET (DATA32) | jump |
+//! | `0x41` / `0x42` | JR_FALSE / JR_TRUE | FLAG (DATA8), OFFSET | jump if FLAG is 0 / not 0 |
+//! | `0x44 + 4r + w` | CP_*rel* (r: 0 LT, 1 GT, 2 EQ, 3 NEQ, 4 LTEQ, 5 GTEQ; w: 0 DATA8, 1 DATA16, 2 DATA32) | A, B, *FLAG (DATA8) | FLAG = (A rel B) |
+//! | `0x64 + 4r + w` | JR_*rel* | A, B, OFFSET | jump if A rel B |
+//! | `0x87` | TIMER_READ | *TIME (DATA32) | milliseconds since the program (the command) started |
+//! | `0xC8`/`0xC9`/`0xCA` | READ8/16/32 | ARRAY, INDEX (DATA8), *DST | DST = `ARRAY[INDEX]`, ARRAY a variable, INDEX in elements |
+//! | `0xCC`/`0xCD`/`0xCE` | WRITE8/16/32 | SRC, INDEX (DATA8), ARRAY | `ARRAY[INDEX]` = SRC |
+//!
+//! The code one above each DATA32 member (`0x13`, `0x3B`, `0x47`, …) is its DATAF member,
+//! not used here. The firmware's rules that a program relies on:
+//!
+//! * **Widths.** The virtual machine decodes every parameter to a pointer
+//!   (`lms2012.c`, `PrimParPointer`): a constant is first widened to 32 bits, a variable is
+//!   its address; the opcode then reads (or writes) its own width there. So a constant
+//!   fits any width it is in range of, and a variable must be as wide as the opcode says
+//!   (a DATA32 opcode on a DATA8 variable reads three bytes past it). Arithmetic wraps.
+//! * **Jumps.** OFFSET counts from the first byte after the jump instruction (the virtual
+//!   machine adds it to its instruction pointer once all parameters are read); a negative
+//!   OFFSET jumps back. Jumping to the end of the operations ends the program. [`Program`]
+//!   writes every OFFSET as LC2 (`82 lo hi`) so it can be patched once the target is known.
+//! * **Indices are not checked** by READ/WRITE: the host must keep them inside the array.
+//! * **Alignment.** DATA16 and DATA32 variables sit at offsets divisible by 2 and 4.
+//! * **Memory.** Global memory comes back in the reply, so at most [`MAX_GLOBALS`] = 1019
+//!   bytes (1024 minus length, counter and status; `c_com.c` loads a command asking for up
+//!   to 1021, `MAX_COMMAND_GLOBALS`, but no reply carries that); local memory is scratch,
+//!   at most [`MAX_LOCALS`] = 63 bytes (six bits of the header); the whole command at most
+//!   [`MAX_MESSAGE`] bytes.
+//! * **Time.** The virtual machine runs a program up to 2000 instructions or 2 ms
+//!   (`PRG_PRIORITY`, the preemption timer) before it serves the communication module and
+//!   the other program slots, then carries on; a loop runs as long as it loops. The reply
+//!   goes out when the program ends, and until then the brick answers no other command on
+//!   that connection (see above): not even OUTPUT_STOP. OUTPUT_READY waits without a time
+//!   limit, so a program here never uses it: it polls OUTPUT_TEST and TIMER_READ in a loop
+//!   with a deadline and stops the motors itself when the deadline passes.
+//!
+//! P1: count down from 5 in a local (4 local bytes: header `00 10`): `LV0 = 5`
+//! (`3A 05 40`), `LV0 = LV0 − 1` (`16 40 01 40`), back by 10 bytes while `LV0 > 0`
+//! (`6A 40 00 82 F6 FF`).
+//! ```text
+//! → 12 00 | 10 00 | 00 | 00 10 | 3A 05 40 | 16 40 01 40 | 6A 40 00 82 F6 FF
+//! ← 03 00 | 10 00 | 02
+//! ```
+//!
 //! ## Worked examples
 //!
 //! `→` host to brick, `←` brick to host; `|` only separates fields. Counters are arbitrary.
@@ -420,6 +477,7 @@ pub mod op {
     pub const OUTPUT_TIME_SPEED: u8 = 0xAF;
     pub const OUTPUT_CLR_COUNT: u8 = 0xB2;
     pub const OUTPUT_GET_COUNT: u8 = 0xB3;
+    pub use super::program::op::*;
 }
 
 /// Device type numbers reported by GET_TYPEMODE (see [Device types](crate::robot::ev3::protocol#device-types)).
@@ -1108,6 +1166,11 @@ pub(crate) fn from_hex(s: &str) -> Vec<u8> {
         .map(|t| u8::from_str_radix(t, 16).expect("a hex byte"))
         .collect()
 }
+
+mod program;
+pub use program::{
+    Cmp, Label, Operand, Program, ProgramError, Var, Width, MAX_GLOBALS, MAX_LOCALS,
+};
 
 #[cfg(test)]
 mod tests;

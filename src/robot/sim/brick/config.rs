@@ -16,6 +16,11 @@ use crate::robot::sim::pty::PtyError;
 pub struct Faults {
     pub drop_at: Option<u64>,
     pub stall_at: Option<u64>,
+    /// `drop@pK` / `stall@pK` / `silent@pK`: the same, at the K-th program (a command of
+    /// at least [`PROGRAM_BYTES`] bytes: a scan face or a chunk of primitives on the brick).
+    pub drop_program: Option<u64>,
+    pub stall_program: Option<u64>,
+    pub silent_program: Option<u64>,
     pub wrong_device: bool,
     pub silent_at: Option<u64>,
     /// Extra delay of every reply (simulated ms).
@@ -47,6 +52,10 @@ pub struct Faults {
     /// Two stickers the colour sensor reads as each other until a layer turns.
     pub misread: Option<Misread>,
 }
+
+/// Commands at least this long count as programs for `@pK` faults (ordinary commands are
+/// under 100 bytes, programs several hundred).
+pub const PROGRAM_BYTES: usize = 160;
 
 /// A port of the brick, as a fault names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +95,7 @@ pub struct Dropout {
 }
 
 /// The items `--faults` takes, for messages.
-const FAULT_ITEMS: &str = "drop[@N], stall[@N], wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
+const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -120,6 +129,23 @@ impl FromStr for Faults {
                 Some((h, v)) => (h.trim(), Some(v.trim())),
                 None => (item, None),
             };
+            if let Some((k, n)) = head
+                .split_once("@p")
+                .filter(|(k, _)| matches!(*k, "drop" | "stall" | "silent"))
+            {
+                let n: u64 = n
+                    .parse()
+                    .map_err(|_| bad(format!("{n:?} is not a program number")))?;
+                if n == 0 {
+                    return Err(bad("programs count from 1".into()));
+                }
+                match k {
+                    "drop" => f.drop_program = Some(n),
+                    "stall" => f.stall_program = Some(n),
+                    _ => f.silent_program = Some(n),
+                }
+                continue;
+            }
             let (kind, at) = match head.split_once('@') {
                 Some((k, n)) => {
                     let n: u64 = n

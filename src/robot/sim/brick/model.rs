@@ -24,9 +24,14 @@ use super::config::{Faults, Port, SimConfig};
 use crate::robot::sim::misread::MisreadSensor;
 
 mod interpreter;
+mod vm;
 
 /// Simulation step (simulated seconds).
 const DT: f64 = 0.002;
+/// Simulated time one bytecode instruction takes (see the interpreter's "Time").
+const INSTRUCTION_S: f64 = 10e-6;
+/// Instructions a command runs when it arrives, before time moves on.
+const SLICE: usize = (DT / INSTRUCTION_S) as usize;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Job {
@@ -189,13 +194,16 @@ impl SimMotor {
     }
 }
 
-/// A command suspended by OUTPUT_READY / TIMER_READY / SOUND_READY.
+/// A running command: suspended by OUTPUT_READY / TIMER_READY / SOUND_READY, or in the
+/// middle of its instructions when its time slice ran out.
 #[derive(Clone, Debug)]
 struct Suspended {
     frame: CommandFrame,
     pc: usize,
     globals: Vec<u8>,
     locals: Vec<u8>,
+    /// Simulated time the command started (TIMER_READ counts from it).
+    started: f64,
 }
 
 /// The physical MindCub3r geometry the simulator enforces (motor degrees from the stops).
@@ -314,10 +322,16 @@ pub(crate) struct Brick {
     appearance: Appearance,
     rng: ChaCha8Rng,
     suspended: Option<Suspended>,
+    /// Replies of commands that ended while time advanced, with the time they ended.
+    outbox: Vec<(f64, Vec<u8>)>,
     pub faults: Faults,
     commands: u64,
+    /// Commands of at least [`super::config::PROGRAM_BYTES`] received.
+    programs: u64,
     silent: bool,
     stall_armed: bool,
+    /// The running command whose reply a `drop` fault loses when it ends.
+    drop_running: Option<u64>,
     /// The next reply gets one byte corrupted (a `corrupt` fault).
     corrupt_next: bool,
     /// Simulated time until which the link is down (a `dropout` fault).
@@ -438,10 +452,13 @@ impl Brick {
             appearance,
             rng,
             suspended: None,
+            outbox: Vec::new(),
             faults: cfg.faults.clone(),
             commands: 0,
+            programs: 0,
             silent: false,
             stall_armed: false,
+            drop_running: None,
             corrupt_next: false,
             link_down_until: 0.0,
             log: Vec::new(),
@@ -547,6 +564,7 @@ impl Brick {
         let steps = (dt / DT).round().max(0.0) as u64;
         for _ in 0..steps {
             self.step_once();
+            self.vm_step();
         }
     }
 

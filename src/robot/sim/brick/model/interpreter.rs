@@ -2,6 +2,18 @@
 //! operations one at a time against the brick's motors, sensors and memory, suspends on
 //! OUTPUT_READY / TIMER_READY / SOUND_READY until the motors finish, and encodes the reply.
 //!
+//! ## Time
+//!
+//! Bytecode takes time on the brick: LMS2012 runs a program for at most 2000 instructions
+//! or 2 ms before it serves the communication module and the other program slots
+//! (`lms2012.c`, `PRG_PRIORITY`), so an instruction takes at least about a microsecond,
+//! and the ones that call into a driver (OUTPUT_TEST reads the PWM device) far longer.
+//! The simulator charges every instruction [`INSTRUCTION_S`] of simulated time: a command
+//! runs [`SLICE`] instructions when it arrives and as many in every simulation step after
+//! that, between the motors' steps, until it ends. A command that loops (waiting for a
+//! motor count, say) therefore runs for as long as its loop needs, the motors moving
+//! meanwhile, and, as on the brick, nothing else is answered until it ends.
+//!
 //! Level: robot (uses [`crate::robot::ev3::protocol`]). No I/O, no printing.
 
 use super::*;
@@ -18,12 +30,26 @@ impl Brick {
         }
         self.commands += 1;
         let n = self.commands;
-        if self.faults.silent_at.is_some_and(|s| n >= s) {
+        let program = (frame.len() >= super::super::config::PROGRAM_BYTES).then(|| {
+            self.programs += 1;
+            self.programs
+        });
+        if self.silent
+            || self.faults.silent_at.is_some_and(|s| n >= s)
+            || (program.is_some() && program == self.faults.silent_program)
+        {
             if !self.silent {
                 self.silent = true;
                 self.note(format!("fault injected: link silent from command {n} on"));
             }
             return None;
+        }
+        if program.is_some() && self.faults.stall_program == program {
+            self.stall_armed = true;
+            self.note(format!(
+                "fault injected: the next positioning move from program {} (command {n}) on stalls",
+                self.programs
+            ));
         }
         if self.faults.stall_at == Some(n) {
             self.stall_armed = true;
@@ -38,7 +64,8 @@ impl Brick {
                 d.ms
             ));
         }
-        let drop = self.faults.drop_at == Some(n);
+        let drop = self.faults.drop_at == Some(n)
+            || (program.is_some() && self.faults.drop_program == program);
         if self.faults.corrupt.contains(&n) {
             self.corrupt_next = true;
         }
@@ -46,6 +73,11 @@ impl Brick {
         if drop && reply.is_some() {
             self.note(format!("fault injected: reply to command {n} lost"));
             return None;
+        }
+        if drop && self.suspended.is_some() {
+            // A command still running (a program, or one waiting for its motors): its
+            // reply is lost when it ends.
+            self.drop_running = Some(n);
         }
         self.through_link(reply)
     }
@@ -106,13 +138,23 @@ impl Brick {
             out[..2].copy_from_slice(&len.to_le_bytes());
             return Some(out);
         }
+        if f.global > protocol::MAX_GLOBALS {
+            self.note(format!(
+                "command {} asks for {} bytes of global memory; no reply can carry more than {}: error reply",
+                f.counter,
+                f.global,
+                protocol::MAX_GLOBALS
+            ));
+            return f.wants_reply().then(|| encode_reply(f.counter, false, &[]));
+        }
         let s = Suspended {
             globals: vec![0; f.global],
             locals: vec![0; f.local],
             pc: 0,
             frame: f,
+            started: self.clock,
         };
-        self.run(s)
+        self.run(s, SLICE)
     }
 
     /// A frame arriving while a command runs, as the firmware's communication module
@@ -137,23 +179,55 @@ impl Brick {
         None
     }
 
-    /// Resumes a suspended command if its wait is over; returns its reply.
+    /// The reply of a command that ended while time advanced (oldest first), if any.
+    #[cfg(test)]
     pub fn poll_suspended(&mut self) -> Option<Vec<u8>> {
-        let s = self.suspended.take()?;
-        let reply = self.run(s);
-        self.through_link(reply)
+        self.take_replies().into_iter().next().map(|(_, r)| r)
     }
 
+    /// Every reply produced while time advanced, with the simulated time it was produced.
+    pub fn take_replies(&mut self) -> Vec<(f64, Vec<u8>)> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Whether a command is running (blocked, or in the middle of its instructions).
+    #[cfg(test)]
     pub fn is_waiting(&self) -> bool {
         self.suspended.is_some()
     }
 
-    fn run(&mut self, mut s: Suspended) -> Option<Vec<u8>> {
+    /// One simulation step's share of the running command, if any; its reply, once it
+    /// ends, goes to the outbox stamped with the brick's clock.
+    pub(super) fn vm_step(&mut self) {
+        if let Some(s) = self.suspended.take() {
+            let per_step = (DT / INSTRUCTION_S).round() as usize;
+            let mut reply = self.run(s, per_step);
+            if reply.is_some() && self.suspended.is_none() {
+                if let Some(n) = self.drop_running.take() {
+                    self.note(format!("fault injected: reply to command {n} lost"));
+                    reply = None;
+                }
+            }
+            if let Some(r) = self.through_link(reply) {
+                self.outbox.push((self.clock, r));
+            }
+        }
+    }
+
+    /// Runs at most `budget` instructions of `s`; the reply if it ended, else `None` with
+    /// the command kept running.
+    fn run(&mut self, mut s: Suspended, budget: usize) -> Option<Vec<u8>> {
         let ops = s.frame.body.clone();
+        let mut left = budget;
         let result = loop {
             if s.pc >= ops.len() {
                 break Ok(());
             }
+            if left == 0 {
+                self.suspended = Some(s);
+                return None;
+            }
+            left -= 1;
             let start = s.pc;
             match self.exec(&ops, &mut s) {
                 Ok(true) => {}
@@ -193,7 +267,7 @@ impl Brick {
         }
     }
 
-    fn out_param(&self, ops: &[u8], s: &mut Suspended) -> Result<(bool, usize), String> {
+    pub(super) fn out_param(&self, ops: &[u8], s: &mut Suspended) -> Result<(bool, usize), String> {
         match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
             Param::Global(o) => Ok((true, o)),
             Param::Local(o) => Ok((false, o)),
@@ -203,7 +277,12 @@ impl Brick {
         }
     }
 
-    fn write(&self, s: &mut Suspended, dst: (bool, usize), bytes: &[u8]) -> Result<(), String> {
+    pub(super) fn write(
+        &self,
+        s: &mut Suspended,
+        dst: (bool, usize),
+        bytes: &[u8],
+    ) -> Result<(), String> {
         let mem = if dst.0 { &mut s.globals } else { &mut s.locals };
         let end = dst.1 + bytes.len();
         if end > mem.len() {
@@ -319,6 +398,7 @@ impl Brick {
             | op::OUTPUT_TIME_SPEED
             | op::OUTPUT_CLR_COUNT => return self.output_motors(code, ops, s),
             op::OUTPUT_READ | op::OUTPUT_GET_COUNT => self.output_read(code, ops, s)?,
+            code if Self::is_vm_op(code) => self.vm_op(code, ops, s)?,
             other => return Err(format!("unknown opcode 0x{other:02X} at byte {at}")),
         }
         Ok(true)
@@ -326,8 +406,8 @@ impl Brick {
 
     /// The output ops that take a layer and a motor bit set; Ok(false) = must wait.
     fn output_motors(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
-        let _layer = self.int(ops, s)?;
-        let nos = self.int(ops, s)?;
+        let _layer = self.int8(ops, s)?;
+        let nos = self.int8(ops, s)?;
         let ms = self.motors_of(nos)?;
         match code {
             op::OUTPUT_RESET => {
@@ -336,7 +416,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_STOP => {
-                self.int(ops, s)?;
+                self.int8(ops, s)?;
                 for &m in &ms {
                     self.motors[m].job = Job::Idle;
                     self.motors[m].v = 0.0;
@@ -344,7 +424,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_POWER | op::OUTPUT_SPEED => {
-                let v = self.int(ops, s)?.clamp(-100, 100) as i8;
+                let v = self.int8(ops, s)?.clamp(-100, 100) as i8;
                 for &m in &ms {
                     self.motors[m].pending_speed = v;
                 }
@@ -359,7 +439,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_POLARITY => {
-                let p = self.int(ops, s)?;
+                let p = self.int8(ops, s)?;
                 for &m in &ms {
                     self.motors[m].polarity = match p {
                         0 => -self.motors[m].polarity,
@@ -441,7 +521,7 @@ impl Brick {
         ops: &[u8],
         s: &mut Suspended,
     ) -> Result<(), String> {
-        let speed = self.int(ops, s)?.clamp(-100, 100);
+        let speed = self.int8(ops, s)?.clamp(-100, 100);
         let mut p = [0.0; 3];
         for x in &mut p {
             let v = self.int(ops, s)?;
@@ -450,7 +530,7 @@ impl Brick {
             }
             *x = v as f64;
         }
-        self.int(ops, s)?;
+        self.int8(ops, s)?;
         for &m in ms {
             let vmax = speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
             let dir = speed.signum() as f64;
@@ -479,8 +559,8 @@ impl Brick {
 
     /// OUTPUT_READ (speed and movement count) or OUTPUT_GET_COUNT (sensor count) of one motor.
     fn output_read(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let _layer = self.int(ops, s)?;
-        let no = self.int(ops, s)?;
+        let _layer = self.int8(ops, s)?;
+        let no = self.int8(ops, s)?;
         if !(0..4).contains(&no) {
             return Err(format!("motor number {no} out of range (0..3)"));
         }

@@ -1,0 +1,664 @@
+//! The colour-sensor scan as programs on the brick: one direct command per face
+//! ([Programs on the brick](crate::robot::ev3::protocol#programs-on-the-brick)) that tilts
+//! the cube if the face needs it, reads the centre and the ring while the turntable turns,
+//! and answers with every reading and the motor counts it was taken at. The link is used
+//! once per face, whatever its latency; the design is in
+//! [Scan on the brick](crate::robot::mindcub3r#scan-on-the-brick).
+//!
+//! Level: robot (part of the machine). No printing.
+
+use super::super::scan::{revolution_turns, scan_map_turning};
+use super::*;
+use crate::robot::ev3::protocol::{
+    Cmp, DirectCommand, Label, Operand, Program, SlotKind, Var, Width,
+};
+
+/// Words of one reading in the reply: R, G, B, turntable count, sensor-arm count.
+const REC: usize = 5;
+/// Most samples a face has (centre and eight).
+const MAX_SAMPLES: usize = 9;
+
+/// What one face's program does.
+struct FaceSpec<'a> {
+    face: usize,
+    /// Tilt first (from the arm away, the sensor arm anywhere over or off the cube).
+    tilt: bool,
+    samples: &'a [(Sample, usize)],
+    /// Ring direction (+1 `y`, −1 `y'`) and the quarters the revolution goes on after its
+    /// full turn (the next step's spin).
+    dir: i8,
+    extra: i8,
+    /// Table angle (since start-up) where the face starts.
+    base: f64,
+    /// Bring the sensor arm back to clear and wait for it (the last face).
+    last: bool,
+}
+
+/// Where the program's results are in the reply.
+struct Layout {
+    err: Var,
+    recs: usize,
+    stages: Vec<String>,
+    /// The program's own deadline (ms since it started).
+    deadline_ms: i32,
+}
+
+/// The program being built and its variables. Every motor move goes through one routine
+/// placed after the main code ([`Builder::call_move`]): a call sets the routine's inputs
+/// and a return number, jumps to it, and the routine jumps back by that number, so the
+/// dozen moves of a face fit in one command.
+pub(super) struct Builder<'a> {
+    pub(super) p: Program,
+    pub(super) cfg: &'a Config,
+    pub(super) arm: OutputPort,
+    pub(super) table: OutputPort,
+    pub(super) sensor: OutputPort,
+    pub(super) now: Var,
+    pub(super) cnt: Var,
+    pub(super) scnt: Var,
+    pub(super) d: Var,
+    pub(super) r1: Var,
+    pub(super) r2: Var,
+    pub(super) r3: Var,
+    /// The move routine's target; in the ring, the sample's sensor-arm target.
+    pub(super) mt: Var,
+    /// The ring sample's turntable count.
+    pub(super) ttgt: Var,
+    pub(super) rgb: Var,
+    pub(super) busy: Var,
+    pub(super) k: Var,
+    pub(super) idx: Var,
+    pub(super) stage: Var,
+    pub(super) ret: Var,
+    pub(super) no: Var,
+    pub(super) nos: Var,
+    pub(super) v: Var,
+    pub(super) sp: Var,
+    pub(super) timeout: Label,
+    pub(super) routine: Label,
+    pub(super) returns: Vec<Label>,
+    pub(super) stages: Vec<String>,
+    pub(super) deadline_ms: i32,
+}
+
+impl<'a> Builder<'a> {
+    pub(super) fn new(cfg: &'a Config, deadline_ms: i32) -> Builder<'a> {
+        let mut p = Program::new();
+        let w4 = |p: &mut Program| p.local(Width::B4);
+        let (now, cnt, scnt, d) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
+        let (r1, r2, r3, mt, ttgt) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
+        let rgb = p.local_array(Width::B4, 3);
+        let w1 = |p: &mut Program| p.local(Width::B1);
+        let (busy, k, idx, stage) = (w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p));
+        let (ret, no, nos, v, sp) = (w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p));
+        let timeout = p.label();
+        let routine = p.label();
+        Builder {
+            p,
+            cfg,
+            arm: cfg.ports.arm,
+            table: cfg.ports.turntable,
+            sensor: cfg.ports.sensor_arm,
+            now,
+            cnt,
+            scnt,
+            d,
+            r1,
+            r2,
+            r3,
+            mt,
+            ttgt,
+            rgb,
+            busy,
+            k,
+            idx,
+            stage,
+            ret,
+            no,
+            nos,
+            v,
+            sp,
+            timeout,
+            routine,
+            returns: Vec::new(),
+            stages: Vec::new(),
+            deadline_ms,
+        }
+    }
+
+    /// Names what the program waits for next (reported if the deadline passes).
+    pub(super) fn stage(&mut self, what: &str) {
+        self.stages.push(what.to_string());
+        let id = self.stages.len() as i32;
+        self.p.mov(Width::B1, Width::B1, id, self.stage);
+    }
+
+    /// To the timeout path once the program's deadline has passed.
+    pub(super) fn check_deadline(&mut self) {
+        self.p.timer_read(self.now);
+        self.p
+            .jr_if(Cmp::Gt, Width::B4, self.now, self.deadline_ms, self.timeout);
+    }
+
+    /// Loops until no motor of `ports` runs a step job.
+    pub(super) fn wait_idle(&mut self, ports: &[OutputPort], what: &str) {
+        self.stage(what);
+        let l = self.p.label();
+        self.p.bind(l);
+        self.check_deadline();
+        self.p.output_test(OutputPort::nos(ports), self.busy);
+        self.p.jr_flag(true, self.busy, l);
+    }
+
+    /// Loops until the sensor arm's count is within the scan's tolerance of `target`.
+    fn wait_sensor_near(&mut self, target: i32, what: &str) {
+        self.stage(what);
+        let l = self.p.label();
+        self.p.bind(l);
+        self.check_deadline();
+        self.p.get_count(self.sensor, self.scnt);
+        self.p.sub(Width::B4, self.scnt, target, self.d);
+        self.abs_d();
+        let tol = self.cfg.scan.sensor_tolerance;
+        self.p.jr_if(Cmp::Gt, Width::B4, self.d, tol, l);
+    }
+
+    pub(super) fn abs_d(&mut self) {
+        let pos = self.p.label();
+        self.p.jr_if(Cmp::GtEq, Width::B4, self.d, 0, pos);
+        self.p.sub(Width::B4, 0, self.d, self.d);
+        self.p.bind(pos);
+    }
+
+    pub(super) fn pause(&mut self, ms: u64) {
+        if ms > 0 {
+            self.p.timer_wait(ms.min(i32::MAX as u64) as i32, self.cnt);
+            self.p.timer_ready(self.cnt);
+        }
+    }
+
+    /// Starts `port` towards the absolute `target` (a constant, or the variable `mt`
+    /// itself) at `speed` percent with ramps `r`, through the move routine.
+    pub(super) fn call_move(
+        &mut self,
+        port: OutputPort,
+        target: Operand,
+        speed: i8,
+        r: (u32, u32),
+    ) {
+        let b1 = Width::B1;
+        self.p.mov(b1, b1, port.no() as i32, self.no);
+        self.p.mov(b1, b1, port.bit() as i32, self.nos);
+        if target != Operand::Var(self.mt) {
+            self.p.mov(Width::B4, Width::B4, target, self.mt);
+        }
+        let v = speed.unsigned_abs().clamp(1, 100) as i32;
+        self.p.mov(b1, b1, v, self.v);
+        self.p.mov(Width::B4, Width::B4, r.0 as i32, self.r1);
+        self.p.mov(Width::B4, Width::B4, r.1 as i32, self.r3);
+        let back = self.p.label();
+        self.returns.push(back);
+        self.p.mov(b1, b1, self.returns.len() as i32, self.ret);
+        self.p.jr(self.routine);
+        self.p.bind(back);
+    }
+
+    /// The move routine: reads the motor's count, moves by the difference to `mt` (none
+    /// within 2°, the driver's deadband), with the ramps when they fit in the distance and
+    /// none when they do not, then jumps back to the caller numbered `ret`. The driver's
+    /// [absolute targets](crate::robot::ev3::driver#absolute-targets), on the brick.
+    pub(super) fn emit_routine(&mut self) {
+        use crate::robot::ev3::protocol::op as o;
+        let (b1, b4) = (Width::B1, Width::B4);
+        self.p.bind(self.routine);
+        self.p.emit(
+            &[o::OUTPUT_GET_COUNT],
+            &[0.into(), self.no.into(), self.cnt.into()],
+        );
+        self.p.sub(b4, self.mt, self.cnt, self.d);
+        self.p.mov(b1, b1, self.v, self.sp);
+        let (pos, back, go) = (self.p.label(), self.p.label(), self.p.label());
+        self.p.jr_if(Cmp::GtEq, b4, self.d, 0, pos);
+        self.p.sub(b4, 0, self.d, self.d);
+        self.p.sub(b1, 0, self.v, self.sp);
+        self.p.bind(pos);
+        self.p.jr_if(Cmp::LtEq, b4, self.d, 2, back);
+        self.p.sub(b4, self.d, self.r1, self.r2);
+        self.p.sub(b4, self.r2, self.r3, self.r2);
+        self.p.jr_if(Cmp::GtEq, b4, self.r2, 0, go);
+        self.p.mov(b4, b4, 0, self.r1);
+        self.p.mov(b4, b4, 0, self.r3);
+        self.p.mov(b4, b4, self.d, self.r2);
+        self.p.bind(go);
+        let nos: Operand = self.nos.into();
+        self.p.emit(&[o::OUTPUT_RESET], &[0.into(), nos]);
+        self.p.emit(
+            &[o::OUTPUT_STEP_SPEED],
+            &[
+                0.into(),
+                nos,
+                self.sp.into(),
+                self.r1.into(),
+                self.r2.into(),
+                self.r3.into(),
+                1.into(),
+            ],
+        );
+        self.p.emit(&[o::OUTPUT_START], &[0.into(), nos]);
+        self.p.bind(back);
+        for (i, &l) in self.returns.clone().iter().enumerate() {
+            self.p.jr_if(Cmp::Eq, b1, self.ret, i as i32 + 1, l);
+        }
+    }
+
+    /// Copies the readings of `rgb`, `cnt` and `scnt` to record `idx` of `recs`.
+    fn store(&mut self, recs: Var) {
+        let words = [
+            self.rgb,
+            rgb_at(self.rgb, 1),
+            rgb_at(self.rgb, 2),
+            self.cnt,
+            self.scnt,
+        ];
+        for (j, w) in words.into_iter().enumerate() {
+            if j > 0 {
+                self.p.add(Width::B1, self.idx, 1, self.idx);
+            }
+            self.p.write_index(Width::B4, w, self.idx, recs);
+        }
+    }
+
+    fn read_rgb(&mut self) {
+        let input = self.cfg.ports.color_sensor - 1;
+        let out = [self.rgb, rgb_at(self.rgb, 1), rgb_at(self.rgb, 2)];
+        self.p
+            .ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, &out);
+    }
+}
+
+fn rgb_at(rgb: Var, i: usize) -> Var {
+    match rgb {
+        Var::Local(o) => Var::Local(o + 4 * i),
+        Var::Global(o) => Var::Global(o + 4 * i),
+    }
+}
+
+impl MindCub3r {
+    /// The colour-sensor scan with one program on the brick per face (see the module docs).
+    pub(super) fn scan_on_brick(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(ScanProgress),
+    ) -> Result<RawScan, RobotError> {
+        self.ensure_homed()?;
+        self.frame = Some((size, Permutation::identity(size.stickers())));
+        let turns = revolution_turns();
+        let dirs: [i8; 6] = std::array::from_fn(|i| turns[i].0);
+        let map = scan_map_turning(size, self.config.scan.sensor_side, &dirs);
+        let total = map.len();
+        let mut facelets = vec![[0.0; 3]; size.stickers()];
+        let mut missed = Vec::new();
+        let mut done = 0;
+        for (step, prims) in scan_steps().iter().enumerate() {
+            self.check_interrupt()?;
+            let samples: Vec<(Sample, usize)> = map
+                .iter()
+                .filter(|(s, _, _)| *s == step)
+                .map(|&(_, s, i)| (s, i))
+                .collect();
+            let spec = FaceSpec {
+                face: step,
+                tilt: prims.contains(&Primitive::Tilt),
+                samples: &samples,
+                dir: turns[step].0,
+                extra: turns[step].1,
+                base: self.table_deg,
+                last: step + 1 == scan_steps().len(),
+            };
+            let readings = self.guard(|r| r.run_face(size, &spec))?;
+            for ((_, index), rgb) in samples.iter().zip(readings) {
+                match rgb {
+                    Some(rgb) => facelets[*index] = rgb,
+                    None => missed.push(*index),
+                }
+                done += 1;
+            }
+            progress(ScanProgress {
+                done,
+                total,
+                face_step: step,
+            });
+        }
+        let at_rest = missed.len();
+        if !missed.is_empty() {
+            // Samples the program could not take within their window: read at rest.
+            let again = self.rescan(&missed)?;
+            for (i, rgb) in missed.into_iter().zip(again) {
+                facelets[i] = rgb;
+            }
+        }
+        let mut scan = RawScan::new(size, Scale::Ev3Raw, facelets);
+        scan.provenance = Some(serde_json::json!({
+            "source": "ev3-colour-sensor",
+            "port": self.ev3.port_name(),
+            "sensor_side": self.config.scan.sensor_side,
+            "on_brick": true,
+            "read_at_rest": at_rest,
+        }));
+        Ok(scan)
+    }
+
+    /// Builds, sends and reads back one face's program; the readings in sample order
+    /// (`None`: not taken within its window, to be read at rest).
+    fn run_face(
+        &mut self,
+        size: Size,
+        spec: &FaceSpec<'_>,
+    ) -> Result<Vec<Option<[f64; 3]>>, RobotError> {
+        let t = self.config.turntable.clone();
+        let end_deg = spec.base + spec.dir as f64 * 360.0 + 90.0 * spec.extra as f64;
+        let (cmd, layout) = self.face_program(size, spec, end_deg)?;
+        let name = format!("scan program of face {}", spec.face);
+        let wait =
+            Duration::from_millis(layout.deadline_ms.max(0) as u64) + self.ev3.timeouts.reply;
+        // Where the program may take each motor, for the driver's plausibility checks.
+        let (a, s) = (&self.config.arm, &self.config.sensor_arm);
+        let arm = [a.away, a.clear, a.hold, a.hold_2x2, a.tilt_apex];
+        let sensor = [s.parked, s.clear, s.centre, s.corner_2x2]
+            .into_iter()
+            .chain(s.edge)
+            .chain(s.corner);
+        let (slo, shi) = sensor.fold((i32::MAX, i32::MIN), |(l, h), v| (l.min(v), h.max(v)));
+        let over = (t.over_rotation as f64 * t.ratio).abs().round() as i32;
+        let (from, to) = (self.table.target, self.table_target(end_deg));
+        self.ev3.may_move(
+            self.arm.port,
+            *arm.iter().min().unwrap_or(&0),
+            *arm.iter().max().unwrap_or(&0),
+        );
+        self.ev3.may_move(self.sensor.port, slo, shi);
+        self.ev3
+            .may_move(self.table.port, from.min(to) - over, from.max(to) + over);
+        let reply = self.ev3.call_within(&name, &cmd, wait);
+        // Whatever happened, the motors moved on the brick.
+        self.ev3.forget_counts();
+        let reply = reply?;
+        let word = |i: usize| {
+            reply
+                .i32(crate::robot::ev3::protocol::Slot {
+                    offset: i,
+                    kind: SlotKind::I32,
+                })
+                .map_err(|e| Ev3Error::Malformed {
+                    command: name.clone(),
+                    detail: e.to_string(),
+                })
+        };
+        let Var::Global(err_at) = layout.err else {
+            unreachable!("the error word is global")
+        };
+        let err = word(err_at)?;
+        if err != 0 {
+            self.arm_state = ArmState::Unknown;
+            self.sensor_at = None;
+            return Err(RobotError::ProgramTimeout {
+                face: spec.face,
+                stage: layout
+                    .stages
+                    .get(err as usize - 1)
+                    .cloned()
+                    .unwrap_or_else(|| format!("stage {err}")),
+                ms: layout.deadline_ms.max(0) as u64,
+            });
+        }
+        // The program's motions, in the bookkeeping.
+        if spec.tilt {
+            self.moved(Primitive::Tilt);
+        }
+        self.table_deg = end_deg;
+        self.table.target = self.table_target(end_deg);
+        if spec.extra != 0 {
+            self.moved(Primitive::Spin(spec.extra));
+        }
+        self.arm_state = ArmState::Away;
+        self.arm.target = self.config.arm.away;
+        self.sensor.target = self.config.sensor_arm.clear;
+        self.sensor_at = spec.last.then_some(self.config.sensor_arm.clear);
+        let mut out = Vec::with_capacity(spec.samples.len());
+        for (i, (s, _)) in spec.samples.iter().enumerate() {
+            let at = layout.recs + 4 * REC * i;
+            let rgb = [word(at)?, word(at + 4)?, word(at + 8)?].map(|v| v as f64);
+            let (table, sensor) = (word(at + 12)?, word(at + 16)?);
+            let target = self.sample_target(size, s);
+            let mut ok = (sensor - target).abs() <= self.config.scan.sensor_tolerance;
+            if s.kind != SensorPosition::Centre {
+                let angle =
+                    (table - self.table_zero) as f64 / (t.ratio * t.sign as f64) - spec.base;
+                ok &= (angle - s.angle).abs() <= self.config.scan.window;
+            }
+            out.push(ok.then_some(rgb));
+        }
+        Ok(out)
+    }
+
+    /// One face's program and where its results land.
+    fn face_program(
+        &self,
+        size: Size,
+        spec: &FaceSpec<'_>,
+        end_deg: f64,
+    ) -> Result<(DirectCommand, Layout), RobotError> {
+        let cfg = &self.config;
+        let (a, t, s) = (&cfg.arm, &cfg.turntable, &cfg.sensor_arm);
+        let hold = self.hold_angle(size);
+        let dir_motor = spec.dir as i32 * t.sign as i32;
+        let end_count = self.table_target(end_deg);
+        let ring: Vec<Sample> = spec
+            .samples
+            .iter()
+            .map(|(s, _)| *s)
+            .filter(|s| s.kind != SensorPosition::Centre)
+            .collect();
+        let centre = spec
+            .samples
+            .iter()
+            .find(|(s, _)| s.kind == SensorPosition::Centre)
+            .map(|(s, _)| self.sample_target(size, s));
+        let ring_targets: Vec<i32> = ring.iter().map(|x| self.sample_target(size, x)).collect();
+        let table_targets: Vec<i32> = ring
+            .iter()
+            .map(|x| self.table_target(spec.base + x.angle))
+            .collect();
+        // Ramps of the ring's sensor-arm moves: the configured ramp, or less if the ring's
+        // positions are closer together than two ramps.
+        let closest = ring_targets
+            .windows(2)
+            .map(|w| (w[1] - w[0]).unsigned_abs())
+            .filter(|&d| d > 2)
+            .min()
+            .unwrap_or(u32::MAX);
+        let ring_ramp = s.ramp.min(closest.saturating_sub(4) / 2);
+        let deadline_ms = self.face_deadline_ms(size, spec, end_deg);
+        let mut b = Builder::new(cfg, deadline_ms);
+        let err = b.p.global(Width::B4);
+        let recs = b.p.global_array(Width::B4, REC * MAX_SAMPLES);
+        let starts = b.p.global_array(Width::B4, ring.len().max(1));
+        b.p.mov(Width::B4, Width::B4, 0, err);
+        for (i, &st) in ring_targets.iter().enumerate() {
+            b.p.mov(Width::B4, Width::B4, st, offset(starts, i));
+        }
+        let (arm, table, sensor) = (b.arm, b.table, b.sensor);
+        let c = |v: i32| Operand::Const(v);
+        if spec.tilt {
+            // Arm to hold while the sensor arm goes out of its way; tilt once both are there.
+            b.wait_idle(&[table], "the turntable's revolution");
+            b.call_move(arm, c(hold), a.speed, (a.ramp_up, a.ramp_down));
+            b.call_move(sensor, c(s.clear), s.speed, (s.ramp, s.ramp));
+            b.wait_idle(&[arm, sensor], "tilt arm to hold, sensor arm to clear");
+            b.pause(a.settle_ms);
+            b.call_move(arm, c(a.tilt_apex), a.tilt_speed, (a.ramp_up, a.ramp_down));
+            b.wait_idle(&[arm], "tilt: arm to apex");
+            b.call_move(arm, c(hold), a.back_speed, (a.ramp_up, a.ramp_down * 2));
+            b.wait_idle(&[arm], "tilt: arm back to hold");
+            b.pause(a.settle_ms);
+        }
+        // Arm away while the sensor arm comes in over the cube.
+        let first = ring_targets.first().copied().or(centre).unwrap_or(s.clear);
+        b.call_move(arm, c(a.away), a.speed, (a.ramp_up, a.ramp_down));
+        b.call_move(sensor, c(first), s.speed, (s.ramp, s.ramp));
+        // The revolution may start once the arm is past `clear`, on its way away.
+        b.stage("tilt arm clear of the cube");
+        let away = b.p.label();
+        b.p.bind(away);
+        b.check_deadline();
+        b.p.get_count(arm, b.cnt);
+        b.p.jr_if(Cmp::Gt, Width::B4, b.cnt, a.clear.max(a.away), away);
+        // The revolution, the ring read on the fly.
+        b.call_move(table, c(end_count), t.scan_speed, (t.ramp_up, t.ramp_down));
+        if !ring.is_empty() {
+            let first_rec = if centre.is_some() { REC as i32 } else { 0 };
+            // Sample k's turntable count: the first one's plus k steps (within a count of
+            // each sample's own rounding).
+            let t0 = table_targets[0];
+            let step = if ring.len() > 1 {
+                (table_targets[ring.len() - 1] - t0) as f64 / (ring.len() - 1) as f64
+            } else {
+                0.0
+            }
+            .round() as i32;
+            b.p.mov(Width::B1, Width::B1, 0, b.k);
+            let top = b.p.label();
+            b.p.bind(top);
+            b.p.read_index(Width::B4, starts, b.k, b.mt);
+            let mt = Operand::Var(b.mt);
+            b.call_move(sensor, mt, s.speed, (ring_ramp, ring_ramp));
+            b.p.mov(Width::B1, Width::B4, b.k, b.ttgt);
+            b.p.mul(Width::B4, b.ttgt, step, b.ttgt);
+            b.p.add(Width::B4, b.ttgt, t0, b.ttgt);
+            b.stage("the turntable reaching a sticker");
+            let (wait, read) = (b.p.label(), b.p.label());
+            b.p.bind(wait);
+            b.check_deadline();
+            b.p.get_count(table, b.cnt);
+            let before = if dir_motor > 0 { Cmp::Lt } else { Cmp::Gt };
+            b.p.jr_if(before, Width::B4, b.cnt, b.ttgt, wait);
+            b.p.get_count(sensor, b.scnt);
+            b.p.sub(Width::B4, b.scnt, b.mt, b.d);
+            b.abs_d();
+            b.p.jr_if(Cmp::LtEq, Width::B4, b.d, cfg.scan.sensor_tolerance, read);
+            // The sensor arm is not there yet: wait while the sticker is within the window.
+            if dir_motor > 0 {
+                b.p.sub(Width::B4, b.cnt, b.ttgt, b.d);
+            } else {
+                b.p.sub(Width::B4, b.ttgt, b.cnt, b.d);
+            }
+            let window = (cfg.scan.window * t.ratio).round() as i32;
+            b.p.jr_if(Cmp::Lt, Width::B4, b.d, window, wait);
+            b.p.bind(read);
+            b.read_rgb();
+            b.p.mul(Width::B1, b.k, REC as i32, b.idx);
+            b.p.add(Width::B1, b.idx, first_rec, b.idx);
+            b.store(recs);
+            b.p.add(Width::B1, b.k, 1, b.k);
+            b.p.jr_if(Cmp::Lt, Width::B1, b.k, ring.len() as i32, top);
+        }
+        if let Some(centre) = centre {
+            // The centre last: it is on the turntable's axis, so it reads the same while
+            // the table runs on or slows down, and the ring's first sticker is not missed
+            // for want of time to get from the centre to the corner radius.
+            b.call_move(sensor, c(centre), s.speed, (s.ramp, s.ramp));
+            b.wait_sensor_near(centre, "sensor arm over the centre");
+            b.read_rgb();
+            b.p.get_count(table, b.cnt);
+            b.p.mov(Width::B1, Width::B1, 0, b.idx);
+            b.store(recs);
+        }
+        // The sensor arm goes out at once (the next face's tilt waits for it).
+        b.call_move(sensor, c(s.clear), s.speed, (s.ramp, s.ramp));
+        if spec.last {
+            b.wait_idle(&[table, sensor], "the turntable's revolution");
+        }
+        let end = b.p.label();
+        b.p.jr(end);
+        b.p.bind(b.timeout);
+        b.p.cmd()
+            .output_stop(OutputPort::nos(&OutputPort::ALL), false);
+        b.p.mov(Width::B1, Width::B4, b.stage, err);
+        b.p.jr(end);
+        b.emit_routine();
+        b.p.bind(end);
+        let stages = std::mem::take(&mut b.stages);
+        let cmd = b.p.finish().map_err(|why| RobotError::Program {
+            face: spec.face,
+            why,
+        })?;
+        let Var::Global(recs_at) = recs else {
+            unreachable!("records are global")
+        };
+        Ok((
+            cmd,
+            Layout {
+                err,
+                recs: recs_at,
+                stages,
+                deadline_ms,
+            },
+        ))
+    }
+
+    /// The program's own time limit: twice the nominal time of its moves and pauses (as
+    /// the driver's [time budgets](crate::robot::ev3::driver#time-budgets)), plus the
+    /// configured allowance.
+    fn face_deadline_ms(&self, size: Size, spec: &FaceSpec<'_>, end_deg: f64) -> i32 {
+        let (a, t, s) = (
+            &self.config.arm,
+            &self.config.turntable,
+            &self.config.sensor_arm,
+        );
+        let arm_ramps = (a.ramp_up, a.ramp_down);
+        let hold = self.hold_angle(size) as f64;
+        let mut secs = 0.0;
+        if spec.tilt {
+            let swing = (a.tilt_apex as f64 - hold).abs();
+            secs += self
+                .arm
+                .nominal_secs(hold - a.away as f64, a.speed, arm_ramps)
+                + self.arm.nominal_secs(swing, a.tilt_speed, arm_ramps)
+                + self.arm.nominal_secs(swing, a.back_speed, arm_ramps)
+                + self
+                    .sensor
+                    .nominal_secs((s.centre - s.clear) as f64, s.speed, (s.ramp, s.ramp))
+                + 2.0 * a.settle_ms as f64 / 1000.0;
+        }
+        let turn = (end_deg - spec.base).abs() * t.ratio;
+        secs += self
+            .arm
+            .nominal_secs(hold - a.away as f64, a.speed, arm_ramps)
+            + a.settle_ms as f64 / 1000.0
+            + self
+                .table
+                .nominal_secs(turn, t.scan_speed, (t.ramp_up, t.ramp_down))
+            + 2.0
+                * self
+                    .sensor
+                    .nominal_secs((s.centre - s.clear) as f64, s.speed, (s.ramp, s.ramp));
+        let ms = 2000.0 * secs + self.ev3.timeouts.move_extra.as_millis() as f64;
+        ms.min(i32::MAX as f64) as i32
+    }
+
+    /// The bookkeeping of a whole-cube move the brick made (as [`MindCub3r::execute`] keeps it).
+    fn moved(&mut self, p: Primitive) {
+        self.orientation = self.orientation.after(p);
+        if let Some((size, frame)) = self.frame.take() {
+            self.frame = Some((size, frame.then(&perm_of(size, p))));
+        }
+        self.last = Some(p);
+    }
+}
+
+fn offset(array: Var, i: usize) -> Var {
+    match array {
+        Var::Global(o) => Var::Global(o + 4 * i),
+        Var::Local(o) => Var::Local(o + 4 * i),
+    }
+}

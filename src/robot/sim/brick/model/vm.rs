@@ -1,0 +1,418 @@
+//! The simulated brick's virtual-machine opcodes: arithmetic, moves between integer
+//! widths, compares, relative jumps, the program timer and indexed reads and writes, so a
+//! direct command can run a small program on the brick (wait for a motor count in a loop,
+//! read the colour sensor, store the reading). Each opcode reads its operands at the width
+//! the firmware gives it (`lms2012.c` `PrimParPointer`: a constant is widened to 32 bits and
+//! then read at the opcode's width, a variable is read at its address at that width), as
+//! [Programs on the brick](crate::robot::ev3::protocol#programs-on-the-brick) documents.
+//!
+//! Level: robot (simulators; uses [`crate::robot::ev3::protocol`]). No I/O, no printing.
+
+use super::*;
+
+/// Integer widths of the VM's data types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Width {
+    /// DATA8
+    B1,
+    /// DATA16
+    B2,
+    /// DATA32
+    B4,
+}
+
+impl Width {
+    /// The width an opcode of a width-coded family works on (the family's low two bits:
+    /// 00 DATA8, 01 DATA16, 10 DATA32; 11, DATAF, is not simulated).
+    fn of(code: u8) -> Option<Width> {
+        match code & 0x03 {
+            0 => Some(Width::B1),
+            1 => Some(Width::B2),
+            2 => Some(Width::B4),
+            _ => None,
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            Width::B1 => 1,
+            Width::B2 => 2,
+            Width::B4 => 4,
+        }
+    }
+
+    /// A 32-bit value as this width reads it (two's complement truncation, sign-extended).
+    fn narrow(self, v: i32) -> i32 {
+        match self {
+            Width::B1 => v as i8 as i32,
+            Width::B2 => v as i16 as i32,
+            Width::B4 => v,
+        }
+    }
+
+    /// The "not a number" pattern the firmware's moves carry over between widths
+    /// (`DATA8_NAN` 0x80, `DATA16_NAN` 0x8000, `DATA32_NAN` 0x80000000).
+    fn nan(self) -> i32 {
+        match self {
+            Width::B1 => i8::MIN as i32,
+            Width::B2 => i16::MIN as i32,
+            Width::B4 => i32::MIN,
+        }
+    }
+
+    fn range(self) -> (i32, i32) {
+        match self {
+            Width::B1 => (i8::MIN as i32, i8::MAX as i32),
+            Width::B2 => (i16::MIN as i32, i16::MAX as i32),
+            Width::B4 => (i32::MIN, i32::MAX),
+        }
+    }
+}
+
+/// Where a variable lives: global or local memory, byte offset.
+type Var = (bool, usize);
+
+impl Brick {
+    /// Whether `code` is one of the VM opcodes this file runs (the integer members of the
+    /// width-coded families, whose low two bits 11 are their float member).
+    pub(super) fn is_vm_op(code: u8) -> bool {
+        let integer = code & 0x03 != 0x03;
+        match code {
+            op::JR | op::JR_FALSE | op::JR_TRUE | op::TIMER_READ => true,
+            0x10..=0x1B | 0x30..=0x3B | 0x44..=0x5B | 0x64..=0x7B | 0xC8..=0xCF => integer,
+            _ => false,
+        }
+    }
+
+    /// Runs one VM opcode (the opcode byte is already consumed).
+    pub(super) fn vm_op(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        match code {
+            op::JR => {
+                let off = self.read(ops, s, Width::B4)?;
+                self.jump(ops, s, off)?;
+            }
+            op::JR_FALSE | op::JR_TRUE => {
+                let flag = self.read(ops, s, Width::B1)?;
+                let off = self.read(ops, s, Width::B4)?;
+                if (flag != 0) == (code == op::JR_TRUE) {
+                    self.jump(ops, s, off)?;
+                }
+            }
+            op::TIMER_READ => {
+                let dst = self.var(ops, s)?;
+                let ms = ((self.clock - s.started) * 1000.0).floor() as i32;
+                self.store(s, dst, Width::B4, ms)?;
+            }
+            _ => {
+                let w = Width::of(code).ok_or_else(|| format!("float opcode 0x{code:02X}"))?;
+                match code & 0xFC {
+                    0x10 | 0x14 | 0x18 => self.arith(code, w, ops, s)?,
+                    0x30 | 0x34 | 0x38 => self.mov(code, w, ops, s)?,
+                    0x44..=0x58 => self.compare(code, w, ops, s)?,
+                    0x64..=0x78 => {
+                        let (a, b) = (self.read(ops, s, w)?, self.read(ops, s, w)?);
+                        let off = self.read(ops, s, Width::B4)?;
+                        if holds(code - 0x60, a, b) {
+                            self.jump(ops, s, off)?;
+                        }
+                    }
+                    0xC8 => self.read_indexed(w, ops, s)?,
+                    0xCC => self.write_indexed(w, ops, s)?,
+                    _ => return Err(format!("opcode 0x{code:02X} not simulated")),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// ADD, SUB, MUL at width `w`: SOURCE1, SOURCE2, *DESTINATION (wrapping, as the
+    /// firmware's C arithmetic does).
+    fn arith(&mut self, code: u8, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let a = self.read(ops, s, w)?;
+        let b = self.read(ops, s, w)?;
+        let dst = self.var(ops, s)?;
+        let v = match code & 0xFC {
+            0x10 => a.wrapping_add(b),
+            0x14 => a.wrapping_sub(b),
+            _ => a.wrapping_mul(b),
+        };
+        self.store(s, dst, w, v)
+    }
+
+    /// MOVEx_y: SOURCE at width x into *DESTINATION at width y; narrowing saturates and
+    /// the "not a number" pattern carries over (`c_move.c`).
+    fn mov(&mut self, code: u8, to: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let from = match code & 0xFC {
+            0x30 => Width::B1,
+            0x34 => Width::B2,
+            _ => Width::B4,
+        };
+        let v = self.read(ops, s, from)?;
+        let dst = self.var(ops, s)?;
+        let out = if v == from.nan() && from != to {
+            to.nan()
+        } else {
+            let (lo, hi) = to.range();
+            v.clamp(lo, hi)
+        };
+        self.store(s, dst, to, out)
+    }
+
+    /// CP_xx: LEFT, RIGHT, *FLAG (DATA8, 1 when the relation holds).
+    fn compare(&mut self, code: u8, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let a = self.read(ops, s, w)?;
+        let b = self.read(ops, s, w)?;
+        let dst = self.var(ops, s)?;
+        self.store(s, dst, Width::B1, holds(code - 0x40, a, b) as i32)
+    }
+
+    /// READx: SOURCE (the first element of an array, a variable), INDEX (DATA8),
+    /// *DESTINATION. The firmware does not check the index; the simulator refuses one
+    /// that leaves the command's memory.
+    fn read_indexed(&mut self, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let base = self.var(ops, s)?;
+        let i = self.read(ops, s, Width::B1)?;
+        let dst = self.var(ops, s)?;
+        let at = element(base, i, w)?;
+        let v = load(s, at, w)?;
+        self.store(s, dst, w, v)
+    }
+
+    /// WRITEx: SOURCE, INDEX (DATA8), DESTINATION (the first element of an array).
+    fn write_indexed(&mut self, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
+        let v = self.read(ops, s, w)?;
+        let i = self.read(ops, s, Width::B1)?;
+        let base = self.var(ops, s)?;
+        let at = element(base, i, w)?;
+        self.store(s, at, w, v)
+    }
+
+    /// A relative jump: `off` bytes from the end of the jump instruction. Landing on the
+    /// command's end finishes it (the firmware appends OBJECT_END there); anywhere outside
+    /// the command is refused.
+    fn jump(&mut self, ops: &[u8], s: &mut Suspended, off: i32) -> Result<(), String> {
+        let to = s.pc as i64 + off as i64;
+        if to < 0 || to > ops.len() as i64 {
+            return Err(format!(
+                "jump by {off} from byte {} leaves the command ({} bytes)",
+                s.pc,
+                ops.len()
+            ));
+        }
+        s.pc = to as usize;
+        Ok(())
+    }
+
+    /// A DATA8 parameter (LAYER, NOS, NO, SPEED, POWER, BRAKE, ...): a constant's low
+    /// byte, or the byte at a variable's address, sign-extended.
+    pub(super) fn int8(&self, ops: &[u8], s: &mut Suspended) -> Result<i32, String> {
+        self.read(ops, s, Width::B1)
+    }
+
+    /// An input operand at width `w`.
+    fn read(&self, ops: &[u8], s: &mut Suspended, w: Width) -> Result<i32, String> {
+        match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
+            Param::Const(v) => Ok(w.narrow(v)),
+            Param::Global(o) => load(s, (true, o), w),
+            Param::Local(o) => load(s, (false, o), w),
+            Param::Str(_) => Err("string where a number was expected".into()),
+        }
+    }
+
+    /// An output operand: it must be a variable.
+    fn var(&self, ops: &[u8], s: &mut Suspended) -> Result<Var, String> {
+        self.out_param(ops, s)
+    }
+
+    fn store(&self, s: &mut Suspended, dst: Var, w: Width, v: i32) -> Result<(), String> {
+        let bytes = v.to_le_bytes();
+        self.write(s, dst, &bytes[..w.bytes()])
+    }
+}
+
+/// Whether the relation coded in the low bits of a compare or jump family holds: after
+/// subtracting the family base, 0x04 LT, 0x08 GT, 0x0C EQ, 0x10 NEQ, 0x14 LTEQ, 0x18 GTEQ.
+fn holds(rel: u8, a: i32, b: i32) -> bool {
+    match rel & 0xFC {
+        0x04 => a < b,
+        0x08 => a > b,
+        0x0C => a == b,
+        0x10 => a != b,
+        0x14 => a <= b,
+        _ => a >= b,
+    }
+}
+
+fn element(base: Var, i: i32, w: Width) -> Result<Var, String> {
+    if i < 0 {
+        return Err(format!("negative array index {i}"));
+    }
+    Ok((base.0, base.1 + i as usize * w.bytes()))
+}
+
+fn load(s: &Suspended, at: Var, w: Width) -> Result<i32, String> {
+    let mem = if at.0 { &s.globals } else { &s.locals };
+    let b = mem.get(at.1..at.1 + w.bytes()).ok_or_else(|| {
+        format!(
+            "variable at {} of {} memory outside its {} bytes",
+            at.1,
+            if at.0 { "global" } else { "local" },
+            mem.len()
+        )
+    })?;
+    Ok(match w {
+        Width::B1 => b[0] as i8 as i32,
+        Width::B2 => i16::from_le_bytes([b[0], b[1]]) as i32,
+        Width::B4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::robot::ev3::protocol::{
+        decode_reply, Cmp, OutputPort, Program, SlotKind, Width as W,
+    };
+
+    fn brick() -> Brick {
+        Brick::new(&SimConfig::default(), FaceletCube::solved(Size::Three))
+    }
+
+    /// Sends `p` and lets simulated time run until its reply (at most `limit` seconds).
+    fn run(b: &mut Brick, p: Program, limit: f64) -> (crate::robot::ev3::protocol::Reply, f64) {
+        let t0 = b.clock;
+        let c = p.finish().unwrap();
+        if let Some(r) = b.handle(&c.encode(7)) {
+            return (decode_reply(&r).unwrap(), 0.0);
+        }
+        while b.clock - t0 < limit {
+            b.advance(DT);
+            if let Some((t, r)) = b.take_replies().into_iter().next() {
+                return (decode_reply(&r).unwrap(), t - t0);
+            }
+        }
+        panic!("no reply within {limit} s");
+    }
+
+    #[test]
+    fn a_loop_runs_on_the_brick_and_takes_its_instructions_time() {
+        // Count 0..10000 in a local, copy it to a global: 3 instructions a round.
+        let mut b = brick();
+        let mut p = Program::new();
+        let (n, out) = (p.local(W::B4), p.global(W::B4));
+        p.mov(W::B4, W::B4, 0, n);
+        let top = p.label();
+        p.bind(top);
+        p.add(W::B4, n, 1, n);
+        p.mov(W::B4, W::B4, n, out);
+        p.jr_if(Cmp::Lt, W::B4, n, 10_000, top);
+        let (r, took) = run(&mut b, p, 5.0);
+        assert!(r.ok);
+        assert_eq!(r.i32(out.slot(SlotKind::I32).unwrap()).unwrap(), 10_000);
+        let want = 30_001.0 * INSTRUCTION_S;
+        assert!(
+            (took - want).abs() <= 2.0 * DT,
+            "took {took} s, {want} s of instructions"
+        );
+    }
+
+    #[test]
+    fn the_documented_count_down_answers_as_documented() {
+        // P1 of the codec's "Programs on the brick".
+        use crate::robot::ev3::protocol::from_hex as h;
+        let mut b = brick();
+        let r = b.handle(&h(
+            "12 00 | 10 00 | 00 | 00 10 | 3A 05 40 | 16 40 01 40 | 6A 40 00 82 F6 FF",
+        ));
+        assert_eq!(r.unwrap(), h("03 00 | 10 00 | 02"));
+    }
+
+    #[test]
+    fn narrowing_moves_saturate_and_compares_set_a_flag() {
+        let mut b = brick();
+        let mut p = Program::new();
+        let (small, flag, wide) = (p.global(W::B1), p.global(W::B1), p.global(W::B4));
+        p.mov(W::B4, W::B1, 300, small);
+        p.cp(Cmp::GtEq, W::B4, -5, -7, flag);
+        // A DATA8 constant read as DATA8 keeps its sign; -128 is DATA8's "not a number".
+        p.mov(W::B1, W::B4, -128, wide);
+        let (r, _) = run(&mut b, p, 1.0);
+        assert_eq!(r.globals[0] as i8, 127);
+        assert_eq!(r.globals[1], 1);
+        assert_eq!(r.i32(wide.slot(SlotKind::I32).unwrap()).unwrap(), i32::MIN);
+    }
+
+    #[test]
+    fn a_program_waits_for_a_motor_count_and_answers_nothing_else_meanwhile() {
+        let mut b = brick();
+        let nos = OutputPort::B.bit();
+        let mut p = Program::new();
+        let (now, seen) = (p.local(W::B4), p.global(W::B4));
+        let t = p.global(W::B4);
+        p.get_count(OutputPort::B, now);
+        p.add(W::B4, now, 270, now);
+        let cmd = p.cmd();
+        cmd.output_reset(nos)
+            .step_speed(nos, 50, [0, 300, 0], true)
+            .output_start(nos);
+        let target = p.local(W::B4);
+        p.mov(W::B4, W::B4, now, target);
+        let wait = p.label();
+        p.bind(wait);
+        p.get_count(OutputPort::B, now);
+        p.jr_if(Cmp::Lt, W::B4, now, target, wait);
+        p.mov(W::B4, W::B4, now, seen);
+        p.timer_read(t);
+        let c = p.finish().unwrap();
+        let start = b.motors[1].count().round() as i32;
+        assert!(b.handle(&c.encode(1)).is_none(), "still waiting");
+        // A ping meanwhile is dropped without an answer.
+        b.advance(0.1);
+        assert!(b
+            .handle(&crate::robot::ev3::protocol::from_hex(
+                "06 00 09 00 00 00 00 01"
+            ))
+            .is_none());
+        let mut reply = None;
+        for _ in 0..1000 {
+            b.advance(DT);
+            if let Some((_, r)) = b.take_replies().into_iter().next() {
+                reply = Some(decode_reply(&r).unwrap());
+                break;
+            }
+        }
+        let r = reply.expect("a reply once the count is reached");
+        let got = r.i32(seen.slot(SlotKind::I32).unwrap()).unwrap();
+        assert!(
+            (start + 270..=start + 272).contains(&got),
+            "{got} from {start}"
+        );
+        // 270° at 525 °/s: about half a second.
+        let ms = r.i32(t.slot(SlotKind::I32).unwrap()).unwrap();
+        assert!((450..650).contains(&ms), "{ms} ms");
+    }
+
+    #[test]
+    fn a_jump_out_of_the_command_and_too_much_global_memory_are_refused() {
+        let mut b = brick();
+        // JR by +100 from a 4-byte command.
+        let r = b
+            .handle(&crate::robot::ev3::protocol::from_hex(
+                "09 00 01 00 00 00 00 40 82 64 00",
+            ))
+            .unwrap();
+        assert!(!decode_reply(&r).unwrap().ok);
+        assert!(
+            b.log.iter().any(|l| l.contains("leaves the command")),
+            "{:?}",
+            b.log
+        );
+        // 1020 bytes of global memory: no reply could carry them.
+        let r = b
+            .handle(&crate::robot::ev3::protocol::from_hex(
+                "06 00 02 00 00 FC 03 01",
+            ))
+            .unwrap();
+        assert_eq!(r, crate::robot::ev3::protocol::from_hex("03 00 02 00 04"));
+    }
+}
