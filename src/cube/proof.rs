@@ -293,7 +293,7 @@ impl Search<'_> {
     }
 
     fn judge(&self, colors: Vec<Face>) -> Step {
-        if self.targets.iter().any(|t| *t == colors) {
+        if self.targets.contains(&colors) {
             return Step::None;
         }
         Step::Found(FaceletCube::from_colors(self.size, colors).expect("sized"))
