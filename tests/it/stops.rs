@@ -315,7 +315,7 @@ fn a_stall_states_the_robots_own_cube_and_the_resume_finishes() {
     for (robot, args) in [
         (
             "mindcub3r",
-            &["--seed", "39", "--speed", "100", "--faults", "stall@850"][..],
+            &["--seed", "39", "--speed", "100", "--faults", "stall@400"][..],
         ),
         (
             "line",
