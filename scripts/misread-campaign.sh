@@ -47,16 +47,22 @@ def solved(s):
     return all(len(set(s[i * n:(i + 1) * n])) == 1 for i in range(6))
 
 def sim_cube(state):
-    """The simulator's cube once its motors are at rest."""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 10:
+    """The simulator's cube once its motors are at rest and its state file has stopped
+    changing for half a second (the simulator writes it every 20 ms, later on a loaded
+    machine: a single read may see a state from before the last turns)."""
+    t0, seen, since = time.monotonic(), None, 0.0
+    while time.monotonic() - t0 < 20:
         try:
             lines = open(state).read().split('\n')
-            if lines[2] == 'idle':
-                return lines[0]
+            now = lines[0] if lines[2] == 'idle' else None
         except (OSError, IndexError):
-            pass
-        time.sleep(0.02)
+            now = None
+        if now is not None and now == seen:
+            if time.monotonic() - since >= 0.5:
+                return now
+        else:
+            seen, since = now, time.monotonic()
+        time.sleep(0.05)
     return None
 
 def one(palette, seed):

@@ -203,8 +203,22 @@ fn verdict_lines(res: &crate::color::Resolution) {
     }
 }
 
+/// How likely a best guess is, as a percentage a reader can take in ("about 73 %", "over
+/// 99.9 %").
+pub(crate) fn likelihood_text(res: &Resolution) -> String {
+    let p = 100.0 * res.probability();
+    if p > 99.9 {
+        "over 99.9 %".to_string()
+    } else if p >= 99.0 {
+        format!("about {p:.1} %")
+    } else {
+        format!("about {p:.0} %")
+    }
+}
+
 /// A resolved scan: the `resolution` line (JSON) or the state's letters (text), as
-/// `resolve` and `scan` print it.
+/// `resolve` and `scan` print it. A best-effort answer that is not sure says so on stderr:
+/// how likely it is, how far the closest rival is, and which stickers are in doubt.
 pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
     let letters = res.cube.to_letters();
     if g.json {
@@ -213,10 +227,19 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
             "cube": letters,
             "confident": res.confident,
             "cube_margin": res.cube_margin,
+            "probability": res.probability(),
             "doubtful": facelet_names(&res.doubtful, res.cube.size()).split_whitespace().collect::<Vec<_>>(),
         }));
     } else {
         outln!("{letters}");
+        if !res.confident && !g.quiet {
+            eprintln!(
+                "note: best effort, not sure: this cube is {} likely; a rival legal cube is {:.1} nats behind; stickers in doubt: {}",
+                likelihood_text(res),
+                res.cube_margin,
+                facelet_names(&res.doubtful, res.cube.size())
+            );
+        }
     }
 }
 
@@ -233,10 +256,12 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
             "doubtful_indices": doubtful,
             "cube_margin": margin,
             "best": letters,
+            "probability": best.probability(),
         }));
     } else {
         outln!(
-            "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}; re-scan them or use --best-effort)"
+            "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}, {} likely; re-scan them or use --best-effort)",
+            likelihood_text(best)
         );
     }
 }

@@ -562,10 +562,16 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         Ok(res) => {
             if g.json {
                 json_line(
-                    &json!({"type": "scan", "cube": res.cube.to_letters(), "confident": res.confident, "rescans": round}),
+                    &json!({"type": "scan", "cube": res.cube.to_letters(), "confident": res.confident, "probability": res.probability(), "rescans": round}),
                 );
             } else {
                 outln!("{}", res.cube.to_letters());
+                if !res.confident && !g.quiet {
+                    eprintln!(
+                        "note: best effort, not sure: this cube is {} likely",
+                        crate::cli::color::likelihood_text(&res)
+                    );
+                }
             }
             Ok(Exit::Ok)
         }
@@ -573,12 +579,13 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
             let names = crate::color::resolve::facelet_names(&doubtful, size);
             if g.json {
                 json_line(
-                    &json!({"type": "doubt", "doubtful": names.split_whitespace().collect::<Vec<_>>(), "best": best.cube.to_letters()}),
+                    &json!({"type": "doubt", "doubtful": names.split_whitespace().collect::<Vec<_>>(), "best": best.cube.to_letters(), "probability": best.probability()}),
                 );
             } else {
                 outln!(
-                    "doubt: stickers {names} still doubtful after {round} re-reads (best guess {})",
-                    best.cube.to_letters()
+                    "doubt: stickers {names} still doubtful after {round} re-reads (best guess {}, {} likely)",
+                    best.cube.to_letters(),
+                    crate::cli::color::likelihood_text(&best)
                 );
             }
             Ok(Exit::No)

@@ -13,26 +13,51 @@
 //! | [`CalibrateError::Dark`] | no reading reaches [`DARK_SHARE`] of the scale: the sensor is covered, unplugged or looking at nothing (an all-zero scan) |
 //! | [`CalibrateError::NotSolved`] | the scan resolves to a cube with stickers off their face's colour (named) |
 //! | [`CalibrateError::NotDistinct`] | two faces' mean colours are closer than [`MIN_DISTINCT_DE`] (ΔE\*ab): a solved cube shows six distinct colours |
-//! | [`CalibrateError::NotUniform`] | a sticker is closer in colour to another face's mean than to its own face's (named): each face of a solved cube is one colour |
+//! | [`CalibrateError::NotUniform`] | a sticker (named) whose reading the resolver's model, light and classes fitted to the solved cube, explains better as another face's colour by more than the doubt threshold: each face of a solved cube is one colour |
 //!
 //! The thresholds leave room: the closest pair of the shipped profiles (red and orange) is
-//! 17 ΔE apart, and every solved real scan in `samples/realdata/cases` passes but one,
-//! `rcr-2x2x2-solved-01`, whose D4 reads dark blue on the white face (refused, naming D4:
-//! a profile learned from it would take that reading for white).
+//! 17 ΔE apart, and every solved real scan in `samples/realdata/cases` passes. A sticker
+//! is judged by the resolver's model rather than by its distance to the face means, because
+//! a worn or shaded sticker of a faded cube can sit nearer another face's mean (red and
+//! orange) and still be its own colour, and such a cube is the one a profile helps most
+//! (it keeps that sticker's look). The closest real call is `rcr-2x2x2-solved-01`, whose
+//! D4 reads dark blue on the white face: 7.9 nats toward blue, under the 8-nat threshold,
+//! so it is learned; two stickers of different colours swapped are refused by name.
 //!
 //! ## Learning
 //!
 //! The scan is resolved first (so a slightly rotated or mis-scanned cube is noticed), and
-//! must come out solved. EV3 channel gains: if one face's colour is close to neutral under
-//! the sensor's nominal gains (a white or grey face), its mean counts define the gains
-//! (that face is taken as reflectance 0.85 in every channel, the value the nominal gains
-//! assume); a cube without a near-neutral face keeps the nominal gains, since nothing in
-//! the scan says what "neutral" is. The centroids are then the per-face Lab means.
+//! must come out solved, or at least leave the solved cube within the doubt threshold of
+//! the best reading (under harsh light a solved cube's own scan can be in doubt). EV3
+//! channel gains: if one face's colour is close to neutral under the sensor's nominal gains
+//! (a white or grey face), its mean counts define the gains (that face is taken as
+//! reflectance 0.85 in every channel, the value the nominal gains assume); a cube without
+//! a near-neutral face keeps the nominal gains, since nothing in the scan says what
+//! "neutral" is. The readings are then re-expressed under even light (the scan's fall-off
+//! by sticker kind, as the resolver estimates it, removed) and the centroids are the
+//! per-face Lab means; every sticker is kept too, so that the resolver can expect each
+//! physical sticker, a worn one included, where it read.
+//!
+//! ## What it changes
+//!
+//! A profile helps where the readings alone cannot tell two colours apart: worn stickers
+//! of a faded cube, a no-white cube's pink against red under a dim camera. On the harsh
+//! synthetic set (300 scans per condition, each with a profile learned from the same cube,
+//! solved, in the same light: `cubot bench resolve --count 300 --palette faded,no-white
+//! --fade 0.25 --brightness-spread 0.2 --cast 0.15 --vignette 0.35 --noise 0.05
+//! --with-profile`) the doubts drop in every condition (faded camera 245 to 222, faded
+//! EV3 74 to 39, no-white camera 82 to 50, no-white EV3 5 to 3) and no answer turns wrong.
+//! A profile of another cube or another light is caught rather than followed: where the
+//! readings alone decide and the profile says otherwise, the answer is a doubt (the
+//! resolver's `reconcile`), which is what the real EV3 scans of another session show.
 
 use super::profile::{Profile, ProfileColor, PROFILE_VERSION};
 use super::raw::{RawScan, Scale};
-use super::resolve::{facelet_names, resolve, scan_lab, ResolveError, ResolveOptions};
-use crate::cube::{Face, Size};
+use super::resolve::{
+    cube_cost, evenly_lit_labs, facelet_names, misfit_stickers, resolve, scan_lab, ResolveError,
+    ResolveOptions,
+};
+use crate::cube::{Face, FaceletCube, Size};
 
 /// Why calibration failed.
 #[derive(Debug, thiserror::Error)]
@@ -120,12 +145,23 @@ pub fn calibrate(
     let off: Vec<usize> = (0..colors.len())
         .filter(|&i| colors[i] != face_color[i / per])
         .collect();
-    if !off.is_empty() {
+    if !off.is_empty() && !solved_is_plausible(scan, &opts, &res.cube)? {
         return Err(CalibrateError::NotSolved {
             cube: res.cube.to_letters(),
             off: facelet_names(&off, size),
         });
     }
+    // The colour each face showed: the resolved cube's, or, when the solved cube was only
+    // plausible, the faces' own letters.
+    let first_of_face: Vec<Face> = (0..6)
+        .map(|f| {
+            if off.is_empty() {
+                colors[f * per]
+            } else {
+                Face::ALL[f]
+            }
+        })
+        .collect();
     let scale = scan.effective_scale();
     let mut gains = None;
     if scale != Scale::Rgb8 {
@@ -158,12 +194,15 @@ pub fn calibrate(
         scale: Some(scale),
         gains,
         colors: Vec::new(),
+        stickers: None,
     };
-    let (labs, _) = scan_lab(scan, Some(&provisional));
+    // Each sticker's class: the face its colour belongs to, by position.
+    let labels: Vec<usize> = (0..size.stickers()).map(|i| i / per).collect();
+    let labs = evenly_lit_labs(scan, Some(&provisional), &labels);
     let means: Vec<[f64; 3]> = (0..6)
         .map(|f| mean(&labs[f * per..(f + 1) * per]))
         .collect();
-    let letter = |f: usize| face_letter(size, f, res.cube.colors()[f * per]);
+    let letter = |f: usize| face_letter(size, f, first_of_face[f]);
     let de = |a: [f64; 3], b: [f64; 3]| {
         ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
     };
@@ -179,12 +218,14 @@ pub fn calibrate(
             min: MIN_DISTINCT_DE,
         });
     }
-    let odd: Vec<usize> = (0..labs.len())
-        .filter(|&i| {
-            let own = de(labs[i], means[i / per]);
-            (0..6).any(|f| f != i / per && de(labs[i], means[f]) < own)
-        })
-        .collect();
+    // Stickers whose readings the resolver's own model would clearly give another colour
+    // (by more than the doubt threshold) than their face's.
+    let odd = misfit_stickers(
+        scan,
+        &opts,
+        &labels,
+        opts.doubt_threshold * opts.model.temperature,
+    )?;
     if !odd.is_empty() {
         return Err(CalibrateError::NotUniform {
             stickers: facelet_names(&odd, size),
@@ -200,7 +241,7 @@ pub fn calibrate(
                     .max(0.5)
             });
             ProfileColor {
-                face: face_letter(size, f, res.cube.colors()[f * per]),
+                face: face_letter(size, f, first_of_face[f]),
                 lab: m.map(round2),
                 spread: spread.map(round2),
             }
@@ -209,8 +250,23 @@ pub fn calibrate(
     Ok(Profile {
         colors: colors_out,
         gains: gains.map(|g| g.map(round2)),
+        stickers: Some(labs.iter().map(|l| l.map(round2)).collect()),
         ..provisional
     })
+}
+
+/// Whether the readings leave the solved cube within the doubt threshold of the
+/// resolver's best guess: the user says the cube is solved, and under harsh light the
+/// solved cube may be only the second-best reading of a scan that does not contradict it.
+fn solved_is_plausible(
+    scan: &RawScan,
+    opts: &ResolveOptions,
+    best: &FaceletCube,
+) -> Result<bool, CalibrateError> {
+    let solved = FaceletCube::solved(scan.cube_size());
+    let cost = |c: &FaceletCube| cube_cost(scan, opts, c).map(|v| v.unwrap_or(f64::INFINITY));
+    let gap = cost(&solved)? - cost(best)?;
+    Ok(gap < opts.doubt_threshold * opts.model.temperature)
 }
 
 fn face_letter(size: Size, position_face: usize, resolved: Face) -> char {

@@ -47,6 +47,10 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gains: Option<[f64; 3]>,
     pub colors: Vec<ProfileColor>,
+    /// Each sticker of the calibration scan (Lab, after white balance), in facelet order
+    /// (54 or 24): where every physical sticker of the cube reads, worn ones included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stickers: Option<Vec<[f64; 3]>>,
 }
 
 /// Why a profile cannot be used.
@@ -67,6 +71,8 @@ pub enum ProfileError {
     Colors { found: usize },
     #[error("profile colour {index}: face {face:?} is not one of U R F D L B, or repeats")]
     Face { index: usize, face: char },
+    #[error("profile has {found} stickers: expected 54 (3x3x3) or 24 (2x2x2)")]
+    Stickers { found: usize },
     #[error("profile value {what} = {value} is not usable")]
     Value { what: String, value: f64 },
 }
@@ -102,6 +108,19 @@ impl Profile {
                     return Err(ProfileError::Value {
                         what: format!("colors[{index}]"),
                         value: v,
+                    });
+                }
+            }
+        }
+        if let Some(st) = &self.stickers {
+            if st.len() != 24 && st.len() != 54 {
+                return Err(ProfileError::Stickers { found: st.len() });
+            }
+            for (index, v) in st.iter().flatten().enumerate() {
+                if !v.is_finite() {
+                    return Err(ProfileError::Value {
+                        what: format!("stickers[{}]", index / 3),
+                        value: *v,
                     });
                 }
             }
@@ -148,6 +167,25 @@ impl Profile {
         })
     }
 
+    /// The calibration scan's stickers grouped by the face whose colour they show (face
+    /// order U R F D L B); empty when the profile did not keep them.
+    pub fn stickers_by_face(&self) -> [Vec<[f64; 3]>; 6] {
+        let mut out: [Vec<[f64; 3]>; 6] = Default::default();
+        if let Some(st) = &self.stickers {
+            let per = st.len() / 6;
+            for (i, s) in st.iter().enumerate() {
+                let face = self
+                    .colors
+                    .get(i / per.max(1))
+                    .and_then(|c| Face::from_letter(c.face));
+                if let Some(f) = face {
+                    out[f.index()].push(*s);
+                }
+            }
+        }
+        out
+    }
+
     /// The centroids in face order U R F D L B.
     pub fn centroids(&self) -> [[f64; 3]; 6] {
         let mut out = [[0.0; 3]; 6];
@@ -180,6 +218,7 @@ mod tests {
             scale: Some(Scale::Ev3Raw),
             gains: Some([300.0, 500.0, 290.0]),
             colors,
+            stickers: None,
         };
         let back = Profile::from_toml(&p.to_toml(), "x").unwrap();
         assert_eq!(back, p);

@@ -36,7 +36,7 @@ use rand_chacha::ChaCha8Rng;
 
 pub use super::raw::EV3_WHITE_COUNTS;
 use super::raw::{RawScan, Scale};
-use crate::cube::{Face, FaceletCube, Size};
+use crate::cube::{corner_sticker, CornerSlot, EdgeSlot, Face, FaceletCube, Size, EDGE_FACELETS};
 /// EV3 RGB-RAW full scale.
 pub const EV3_FULL_SCALE: f64 = 1020.0;
 
@@ -360,8 +360,52 @@ fn pocket_to_3x3(i: usize) -> usize {
     face * 9 + [0, 2, 6, 8][k]
 }
 
-/// A synthetic scan of `cube`: each facelet read once at its own position (sticker identity
-/// = position, as no identity tracking exists for an arbitrary cube).
+/// For each facelet of `cube`, where the same physical sticker sits on the solved cube:
+/// a piece is known by its colours, and each of its stickers by its colour. A facelet of a
+/// piece that no real cube has keeps its own index.
+fn home_facelets(cube: &FaceletCube) -> Vec<usize> {
+    let size = cube.size();
+    let c = cube.colors();
+    let mut home: Vec<usize> = (0..size.stickers()).collect();
+    for slot in 0..8 {
+        let here: [usize; 3] = std::array::from_fn(|k| corner_sticker(size, slot, k));
+        let cols = here.map(|i| c[i]);
+        let piece = CornerSlot::ALL.iter().position(|p| {
+            let f = p.faces();
+            cols.iter().all(|x| f.contains(x)) && f.iter().all(|x| cols.contains(x))
+        });
+        if let Some(p) = piece {
+            let faces = CornerSlot::ALL[p].faces();
+            for (k, &i) in here.iter().enumerate() {
+                if let Some(j) = faces.iter().position(|&f| f == cols[k]) {
+                    home[i] = corner_sticker(size, p, j);
+                }
+            }
+        }
+    }
+    if size == Size::Three {
+        for here in EDGE_FACELETS {
+            let cols = here.map(|i| c[i]);
+            let piece = EdgeSlot::ALL.iter().position(|p| {
+                let f = p.faces();
+                cols.iter().all(|x| f.contains(x)) && f.iter().all(|x| cols.contains(x))
+            });
+            if let Some(p) = piece {
+                let faces = EdgeSlot::ALL[p].faces();
+                for (k, &i) in here.iter().enumerate() {
+                    if let Some(j) = faces.iter().position(|&f| f == cols[k]) {
+                        home[i] = EDGE_FACELETS[p][j];
+                    }
+                }
+            }
+        }
+    }
+    home
+}
+
+/// A synthetic scan of `cube`: each facelet read once at its own position. Each physical
+/// sticker keeps its own look (wear, gloss) wherever the cube's turns put it: its identity
+/// is its home on the solved cube, found from its piece's colours.
 pub fn synth_scan(
     cube: &FaceletCube,
     appearance: &Appearance,
@@ -369,17 +413,16 @@ pub fn synth_scan(
     rng: &mut dyn RngCore,
 ) -> RawScan {
     let size = cube.size();
+    let home = home_facelets(cube);
+    let three = |i: usize| match size {
+        Size::Three => i,
+        Size::Two => pocket_to_3x3(i),
+    };
     let facelets = cube
         .colors()
         .iter()
         .enumerate()
-        .map(|(i, &color)| {
-            let pos = match size {
-                Size::Three => i,
-                Size::Two => pocket_to_3x3(i),
-            };
-            appearance.reading(color, pos, pos, scale, rng)
-        })
+        .map(|(i, &color)| appearance.reading(color, three(home[i]), three(i), scale, rng))
         .collect();
     let mut scan = RawScan::new(size, scale, facelets);
     scan.provenance = Some(serde_json::json!({
@@ -449,6 +492,30 @@ mod tests {
         let r2 = a.reading(Face::R, 13, 13, Scale::Rgb8, &mut rng);
         for k in 0..3 {
             assert!((r1[k] - r2[k]).abs() < 25.0, "{r1:?} {r2:?}");
+        }
+    }
+
+    #[test]
+    fn a_sticker_keeps_its_look_where_the_turns_put_it() {
+        use crate::cube::Alg;
+        let mut cube = FaceletCube::solved(Size::Three);
+        assert_eq!(home_facelets(&cube), (0..54).collect::<Vec<_>>());
+        cube.apply(&Alg::parse("R U F' D2 L B'").unwrap()).unwrap();
+        let home = home_facelets(&cube);
+        let solved = FaceletCube::solved(Size::Three);
+        for (i, &h) in home.iter().enumerate() {
+            // The sticker at i came from h, which shows the same colour when solved.
+            assert_eq!(solved.colors()[h], cube.colors()[i], "{i} <- {h}");
+        }
+        let mut sorted = home.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..54).collect::<Vec<_>>());
+        let mut pocket = FaceletCube::solved(Size::Two);
+        pocket.apply(&Alg::parse("R U F'").unwrap()).unwrap();
+        let home = home_facelets(&pocket);
+        let solved = FaceletCube::solved(Size::Two);
+        for (i, &h) in home.iter().enumerate() {
+            assert_eq!(solved.colors()[h], pocket.colors()[i]);
         }
     }
 

@@ -107,11 +107,18 @@ fn calibrate_refuses_scans_that_cannot_be_of_a_solved_cube() {
         "{}",
         stdout(&o)
     );
-    let real = root().join("samples/realdata/cases/rcr-2x2x2-solved-01.json");
-    let o = cubot(&["calibrate", real.to_str().unwrap(), "-o", &out]);
+    // A real solved scan (EV3) with two stickers of different colours swapped.
+    let real = root().join("samples/realdata/cases/ms-solved-2024-06-05_23-36-17.json");
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(real).unwrap()).unwrap();
+    let f = case["facelets"].as_array_mut().unwrap();
+    f.swap(0, 9);
+    let swapped = path(&dir, "swapped.json");
+    std::fs::write(&swapped, case.to_string()).unwrap();
+    let o = cubot(&["calibrate", &swapped, "-o", &out]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stdout(&o).contains("refused: stickers D4 look more like another face's colour"),
+        stdout(&o).contains("refused: stickers U1 R1 look more like another face's colour"),
         "{}",
         stdout(&o)
     );

@@ -111,9 +111,9 @@ fn every_real_case_is_exact_legal_or_in_doubt_never_wrong() {
         }
     }
     assert_eq!(labelled, 42);
-    // Measured: 40 of 42 labelled exact, the other 2 reported as doubt (see the README).
+    // Measured: 41 of 42 labelled exact, the other reported as doubt (see the README).
     assert!(
-        exact >= 40,
+        exact >= 41,
         "only {exact} of {labelled} labelled cases exact; doubt: {doubt:?}"
     );
 }
@@ -183,6 +183,22 @@ fn shipped_profiles_load_and_help() {
         let p = cubot::color::Profile::load(&root().join("calibration").join(name)).unwrap();
         assert_eq!(p.colors.len(), 6);
     }
+    // A profile of the same cube and sensor: the solved cube, sure of it.
+    let case = cases_dir().join("ms-solved-2024-06-05_23-39-08.json");
+    let ev3 = root().join("calibration/ev3-standard.toml");
+    let out = cubot(&[
+        "resolve",
+        case.to_str().unwrap(),
+        "--profile",
+        ev3.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"
+    );
+    // A profile of another cube (this one has no white): the right cube or a doubt that
+    // names the conflict, never another cube.
     let case = cases_dir().join("rcr-3x3x3-random-01.json");
     let prof = root().join("calibration/standard.toml");
     let out = cubot(&[
@@ -191,11 +207,16 @@ fn shipped_profiles_load_and_help() {
         "--profile",
         prof.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        stdout(&out).trim(),
-        "DURUULDBRFDFLRRLFBRLUUFFUFFLRUDDDRRDLBBDLLBBBDFFBBRLUU"
-    );
+    let right = "DURUULDBRFDFLRRLFBRLUUFFUFFLRUDDDRRDLBBDLLBBBDFFBBRLUU";
+    match out.status.code() {
+        Some(0) => assert_eq!(stdout(&out).trim(), right),
+        Some(1) => assert!(
+            stdout(&out).starts_with("doubt") && stdout(&out).contains(right),
+            "{}",
+            stdout(&out)
+        ),
+        other => panic!("exit {other:?}: {}", stderr(&out)),
+    }
     // A colour profile is `--profile`; the old flag name is gone.
     let out = cubot(&[
         "resolve",
@@ -459,4 +480,92 @@ fn synthetic_pocket_cubes_infer_the_scheme() {
         let (exact, doubt) = synthetic_run(palette, Scale::Rgb8, Size::Two, 30);
         assert!(exact >= 28, "{palette}: {exact} exact, {doubt} doubt of 30");
     }
+}
+
+#[test]
+fn bench_resolve_cross_validates_by_source() {
+    // Two labelled and one unlabelled case of each source, re-dealt once each.
+    let dir = tempfile::tempdir().unwrap();
+    let ids = [
+        "rcr-3x3x3-random-01",
+        "rcr-2x2x2-solved-01",
+        "rcr-3x3x3-scan-v2016",
+        "trk-1080-3x3x3-random-01",
+        "trk-lego320-3x3x3-random-01",
+        "ms-solved-2024-06-05_23-36-17",
+        "ms-solved-2024-06-05_23-39-08",
+        "ms-modified-2024-06-05_04-04-22",
+    ];
+    for id in ids {
+        let from = cases_dir().join(format!("{id}.json"));
+        std::fs::copy(&from, dir.path().join(format!("{id}.json"))).unwrap();
+    }
+    let out = cubot(&[
+        "--json",
+        "-q",
+        "bench",
+        "resolve",
+        "--realdata",
+        dir.path().to_str().unwrap(),
+        "--cross-validate",
+        "--redeal",
+        "1",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |t: &str| lines.iter().filter(|l| l["type"] == t).collect::<Vec<_>>();
+    // One fold per source, each chosen without it.
+    let folds: Vec<&str> = of("cv-fold")
+        .iter()
+        .map(|l| l["held_out"].as_str().unwrap())
+        .collect();
+    assert_eq!(folds, ["ms", "rcr", "trk"]);
+    for f in of("cv-fold") {
+        assert!(f["temperature"].as_f64().unwrap() >= 1.0, "{f}");
+    }
+    // The near copy of rcr-3x3x3-random-08a is not in this set; trk's labelled scan is
+    // scored, the re-dealt ones per source too.
+    let groups = of("realdata-group");
+    let real: u64 = groups
+        .iter()
+        .filter(|g| g["set"] == "real scans")
+        .map(|g| g["scans"].as_u64().unwrap())
+        .sum();
+    assert_eq!(real, 8);
+    let dealt: u64 = groups
+        .iter()
+        .filter(|g| g["set"] == "re-dealt scans")
+        .map(|g| g["scans"].as_u64().unwrap())
+        .sum();
+    assert_eq!(dealt, 5);
+    for g in &groups {
+        assert_eq!(g["wrong"], 0, "{g}");
+        assert_eq!(g["illegal"], 0, "{g}");
+    }
+    assert_eq!(of("calibration").len(), 6);
+    // Re-dealt scans can be written out and resolved as case files.
+    let written = tempfile::tempdir().unwrap();
+    let out = cubot(&[
+        "-q",
+        "bench",
+        "resolve",
+        "--realdata",
+        dir.path().to_str().unwrap(),
+        "--redeal",
+        "1",
+        "--write-redealt",
+        written.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let file = written.path().join("rcr-3x3x3-random-01-redealt-0.json");
+    let case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let out = cubot(&["resolve", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(stdout(&out).trim(), case["expected"].as_str().unwrap());
 }

@@ -9,14 +9,17 @@ use serde_json::json;
 use super::output::json_line;
 use super::{CmdResult, Global};
 
+mod profiled;
+mod realdata;
 mod resolve;
+mod resolve_args;
 pub mod robot;
 mod run;
 mod scan;
 mod solve;
 mod stats;
 
-pub use resolve::BenchResolveArgs;
+pub use resolve_args::BenchResolveArgs;
 pub use scan::BenchScanArgs;
 pub use solve::BenchSolveArgs;
 

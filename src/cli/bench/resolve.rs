@@ -4,235 +4,57 @@
 //! Level: `cli`. Depends on `cube`, `color`, the shared cli helpers and the synthetic-scan
 //! options of [`crate::cli::color`].
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-
-use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::json;
 
+use super::resolve_args::{outcome, BenchResolveArgs, Outcome};
 use super::stats::{percentile_sorted, sort_times};
-use crate::cli::args::{PaletteArg, SizeArg};
-use crate::cli::color::{one_synthetic, parse_scale, ConditionArgs};
+use crate::cli::color::one_synthetic;
 use crate::cli::common::{thread_cpu, warn_if_cpu_clock_missing};
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::synth::{Conditions, Palette};
-use crate::color::{resolve as resolve_scan, RawScan, ResolveError, ResolveOptions, Scale};
-use crate::cube::{FaceletCube, Size};
+use crate::color::{resolve as resolve_scan, ResolveError, ResolveOptions, Scale};
+use crate::cube::Size;
 
-#[derive(clap::Args, Debug)]
-pub struct BenchResolveArgs {
-    /// Scans per condition.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub count: u64,
-    /// Palettes (comma-separated); all four when left out.
-    #[arg(long, value_enum, value_delimiter = ',', ignore_case = true)]
-    pub palette: Vec<PaletteArg>,
-    /// Scales (comma-separated): rgb8, ev3-raw, unit.
-    #[arg(long, value_delimiter = ',', value_parser = parse_scale, default_value = "rgb8,ev3-raw")]
-    pub scale: Vec<Scale>,
-    /// Cube size.
-    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
-    pub size: SizeArg,
-    /// First seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Instead of synthetic scans, resolve every case file (`*.json` with `expected`, like
-    /// samples/realdata/cases) in this directory and report per case and per group.
-    #[arg(long, value_name = "DIR")]
-    pub realdata: Option<PathBuf>,
-    /// Doubt threshold in nats (see `resolve --doubt`).
-    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
-          value_parser = crate::cli::args::finite_non_negative)]
-    pub doubt: f64,
-    /// Worker threads (timings are per scan on one thread each).
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
-    #[command(flatten)]
-    pub conditions: Box<ConditionArgs>,
-}
+/// One synthetic scan's result: its outcome, the thread CPU time in ms, and for a doubt
+/// the probability the resolver gave its best guess.
+type Run = (Outcome, f64, Option<f64>);
 
-#[derive(Clone, Copy, PartialEq)]
-enum Outcome {
-    Exact,
-    Doubt,
-    Wrong,
-    Invalid,
-}
-
-/// Same string up to a one-to-one relabelling of the symbols (2x2x2 answers).
-fn same_up_to_relabelling(a: &str, b: &str) -> bool {
-    let (mut fwd, mut back) = (HashMap::new(), HashMap::new());
-    a.len() == b.len()
-        && a.chars()
-            .zip(b.chars())
-            .all(|(x, y)| *fwd.entry(x).or_insert(y) == y && *back.entry(y).or_insert(x) == x)
-}
-
-/// Counts per group: exact, doubt, wrong, legal (unlabelled), illegal.
-type GroupCounts = [usize; 5];
-
-/// One real case: its id, group and verdict (with its slot in [`GroupCounts`]).
-struct Case {
-    id: String,
-    group: String,
-    verdict: &'static str,
-    slot: usize,
-}
-
-/// Resolves one case file and judges the answer against its `expected` cube, if any.
-fn judge_case(path: &Path, a: &BenchResolveArgs) -> anyhow::Result<Case> {
-    let text = crate::input::read_text(path, crate::input::FileKind::Scan)?;
-    let case: serde_json::Value = serde_json::from_str(&text)?;
-    let scan =
-        RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))?;
-    let id = case["id"].as_str().unwrap_or("?").to_string();
-    let expected = case["expected"].as_str();
-    let source = id.split('-').next().unwrap_or("?");
-    let group = format!(
-        "{source} {} {}",
-        scan.cube_size(),
-        if expected.is_some() {
-            "labelled"
-        } else {
-            "unlabelled"
-        }
-    );
-    let opts = ResolveOptions {
-        doubt_threshold: a.doubt,
-        ..ResolveOptions::default()
-    };
-    let (verdict, slot) = match resolve_scan(&scan, &opts) {
-        Ok(res) => {
-            let got = res.cube.to_letters();
-            let legal = crate::cube::validate(&got).is_ok();
-            match expected {
-                _ if !legal => ("ILLEGAL", 4),
-                Some(e)
-                    if got == e
-                        || (scan.cube_size() == Size::Two && same_up_to_relabelling(&got, e)) =>
-                {
-                    ("exact", 0)
-                }
-                Some(_) => ("WRONG", 2),
-                None => ("legal", 3),
-            }
-        }
-        Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => ("doubt", 1),
-        Err(e) => return Err(anyhow::Error::from(e).context(id)),
-    };
-    Ok(Case {
-        id,
-        group,
-        verdict,
-        slot,
-    })
-}
-
-fn print_groups(g: &Global, groups: &BTreeMap<String, GroupCounts>) {
-    if !g.json {
-        outln!(
-            "{:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
-            "group",
-            "exact",
-            "doubt",
-            "WRONG",
-            "legal",
-            "ILLEGAL"
-        );
-    }
-    for (group, c) in groups {
-        if g.json {
-            json_line(
-                &json!({"type": "group", "group": group, "exact": c[0], "doubt": c[1], "wrong": c[2], "legal": c[3], "illegal": c[4]}),
-            );
-        } else {
-            outln!(
-                "{group:<28} {:>6} {:>6} {:>6} {:>6} {:>8}",
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4]
-            );
-        }
-    }
-}
-
-fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    let mut groups: BTreeMap<String, GroupCounts> = Default::default();
-    for path in &files {
-        let case = judge_case(path, a)?;
-        groups.entry(case.group.clone()).or_default()[case.slot] += 1;
-        if g.json {
-            json_line(
-                &json!({"type": "case", "id": case.id, "group": case.group, "verdict": case.verdict}),
-            );
-        } else if g.verbose > 0 {
-            outln!("{:<45} {}", case.id, case.verdict);
-        }
-    }
-    print_groups(g, &groups);
-    let bad = groups.values().any(|c| c[2] + c[4] > 0);
-    Ok(if bad { Exit::No } else { Exit::Ok })
-}
-
-/// Resolves one seeded synthetic scan: its outcome and the thread CPU time in ms.
+/// Resolves one seeded synthetic scan.
 fn resolve_synthetic(
     a: &BenchResolveArgs,
+    model: crate::color::resolve::Model,
     palette: Palette,
     cond: Conditions,
     scale: Scale,
     k: u64,
-) -> (Outcome, f64) {
+) -> Run {
     let size = Size::from(a.size);
     let seed = a.seed.wrapping_add(k);
     let (cube, scan) = one_synthetic(palette, cond, scale, size, seed, None);
     let t = thread_cpu();
     let opts = ResolveOptions {
         doubt_threshold: a.doubt,
+        model,
         ..ResolveOptions::default()
     };
     let r = resolve_scan(&scan, &opts);
     let ms = thread_cpu().saturating_sub(t).as_secs_f64() * 1e3;
-    let o = match r {
-        Ok(res) => {
-            let same = match size {
-                Size::Three => res.cube.colors() == cube.colors(),
-                Size::Two => {
-                    FaceletCube::parse(&cube.to_letters())
-                        .map(|c| c.colors().to_vec())
-                        .ok()
-                        .as_deref()
-                        == Some(res.cube.colors())
-                }
-            };
-            if same {
-                Outcome::Exact
-            } else {
-                Outcome::Wrong
-            }
-        }
-        Err(ResolveError::Ambiguous { .. }) => Outcome::Doubt,
-        Err(_) => Outcome::Invalid,
+    let p = match &r {
+        Err(ResolveError::Ambiguous { best, .. }) => Some(best.probability()),
+        _ => None,
     };
-    (o, ms)
+    (outcome(&r, &cube), ms, p)
 }
 
 /// With `-v`: the command that reproduces each scan that was not resolved exactly.
-fn print_misses(a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &[(Outcome, f64)]) {
+fn print_misses(a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &[Run]) {
     for (k, r) in results.iter().enumerate() {
         if r.0 != Outcome::Exact {
             let what = match r.0 {
                 Outcome::Wrong => "WRONG",
-                Outcome::Doubt => "doubt",
+                Outcome::Doubt(_) => "doubt",
                 _ => "no-cube",
             };
             outln!(
@@ -247,37 +69,40 @@ fn print_misses(a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &
 }
 
 /// One row of the table: the counts of each outcome and the CPU time quantiles.
-fn print_row(
-    g: &Global,
-    a: &BenchResolveArgs,
-    palette: Palette,
-    scale: Scale,
-    results: &[(Outcome, f64)],
-) {
+fn print_row(g: &Global, a: &BenchResolveArgs, palette: Palette, scale: Scale, results: &[Run]) {
     let n = results.len().max(1) as f64;
     let count = |o: Outcome| results.iter().filter(|r| r.0 == o).count();
     let mut times: Vec<f64> = results.iter().map(|r| r.1).collect();
     sort_times(&mut times);
     let median = percentile_sorted(&times, 50).unwrap_or(0.0);
     let p99 = percentile_sorted(&times, 99).unwrap_or(0.0);
-    let (ex, dz, wr, inv) = (
+    let (ex, dz, right, wr, inv) = (
         count(Outcome::Exact),
-        count(Outcome::Doubt),
+        count(Outcome::Doubt(true)) + count(Outcome::Doubt(false)),
+        count(Outcome::Doubt(true)),
         count(Outcome::Wrong),
         count(Outcome::Invalid),
     );
+    // The probability the doubted best guesses were given, on average.
+    let stated: Vec<f64> = results.iter().filter_map(|r| r.2).collect();
+    let stated = stated.iter().sum::<f64>() / stated.len().max(1) as f64;
     if g.json {
         json_line(
-            &json!({"type": "bench-resolve", "palette": palette.name(), "scale": scale.name(), "size": a.size.n(), "scans": results.len(), "exact": ex, "doubt": dz, "wrong": wr, "no_cube": inv, "median_ms": median, "p99_ms": p99}),
+            &json!({"type": "bench-resolve", "palette": palette.name(), "scale": scale.name(), "size": a.size.n(), "scans": results.len(), "exact": ex, "doubt": dz, "doubt_best_guess_right": right, "doubt_mean_probability": stated, "wrong": wr, "no_cube": inv, "median_ms": median, "p99_ms": p99}),
         );
     } else {
         outln!(
-            "{:<12} {:<8} {:>7} {:>9.2} {:>8.2} {:>7} {:>7} {:>10.3} {:>10.3}",
+            "{:<12} {:<8} {:>7} {:>9.2} {:>8.2} {:>17} {:>7} {:>7} {:>10.3} {:>10.3}",
             palette.name(),
             scale.name(),
             results.len(),
             100.0 * ex as f64 / n,
             100.0 * dz as f64 / n,
+            if dz == 0 {
+                "-".to_string()
+            } else {
+                format!("{right}/{dz} ({:.0} %)", 100.0 * stated)
+            },
             wr,
             inv,
             median,
@@ -288,24 +113,35 @@ fn print_row(
 
 pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     if let Some(dir) = &a.realdata {
-        return bench_realdata(dir, &a, g);
+        return if a.cross_validate {
+            super::realdata::cross_validate(dir, &a, g)
+        } else if a.with_profile {
+            super::profiled::bench_realdata(dir, &a, g)
+        } else {
+            super::realdata::bench_realdata(dir, &a, g)
+        };
     }
     let palettes: Vec<Palette> = if a.palette.is_empty() {
         Palette::ALL.to_vec()
     } else {
         a.palette.iter().map(|&p| p.into()).collect()
     };
+    let model = super::realdata::model_of(&a.model)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.max(1))
         .build()?;
+    if a.with_profile {
+        return super::profiled::bench_synthetic(&a, g, &palettes, model, &pool);
+    }
     if !g.json {
         outln!(
-            "{:<12} {:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>10} {:>10}",
+            "{:<12} {:<8} {:>7} {:>9} {:>8} {:>17} {:>7} {:>7} {:>10} {:>10}",
             "palette",
             "scale",
             "scans",
             "exact%",
             "doubt%",
+            "guess right (said)",
             "WRONG",
             "no-cube",
             "median cpu ms",
@@ -315,10 +151,10 @@ pub fn bench(a: BenchResolveArgs, g: &Global) -> CmdResult {
     for &palette in &palettes {
         for &scale in &a.scale {
             let cond = a.conditions.apply(Conditions::for_palette(palette));
-            let results: Vec<(Outcome, f64)> = pool.install(|| {
+            let results: Vec<Run> = pool.install(|| {
                 (0..a.count)
                     .into_par_iter()
-                    .map(|k| resolve_synthetic(&a, palette, cond, scale, k))
+                    .map(|k| resolve_synthetic(&a, model, palette, cond, scale, k))
                     .collect()
             });
             if g.verbose > 0 && !g.json {

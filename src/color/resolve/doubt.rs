@@ -8,7 +8,7 @@
 //! labellings. Must not depend on anything above `color`.
 
 use super::labelling::{conjugates, cube_of};
-use super::legal::Candidate;
+use super::legal::{same_partition, Candidate};
 use super::refine::{Evidence, REFIT_SLACK};
 use super::StickerVerdict;
 use crate::cube::{FaceletCube, Size};
@@ -24,6 +24,10 @@ pub(super) struct Doubt {
     /// Whether the rival was reached (else `cube_margin` is a bound).
     pub(super) rival_exact: bool,
     pub(super) rival: Option<FaceletCube>,
+    /// The log of the odds that the best is the scanned cube against all its rivals
+    /// together (calibrated nats: minus the log of the summed calibrated likelihood ratios
+    /// of every rival found to the best, and of one more at the bound on those not found).
+    pub(super) log_odds: f64,
     /// Facelet indices in doubt, sorted.
     pub(super) doubtful: Vec<usize>,
     pub(super) confident: bool,
@@ -41,23 +45,39 @@ pub(super) struct Best<'r> {
     /// The search's bound on the cubes it did not reach, and its cheapest candidate.
     pub(super) unseen_bound: f64,
     pub(super) first_cost: f64,
+    /// The cubes the other first estimates settled on, each with its cost under its own
+    /// model.
+    pub(super) alternatives: &'r [(f64, Vec<usize>)],
 }
 
-/// Weighs the best against its rivals within the doubt window `window`.
-pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64) -> Doubt {
+/// Weighs the best against its rivals within the doubt window `window` (in the model's
+/// nats; `temperature` calibrates them for the odds).
+pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: f64) -> Doubt {
     let (best_own, best_labels) = (
         best.rescored[best.index].0,
         &best.rescored[best.index].1.labels,
     );
     let mut doubt = rival_among_candidates(evidence.size, best, best_own, window);
     let mut doubtful = std::mem::take(&mut doubt.doubtful);
+    // Every rival's likelihood relative to the best: the other candidates, one more at the
+    // bound on the cubes not reached, and the recolourings below.
+    let mut gaps: Vec<f64> = best
+        .rescored
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k != best.index)
+        .map(|(_, r)| (r.0 - best_own).max(0.0))
+        .collect();
+    gaps.push((best.unseen_bound - best.first_cost - REFIT_SLACK).max(0.0));
     // The whole-class recolourings of the best are rivals too.
     if evidence.size == Size::Three {
         let base = evidence.own_fixed(best_labels, best.labs, best.noise);
-        let closest = conjugates(best_labels)
+        let recoloured: Vec<(f64, Vec<usize>)> = conjugates(best_labels)
             .into_iter()
             .map(|l| (evidence.own_fixed(&l, best.labs, best.noise) - base, l))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
+            .collect();
+        gaps.extend(recoloured.iter().map(|r| r.0.max(0.0)));
+        let closest = recoloured.into_iter().min_by(|a, b| a.0.total_cmp(&b.0));
         if let Some((m, l)) = closest {
             if m < doubt.cube_margin {
                 doubt.cube_margin = m.max(0.0);
@@ -73,6 +93,27 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64) -> Doubt {
             }
         }
     }
+    // The other starts' cubes.
+    for (own, l) in best.alternatives {
+        if same_partition(l, best_labels) {
+            continue;
+        }
+        let m = (own - best_own).max(0.0);
+        gaps.push(m);
+        if m < doubt.cube_margin {
+            doubt.cube_margin = m;
+            doubt.rival_exact = true;
+            doubt.rival = cube_of(evidence.size, l).map(|(c, _)| c);
+        }
+        if m < window {
+            for (i, (a, b)) in l.iter().zip(best_labels).enumerate() {
+                if a != b && !doubtful.contains(&i) {
+                    doubtful.push(i);
+                }
+            }
+        }
+    }
+    doubt.log_odds = -log_sum_exp_neg(&gaps.iter().map(|g| g / temperature).collect::<Vec<_>>());
     doubt.confident = doubt.cube_margin >= window;
     if !doubt.confident && doubtful.is_empty() {
         // The closest rival was only bounded (not reached by the search), so no cube says
@@ -123,6 +164,16 @@ fn rival_among_candidates(size: Size, best: &Best, best_own: f64, window: f64) -
         rival_exact,
         rival: rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c)),
         doubtful,
+        log_odds: cube_margin,
         confident: false,
     }
+}
+
+/// `ln Σ e^(-g)` over the gaps, computed from the smallest (∞ when there are none).
+fn log_sum_exp_neg(gaps: &[f64]) -> f64 {
+    let Some(min) = gaps.iter().copied().min_by(f64::total_cmp) else {
+        return f64::NEG_INFINITY;
+    };
+    let sum: f64 = gaps.iter().map(|g| (min - g).exp()).sum();
+    -min + sum.ln()
 }

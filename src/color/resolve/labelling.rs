@@ -35,6 +35,33 @@ pub(super) fn conjugates(labels: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
+/// The 24 permutations of the six faces that a whole-cube rotation makes: `p[f]` is where
+/// face `f` goes (opposite faces stay opposite, and the turn sense is kept).
+pub(super) fn rotations() -> Vec<[usize; 6]> {
+    let n = |i: usize| Face::ALL[i].normal();
+    let cross = |a: [i32; 3], b: [i32; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let (u, r, f) = (Face::U.index(), Face::R.index(), Face::F.index());
+    let hand = |p: &[usize; 6]| cross(n(p[u]), n(p[r])) == n(p[f]);
+    let want = hand(&[0, 1, 2, 3, 4, 5]);
+    let mut out = Vec::new();
+    let mut perm = [0usize, 1, 2, 3, 4, 5];
+    permute(&mut perm, 0, &mut |p| {
+        let keeps_axes = Face::ALL
+            .iter()
+            .all(|f| Face::ALL[p[f.opposite().index()]] == Face::ALL[p[f.index()]].opposite());
+        if keeps_axes && hand(p) == want {
+            out.push(*p);
+        }
+    });
+    out
+}
+
 /// The cube of a labelling (class per sticker) and the face of each class.
 pub(super) fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> {
     match size {

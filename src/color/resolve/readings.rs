@@ -8,6 +8,7 @@
 
 use palette::{FromColor, Lab, LinSrgb, Srgb};
 
+use super::model::Model;
 use crate::color::profile::Profile;
 use crate::color::raw::{RawScan, Scale, EV3_WHITE_COUNTS};
 
@@ -74,13 +75,14 @@ pub(super) fn to_linear(v: [f64; 3], scale: Scale, wb: [f64; 3]) -> [f64; 3] {
 /// Standard deviation of one raw channel value as the device reports it: quantisation of
 /// the (averaged) value plus a small multiplicative part (exposure and LED flicker). A
 /// value at the top of the range is clipped: the true value may lie well above it.
-pub(super) fn device_sigma(v: f64, scale: Scale) -> f64 {
+pub(super) fn device_sigma(v: f64, scale: Scale, model: &Model) -> f64 {
+    let rel = model.noise_scale;
     match scale {
-        Scale::Rgb8 if v >= 254.5 => CLIPPED_SIGMA * 255.0,
-        Scale::Rgb8 => 0.5f64.hypot(0.002 * v),
-        Scale::Ev3Raw if v >= 1019.5 => CLIPPED_SIGMA * 1020.0,
-        Scale::Ev3Raw => 1.0f64.hypot(0.004 * v),
-        Scale::Unit => 0.002f64.hypot(0.004 * v),
+        Scale::Rgb8 if v >= 254.5 => model.clipped_sigma * 255.0,
+        Scale::Rgb8 => 0.5f64.hypot(0.002 * rel * v),
+        Scale::Ev3Raw if v >= 1019.5 => model.clipped_sigma * 1020.0,
+        Scale::Ev3Raw => 1.0f64.hypot(0.004 * rel * v),
+        Scale::Unit => 0.002f64.hypot(0.004 * rel * v),
     }
 }
 
@@ -92,9 +94,6 @@ pub(super) fn clipped(v: f64, scale: Scale) -> bool {
         Scale::Unit => false,
     }
 }
-
-/// Relative size of the uncertainty of a clipped reading.
-pub(super) const CLIPPED_SIGMA: f64 = 0.08;
 
 /// Measurement variance per Lab channel of a raw reading, read under the relative light
 /// `gain` (device noise propagated through the conversion by finite differences: a
@@ -111,13 +110,14 @@ pub(super) fn reading_noise(
     wb: [f64; 3],
     gain: f64,
     lab: &[f64; 3],
+    model: &Model,
 ) -> [f64; 3] {
     let mut var = [0.0; 3];
     for c in 0..3 {
         let mut w = v;
         w[c] += match own {
             Some(s) if !clipped(v[c], scale) => s[c],
-            _ => device_sigma(v[c], scale),
+            _ => device_sigma(v[c], scale, model),
         };
         let l2 = lab_of_linear(to_linear(w, scale, wb).map(|x| x / gain));
         for k in 0..3 {
@@ -137,4 +137,32 @@ pub fn lab_of_linear(c: [f64; 3]) -> [f64; 3] {
 pub fn scan_lab(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 3]>, [f64; 3]) {
     let (lin, wb) = linear_readings(scan, profile);
     (lin.into_iter().map(lab_of_linear).collect(), wb)
+}
+
+/// A scan from several readings of each sticker (at least one each): each sticker's value
+/// is the mean of its readings, and its `sigma` the standard error of that mean per
+/// channel, from the readings' own spread where there are two or more (a sticker read at
+/// several positions of the sensor or the cube varies by more than the device's noise),
+/// never below the device's noise over the square root of their number.
+pub fn combine_reads(size: crate::cube::Size, scale: Scale, reads: &[Vec<[f64; 3]>]) -> RawScan {
+    let model = Model::default();
+    let mut facelets = Vec::with_capacity(reads.len());
+    let mut sigma = Vec::with_capacity(reads.len());
+    for r in reads {
+        let n = r.len().max(1) as f64;
+        let mean: [f64; 3] = std::array::from_fn(|k| r.iter().map(|v| v[k]).sum::<f64>() / n);
+        let se: [f64; 3] = std::array::from_fn(|k| {
+            let device = device_sigma(mean[k], scale, &model) / n.sqrt();
+            if r.len() < 2 {
+                return device;
+            }
+            let var = r.iter().map(|v| (v[k] - mean[k]).powi(2)).sum::<f64>() / (n - 1.0);
+            (var / n).sqrt().max(device)
+        });
+        facelets.push(mean);
+        sigma.push(se);
+    }
+    let mut scan = RawScan::new(size, scale, facelets);
+    scan.sigma = Some(sigma);
+    scan
 }

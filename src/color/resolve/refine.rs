@@ -8,10 +8,11 @@
 //! legal search, whole-class recolourings) and on `cube::Size`. Must not depend on
 //! the public result types of [`super`] or on anything above `color`.
 
-use super::classes::{fit, Class};
+use super::classes::{fit, Class, ClassPrior};
 use super::labelling::conjugates;
 use super::legal::{search2, search3, SearchOutcome};
 use super::light::Illumination;
+use super::model::Model;
 use super::readings::{lab_of_linear, linear_readings, reading_noise};
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::Size;
@@ -32,8 +33,9 @@ pub(super) struct Evidence<'a> {
     wb: [f64; 3],
     /// White-balanced linear RGB of every reading.
     lin: Vec<[f64; 3]>,
-    prior: Option<[[f64; 3]; 6]>,
+    prior: Option<[ClassPrior; 6]>,
     node_budget: usize,
+    pub(super) model: Model,
 }
 
 /// One hypothesis with the light fitted to it: a class per sticker, the light, and the
@@ -65,6 +67,11 @@ pub(super) struct FinalSearch {
     pub(super) settled: Settled,
 }
 
+/// What the classes' distances from a calibration profile's colours cost (0 without one).
+fn prior_cost(classes: &[Class; 6]) -> f64 {
+    classes.iter().map(|c| c.prior_cost).sum()
+}
+
 /// Cost of each sticker for each class.
 pub(super) fn cost_of(
     labs: &[[f64; 3]],
@@ -82,8 +89,9 @@ impl<'a> Evidence<'a> {
         scan: &'a RawScan,
         profile: Option<&crate::color::profile::Profile>,
         wb: [f64; 3],
-        prior: Option<[[f64; 3]; 6]>,
+        prior: Option<[ClassPrior; 6]>,
         node_budget: usize,
+        model: Model,
     ) -> Evidence<'a> {
         Evidence {
             scan,
@@ -93,6 +101,7 @@ impl<'a> Evidence<'a> {
             lin: linear_readings(scan, profile).0,
             prior,
             node_budget,
+            model,
         }
     }
 
@@ -105,7 +114,7 @@ impl<'a> Evidence<'a> {
             .enumerate()
             .map(|(i, (v, lab))| {
                 let own = self.scan.sigma.as_ref().and_then(|s| s.get(i).copied());
-                reading_noise(*v, own, self.scale, self.wb, gain(i), lab)
+                reading_noise(*v, own, self.scale, self.wb, gain(i), lab, &self.model)
             })
             .collect()
     }
@@ -140,46 +149,65 @@ impl<'a> Evidence<'a> {
         noise: &[[f64; 3]],
         labels: &[usize],
     ) -> [Class; 6] {
-        fit(labs, noise, labels, self.prior.as_ref())
+        fit(labs, noise, labels, self.prior.as_ref(), &self.model)
     }
 
     /// Refinement: best legal cube → class models and light re-fitted to it → again, until
     /// the assignment and the light settle. Only the best is needed here. Returns the
     /// settled hypothesis and the search nodes spent.
     fn refine(&self, start: Settled) -> (Settled, usize) {
-        let Settled {
-            mut labels,
-            mut illum,
-            mut labs,
-            mut noise,
-        } = start;
+        let mut state = start;
         let mut expanded = 0;
-        let mut rounds = 0;
-        loop {
-            let classes = self.fit(&labs, &noise, &labels);
-            let outcome = self.run(&cost_of(&labs, &noise, &classes), 0.0);
-            expanded += outcome.expanded;
-            let Some(best) = outcome.candidates.first() else {
+        for _ in 0..8 {
+            let Some((next, same, shift, spent)) = self.round(&state) else {
                 break;
             };
-            rounds += 1;
-            let same = best.labels == labels;
-            labels = best.labels.clone();
-            // Re-estimate the light on each face (and the fall-off by sticker kind) from
-            // the stickers' classes, then re-express the readings under even light.
-            let shift = illum.estimate(&self.lin, &labels);
-            (labs, noise) = self.relight(&illum);
-            if (same && shift < 0.01) || rounds >= 8 {
+            expanded += spent;
+            state = next;
+            if same && shift < 0.01 {
                 break;
             }
         }
-        let settled = Settled {
+        (state, expanded)
+    }
+
+    /// One round of the refinement: the best legal cube under classes fitted to the
+    /// current labels, and the light re-estimated from it (the readings re-expressed under
+    /// even light). Returns the new state, whether the labels stayed, the largest change of
+    /// a log gain and the search nodes spent; `None` when no legal cube was found.
+    fn round(&self, s: &Settled) -> Option<(Settled, bool, f64, usize)> {
+        let classes = self.fit(&s.labs, &s.noise, &s.labels);
+        let outcome = self.run(&cost_of(&s.labs, &s.noise, &classes), 0.0);
+        let best = outcome.candidates.first()?;
+        let same = best.labels == s.labels;
+        let labels = best.labels.clone();
+        let mut illum = s.illum.clone();
+        let shift = illum.estimate(&self.lin, &labels);
+        let (labs, noise) = self.relight(&illum);
+        let next = Settled {
             labels,
             illum,
             labs,
             noise,
         };
-        (settled, expanded)
+        Some((next, same, shift, outcome.expanded))
+    }
+
+    /// The state after the first round from first labels (under even light), and the
+    /// nodes spent: two starts that reach the same state settle alike.
+    pub(super) fn first_round(&self, labels: Vec<usize>, labs: &[[f64; 3]]) -> (Settled, usize) {
+        let labs = labs.to_vec();
+        let noise = self.noise_of(&labs, &|_| 1.0);
+        let start = Settled {
+            labels,
+            illum: Illumination::new(self.size, self.model.light_prior),
+            labs,
+            noise,
+        };
+        match self.round(&start) {
+            Some((next, _, _, spent)) => (next, spent),
+            None => (start, 0),
+        }
     }
 
     /// A hypothesis under its own model: re-estimate the light and re-fit the six classes
@@ -197,13 +225,26 @@ impl<'a> Evidence<'a> {
             .zip(&noise)
             .zip(labels)
             .map(|((x, e), &l)| classes[l].cost(x, e))
-            .sum();
+            .sum::<f64>()
+            + prior_cost(&classes);
         OwnModel {
             total,
             labs,
             noise,
             classes,
         }
+    }
+
+    /// Cost of a labelling under its own model, the light estimated from even light until
+    /// it settles (for scoring a cube named from outside, e.g. a labelled scan's).
+    pub(super) fn settled_cost(&self, labels: &[usize]) -> f64 {
+        let mut il = Illumination::new(self.size, self.model.light_prior);
+        for _ in 0..8 {
+            if il.estimate(&self.lin, labels) < 0.01 {
+                break;
+            }
+        }
+        self.own_model(labels, &il).total
     }
 
     /// Cost of a labelling under classes re-fitted to it, the light held fixed (for the
@@ -214,24 +255,18 @@ impl<'a> Evidence<'a> {
             .zip(noise)
             .zip(labels)
             .map(|((x, e), &l)| classes[l].cost(x, e))
-            .sum()
+            .sum::<f64>()
+            + prior_cost(&classes)
     }
 
-    /// Settles on a cube from the first labels: refines, then (3x3x3) checks the
-    /// whole-class recolourings. The refinement can settle on the right pieces with the
-    /// wrong colour for whole classes (two faded colours swapped everywhere but on their
-    /// centres, which a heavy-tailed class then treats as outliers). Those alternatives are
-    /// the cube's own colours permuted by a whole-cube rotation, centres kept: each legal
-    /// one is scored under its own model and the refinement restarts from the best if it
-    /// wins.
-    pub(super) fn settle(&self, labels: Vec<usize>, labs: Vec<[f64; 3]>) -> (Settled, usize) {
-        let noise = self.noise_of(&labs, &|_| 1.0);
-        let start = Settled {
-            labels,
-            illum: Illumination::new(self.size),
-            labs,
-            noise,
-        };
+    /// Settles on a cube from a first state ([`Self::first_round`]): refines, then
+    /// (3x3x3) checks the whole-class recolourings. The refinement can settle on the right
+    /// pieces with the wrong colour for whole classes (two faded colours swapped everywhere
+    /// but on their centres, which a heavy-tailed class then treats as outliers). Those
+    /// alternatives are the cube's own colours permuted by a whole-cube rotation, centres
+    /// kept: each legal one is scored under its own model and the refinement restarts from
+    /// the best if it wins.
+    pub(super) fn settle(&self, start: Settled) -> (Settled, usize) {
         let (mut settled, mut expanded) = self.refine(start);
         if self.size == Size::Three {
             let base = self.own_fixed(&settled.labels, &settled.labs, &settled.noise);

@@ -22,9 +22,10 @@ fn a_reading_s_own_error_replaces_the_device_model_except_when_clipped() {
     let wb = [1.0; 3];
     let v = [120.0, 80.0, 40.0];
     let lab = lab_of_linear(to_linear(v, Scale::Rgb8, wb));
-    let device = reading_noise(v, None, Scale::Rgb8, wb, 1.0, &lab);
-    let own = reading_noise(v, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
-    let large = reading_noise(v, Some([3.0; 3]), Scale::Rgb8, wb, 1.0, &lab);
+    let m = Model::default();
+    let device = reading_noise(v, None, Scale::Rgb8, wb, 1.0, &lab, &m);
+    let own = reading_noise(v, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab, &m);
+    let large = reading_noise(v, Some([3.0; 3]), Scale::Rgb8, wb, 1.0, &lab, &m);
     for k in 0..3 {
         assert!(
             own[k] < device[k] && device[k] < large[k],
@@ -33,8 +34,8 @@ fn a_reading_s_own_error_replaces_the_device_model_except_when_clipped() {
     }
     let hot = [255.0, 80.0, 40.0];
     let lab = lab_of_linear(to_linear(hot, Scale::Rgb8, wb));
-    let a = reading_noise(hot, None, Scale::Rgb8, wb, 1.0, &lab);
-    let b = reading_noise(hot, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab);
+    let a = reading_noise(hot, None, Scale::Rgb8, wb, 1.0, &lab, &m);
+    let b = reading_noise(hot, Some([0.1; 3]), Scale::Rgb8, wb, 1.0, &lab, &m);
     assert!(b[0] > 0.5 * a[0], "clipped stays uncertain: {a:?} {b:?}");
 }
 
@@ -45,7 +46,10 @@ fn reading_noise_follows_the_device() {
     // uncertain in absolute terms.
     let lab_var = |v: [f64; 3], scale: Scale, wb: [f64; 3]| {
         let lab = lab_of_linear(to_linear(v, scale, wb));
-        (lab, reading_noise(v, None, scale, wb, 1.0, &lab))
+        (
+            lab,
+            reading_noise(v, None, scale, wb, 1.0, &lab, &Model::default()),
+        )
     };
     let rel =
         |(lab, var): ([f64; 3], [f64; 3])| (var[1] + var[2]) / (lab[1].powi(2) + lab[2].powi(2));
@@ -75,7 +79,7 @@ fn class_frame_separates_fading_from_hue() {
         .collect();
     let noise = vec![[0.01; 3]; 9];
     let labels = vec![0usize; 9];
-    let c = fit(&labs, &noise, &labels, None)[0];
+    let c = fit(&labs, &noise, &labels, None, &Model::default())[0];
     assert!(c.var[1] > 10.0 * c.var[2], "{:?}", c.var);
     // A grey-shifted orange costs less than one turned toward red by the same amount.
     let faded = [60.0, 30.0, 37.5];
@@ -144,7 +148,7 @@ fn illumination_recovers_face_and_kind_gains() {
     let face_gain: [f64; 6] = [0.2, -0.1, 0.0, 0.3, -0.2, -0.2];
     let kind_gain = [-0.1, 0.05, 0.2];
     let base = [0.5, 0.3, 0.2];
-    let mut il = Illumination::new(Size::Three);
+    let mut il = Illumination::new(Size::Three, Model::default().light_prior);
     let lin: Vec<[f64; 3]> = (0..54)
         .map(|i| {
             let g = (face_gain[il.face_of(i)] + kind_gain[il.kind_of(i)]).exp();
@@ -207,4 +211,77 @@ fn a_wrong_count_is_an_error_not_a_panic() {
     }
     let flat2 = RawScan::new(Size::Two, Scale::Ev3Raw, vec![[0.0, 0.0, 0.0]; 24]);
     let _ = resolve(&flat2, &ResolveOptions::default());
+}
+
+#[test]
+fn a_redealt_scan_keeps_each_piece_s_readings_and_resolves_to_its_cube() {
+    use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+    use crate::cube::{random_state, FaceletCube};
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+    for size in [Size::Three, Size::Two] {
+        let truth = random_state(size, &mut rng);
+        let app = Appearance::new(Palette::Faded, Conditions::for_palette(Palette::Faded), 5);
+        for scale in [Scale::Rgb8, Scale::Ev3Raw] {
+            let scan = synth_scan(&truth, &app, scale, &mut rng);
+            // Dealt into its own cube, a scan is itself (up to the relit rounding).
+            let same = redeal(&scan, &truth, &truth).unwrap();
+            for (a, b) in same.facelets.iter().zip(&scan.facelets) {
+                for k in 0..3 {
+                    assert!((a[k] - b[k]).abs() <= 0.5, "{a:?} {b:?}");
+                }
+            }
+            let target = random_state(size, &mut rng);
+            let dealt = redeal(&scan, &truth, &target).unwrap();
+            // Centres keep their readings; every reading comes from the original scan,
+            // relit by at most the faces' light ratio.
+            if size == Size::Three {
+                for f in 0..6 {
+                    assert_eq!(dealt.facelets[f * 9 + 4], scan.facelets[f * 9 + 4]);
+                }
+            }
+            let res = resolve(&dealt, &ResolveOptions::default()).unwrap();
+            let want = FaceletCube::parse(&target.to_letters()).unwrap();
+            assert_eq!(res.cube.colors(), want.colors(), "{size} {scale:?}");
+            // The model scores the true cube below any other.
+            let opts = ResolveOptions::default();
+            let own = cube_cost(&dealt, &opts, &want).unwrap().unwrap();
+            let other = cube_cost(&dealt, &opts, &FaceletCube::solved(size))
+                .unwrap()
+                .unwrap();
+            assert!(own < other, "{own} {other}");
+        }
+    }
+    // Pieces that the truth does not hold cannot be dealt.
+    let scan = RawScan::new(Size::Three, Scale::Rgb8, vec![[100.0, 50.0, 20.0]; 54]);
+    let mut colors = crate::cube::FaceletCube::solved(Size::Three)
+        .colors()
+        .to_vec();
+    colors.swap(0, 9);
+    let odd = crate::cube::FaceletCube::from_colors(Size::Three, colors).unwrap();
+    let target = random_state(Size::Three, &mut rng);
+    assert!(redeal(&scan, &odd, &target).is_none());
+}
+
+#[test]
+fn combined_reads_carry_the_standard_error_of_their_mean() {
+    let one = vec![vec![[100.0, 50.0, 20.0]]; 54];
+    let single = combine_reads(Size::Three, Scale::Rgb8, &one);
+    let steady = combine_reads(
+        Size::Three,
+        Scale::Rgb8,
+        &vec![vec![[100.0, 50.0, 20.0]; 4]; 54],
+    );
+    let varied = combine_reads(
+        Size::Three,
+        Scale::Rgb8,
+        &vec![vec![[90.0, 50.0, 20.0], [110.0, 50.0, 20.0]]; 54],
+    );
+    let s = |scan: &RawScan| scan.sigma.as_ref().unwrap()[0];
+    assert_eq!(single.facelets[0], [100.0, 50.0, 20.0]);
+    // Four agreeing reads: half the device's noise; two far apart: their own spread.
+    assert!((s(&steady)[0] - s(&single)[0] / 2.0).abs() < 1e-12);
+    assert!(s(&varied)[0] > 5.0 && s(&varied)[1] < s(&single)[1]);
+    assert_eq!(varied.facelets[0][0], 100.0);
+    varied.check().unwrap();
 }
