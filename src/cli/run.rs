@@ -433,7 +433,7 @@ impl Reporter {
                         .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
                         .unwrap_or_default()
                 ),
-                RunEvent::Verifying { by } => eprintln!("verifying by {by}"),
+                RunEvent::Verifying { by } => eprintln!("verifying: {by}"),
                 RunEvent::Checked {
                     round,
                     at_target,

@@ -30,6 +30,9 @@ pub enum RunError {
     /// The robot holds a cube of another size than the one asked for.
     #[error("scan failed: the robot holds a {holds}x{holds}x{holds} cube, not {wanted}")]
     WrongSize { holds: usize, wanted: Size },
+    /// Single faces were asked of a robot that reads only whole scans.
+    #[error("scan failed: this robot cannot read single faces")]
+    NoFaceReads,
     /// The robot no longer knows which facelet each top position shows.
     #[error("scan failed: the scan frame was lost")]
     ScanFrameLost,

@@ -162,6 +162,13 @@ pub fn finish(
         if !check.at_target {
             stop = no_round_left(&check, max_rounds - rounds.len() - 1, max_rounds);
             if stop.is_none() && sight.is_none() {
+                // The read-back judged; what a new round plans from is what a scan sees.
+                events(RunEvent::Verifying {
+                    by: format!(
+                        "re-scan (the {} found the cube off the target)",
+                        check.by.label()
+                    ),
+                });
                 let looked = look(
                     robot,
                     &belief,
@@ -181,7 +188,7 @@ pub fn finish(
         }
         run.journal.verify(&JournalVerify {
             round,
-            by: check.by.as_str().into(),
+            by: check.by.label(),
             at_target: check.at_target,
             seen: sight
                 .as_ref()
@@ -198,7 +205,7 @@ pub fn finish(
         };
         events(RunEvent::Checked {
             round,
-            by: check.by.as_str().into(),
+            by: check.by.label(),
             at_target: check.at_target,
             state: journal::encode(&final_state, &symbols),
             confident: sight.as_ref().map(|s| s.confident),
@@ -211,7 +218,7 @@ pub fn finish(
             face_turns: plan.alg.len(),
             actions: plan.actions.len(),
             robot_seconds: plan.seconds,
-            checked_by: check.by.as_str().into(),
+            checked_by: check.by.label(),
             at_target: check.at_target,
             state: journal::encode(&final_state, &symbols),
             seen: sight.as_ref().map(|s| {
@@ -257,7 +264,7 @@ pub fn finish(
                     candidates: first.candidates,
                     scan_confident: start.scan_confident,
                     rescans: start.rescans,
-                    verified_by: check.by.as_str().into(),
+                    verified_by: check.by.label(),
                     journal: opts.journal.clone(),
                     robot: robot.kind().into(),
                     resumed: start.resumed,

@@ -11,6 +11,7 @@ use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
 use crate::robot::mindcub3r::model::{Orientation, Primitive};
 use crate::robot::mindcub3r::planner::{self, Planner};
+use crate::robot::mindcub3r::scan::face_read_plans;
 use crate::robot::mindcub3r::{scan_steps, MindCub3r, Settled};
 use crate::robot::sim::SimHandle;
 use crate::solver::costed::SequenceCost;
@@ -192,6 +193,30 @@ impl RunRobot for Mc3Run {
 
     fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError> {
         Ok(self.robot.rescan(stickers)?)
+    }
+
+    fn face_read_costs(&self, size: Size) -> Option<Vec<f64>> {
+        let plans = face_read_plans(size, &self.planner.costs().timings);
+        Some(
+            plans
+                .iter()
+                .map(|p| p.as_ref().map_or(f64::INFINITY, |(_, c)| *c))
+                .collect(),
+        )
+    }
+
+    fn read_faces(&mut self, size: Size, faces: u8) -> Result<Vec<Option<[f64; 3]>>, RunError> {
+        let plans = face_read_plans(size, &self.planner.costs().timings);
+        let Some(Some((steps, _))) = plans.get(faces as usize) else {
+            return Err(RunError::NoFaceReads);
+        };
+        // A new frame (indices of the cube as it sits now), the orientation kept.
+        let base = self.cube_orientation();
+        self.robot.begin_frame(size);
+        self.scan_start = self.robot.orientation;
+        self.origin = Some((self.robot.orientation, base));
+        self.scanned = true;
+        Ok(self.robot.read_faces(size, steps)?)
     }
 
     fn plan(&self, cands: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {

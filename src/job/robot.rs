@@ -81,6 +81,19 @@ pub trait RunRobot {
     fn orientation(&self) -> Orientation {
         Orientation::IDENTITY
     }
+    /// For every set of faces (bit `f`: face `f` of the cube as it sits now, URFDLB), the
+    /// robot's estimated seconds to read exactly those faces from where it is (index 0
+    /// unused); `None`: it cannot read single faces.
+    fn face_read_costs(&self, _size: Size) -> Option<Vec<f64>> {
+        None
+    }
+    /// Reads the faces in `faces` (bits as in [`RunRobot::face_read_costs`]) the cheapest
+    /// way: readings at the facelet indices of the cube as it sits now (`None`: not read).
+    /// Like a scan, it starts a new frame for [`RunRobot::rescan`]; the cube's orientation
+    /// relative to the first scan's frame stays known.
+    fn read_faces(&mut self, _size: Size, _faces: u8) -> Result<Vec<Option<[f64; 3]>>, RunError> {
+        Err(RunError::NoFaceReads)
+    }
     /// A simulator's (initial, current) robot-frame cube, in its own colour naming.
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)>;
     /// Whether the cube's orientation changes as the robot works (false: fixed motors).

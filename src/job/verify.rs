@@ -14,22 +14,30 @@
 //! saw ([`Sight`]), never a simulator's read-back: a real robot has no read-back. So after a
 //! read-back that finds the cube off the target, [`look`] scans before a new round.
 //!
-//! [`check`] is the one place a cheaper check can slot in: read only the stickers that prove
-//! the target, and fall back to [`look`] when they do not match, returning its own
-//! [`VerifiedBy`].
+//! The cheaper check, on a robot that reads single faces (the MindCub3r): a real cube is
+//! always a legal cube, so the target is proven by any set of faces on which no other real
+//! cube shows the target's colours ([`crate::cube::prove`], decided for the target at hand,
+//! in any whole-cube orientation). Of the sets that prove it, the one the robot reads
+//! cheapest from where the cube sits is read ([`RunRobot::face_read_costs`]; on the
+//! MindCub3r usually five faces of a 3x3x3, fewer of a 2x2x2), each sticker classified by
+//! the first scan's raw colours. Only when every sticker read is surely the one expected
+//! does the check say "at the target" ([`VerifiedBy::Proof`]); any other colour, or any
+//! doubt, falls back to [`look`], whose scan the next round plans from. The faces are
+//! chosen from the belief, but the belief proves nothing: a wrong belief can only make the
+//! readings disagree.
 //!
 //! Level: job. No printing.
 
 use crate::color::resolve::{facelet_names, ResolveOptions};
-use crate::cube::{Face, FaceletCube, Size};
+use crate::cube::{face_mask, prove, Face, FaceletCube, Size};
 use crate::robot::mindcub3r::frames::{
-    align_target, orientation_from_centres, rotations_of, to_cube,
+    align_target, orientation_from_centres, rotations_of, to_cube, to_robot,
 };
 use crate::robot::mindcub3r::model::Orientation;
 use crate::robot::symmetry::same_up_to_rotation;
 
 use super::error::RunError;
-use super::observe::{full_scan, Candidate, Known, Seen};
+use super::observe::{classify, full_scan, Candidate, Known, Seen};
 use super::report::RunEvent;
 use super::robot::RunRobot;
 
@@ -38,6 +46,9 @@ use super::robot::RunRobot;
 pub enum VerifiedBy {
     /// The simulator's own cube.
     ReadBack,
+    /// Only these faces were read, and every sticker of them was surely the target's: a
+    /// proof, as no other real cube shows those colours there.
+    Proof { faces: u32 },
     /// A fresh scan.
     Rescan,
     /// Only the job's own tracking: not a verification.
@@ -45,11 +56,15 @@ pub enum VerifiedBy {
 }
 
 impl VerifiedBy {
-    pub fn as_str(self) -> &'static str {
+    /// How the summary, the journal and the progress messages name it.
+    pub fn label(self) -> String {
         match self {
-            VerifiedBy::ReadBack => "simulator read-back",
-            VerifiedBy::Rescan => "re-scan",
-            VerifiedBy::Tracking => "tracking (no read-back)",
+            VerifiedBy::ReadBack => "simulator read-back".into(),
+            VerifiedBy::Proof { faces } => {
+                format!("proof by {faces} face{}", if faces == 1 { "" } else { "s" })
+            }
+            VerifiedBy::Rescan => "re-scan".into(),
+            VerifiedBy::Tracking => "tracking (no read-back)".into(),
         }
     }
 }
@@ -104,9 +119,7 @@ pub fn check(
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<Check, RunError> {
     let announce = |by: VerifiedBy, events: &mut dyn FnMut(RunEvent)| {
-        events(RunEvent::Verifying {
-            by: by.as_str().into(),
-        })
+        events(RunEvent::Verifying { by: by.label() })
     };
     if let Some((initial, now)) = robot.read_back() {
         announce(VerifiedBy::ReadBack, events);
@@ -129,7 +142,50 @@ pub fn check(
             sight: None,
         });
     }
-    announce(VerifiedBy::Rescan, events);
+    let mut moved = None;
+    if let Some(faces) = proof_faces(robot, belief, known, target) {
+        let by = VerifiedBy::Proof {
+            faces: faces.count_ones(),
+        };
+        announce(by, events);
+        if read_proves(robot, belief, known, faces)? {
+            return Ok(Check {
+                by,
+                at_target: true,
+                cube: to_cube(belief.tracked, &belief.orientation),
+                sight: None,
+            });
+        }
+        // The reading turned the cube whole: the belief follows it.
+        let now = robot.orientation();
+        moved = Some((
+            to_robot(&to_cube(belief.tracked, &belief.orientation), &now),
+            now,
+        ));
+        events(RunEvent::Verifying {
+            by: format!(
+                "{} (the {} faces read did not prove the target)",
+                VerifiedBy::Rescan.label(),
+                faces.count_ones()
+            ),
+        });
+    } else {
+        announce(VerifiedBy::Rescan, events);
+    }
+    let turned;
+    let belief = match &moved {
+        Some((tracked, orientation)) => {
+            turned = Belief {
+                tracked,
+                orientation: *orientation,
+                initial: belief.initial,
+                symbols: belief.symbols,
+                first_colors: belief.first_colors,
+            };
+            &turned
+        }
+        None => belief,
+    };
     let sight = look(robot, belief, known, resolve, max_rescans, events)?;
     Ok(Check {
         by: VerifiedBy::Rescan,
@@ -137,6 +193,58 @@ pub fn check(
         cube: sight.cube.clone(),
         sight: Some(sight),
     })
+}
+
+/// The cheapest set of faces (bit `f`: face `f` of the cube as it sits now) whose reading
+/// proves the target, when the cheaper check applies: the robot reads single faces, re-reads
+/// can be classified by the first scan's raw colours, the job believes the cube is at the
+/// target, and fewer than six faces prove it (six are a full scan, and [`look`] does that
+/// better). The belief chooses the faces; only the readings can confirm it.
+fn proof_faces(
+    robot: &dyn RunRobot,
+    belief: &Belief,
+    known: &Known,
+    target: &FaceletCube,
+) -> Option<u8> {
+    let raw_fits =
+        known.raw_colors.len() == 6 && robot.scan_scale().map(|s| s.name()) == known.raw_scale;
+    if !raw_fits || !same_up_to_rotation(&to_cube(belief.tracked, &belief.orientation), target) {
+        return None;
+    }
+    let costs = robot.face_read_costs(belief.tracked.size())?;
+    cheapest_proof(belief.tracked, &costs)
+}
+
+/// The cheapest set of faces of fewer than six whose reading proves `expected` (robot
+/// frame), by `costs` per set (see [`RunRobot::face_read_costs`]).
+pub fn cheapest_proof(expected: &FaceletCube, costs: &[f64]) -> Option<u8> {
+    let all = costs.get(63).copied().unwrap_or(f64::INFINITY);
+    let mut sets: Vec<u8> = (1u8..63)
+        .filter(|&m| costs.get(m as usize).is_some_and(|&c| c < all))
+        .collect();
+    sets.sort_by(|a, b| costs[*a as usize].total_cmp(&costs[*b as usize]));
+    sets.into_iter()
+        .find(|&m| prove(expected, &face_mask(expected.size(), m)).is_proven())
+}
+
+/// Reads `faces` and says whether every sticker of them was surely the one `belief` expects
+/// there (classified by the first scan's raw colours, as [`super::observe`] does).
+fn read_proves(
+    robot: &mut dyn RunRobot,
+    belief: &Belief,
+    known: &Known,
+    faces: u8,
+) -> Result<bool, RunError> {
+    let size = belief.tracked.size();
+    let readings = robot.read_faces(size, faces)?;
+    let want = face_mask(size, faces);
+    Ok(readings.len() == want.len()
+        && want.iter().zip(&readings).enumerate().all(|(i, (&w, r))| {
+            !w || r.is_some_and(|rgb| {
+                classify(rgb, known.raw_colors)
+                    == Some(known.symbols[belief.tracked.colors()[i].index()])
+            })
+        }))
 }
 
 /// Scans the whole cube and says what it shows in the first scan's frame and naming, and
@@ -305,6 +413,32 @@ mod tests {
             orientation: Orientation::IDENTITY,
             confident,
             doubtful: if confident { vec![] } else { vec![2, 20] },
+        }
+    }
+
+    #[test]
+    fn the_cheapest_proof_is_five_faces_of_a_3x3x3_and_fewer_of_a_2x2x2() {
+        use crate::robot::mindcub3r::model::Timings;
+        use crate::robot::mindcub3r::scan::face_read_plans;
+        let t = Timings::default();
+        for (size, most) in [(Size::Three, 5), (Size::Two, 4)] {
+            let costs: Vec<f64> = face_read_plans(size, &t)
+                .iter()
+                .map(|p| p.as_ref().map_or(f64::INFINITY, |(_, c)| *c))
+                .collect();
+            for alg in ["", "R U R' U'", "F2 B2 L2"] {
+                let mut c = FaceletCube::solved(size);
+                c.apply(&Alg::parse(alg).unwrap()).unwrap();
+                let faces = cheapest_proof(&c, &costs).unwrap();
+                assert!(prove(&c, &face_mask(size, faces)).is_proven());
+                assert!(faces.count_ones() <= most, "{alg}: {faces:06b}");
+                // Nothing cheaper proves it.
+                for m in 1u8..63 {
+                    if costs[m as usize] < costs[faces as usize] {
+                        assert!(!prove(&c, &face_mask(size, m)).is_proven());
+                    }
+                }
+            }
         }
     }
 

@@ -157,6 +157,112 @@ pub fn revolution_turns() -> [(i8, i8); 6] {
     })
 }
 
+/// One face of a partial scan: the primitives that bring it to the top, and which face of
+/// the cube as it sat when the reading began it is (URFDLB index).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaceRead {
+    pub before: Vec<Primitive>,
+    pub face: usize,
+}
+
+/// For every set of faces (bit `f`: face `f` of the cube as it sits now, URFDLB), the
+/// cheapest order to read exactly those faces and its estimated seconds (`None` for the
+/// empty set). One shortest-path search over (orientation, faces read so far) with the
+/// whole-cube primitives priced by `timings` and a face's reading priced as one revolution
+/// of the turntable with the sensor arm in and out; a spin after a reading costs what a
+/// spin costs, as the face programs end their revolution a quarter further for it.
+pub fn face_read_plans(
+    size: Size,
+    timings: &super::model::Timings,
+) -> Vec<Option<(Vec<FaceRead>, f64)>> {
+    use std::collections::{BinaryHeap, HashMap};
+    let per = size.per_face();
+    let moves = [
+        (Primitive::Tilt, timings.tilt),
+        (Primitive::Spin(1), timings.spin_quarter),
+        (Primitive::Spin(-1), timings.spin_quarter),
+        (Primitive::Spin(2), timings.spin_half),
+    ];
+    let read = 4.0 * timings.spin_quarter + 2.0 * timings.sensor_move + timings.read;
+    // Orientation key: the faces (of the start frame) now at robot U and F.
+    type Key = (u8, u8, u8);
+    let key =
+        |f: &Permutation, mask: u8| -> Key { (f.0[0] / per as u8, f.0[2 * per] / per as u8, mask) };
+    #[derive(PartialEq)]
+    struct Item(f64, Permutation, u8);
+    impl Eq for Item {}
+    impl PartialOrd for Item {
+        fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Item {
+        fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+            o.0.total_cmp(&self.0)
+        }
+    }
+    // Best cost per state, and how it was reached.
+    // How a state was reached: the state before and the primitive (`None`: a reading).
+    type Via = Option<(Key, Option<Primitive>)>;
+    let mut best: HashMap<Key, (f64, Via)> = HashMap::new();
+    let start = Permutation::identity(size.stickers());
+    best.insert(key(&start, 0), (0.0, None));
+    let mut heap = BinaryHeap::from([Item(0.0, start, 0)]);
+    while let Some(Item(cost, frame, mask)) = heap.pop() {
+        let here = key(&frame, mask);
+        if best.get(&here).is_some_and(|b| b.0 < cost) {
+            continue;
+        }
+        let top = (frame.0[0] as usize / per) as u8;
+        let mut next: Vec<(Permutation, u8, f64, Option<Primitive>)> = moves
+            .iter()
+            .map(|&(p, c)| (frame.then(&perm_of(size, p)), mask, c, Some(p)))
+            .collect();
+        if mask & (1 << top) == 0 {
+            next.push((frame.clone(), mask | 1 << top, read, None));
+        }
+        for (f, m, c, how) in next {
+            let k = key(&f, m);
+            let total = cost + c;
+            if best.get(&k).is_none_or(|b| total < b.0 - 1e-9) {
+                best.insert(k, (total, Some((here, how))));
+                heap.push(Item(total, f, m));
+            }
+        }
+    }
+    (0u8..64)
+        .map(|mask| {
+            if mask == 0 {
+                return None;
+            }
+            let (&end, &(cost, _)) = best
+                .iter()
+                .filter(|(k, _)| k.2 == mask)
+                .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))?;
+            // Walk back to the start, then forward: primitives gather until a read takes
+            // them (the face read is the one on top there).
+            let mut events: Vec<(Option<Primitive>, usize)> = Vec::new();
+            let mut at = end;
+            while let Some((_, Some((prev, how)))) = best.get(&at) {
+                events.push((*how, at.0 as usize));
+                at = *prev;
+            }
+            let mut order: Vec<FaceRead> = Vec::new();
+            let mut before = Vec::new();
+            for (how, face) in events.into_iter().rev() {
+                match how {
+                    Some(p) => before.push(p),
+                    None => order.push(FaceRead {
+                        before: std::mem::take(&mut before),
+                        face,
+                    }),
+                }
+            }
+            Some((order, cost))
+        })
+        .collect()
+}
+
 /// What a scan progress callback receives.
 #[derive(Clone, Copy, Debug)]
 pub struct ScanProgress {
@@ -169,6 +275,47 @@ pub struct ScanProgress {
 mod tests {
     use super::*;
     use crate::cube::Face;
+
+    #[test]
+    fn face_read_plans_bring_up_each_face_once_and_cost_no_more_than_the_scan() {
+        let t = super::super::model::Timings::default();
+        for size in [Size::Three, Size::Two] {
+            let plans = face_read_plans(size, &t);
+            assert!(plans[0].is_none());
+            for mask in 1u8..64 {
+                let (steps, cost) = plans[mask as usize].clone().unwrap();
+                let mut frame = Permutation::identity(size.stickers());
+                let mut got = 0u8;
+                for s in &steps {
+                    for &p in &s.before {
+                        frame = frame.then(&perm_of(size, p));
+                    }
+                    // The face named is the one on top.
+                    assert_eq!(frame.0[0] as usize / size.per_face(), s.face);
+                    assert_eq!(got & 1 << s.face, 0, "face read twice");
+                    got |= 1 << s.face;
+                }
+                assert_eq!(got, mask);
+                assert!(cost > 0.0);
+            }
+            // Reading U needs no move; the scan's own order is one way to read all six.
+            assert!(plans[1].as_ref().unwrap().0[0].before.is_empty());
+            let moves: f64 = scan_steps()
+                .iter()
+                .flatten()
+                .map(|p| match p {
+                    Primitive::Tilt => t.tilt,
+                    _ => t.spin_quarter,
+                })
+                .sum();
+            let all = plans[63].as_ref().unwrap().1;
+            let one = plans[1].as_ref().unwrap().1;
+            assert!(
+                all <= moves + 6.0 * one + 1e-9,
+                "{all} > {moves} + 6 × {one}"
+            );
+        }
+    }
 
     #[test]
     fn face_u_is_read_in_the_documented_order() {

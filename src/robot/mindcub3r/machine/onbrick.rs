@@ -2,12 +2,13 @@
 //! ([Programs on the brick](crate::robot::ev3::protocol#programs-on-the-brick)) that tilts
 //! the cube if the face needs it, reads the centre and the ring while the turntable turns,
 //! and answers with every reading and the motor counts it was taken at. The link is used
-//! once per face, whatever its latency; the design is in
+//! once per face, whatever its latency. The same programs read a chosen set of faces only
+//! ([`MindCub3r::read_faces`], for a check that needs no full scan); the design is in
 //! [Scan on the brick](crate::robot::mindcub3r#scan-on-the-brick).
 //!
 //! Level: robot (part of the machine). No printing.
 
-use super::super::scan::{revolution_turns, scan_map_turning};
+use super::super::scan::{revolution_turns, ring_samples, scan_map_turning, FaceRead};
 use super::*;
 use crate::robot::ev3::protocol::{
     Cmp, DirectCommand, Label, Operand, Program, SlotKind, Var, Width,
@@ -346,6 +347,87 @@ impl MindCub3r {
             "read_at_rest": at_rest,
         }));
         Ok(scan)
+    }
+
+    /// Reads only some faces ([`FaceRead`]: the primitives that bring each up, which face of
+    /// the cube as it sits now it is): readings at the facelet indices of the cube as it
+    /// sat when the reading began (`None`: not read), which starts a new frame as a scan
+    /// does. On the brick each face is the scan's own program (a tilt that ends the moves
+    /// before it, the revolution, a spin that begins the next face's moves folded into the
+    /// revolution); otherwise each face is read as the host-polled scan reads it.
+    pub fn read_faces(
+        &mut self,
+        size: Size,
+        steps: &[FaceRead],
+    ) -> Result<Vec<Option<[f64; 3]>>, RobotError> {
+        self.ensure_homed()?;
+        self.begin_frame(size);
+        let side = self.config.scan.sensor_side;
+        let on_brick = self.config.scan.on_brick;
+        let mut out = vec![None; size.stickers()];
+        let mut frame = Permutation::identity(size.stickers());
+        let mut missed = Vec::new();
+        let mut folded = false;
+        for (k, step) in steps.iter().enumerate() {
+            self.check_interrupt()?;
+            for &p in &step.before {
+                frame = frame.then(&perm_of(size, p));
+            }
+            // What the host still has to do before this face (a spin may have been done
+            // by the previous face's revolution).
+            let mut host: Vec<Primitive> = step.before[usize::from(folded)..].to_vec();
+            let tilt = on_brick && host.last() == Some(&Primitive::Tilt);
+            if tilt {
+                host.pop();
+            }
+            for p in host {
+                self.execute(p)?;
+            }
+            let next = steps.get(k + 1).map(|n| n.before.as_slice()).unwrap_or(&[]);
+            let (dir, extra) = match next.first() {
+                Some(&Primitive::Spin(e)) if on_brick => (e.signum(), e),
+                _ => (1, 0),
+            };
+            folded = extra != 0;
+            let samples: Vec<(Sample, usize)> = ring_samples(size, side, dir)
+                .into_iter()
+                .map(|s| (s, frame.0[s.position] as usize))
+                .collect();
+            if on_brick {
+                // The sensor arm goes back to clear where the host moves the cube next.
+                let host_next = next.len() > usize::from(folded)
+                    && !(next.len() == usize::from(folded) + 1
+                        && next.last() == Some(&Primitive::Tilt));
+                let spec = FaceSpec {
+                    face: step.face,
+                    tilt,
+                    samples: &samples,
+                    dir,
+                    extra,
+                    base: self.table_deg,
+                    last: k + 1 == steps.len() || host_next,
+                };
+                let readings = self.guard(|r| r.run_face(size, &spec))?;
+                for ((_, index), rgb) in samples.iter().zip(readings) {
+                    match rgb {
+                        Some(rgb) => out[*index] = Some(rgb),
+                        None => missed.push(*index),
+                    }
+                }
+            } else {
+                let readings = self.guard(|r| r.scan_face(size, &samples))?;
+                for ((_, index), rgb) in samples.iter().zip(readings) {
+                    out[*index] = Some(rgb);
+                }
+            }
+        }
+        if !missed.is_empty() {
+            let again = self.rescan(&missed)?;
+            for (i, rgb) in missed.into_iter().zip(again) {
+                out[i] = Some(rgb);
+            }
+        }
+        Ok(out)
     }
 
     /// Builds, sends and reads back one face's program; the readings in sample order
