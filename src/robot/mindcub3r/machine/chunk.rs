@@ -687,17 +687,8 @@ impl MindCub3r {
             b.p.timer_read(at);
         }
         b.wait_idle(&[arm, table], "the last move");
-        let end = b.p.label();
-        b.p.jr(end);
-        b.p.bind(b.timeout);
-        b.p.cmd()
-            .output_stop(OutputPort::nos(&OutputPort::ALL), false);
-        b.p.mov(Width::B1, Width::B4, b.stage, err);
-        b.p.jr(end);
-        b.emit_routine();
-        b.p.bind(end);
-        let stages = std::mem::take(&mut b.stages);
-        let cmd = b.p.finish().map_err(|why| RobotError::ChunkProgram {
+        let (cmd, stages) = b.end(err);
+        let cmd = cmd.map_err(|why| RobotError::ChunkProgram {
             of: steps.len(),
             why,
         })?;

@@ -134,6 +134,30 @@ impl<'a> Builder<'a> {
         self.p.mov(Width::B1, Width::B1, id, self.stage);
     }
 
+    /// Ends a program: the normal path jumps past the timeout path, which stops every
+    /// motor and leaves in `err` the stage it was waiting for; then the shared move
+    /// routine. The command (or why it cannot be built) and the stages' names.
+    pub(super) fn end(
+        mut self,
+        err: Var,
+    ) -> (
+        Result<DirectCommand, crate::robot::ev3::protocol::ProgramError>,
+        Vec<String>,
+    ) {
+        let end = self.p.label();
+        self.p.jr(end);
+        self.p.bind(self.timeout);
+        self.p
+            .cmd()
+            .output_stop(OutputPort::nos(&OutputPort::ALL), false);
+        self.p.mov(Width::B1, Width::B4, self.stage, err);
+        self.p.jr(end);
+        self.emit_routine();
+        self.p.bind(end);
+        let stages = std::mem::take(&mut self.stages);
+        (self.p.finish(), stages)
+    }
+
     /// To the timeout path once the program's deadline has passed.
     pub(super) fn check_deadline(&mut self) {
         self.p.timer_read(self.now);
@@ -660,17 +684,8 @@ impl MindCub3r {
         if spec.last {
             b.wait_idle(&[table, sensor], "the turntable's revolution");
         }
-        let end = b.p.label();
-        b.p.jr(end);
-        b.p.bind(b.timeout);
-        b.p.cmd()
-            .output_stop(OutputPort::nos(&OutputPort::ALL), false);
-        b.p.mov(Width::B1, Width::B4, b.stage, err);
-        b.p.jr(end);
-        b.emit_routine();
-        b.p.bind(end);
-        let stages = std::mem::take(&mut b.stages);
-        let cmd = b.p.finish().map_err(|why| RobotError::Program {
+        let (cmd, stages) = b.end(err);
+        let cmd = cmd.map_err(|why| RobotError::Program {
             face: spec.face,
             why,
         })?;
