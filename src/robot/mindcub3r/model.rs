@@ -243,11 +243,9 @@ impl Default for RoundTrips {
 
 /// Seconds per primitive on a link without latency, measured on the simulator with the
 /// primitives run in chunks on the brick (see [Timings](crate::robot::mindcub3r#timings)).
-const DEFAULT_SECONDS: [f64; 9] = [
-    0.267, 0.213, 0.525, 0.581, 1.044, 0.734, 1.207, 0.466, 0.011,
-];
+const DEFAULT_SECONDS: [f64; 9] = [0.277, 0.253, 0.52, 0.577, 1.046, 0.73, 1.199, 0.382, 0.001];
 /// Link round trips per primitive (the same calibration).
-const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.28, 0.28, 0.36, 0.27, 0.36, 0.35, 0.33, 0.0, 1.05];
+const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.5, 0.49, 0.86, 0.49, 0.96, 0.98, 0.97, 1.85, 0.96];
 
 impl Timings {
     /// The seconds per primitive, in [`TIMING_KEYS`] order.
