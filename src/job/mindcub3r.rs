@@ -127,7 +127,7 @@ impl Mc3Run {
 
     /// The cube's orientation relative to the frame the last scan began in.
     pub fn relative_orientation(&self) -> Orientation {
-        relative(&self.scan_start, &self.robot.orientation)
+        self.robot.orientation.relative_to(&self.scan_start)
     }
 }
 
@@ -138,17 +138,12 @@ impl Mc3Run {
     fn cube_orientation(&self) -> Orientation {
         match self.origin {
             Some((then, base)) => {
-                let rel = relative(&then, &self.robot.orientation);
+                let rel = self.robot.orientation.relative_to(&then);
                 Orientation(std::array::from_fn(|pos| base.0[rel.0[pos].index()]))
             }
             None => self.relative_orientation(),
         }
     }
-}
-
-/// `now` expressed in the frame whose orientation was `base` (both in one common frame).
-fn relative(base: &Orientation, now: &Orientation) -> Orientation {
-    Orientation(std::array::from_fn(|pos| base.position_of(now.0[pos])))
 }
 
 /// What [`Mc3Run::present_faces`] calls at each face: the face step, the facelet index each

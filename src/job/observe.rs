@@ -147,7 +147,8 @@ fn renaming(from: &FaceletCube, to: &FaceletCube) -> Option<[Option<Face>; 6]> {
     Some(map)
 }
 
-/// `rel` (relative to a frame) expressed relative to the frame that frame is `base` of.
+/// `rel` (relative to a frame) expressed relative to the frame that frame is `base` of
+/// (the inverse of [`Orientation::relative_to`]).
 pub fn compose(base: Orientation, rel: Orientation) -> Orientation {
     Orientation(std::array::from_fn(|pos| base.0[rel.0[pos].index()]))
 }
@@ -469,22 +470,23 @@ fn place(
 ) -> Observation {
     let size = seen.size();
     // Which candidate, in which orientation at the scan's start. A tilt or a spin in flight
-    // changes only the orientation, so candidates before and after it are one cube: the one
-    // the robot holds as seen (its own orientation) is the answer; failing that, any
-    // orientation of a candidate (the cube turned in the hand).
-    let exact = candidates
-        .iter()
-        .rposition(|c| c.robot.colors() == seen.colors())
-        .map(|k| (k, candidates[k].orientation));
-    let any = || {
-        candidates.iter().enumerate().find_map(|(k, c)| {
-            let want = to_cube(&c.robot, &c.orientation);
-            Orientation::all()
-                .into_iter()
-                .find(|o| to_cube(seen, o).colors() == want.colors())
-                .map(|o| (k, o))
-        })
+    // changes only the orientation, so candidates before and after it are one cube: the
+    // answer is the one whose own orientation, moved as the robot moved the cube since the
+    // observation began (`before`, tracked from the first candidate's), is the one seen;
+    // failing that, a candidate in any orientation (the cube turned in the hand).
+    let moved = before.relative_to(&candidates[0].orientation);
+    let fits = |k: usize| {
+        let c = &candidates[k];
+        let want = to_cube(&c.robot, &c.orientation);
+        Orientation::all()
+            .into_iter()
+            .filter(move |o| to_cube(seen, o).colors() == want.colors())
     };
+    let exact = (0..candidates.len()).rev().find_map(|k| {
+        let expected = compose(candidates[k].orientation, moved);
+        fits(k).find(|o| *o == expected).map(|o| (k, o))
+    });
+    let any = || (0..candidates.len()).find_map(|k| fits(k).next().map(|o| (k, o)));
     if let Some((k, o)) = exact.or_else(any) {
         robot.mark_frame(size, compose(o, scanned.orientation));
         return Observation {

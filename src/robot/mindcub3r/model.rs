@@ -115,6 +115,12 @@ impl Orientation {
         self.0[position.index()]
     }
 
+    /// This orientation expressed in the frame whose orientation was `base` (both in one
+    /// common frame).
+    pub fn relative_to(&self, base: &Orientation) -> Orientation {
+        Orientation(std::array::from_fn(|pos| base.position_of(self.0[pos])))
+    }
+
     /// The robot position of a cube face.
     pub fn position_of(&self, face: Face) -> Face {
         Face::ALL[self
