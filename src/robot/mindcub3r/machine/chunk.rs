@@ -5,9 +5,9 @@
 //!
 //! Level: robot (part of the machine). No printing.
 
-use super::onbrick::Builder;
+use super::onbrick::{reply_word, stage_name, Builder};
 use super::*;
-use crate::robot::ev3::protocol::{Cmp, Operand, Slot, SlotKind, Var, Width};
+use crate::robot::ev3::protocol::{Cmp, Operand, Var, Width};
 
 /// Most primitives one chunk carries (the command's size is checked besides).
 const MAX_CHUNK: usize = 10;
@@ -241,17 +241,7 @@ impl MindCub3r {
                 return Err(e.into());
             }
         };
-        let word = |at: usize| {
-            reply
-                .i32(Slot {
-                    offset: at,
-                    kind: SlotKind::I32,
-                })
-                .map_err(|e| Ev3Error::Malformed {
-                    command: name.clone(),
-                    detail: e.to_string(),
-                })
-        };
+        let word = |at: usize| reply_word(&reply, &name, at);
         let (err, done, effected) = (
             word(layout.err)?,
             word(layout.done)?,
@@ -269,11 +259,7 @@ impl MindCub3r {
             return Err(RobotError::ChunkTimeout {
                 done,
                 of: n,
-                stage: layout
-                    .stages
-                    .get(err as usize - 1)
-                    .cloned()
-                    .unwrap_or_else(|| format!("stage {err}")),
+                stage: stage_name(&layout.stages, err),
                 ms: layout.deadline_ms.max(0) as u64,
             });
         }

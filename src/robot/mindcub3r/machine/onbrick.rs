@@ -44,6 +44,34 @@ struct Layout {
     deadline_ms: i32,
 }
 
+/// The 32-bit word a program left at global offset `at` of its reply (`command` names the
+/// command in the error).
+pub(super) fn reply_word(
+    reply: &crate::robot::ev3::protocol::Reply,
+    command: &str,
+    at: usize,
+) -> Result<i32, Ev3Error> {
+    reply
+        .i32(crate::robot::ev3::protocol::Slot {
+            offset: at,
+            kind: SlotKind::I32,
+        })
+        .map_err(|e| Ev3Error::Malformed {
+            command: command.to_string(),
+            detail: e.to_string(),
+        })
+}
+
+/// The name of the stage a program's timeout path recorded (`code`, counted from 1, as
+/// [`Builder::end`] numbers the stages).
+pub(super) fn stage_name(stages: &[String], code: i32) -> String {
+    usize::try_from(code)
+        .ok()
+        .and_then(|c| stages.get(c.checked_sub(1)?))
+        .cloned()
+        .unwrap_or_else(|| format!("stage {code}"))
+}
+
 /// The program being built and its variables. Every motor move goes through one routine
 /// placed after the main code ([`Builder::call_move`]): a call sets the routine's inputs
 /// and a return number, jumps to it, and the routine jumps back by that number, so the
@@ -489,17 +517,7 @@ impl MindCub3r {
         // Whatever happened, the motors moved on the brick.
         self.ev3.forget_counts();
         let reply = reply?;
-        let word = |i: usize| {
-            reply
-                .i32(crate::robot::ev3::protocol::Slot {
-                    offset: i,
-                    kind: SlotKind::I32,
-                })
-                .map_err(|e| Ev3Error::Malformed {
-                    command: name.clone(),
-                    detail: e.to_string(),
-                })
-        };
+        let word = |at: usize| reply_word(&reply, &name, at);
         let Var::Global(err_at) = layout.err else {
             unreachable!("the error word is global")
         };
@@ -509,11 +527,7 @@ impl MindCub3r {
             self.sensor_at = None;
             return Err(RobotError::ProgramTimeout {
                 face: spec.face,
-                stage: layout
-                    .stages
-                    .get(err as usize - 1)
-                    .cloned()
-                    .unwrap_or_else(|| format!("stage {err}")),
+                stage: stage_name(&layout.stages, err),
                 ms: layout.deadline_ms.max(0) as u64,
             });
         }
