@@ -44,9 +44,10 @@ pub struct ExecuteOpts {
     /// one its planner finds cheapest.
     #[arg(long, default_value_t = 100)]
     pub solutions: usize,
-    /// Longest solution considered (face turns).
-    #[arg(long, default_value_t = 21)]
-    pub max_length: u32,
+    /// Longest solution considered (face turns) [default: 21 for the solver's candidates,
+    /// 24 for the robot-cost search].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=30))]
+    pub max_length: Option<u32>,
     /// MindCub3r, 3x3x3: milliseconds of robot-cost search for solutions that are cheap
     /// for the robot (not merely short), on top of the solver's candidates (0: off).
     #[arg(long, default_value_t = 1500, value_name = "MS", value_parser = super::args::millis)]
@@ -140,6 +141,9 @@ fn checked_resolve_options(connect: &ConnectArgs, scan: &ScanOpts) -> Result<Res
     Ok(opts)
 }
 
+/// Longest candidate solution asked of the solver when `--max-length` is not given.
+const DEFAULT_MAX_LENGTH: u32 = 21;
+
 /// The solver, the resolver's options and the search budget of a run.
 fn tools<'a>(solver: &'a Solver, a: &RunArgs, resolve: ResolveOptions) -> Tools<'a> {
     let e = &a.execute;
@@ -156,10 +160,15 @@ fn tools<'a>(solver: &'a Solver, a: &RunArgs, resolve: ResolveOptions) -> Tools<
             ..CostedOptions::default()
         }),
     };
+    // An explicit --max-length bounds every solution, the robot-cost search's too.
+    let search = search.map(|s| CostedOptions {
+        max_length: e.max_length.unwrap_or(s.max_length),
+        ..s
+    });
     Tools {
         solver,
         resolve,
-        max_length: e.max_length,
+        max_length: e.max_length.unwrap_or(DEFAULT_MAX_LENGTH),
         search,
     }
 }

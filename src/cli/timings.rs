@@ -7,9 +7,11 @@
 //! first, the settle pause, the overlaps) is in the mean. Run from the host, each primitive
 //! is timed on the wall clock from the moment it is sent until the robot confirms it; run
 //! in chunks on the brick (`execution.on_brick`), each is timed by the brick's own clock
-//! from the end of the one before, and the chunk's time beyond the brick's clock (its
-//! link round trip) is shared equally among its primitives, so the fitted round trips
-//! per primitive are fractions. The link's round
+//! from the end of the one before (a chunk's last move that settles after its answer
+//! counts for its own primitive, by the next program's record of waiting for it), and the
+//! wall-clock time from one chunk to the next beyond the brick's clock (the link round
+//! trip that the settling move did not hide) is shared equally among its primitives, so
+//! the fitted round trips per primitive are fractions. The link's round
 //! trip is the median of NOP pings. With samples at two or more latencies each primitive
 //! is fitted as `seconds + round_trips × round_trip` by least squares; at one latency (a
 //! real brick has one link) the round trips of the configuration are kept, as they
@@ -211,28 +213,61 @@ fn measure(
 }
 
 /// Runs `prims` in chunks on the brick as a run does. A primitive's time is the brick's
-/// clock from the end of the one before it to its own end, plus an equal share of what
-/// the chunk took beyond the brick's clock (the link and the host); a chunk whose reply
-/// was lost is not timed.
+/// clock from the end of the one before it to its own end; a chunk's last primitive, when
+/// the chunk answered while its last move still settled, also gets the time the next
+/// program waited for that move (and the first primitive of that program loses it). What
+/// the wall clock shows beyond the brick's clock, from sending a chunk to sending the next
+/// (its link round trip and the host's time, less what the settling move hid), is shared
+/// equally among the chunk's primitives. A chunk whose reply was lost is not timed.
 fn chunked(r: &mut MindCub3r, prims: &[Primitive], durations: &mut [Vec<f64>; 9]) -> Result<()> {
+    struct Sent {
+        chunk: Vec<Primitive>,
+        at: Instant,
+        ends: Option<Vec<i32>>,
+        settled: f64,
+    }
+    let mut sent: Vec<Sent> = Vec::new();
     let mut i = 0;
     while i < prims.len() {
         let n = r.chunk_len(&prims[i..]);
-        let chunk = &prims[i..i + n];
-        let run = r.execute_chunk(chunk)?;
-        if let Some(ends) = run.ends_ms {
-            let last = ends.last().copied().unwrap_or(0) as f64 / 1000.0;
-            let share = (run.wall - last).max(0.0) / n as f64;
-            let mut before = 0.0;
-            for (&p, &end) in chunk.iter().zip(&ends) {
-                let end = end as f64 / 1000.0;
-                if let Some(k) = key_of(p) {
-                    durations[k].push(end - before + share);
-                }
-                before = end;
+        let at = Instant::now();
+        let run = r.execute_chunk(&prims[i..i + n])?;
+        sent.push(Sent {
+            chunk: prims[i..i + n].to_vec(),
+            at,
+            ends: run.ends_ms,
+            settled: run.settled_ms.unwrap_or(0).max(0) as f64 / 1000.0,
+        });
+        i += n;
+    }
+    r.await_settled()?;
+    let end = Instant::now();
+    for (k, c) in sent.iter().enumerate() {
+        let Some(ends) = &c.ends else {
+            continue;
+        };
+        let next = sent.get(k + 1);
+        let span = next
+            .map_or(end, |n| n.at)
+            .duration_since(c.at)
+            .as_secs_f64();
+        let mut brick: Vec<f64> = Vec::with_capacity(ends.len());
+        let mut before = c.settled;
+        for &e in ends {
+            let e = e as f64 / 1000.0;
+            brick.push((e - before).max(0.0));
+            before = e;
+        }
+        if let (Some(last), Some(n)) = (brick.last_mut(), next) {
+            *last += n.settled;
+        }
+        let on_brick = ends.last().copied().unwrap_or(0) as f64 / 1000.0;
+        let share = (span - on_brick).max(0.0) / brick.len().max(1) as f64;
+        for (&p, b) in c.chunk.iter().zip(brick) {
+            if let Some(key) = key_of(p) {
+                durations[key].push(b + share);
             }
         }
-        i += n;
     }
     Ok(())
 }

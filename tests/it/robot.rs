@@ -694,3 +694,45 @@ fn chunks_on_the_brick_move_the_virtual_cube_as_the_model_says() {
     let log = h.take_log();
     assert!(log.iter().all(|l| !l.contains("fault")), "{log:?}");
 }
+
+#[test]
+fn a_chunk_answers_while_its_last_move_settles_and_what_follows_waits_for_it() {
+    use Primitive::*;
+    let busy_after = |early: bool| {
+        let h = sim(4, 1.0);
+        let link = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
+        let mut cfg = Config::default();
+        cfg.execution.answer_during_last_move = early;
+        let mut r = MindCub3r::connect(link, cfg).expect("connect");
+        r.home().unwrap();
+        let table = OutputPort::B;
+        let arm = OutputPort::A;
+        let mut expect = h.initial_cube().clone();
+        let mut busy = Vec::new();
+        // A layer turn (the table backs off its over-rotation), a tilt (the arm swings
+        // back to hold), a spin (nothing left moving: it is the cube-changing move).
+        for (chunk, port) in [
+            (&[ArmHold, Turn(1)][..], table),
+            (&[Tilt][..], arm),
+            (&[ArmAway, Spin(1)][..], table),
+            (&[ArmHold, Turn(-1)][..], table),
+        ] {
+            r.execute_chunk(chunk)
+                .unwrap_or_else(|e| panic!("{chunk:?}: {e}: {:?}", h.take_log()));
+            busy.push(r.ev3().status(&[port]).unwrap().busy);
+            for p in chunk {
+                if let Some(m) = p.as_move() {
+                    expect.apply(&Alg::from_moves(vec![m])).unwrap();
+                }
+            }
+        }
+        // A stop waits for the last move to settle: nothing is left half way.
+        assert!(r.stop());
+        assert_eq!(h.cube().to_letters(), expect.to_letters());
+        let log = h.take_log();
+        assert!(log.iter().all(|l| !l.contains("fault")), "{log:?}");
+        busy
+    };
+    assert_eq!(busy_after(true), [true, true, false, true]);
+    assert_eq!(busy_after(false), [false, false, false, false]);
+}

@@ -246,6 +246,11 @@ pub struct ExecutionConfig {
     /// Safety factor of that timing: when the arm starts, the table's remaining time is
     /// the arm's nominal time from away to `arm.clear` divided by this.
     pub overlap_margin: f64,
+    /// A chunk answers as soon as its last primitive, a tilt or a layer turn, has changed
+    /// the cube, while the arm swings back to hold or the layer backs off its
+    /// over-rotation; the next program waits for that move on the brick. The link's round
+    /// trip then passes while the robot still moves.
+    pub answer_during_last_move: bool,
 }
 
 impl Default for ExecutionConfig {
@@ -256,6 +261,7 @@ impl Default for ExecutionConfig {
             table_starts_at_clear: true,
             arm_lowers_while_table_stops: true,
             overlap_margin: 1.5,
+            answer_during_last_move: true,
         }
     }
 }

@@ -81,6 +81,9 @@ pub struct MindCub3r {
     /// The chunk of primitives sent to the brick as one program, until its outcome is
     /// known.
     chunk: Option<chunk::ChunkAttempt>,
+    /// The last move of a chunk that answered before that move ended
+    /// (`execution.answer_during_last_move`); whatever moves the robot next waits for it.
+    tail: Option<chunk::Tail>,
 }
 
 impl MindCub3r {
@@ -117,6 +120,7 @@ impl MindCub3r {
             homed: false,
             attempt: None,
             chunk: None,
+            tail: None,
         };
         r.guard(|r| {
             r.ev3.nop()?;
@@ -262,6 +266,9 @@ impl MindCub3r {
             .as_ref()
             .is_some_and(|f| f.load(Ordering::SeqCst))
         {
+            // A chunk's last move still settling ends first (bounded on the brick; the
+            // driver's wait gives it a second), so the motors stop between moves.
+            let _ = self.await_tail();
             let stopped = self.ev3.stop_all().is_ok();
             return Err(RobotError::Interrupted {
                 stopped,
@@ -296,7 +303,9 @@ impl MindCub3r {
         })
     }
 
+    /// Homed, and no move of a chunk left running.
     fn ensure_homed(&mut self) -> Result<(), RobotError> {
+        self.guard(|r| r.await_tail())?;
         if !self.homed {
             self.home()?;
         }
@@ -316,6 +325,7 @@ impl MindCub3r {
         ramps: (u32, u32),
     ) -> Result<(), RobotError> {
         self.check_interrupt()?;
+        self.await_tail()?;
         let mut m = if which == self.arm.port {
             self.arm
         } else if which == self.table.port {
@@ -973,6 +983,7 @@ impl MindCub3r {
     /// `clear` exactly (chunks leave it further out), where a scan expects it.
     pub fn finish(&mut self, beep: bool) -> Result<(), RobotError> {
         let r = (|| {
+            self.await_tail()?;
             let clear = self.config.sensor_arm.clear;
             if self.sensor_at.is_some_and(|p| p != clear) {
                 self.sensor_to(clear, "sensor arm to clear")?;
@@ -991,8 +1002,10 @@ impl MindCub3r {
         r
     }
 
-    /// Stops every motor now; whether the brick confirmed it.
+    /// Stops every motor (after a chunk's last move still settling, bounded on the brick);
+    /// whether the brick confirmed it.
     pub fn stop(&mut self) -> bool {
+        let _ = self.await_tail();
         self.ev3.stop_all().is_ok()
     }
 

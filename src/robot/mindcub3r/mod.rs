@@ -125,8 +125,10 @@
 //! motion, and the poll that finds it ended, each a round trip the motion does not hide,
 //! so a tilt (two arm moves) waited for about 2.4 round trips and a layer turn
 //! (over-rotation and back) for about 2.9. Run in chunks on the brick
-//! ([Execution on the brick](#execution-on-the-brick)), a chunk of about four primitives
-//! waits for one, so each primitive for about a third. A connected robot's round trip is
+//! ([Execution on the brick](#execution-on-the-brick)), a chunk of a few primitives
+//! waits for one, and none when it answers while its last tilt or turn still settles: tilts
+//! and layer turns, which end most chunks, wait for almost none, spins and arm moves for
+//! about half of one. A connected robot's round trip is
 //! measured at connect (the median of three pings), so the same calibration prices a USB
 //! link and a 60 ms Bluetooth link each as it is.
 //!
@@ -134,17 +136,18 @@
 //! cubes as runs do and times every primitive (so each primitive's mean holds the contexts
 //! runs meet: the arm's position, the overlaps, the settle pause): run from the host, from
 //! the command that starts it to the reply that confirms it; in chunks, by the brick's
-//! clock, with the chunk's link time shared among its primitives. It fits both parts by
+//! clock (a last move that settles after the chunk answered counts for its primitive),
+//! with the link time the chunk did not hide shared among its primitives. It fits both parts by
 //! least squares over links of different latency. The shipped values come from the
 //! simulator at 0 and 60 ms, with chunks on the brick:
 //!
 //! | Primitive | Seconds | Round trips | Estimate it replaced |
 //! |-----------|---------|-------------|----------------------|
-//! | arm away → hold / hold → away | 0.267 / 0.213 | 0.28 / 0.28 | 0.28 (85° at 300 °/s) |
-//! | `Tilt` | 0.525 | 0.36 | 0.71 |
-//! | `Spin(±1)` / `Spin(2)` | 0.581 / 1.044 | 0.27 / 0.36 | 0.68 / 1.35 |
-//! | `Turn(±1)` / `Turn(2)` | 0.734 / 1.207 | 0.35 / 0.33 | 0.90 / 1.57 |
-//! | sensor arm move / one reading | 0.466 / 0.011 | 0.00 / 1.05 | 0.3 / 0.02 |
+//! | arm away → hold / hold → away | 0.309 / 0.166 | 0.59 / 0.50 | 0.28 (85° at 300 °/s) |
+//! | `Tilt` | 0.517 | 0.00 | 0.71 |
+//! | `Spin(±1)` / `Spin(2)` | 0.577 / 1.048 | 0.49 / 0.97 | 0.68 / 1.35 |
+//! | `Turn(±1)` / `Turn(2)` | 0.730 / 1.199 | 0.06 / 0.06 | 0.90 / 1.57 |
+//! | sensor arm move / one reading | 0.380 / 0.001 | 1.86 / 0.97 | 0.3 / 0.02 |
 //!
 //! Run from the host the same primitives took 0.314 / 0.310 s for the arm moves with 1.6
 //! round trips each, and 2.4 to 2.9 round trips for tilts and turns; the arm moves are
@@ -286,6 +289,18 @@
 //!   `overlap_margin`.
 //! * The settle pause after arm moves stays; between a tilt and the next, between a spin
 //!   and a turn, no link round trip and no poll interval remain.
+//! * Between chunks the link's round trip is hidden where the mechanism allows
+//!   (`answer_during_last_move`): a chunk that ends with a tilt answers once the arm has
+//!   passed its apex and is swinging back to hold, one that ends with a layer turn once the
+//!   over-rotating move is done and the layer backs off. The cube has changed by then, so
+//!   the reply says exactly what happened; the move left running is a step job bounded on
+//!   the brick like any other. The next chunk's program first waits for it (its first
+//!   stage, with the arm's settle pause), so its reply and the next command travel while
+//!   the robot still moves; anything else the host does first waits for it from here, and
+//!   a stop (Ctrl-C) lets it end before the motors are stopped. Where a chunk would be cut
+//!   short anyway it is cut after a tilt or a turn rather than after a spin or an arm
+//!   move, unless that would halve it. A spin cannot answer early: its move is the one
+//!   that changes the cube.
 //!
 //! The program records in its global memory how many primitives it completed, how many
 //! of them had their cube-changing move completed (a tilt's apex, a spin's end, a layer
@@ -301,7 +316,8 @@
 //! * past its deadline, the reply says how many completed, and whether the one under way
 //!   had changed the cube; when it had not, the motor's count decides (a table within 8°
 //!   of table of either end, the tilt arm below the hold-to-apex midway or near its apex),
-//!   and a motor stopped half way leaves both candidates;
+//!   and a motor stopped half way leaves both candidates; a program stopped while it still
+//!   waited for the chunk before to settle did none of its own;
 //! * its reply lost (the program ran on to its end, or its deadline, on the brick), the
 //!   sensor arm's count is read as the record (past a mark by more than 4°, it was on its
 //!   way to the next, which it starts for only once that step happened), and the motor
@@ -311,6 +327,10 @@
 //!   of their spins and turns) is within 8° of table of it, narrowed by the tilt arm's
 //!   count, stated as the range of prefixes they leave (tilts between two table moves all
 //!   leave the arm at hold).
+//!
+//! When the chunk before left the tilt arm swinging back to hold, a first tilt of this one
+//! cannot be told from that swing by the arm's count past the midway: without the
+//! program's record both states stay candidates.
 //!
 //! `calibrate-timings` times chunks by the brick's clock, so the planner prices what this
 //! execution takes ([Timings](#timings)).

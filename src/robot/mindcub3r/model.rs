@@ -249,9 +249,9 @@ impl Default for RoundTrips {
 
 /// Seconds per primitive on a link without latency, measured on the simulator with the
 /// primitives run in chunks on the brick (see [Timings](crate::robot::mindcub3r#timings)).
-const DEFAULT_SECONDS: [f64; 9] = [0.277, 0.253, 0.52, 0.577, 1.046, 0.73, 1.199, 0.382, 0.001];
+const DEFAULT_SECONDS: [f64; 9] = [0.309, 0.166, 0.517, 0.577, 1.048, 0.73, 1.199, 0.38, 0.001];
 /// Link round trips per primitive (the same calibration).
-const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.5, 0.49, 0.86, 0.49, 0.96, 0.98, 0.97, 1.85, 0.96];
+const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.59, 0.5, 0.0, 0.49, 0.97, 0.06, 0.06, 1.86, 0.97];
 
 impl Timings {
     /// The seconds per primitive, in [`TIMING_KEYS`] order.

@@ -72,6 +72,20 @@ struct Step {
     secs: f64,
 }
 
+/// The last move of a chunk that answered before that move ended
+/// (`execution.answer_during_last_move`): the tilt arm swinging back to hold after a
+/// tilt's apex, or the table backing off a layer turn's over-rotation. The cube has
+/// changed by then; the move only settles the mechanism, bounded on the brick like every
+/// step job, and whatever moves the robot next waits for it (the next chunk on the brick,
+/// anything else from here).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tail {
+    /// The motor still moving, with its target.
+    motor: Motor,
+    /// Nominal seconds of the move (and the arm's settle pause after it).
+    secs: f64,
+}
+
 /// A chunk sent to the brick, kept until its outcome is known.
 #[derive(Clone, Debug)]
 pub(super) struct ChunkAttempt {
@@ -83,6 +97,12 @@ pub(super) struct ChunkAttempt {
     /// From the program's reply: primitives it completed, and those whose cube-changing
     /// move completed (one more than `done` when it stopped after that move).
     record: Option<(usize, usize)>,
+    /// The tilt arm was still settling from the chunk before when this one was sent, so an
+    /// arm short of hold may be that move's, not this chunk's first tilt.
+    after_arm_tail: bool,
+    /// The program stopped while still waiting for the chunk before to settle: none of
+    /// its own primitives began.
+    stopped_before_start: bool,
 }
 
 /// What the robot can say about a chunk whose outcome was not confirmed.
@@ -104,6 +124,10 @@ pub enum Settled {
 #[derive(Clone, Debug)]
 pub struct ChunkRun {
     pub ends_ms: Option<Vec<i32>>,
+    /// The brick's clock when the program had waited for the chunk before to settle
+    /// (that chunk's last move, see [`MindCub3r::await_settled`]); `None`: nothing was
+    /// left moving.
+    pub settled_ms: Option<i32>,
     pub wall: f64,
 }
 
@@ -115,6 +139,12 @@ struct Layout {
     times: usize,
     stages: Vec<String>,
     deadline_ms: i32,
+    /// The program first waits for the chunk before to settle (its first stage).
+    waits_for_tail: bool,
+    /// Where it records the brick's clock when that wait ended.
+    settled: Option<usize>,
+    /// The move it leaves running when it answers.
+    tail: Option<Tail>,
 }
 
 impl MindCub3r {
@@ -153,15 +183,57 @@ impl MindCub3r {
             secs += s.secs;
             n += 1;
         }
+        // A chunk that answers during its last move hides the link's round trip: where
+        // the chunk is cut short anyway, cut it after a tilt or a layer turn, unless that
+        // would halve it.
+        let tails = |s: &Step| matches!(s.prim, Primitive::Tilt | Primitive::Turn(_));
+        if self.config.execution.answer_during_last_move && n < steps.len() && !tails(&steps[n - 1])
+        {
+            let mut sum = secs;
+            for m in (1..n).rev() {
+                sum -= steps[m].secs;
+                if sum < limit / 2.0 {
+                    break;
+                }
+                if tails(&steps[m - 1]) {
+                    n = m;
+                    break;
+                }
+            }
+        }
         let s = &self.config.sensor_arm;
         while n > 1
             && self
-                .chunk_program(&steps[..n], Marks::new(s.clear, s.clear, s.parked, n))
+                .chunk_program(
+                    &steps[..n],
+                    Marks::new(s.clear, s.clear, s.parked, n),
+                    self.tail,
+                )
                 .is_err()
         {
             n -= 1;
         }
         n.max(1)
+    }
+
+    /// Waits for the last move a chunk left running, if any (every other motion does so
+    /// by itself); on any error every motor is stopped.
+    pub fn await_settled(&mut self) -> Result<(), RobotError> {
+        self.guard(|r| r.await_tail())
+    }
+
+    /// Waits (from here) for a chunk's last move still settling, if any.
+    pub(super) fn await_tail(&mut self) -> Result<(), RobotError> {
+        let Some(t) = self.tail.take() else {
+            return Ok(());
+        };
+        let budget = Duration::from_secs_f64(2.0 * t.secs) + self.ev3.timeouts.move_extra;
+        self.ev3
+            .wait("the last move of a chunk", &[t.motor], budget)?;
+        if t.motor.port == self.arm.port {
+            self.settle();
+        }
+        Ok(())
     }
 
     /// Runs `prims` back to back as one program on the brick (see the module docs).
@@ -179,9 +251,13 @@ impl MindCub3r {
             marks,
             sent: false,
             record: None,
+            after_arm_tail: false,
+            stopped_before_start: false,
         });
         self.check_interrupt()?;
-        self.ensure_homed()?;
+        if !self.homed {
+            self.home()?;
+        }
         // The sensor arm out of the tilt arm's way (normally there already), at a count
         // the marks start from.
         self.guard(|r| r.sensor_clear())?;
@@ -192,12 +268,15 @@ impl MindCub3r {
         // Homing and the sensor arm's move may have changed what the arm is known to do.
         let steps = self.chunk_steps(prims)?;
         let marks = Marks::new(at, clear, parked, steps.len());
-        let (cmd, layout) = self.chunk_program(&steps, marks)?;
+        let prior = self.tail;
+        let (cmd, layout) = self.chunk_program(&steps, marks, prior)?;
         self.chunk = Some(ChunkAttempt {
             steps: steps.clone(),
             marks,
             sent: true,
             record: None,
+            after_arm_tail: prior.is_some_and(|t| t.motor.port == self.arm.port),
+            stopped_before_start: false,
         });
         let (a, t) = (&self.config.arm, &self.config.turntable);
         let arm = [a.away, a.clear, a.hold, a.hold_2x2, a.tilt_apex];
@@ -224,6 +303,9 @@ impl MindCub3r {
         let wall = sent.elapsed().as_secs_f64();
         self.ev3.forget_counts();
         self.arm_state = ArmState::Unknown;
+        // Whatever the outcome, the tail before was waited for by the program (or the
+        // motors are stopped below); this chunk may leave its own.
+        self.tail = None;
         let reply = match reply {
             Ok(r) => r,
             Err(e @ (Ev3Error::Timeout { .. } | Ev3Error::Link { .. })) => {
@@ -231,8 +313,10 @@ impl MindCub3r {
                 // brick by now. The motors' counts confirm the whole chunk, or the chunk
                 // stays unsettled for the job to ask about.
                 self.recovered_chunk(e)?;
+                self.tail = layout.tail;
                 return Ok(ChunkRun {
                     ends_ms: None,
+                    settled_ms: None,
                     wall,
                 });
             }
@@ -253,6 +337,7 @@ impl MindCub3r {
         if err != 0 {
             if let Some(c) = self.chunk.as_mut() {
                 c.record = Some((done, effected));
+                c.stopped_before_start = layout.waits_for_tail && err == 1;
             }
             let _ = self.ev3.stop_all();
             self.sensor_at = None;
@@ -267,9 +352,15 @@ impl MindCub3r {
         for i in 0..n {
             ends.push(word(layout.times + 4 * i)?);
         }
+        let settled_ms = match layout.settled {
+            Some(at) => Some(word(at)?),
+            None => None,
+        };
         self.chunk_completed(n);
+        self.tail = layout.tail;
         Ok(ChunkRun {
             ends_ms: Some(ends),
+            settled_ms,
             wall,
         })
     }
@@ -338,11 +429,15 @@ impl MindCub3r {
             return Settled::Exactly(0, "the chunk was never sent");
         }
         match c.record {
+            Some(_) if c.stopped_before_start => Settled::Exactly(
+                0,
+                "the program's record (it stopped waiting for the chunk before)",
+            ),
             Some((done, effected)) if effected > done => {
                 Settled::Exactly(effected, "the program's record")
             }
             Some((done, _)) if done >= n => Settled::Exactly(n, "the program's record"),
-            Some((done, _)) => self.in_progress_by_count(&c.steps[done], done),
+            Some((done, _)) => self.in_progress_by_count(&c, done),
             None => match self
                 .ev3
                 .count(self.sensor.port)
@@ -355,16 +450,20 @@ impl MindCub3r {
                 Some((done, effected)) if effected > done => {
                     Settled::Exactly(effected, "the sensor arm's progress marks")
                 }
-                Some((done, _)) => self.in_progress_by_count(&c.steps[done], done),
+                Some((done, _)) => self.in_progress_by_count(&c, done),
                 None => self.settle_by_counts(&c.steps),
             },
         }
     }
 
     /// Primitive `done` was under way when the program stopped: its cube-changing move,
-    /// if it has one, happened or not by the motor's count.
-    fn in_progress_by_count(&mut self, s: &Step, done: usize) -> Settled {
+    /// if it has one, happened or not by the motor's count. A first tilt after the chunk
+    /// before left the arm settling cannot be told from that arm move by the count alone
+    /// once the arm is past the midway: both states stay.
+    fn in_progress_by_count(&mut self, c: &ChunkAttempt, done: usize) -> Settled {
         let by = "the program's record and the motor counts";
+        let s = &c.steps[done];
+        let ambiguous = done == 0 && c.after_arm_tail && s.prim == Primitive::Tilt;
         let (port, from, to, tilt) = match s.prim {
             Primitive::Tilt => {
                 let hold = self.hold_angle(self.size());
@@ -390,7 +489,7 @@ impl MindCub3r {
         };
         if frac <= lo {
             Settled::Exactly(done, by)
-        } else if frac >= hi {
+        } else if frac >= hi && !ambiguous {
             Settled::Exactly(done + 1, by)
         } else {
             Settled::Between(done, done + 1, by)
@@ -543,12 +642,14 @@ impl MindCub3r {
         &self,
         steps: &[Step],
         marks: Marks,
+        prior: Option<Tail>,
     ) -> Result<(DirectCommand, Layout), RobotError> {
         let cfg = &self.config;
         let (a, t, x) = (&cfg.arm, &cfg.turntable, &cfg.execution);
         let hold = self.hold_angle(self.size());
         let arm_ramps = (a.ramp_up, a.ramp_down);
-        let nominal: f64 = steps.iter().map(|s| s.secs).sum();
+        let nominal: f64 =
+            steps.iter().map(|s| s.secs).sum::<f64>() + prior.map_or(0.0, |t| t.secs);
         let ms = 2000.0 * nominal + self.ev3.timeouts.move_extra.as_millis() as f64;
         let deadline_ms = ms.min(i32::MAX as f64) as i32;
         let mut b = Builder::new(cfg, deadline_ms);
@@ -557,10 +658,55 @@ impl MindCub3r {
         let done = b.p.global(w);
         let effected = b.p.global(w);
         let times = b.p.global_array(w, steps.len().max(1));
+        let settled = prior.map(|_| b.p.global(w));
         for v in [err, done, effected] {
             b.p.mov(w, w, 0, v);
         }
         let (arm, table) = (b.arm, b.table);
+        if let (Some(tail), Some(at)) = (prior, settled) {
+            // Stage 1: the chunk before's last move settling.
+            b.wait_idle(&[arm, table], "the chunk before settling");
+            if tail.motor.port == arm {
+                b.pause(a.settle_ms);
+            }
+            b.p.timer_read(at);
+        }
+        // The last primitive may answer once it has changed the cube (see [`Tail`]).
+        let last = steps.len().saturating_sub(1);
+        let tail_of = |i: usize, p: Primitive| -> Option<Tail> {
+            if !x.answer_during_last_move || i != last {
+                return None;
+            }
+            let settle = a.settle_ms as f64 / 1000.0;
+            match p {
+                Primitive::Tilt => {
+                    let up = (a.tilt_apex - hold) as f64;
+                    Some(Tail {
+                        motor: Motor {
+                            target: hold,
+                            ..self.arm
+                        },
+                        secs: self
+                            .arm
+                            .nominal_secs(up, a.back_speed, (a.ramp_up, a.ramp_down * 2))
+                            + settle,
+                    })
+                }
+                Primitive::Turn(_) => Some(Tail {
+                    motor: Motor {
+                        target: steps[i].table_to,
+                        ..self.table
+                    },
+                    secs: self.table.nominal_secs(
+                        t.over_rotation.abs() as f64,
+                        t.over_rotation_speed,
+                        (0, 0),
+                    ),
+                }),
+                _ => None,
+            }
+        };
+        let mut tail = None;
         let c = Operand::Const;
         let mut arm_at = match self.arm_state {
             ArmState::Away => Some(a.away),
@@ -628,8 +774,11 @@ impl MindCub3r {
                     b.wait_idle(&[arm], "tilt: arm to apex");
                     mark(&mut b, effected, i);
                     b.call_move(arm, c(hold), a.back_speed, (a.ramp_up, a.ramp_down * 2));
-                    b.wait_idle(&[arm], "tilt: arm back to hold");
-                    b.pause(a.settle_ms);
+                    tail = tail_of(i, s.prim);
+                    if tail.is_none() {
+                        b.wait_idle(&[arm], "tilt: arm back to hold");
+                        b.pause(a.settle_ms);
+                    }
                 }
                 Primitive::Spin(_) => {
                     arm_away(&mut b, &mut arm_at, true);
@@ -664,7 +813,10 @@ impl MindCub3r {
                     b.wait_idle(&[table], "layer turn: over-rotate");
                     mark(&mut b, effected, i);
                     b.call_move(table, c(s.table_to), t.over_rotation_speed, (0, 0));
-                    b.wait_idle(&[table], "layer turn: back to the quarter");
+                    tail = tail_of(i, s.prim);
+                    if tail.is_none() {
+                        b.wait_idle(&[table], "layer turn: back to the quarter");
+                    }
                 }
                 _ => {}
             }
@@ -672,7 +824,11 @@ impl MindCub3r {
             let at = offset(times, i);
             b.p.timer_read(at);
         }
-        b.wait_idle(&[arm, table], "the last move");
+        match tail {
+            Some(t) if t.motor.port == arm => b.wait_idle(&[table], "the last move"),
+            Some(_) => b.wait_idle(&[arm], "the last move"),
+            None => b.wait_idle(&[arm, table], "the last move"),
+        }
         let (cmd, stages) = b.end(err);
         let cmd = cmd.map_err(|why| RobotError::ChunkProgram {
             of: steps.len(),
@@ -691,6 +847,9 @@ impl MindCub3r {
                 times: at(times),
                 stages,
                 deadline_ms,
+                waits_for_tail: prior.is_some(),
+                settled: settled.map(at),
+                tail,
             },
         ))
     }
