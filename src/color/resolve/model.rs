@@ -25,6 +25,10 @@ pub struct Model {
     /// Weight, in readings, of a calibration profile's colour in its class's mean and
     /// spread.
     pub profile_weight: f64,
+    /// Prior spread (CIELAB units, per axis) of a colour class's mean before any of its
+    /// stickers is read: the Occam factor of a class's mean when a face is unread (see
+    /// `refine`). Not used when every sticker is read.
+    pub mean_spread: f64,
     /// Calibration of the margins: the model's log-likelihood ratios are divided by this
     /// before they are reported or compared with the doubt threshold, so that a margin of
     /// m nats means that the best guess is wrong about once in 1 + e^m on real scans.
@@ -40,6 +44,7 @@ impl Default for Model {
             noise_scale: 1.0,
             clipped_sigma: 0.08,
             profile_weight: 2.0,
+            mean_spread: 25.0,
             temperature: 1.0,
         }
     }

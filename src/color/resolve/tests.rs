@@ -158,7 +158,7 @@ fn illumination_recovers_face_and_kind_gains() {
         })
         .collect();
     for _ in 0..8 {
-        il.estimate(&lin, &labels);
+        il.estimate(&lin, &labels, None);
     }
     // Solved cube: face and class coincide, so only the kind pattern is identifiable;
     // the faces' gains carry no evidence and stay at even light (the prior), and the
