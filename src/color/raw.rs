@@ -385,6 +385,44 @@ mod tests {
     }
 
     #[test]
+    fn unread_is_optional_checked_and_round_trips() {
+        // A file from before the field: every sticker read, and it writes no `unread`.
+        let readings: Vec<String> = (0..54).map(|_| "[10, 20, 30]".to_string()).collect();
+        let base = format!("{{\"size\": 3, \"facelets\": [{}]", readings.join(","));
+        let old = RawScan::from_json(&format!("{base}}}")).unwrap();
+        assert!(old.is_complete() && old.read_mask().iter().all(|&r| r));
+        assert!(!old.to_json().contains("unread"));
+        // The real-data case files are such files.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/realdata/cases");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let scan = RawScan::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert!(scan.is_complete(), "{}", path.display());
+        }
+        // A face left unread: placeholders are not checked (here far above the scale) and
+        // the field round-trips.
+        let r = old.without_face(Face::R);
+        assert_eq!(r.unread, (9..18).collect::<Vec<_>>());
+        assert!(!r.is_read(9) && r.is_read(8) && r.is_read(18));
+        let mut odd = r.clone();
+        odd.facelets[12] = [5000.0, -1.0, 0.0];
+        assert!(odd.check().is_ok());
+        assert_eq!(odd.effective_scale(), old.effective_scale());
+        assert_eq!(RawScan::from_json(&r.to_json()).unwrap(), r);
+        // Indices out of range or listed twice are refused.
+        let bad = format!("{base}, \"unread\": [3, 54]}}");
+        assert!(matches!(
+            RawScan::from_json(&bad),
+            Err(RawScanError::UnreadIndex { index: 54, .. })
+        ));
+        let twice = format!("{base}, \"unread\": [12, 12]}}");
+        match RawScan::from_json(&twice) {
+            Err(RawScanError::UnreadTwice { index: 12, facelet }) => assert_eq!(facelet, "R4"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn sigma_is_optional_checked_and_round_trips() {
         let readings: Vec<String> = (0..54).map(|_| "[10, 20, 30]".to_string()).collect();
         let base = format!("{{\"size\": 3, \"facelets\": [{}]", readings.join(","));

@@ -81,7 +81,8 @@ pub struct UnreadFace(pub Option<Face>);
 impl UnreadFace {
     /// As the option names it: `none`, or the face's letter.
     pub fn name(self) -> String {
-        self.0.map_or("none".to_string(), |f| f.letter().to_string())
+        self.0
+            .map_or("none".to_string(), |f| f.letter().to_string())
     }
 
     /// `scan` with this face's stickers unread (unchanged for `none`).

@@ -60,9 +60,8 @@ pub(super) fn kmeans_runs(labs: &[[f64; 3]], seed: u64) -> Vec<(f64, Vec<usize>,
 pub(super) fn anchored_kmeans(labs: &[[f64; 3]], anchors: &[Option<[f64; 3]>]) -> Vec<usize> {
     let mut cents: Vec<[f64; 3]> = Vec::with_capacity(anchors.len());
     let given: Vec<[f64; 3]> = anchors.iter().flatten().copied().collect();
-    let nearest_d2 = |x: &[f64; 3], cs: &[[f64; 3]]| {
-        cs.iter().map(|c| d2(x, c)).fold(f64::INFINITY, f64::min)
-    };
+    let nearest_d2 =
+        |x: &[f64; 3], cs: &[[f64; 3]]| cs.iter().map(|c| d2(x, c)).fold(f64::INFINITY, f64::min);
     let mut placed = given.clone();
     for a in anchors {
         let c = match a {
@@ -434,9 +433,7 @@ pub(super) fn best_matching_some(a: &[Option<[f64; 3]>], b: &[[f64; 3]]) -> [usi
     let mut best = (f64::INFINITY, [0, 1, 2, 3, 4, 5]);
     let mut perm = [0usize, 1, 2, 3, 4, 5];
     permute(&mut perm, 0, &mut |p| {
-        let c: f64 = (0..6)
-            .map(|i| a[i].map_or(0.0, |x| d2(&x, &b[p[i]])))
-            .sum();
+        let c: f64 = (0..6).map(|i| a[i].map_or(0.0, |x| d2(&x, &b[p[i]]))).sum();
         if c < best.0 {
             best = (c, *p);
         }

@@ -133,10 +133,7 @@ pub fn evenly_lit_labs(
 /// some stickers of `scan` were not read (re-deal the full scan, then leave stickers unread).
 pub fn redeal(scan: &RawScan, truth: &FaceletCube, target: &FaceletCube) -> Option<RawScan> {
     let size = scan.cube_size();
-    if truth.size() != size
-        || target.size() != size
-        || scan.check().is_err()
-        || !scan.is_complete()
+    if truth.size() != size || target.size() != size || scan.check().is_err() || !scan.is_complete()
     {
         return None;
     }

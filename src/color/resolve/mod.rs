@@ -27,6 +27,22 @@
 //! every colour scheme (which classes are opposite, and the handedness: 30 up to rotation)
 //! is searched.
 //!
+//! Unread stickers (`RawScan::unread`, one face's at most: a scanner that skips a face, or
+//! that is still reading its last): an unread sticker carries no evidence. It costs nothing
+//! for any class, takes no part in the k-means, the class fits or the light, and the legal
+//! search gives it whatever colour the cube's rules allow, so the [`Resolution`] is still
+//! the whole cube (its [`StickerVerdict::read`] false). With a 3x3x3's face unread its
+//! centre is unread too: its class is the one colour no read centre shows, its stickers
+//! found on the other faces by clusters grown from the five read centres and the reading
+//! farthest from them (beside the usual starts). Its face needs no finding: classes are
+//! faces, and the corners fix the scheme's opposites and handedness through the legal
+//! search. Since a class's read stickers then vary in number between cubes, each class's
+//! mean pays its Occam factor (see `refine`), else a cube that lends the unread colour a
+//! few stickers of another colour would win. Five faces do not always fix the cube: when
+//! the unread face's edges show the same colour on their read sides in two pairs, or three
+//! alike, two or more legal cubes show every read sticker alike, they tie, and the doubt
+//! test says so (about 1 random 3x3x3 in 10; a 2x2x2's unread face is always decided).
+//!
 //! Doubt: the legal cubes the search finds near the best (and, on a 3x3x3, the best's
 //! whole-class recolourings by a cube rotation, centres kept) are each scored under their
 //! OWN re-estimated light and re-fitted classes (a profile likelihood per hypothesis), not
@@ -65,8 +81,7 @@ mod refine;
 mod tests;
 
 use classes::{
-    anchored_kmeans, best_matching, best_matching_some, d2, kmeans6, kmeans_runs, Class,
-    ClassPrior,
+    anchored_kmeans, best_matching, best_matching_some, d2, kmeans6, kmeans_runs, Class, ClassPrior,
 };
 use doubt::Best;
 pub use evaluate::{cube_cost, evenly_lit_labs, misfit_stickers, redeal};

@@ -4,11 +4,15 @@
 //! final search with the doubt window, restarted from any candidate that fits better
 //! under its own model than the one the model was settled on.
 //!
+//! Unread stickers: the evidence holds which stickers were read; the costs, class fits,
+//! light and hypothesis scores see those only, and with some unread a hypothesis' score
+//! carries the Occam factor of its class means ([`Evidence`]'s `occam`).
+//!
 //! Level: part of `color::resolve`; depends on its siblings (readings, classes, light,
 //! legal search, whole-class recolourings) and on `cube::Size`. Must not depend on
 //! the public result types of [`super`] or on anything above `color`.
 
-use super::classes::{fit, noise_frame, Class, ClassPrior};
+use super::classes::{fit, Class, ClassPrior};
 use super::labelling::conjugates;
 use super::legal::{search2, search3, SearchOutcome};
 use super::light::Illumination;
@@ -144,35 +148,24 @@ impl<'a> Evidence<'a> {
     /// out, 0); with a face unread the number of read stickers of a class differs between
     /// cubes (the unread centre's class may have none), and without the factor the profile
     /// likelihood prefers a cube that lends that class a few stickers of another colour,
-    /// which its freshly fitted mean then explains perfectly. The factor is what integrating
-    /// the mean over a broad prior ([`Model::mean_spread`] per axis) costs instead of
-    /// maximising over it: ½ ln(1 + n τ² / v) per axis for a class of n read stickers whose
-    /// readings vary by v (its spread and their mean noise), 0 for a class with none.
-    fn occam(&self, labels: &[usize], noise: &[[f64; 3]], classes: &[Class; 6]) -> f64 {
+    /// which its freshly fitted mean then explains closely. The factor is what integrating
+    /// the mean over a broad prior costs instead of maximising over it: ½ ln(1 + n r²) per
+    /// axis for a class of n read stickers, r the prior spread of a mean in units of the
+    /// spread of a class's readings ([`Model::mean_spread`]), 0 for a class with none. The
+    /// spread ratio is a constant, not each hypothesis' own fitted spreads: those would
+    /// charge the tighter (right) grouping of close colours more and move the margins of
+    /// every scan; a constant charges only the number of read stickers, which cubes alike
+    /// but for the unread face share to within a sticker or two.
+    fn occam(&self, labels: &[usize]) -> f64 {
         if self.read.iter().all(|&r| r) {
             return 0.0;
         }
-        let tau2 = self.model.mean_spread.powi(2);
+        let r2 = self.model.mean_spread.powi(2);
         let mut n = [0.0f64; 6];
-        let mut e = [[0.0f64; 3]; 6];
-        for ((&l, x), _) in labels.iter().zip(noise).zip(&self.read).filter(|(_, &r)| r) {
+        for (&l, _) in labels.iter().zip(&self.read).filter(|(_, &r)| r) {
             n[l] += 1.0;
-            let f = noise_frame(x, classes[l].dir);
-            for k in 0..3 {
-                e[l][k] += f[k];
-            }
         }
-        (0..6)
-            .filter(|&j| n[j] > 0.0)
-            .map(|j| {
-                (0..3)
-                    .map(|k| {
-                        let v = classes[j].var[k] + e[j][k] / n[j];
-                        0.5 * (n[j] * tau2 / v).ln_1p()
-                    })
-                    .sum::<f64>()
-            })
-            .sum()
+        n.iter().map(|&n| 1.5 * (n * r2).ln_1p()).sum()
     }
 
     /// Cost of a labelling's read stickers under `classes`.
@@ -309,7 +302,7 @@ impl<'a> Evidence<'a> {
         let classes = self.fit(&labs, &noise, labels);
         let total = self.labelled_cost(&labs, &noise, labels, &classes)
             + prior_cost(&classes)
-            + self.occam(labels, &noise, &classes);
+            + self.occam(labels);
         OwnModel {
             total,
             labs,
@@ -336,7 +329,7 @@ impl<'a> Evidence<'a> {
         let classes = self.fit(labs, noise, labels);
         self.labelled_cost(labs, noise, labels, &classes)
             + prior_cost(&classes)
-            + self.occam(labels, noise, &classes)
+            + self.occam(labels)
     }
 
     /// Settles on a cube from a first state ([`Self::first_round`]): refines, then
