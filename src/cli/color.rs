@@ -190,7 +190,7 @@ fn verdict_lines(res: &crate::color::Resolution) {
         json_line(&json!({"type": "rival", "cube": r.to_letters()}));
     }
     for (i, s) in res.stickers.iter().enumerate() {
-        json_line(&json!({
+        let mut line = json!({
             "type": "sticker",
             "index": i,
             "facelet": crate::color::resolve::facelet_name(i, size),
@@ -199,7 +199,11 @@ fn verdict_lines(res: &crate::color::Resolution) {
             "margin": (s.margin * 100.0).round() / 100.0,
             "runner_up": s.runner_up.map(|f| f.letter().to_string()),
             "doubtful": res.doubtful.contains(&i),
-        }));
+        });
+        if !s.read {
+            line["read"] = json!(false);
+        }
+        json_line(&line);
     }
 }
 
@@ -221,17 +225,30 @@ pub(crate) fn likelihood_text(res: &Resolution) -> String {
 /// how likely it is, how far the closest rival is, and which stickers are in doubt.
 pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
     let letters = res.cube.to_letters();
+    let unread = res.unread();
     if g.json {
-        json_line(&json!({
+        let mut line = json!({
             "type": "resolution",
             "cube": letters,
             "confident": res.confident,
             "cube_margin": res.cube_margin,
             "probability": res.probability(),
             "doubtful": facelet_names(&res.doubtful, res.cube.size()).split_whitespace().collect::<Vec<_>>(),
-        }));
+        });
+        if !unread.is_empty() {
+            line["unread"] = json!(facelet_names(&unread, res.cube.size())
+                .split_whitespace()
+                .collect::<Vec<_>>());
+        }
+        json_line(&line);
     } else {
         outln!("{letters}");
+        if !unread.is_empty() && !g.quiet {
+            eprintln!(
+                "note: stickers {} were not read; the cube's rules filled them in",
+                facelet_names(&unread, res.cube.size())
+            );
+        }
         if !res.confident && !g.quiet {
             eprintln!(
                 "note: best effort, not sure: this cube is {} likely; a rival legal cube is {:.1} nats behind; stickers in doubt: {}",
@@ -427,7 +444,8 @@ fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global) -> CmdResult {
         Err(
             e @ (CalibrateError::Dark { .. }
             | CalibrateError::NotDistinct { .. }
-            | CalibrateError::NotUniform { .. }),
+            | CalibrateError::NotUniform { .. }
+            | CalibrateError::Unread { .. }),
         ) => {
             if g.json {
                 json_line(&json!({"type": "refused", "reason": e.to_string()}));

@@ -83,6 +83,12 @@ pub enum CalibrateError {
     },
     #[error("stickers {stickers} look more like another face's colour than their own: each face of a solved cube is one colour")]
     NotUniform { stickers: String },
+    /// A profile learns every face's colour from its own stickers: a partial scan has
+    /// faces it never saw.
+    #[error(
+        "stickers {stickers} were not read: calibration needs every sticker of a solved cube read"
+    )]
+    Unread { stickers: String },
 }
 
 /// A scan whose brightest reading stays under this share of its scale's largest value is
@@ -101,6 +107,13 @@ pub fn calibrate(
     name: Option<String>,
     seed: u64,
 ) -> Result<Profile, CalibrateError> {
+    if !scan.is_complete() {
+        let stickers = match Size::from_n(scan.size as usize) {
+            Some(size) => crate::color::resolve::facelet_names(&scan.unread, size),
+            None => format!("{:?}", scan.unread),
+        };
+        return Err(CalibrateError::Unread { stickers });
+    }
     let scale_max = scan.effective_scale().max_value();
     let brightest = scan
         .facelets

@@ -17,12 +17,17 @@
 //! fills it from the pixels it averaged). Where it is absent (EV3 and sensor scans, the
 //! real-data case files) the resolver uses its fixed model of the device's noise.
 //!
-//! Level: part of `color`; depends on `cube::Size`. Must not depend on the resolver or
+//! Optional `"unread": [i, ...]`: facelet indices that were not read (a face the scanner
+//! skipped). Their entries in `facelets` (and `sigma`) are placeholders, never checked or
+//! used: an unread sticker carries no evidence, and the resolver fills it in from the cube's
+//! rules. A file without the field has every sticker read, as before.
+//!
+//! Level: part of `color`; depends on `cube::Size` and `cube::Face`. Must not depend on the resolver or
 //! anything above `color`.
 
 use serde::{Deserialize, Serialize};
 
-use crate::cube::Size;
+use crate::cube::{Face, Size};
 
 /// EV3 colour sensor RGB-RAW counts for a white sticker, channel by channel (as read on
 /// real cubes by the sensor at the MindCub3r's scanning distance).
@@ -77,6 +82,14 @@ pub enum RawScanError {
         found: usize,
         expected: usize,
     },
+    #[error("unread facelet {index}: a {size} has facelets 0..{stickers}")]
+    UnreadIndex {
+        index: usize,
+        size: Size,
+        stickers: usize,
+    },
+    #[error("unread facelet {index} ({facelet}) is listed twice")]
+    UnreadTwice { index: usize, facelet: String },
     #[error("{found} sigma entries for {expected} readings")]
     SigmaCount { found: usize, expected: usize },
     #[error("sigma of reading {index} ({facelet}): {value} is not a usable standard error")]
@@ -114,6 +127,9 @@ pub struct RawScan {
     /// source measured it; `None`: the resolver's device noise model applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sigma: Option<Vec<[f64; 3]>>,
+    /// Facelets that were not read, in increasing order (see the module docs); empty: all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<usize>,
     /// Free-form: where the readings came from (device, file, date).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<serde_json::Value>,
@@ -129,6 +145,7 @@ impl RawScan {
             scale: Some(scale),
             facelets,
             sigma: None,
+            unread: Vec::new(),
             provenance: None,
             value_scale: None,
         }
@@ -164,7 +181,27 @@ impl RawScan {
             let face = crate::cube::Face::ALL[index / size.per_face()];
             format!("{}{}", face.letter(), index % size.per_face() + 1)
         };
-        for (index, rgb) in self.facelets.iter().enumerate() {
+        let mut unread = vec![false; size.stickers()];
+        for &index in &self.unread {
+            match unread.get_mut(index) {
+                None => {
+                    return Err(RawScanError::UnreadIndex {
+                        index,
+                        size,
+                        stickers: size.stickers(),
+                    })
+                }
+                Some(true) => {
+                    return Err(RawScanError::UnreadTwice {
+                        index,
+                        facelet: facelet(index),
+                    })
+                }
+                Some(u) => *u = true,
+            }
+        }
+        let read = |&(index, _): &(usize, _)| !unread[index];
+        for (index, rgb) in self.facelets.iter().enumerate().filter(read) {
             for &value in rgb {
                 if !value.is_finite() || value < 0.0 {
                     return Err(RawScanError::Value {
@@ -179,7 +216,7 @@ impl RawScan {
         // above 1).
         let scale = self.effective_scale();
         let max = scale.max_value();
-        for (index, rgb) in self.facelets.iter().enumerate() {
+        for (index, rgb) in self.facelets.iter().enumerate().filter(read) {
             for &value in rgb {
                 if value > max * (1.0 + 1e-6) {
                     return Err(RawScanError::Range {
@@ -199,7 +236,7 @@ impl RawScan {
                     expected: self.facelets.len(),
                 });
             }
-            for (index, s) in sigma.iter().enumerate() {
+            for (index, s) in sigma.iter().enumerate().filter(read) {
                 for &value in s {
                     if !value.is_finite() || value < 0.0 {
                         return Err(RawScanError::Sigma {
@@ -212,6 +249,54 @@ impl RawScan {
             }
         }
         Ok(())
+    }
+
+    /// Whether facelet `i` was read.
+    pub fn is_read(&self, i: usize) -> bool {
+        !self.unread.contains(&i)
+    }
+
+    /// Whether every facelet was read.
+    pub fn is_complete(&self) -> bool {
+        self.unread.is_empty()
+    }
+
+    /// One flag per facelet: whether it was read.
+    pub fn read_mask(&self) -> Vec<bool> {
+        let mut read = vec![true; self.facelets.len()];
+        for &i in &self.unread {
+            if let Some(r) = read.get_mut(i) {
+                *r = false;
+            }
+        }
+        read
+    }
+
+    /// This scan with the facelets `unread` (and those already unread) marked unread, their
+    /// readings (and standard errors) set to zero placeholders.
+    pub fn with_unread(&self, unread: &[usize]) -> RawScan {
+        let mut out = self.clone();
+        out.unread.extend_from_slice(unread);
+        out.unread.sort_unstable();
+        out.unread.dedup();
+        for &i in &out.unread {
+            if let Some(v) = out.facelets.get_mut(i) {
+                *v = [0.0; 3];
+            }
+            if let Some(s) = out.sigma.as_mut().and_then(|s| s.get_mut(i)) {
+                *s = [0.0; 3];
+            }
+        }
+        out
+    }
+
+    /// This scan with every facelet of `face` unread (as a scanner that skipped that face
+    /// would report it).
+    pub fn without_face(&self, face: Face) -> RawScan {
+        let per = self.cube_size().per_face();
+        let first = face.index() * per;
+        let idx: Vec<usize> = (first..first + per).collect();
+        self.with_unread(&idx)
     }
 
     /// The scale: declared, else read from `value_scale`, else inferred from the values.
@@ -234,7 +319,9 @@ impl RawScan {
         let max = self
             .facelets
             .iter()
-            .flat_map(|c| c.iter())
+            .enumerate()
+            .filter(|&(i, _)| self.is_read(i))
+            .flat_map(|(_, c)| c.iter())
             .fold(0.0f64, |a, &b| a.max(b));
         if max <= 1.0 {
             Scale::Unit
@@ -295,6 +382,44 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn unread_is_optional_checked_and_round_trips() {
+        // A file from before the field: every sticker read, and it writes no `unread`.
+        let readings: Vec<String> = (0..54).map(|_| "[10, 20, 30]".to_string()).collect();
+        let base = format!("{{\"size\": 3, \"facelets\": [{}]", readings.join(","));
+        let old = RawScan::from_json(&format!("{base}}}")).unwrap();
+        assert!(old.is_complete() && old.read_mask().iter().all(|&r| r));
+        assert!(!old.to_json().contains("unread"));
+        // The real-data case files are such files.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/realdata/cases");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let scan = RawScan::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert!(scan.is_complete(), "{}", path.display());
+        }
+        // A face left unread: placeholders are not checked (here far above the scale) and
+        // the field round-trips.
+        let r = old.without_face(Face::R);
+        assert_eq!(r.unread, (9..18).collect::<Vec<_>>());
+        assert!(!r.is_read(9) && r.is_read(8) && r.is_read(18));
+        let mut odd = r.clone();
+        odd.facelets[12] = [5000.0, -1.0, 0.0];
+        assert!(odd.check().is_ok());
+        assert_eq!(odd.effective_scale(), old.effective_scale());
+        assert_eq!(RawScan::from_json(&r.to_json()).unwrap(), r);
+        // Indices out of range or listed twice are refused.
+        let bad = format!("{base}, \"unread\": [3, 54]}}");
+        assert!(matches!(
+            RawScan::from_json(&bad),
+            Err(RawScanError::UnreadIndex { index: 54, .. })
+        ));
+        let twice = format!("{base}, \"unread\": [12, 12]}}");
+        match RawScan::from_json(&twice) {
+            Err(RawScanError::UnreadTwice { index: 12, facelet }) => assert_eq!(facelet, "R4"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

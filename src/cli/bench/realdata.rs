@@ -34,7 +34,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::resolve_args::BenchResolveArgs;
+use super::resolve_args::{BenchResolveArgs, UnreadFace};
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::resolve::{cube_cost, redeal, Model};
@@ -52,6 +52,7 @@ pub(super) struct RealCase {
 }
 
 /// A scan to resolve: a case file's, or one re-dealt from it.
+#[derive(Clone)]
 pub(super) struct Trial {
     /// Index of the case it is or was made from.
     pub(super) case: usize,
@@ -343,10 +344,14 @@ pub fn model_of(spec: &[String]) -> anyhow::Result<Model> {
             m.profile_weight = v;
             continue;
         }
+        if name == "mean_spread" {
+            m.mean_spread = v;
+            continue;
+        }
         let knob = KNOBS.iter().find(|k| k.name == name).with_context(|| {
             let names: Vec<&str> = KNOBS.iter().map(|k| k.name).collect();
             format!(
-                "--model {item:?}: unknown constant (known: {}, temperature)",
+                "--model {item:?}: unknown constant (known: {}, profile_weight, mean_spread, temperature)",
                 names.join(", ")
             )
         })?;
@@ -355,13 +360,47 @@ pub fn model_of(spec: &[String]) -> anyhow::Result<Model> {
     Ok(m)
 }
 
+/// The choices of `--unread-face`, each with the trials as it leaves them: without the
+/// option, the trials as they are (and no heading); with it, every trial's scan with that
+/// face unread (re-dealt scans are dealt from the full scan first).
+fn unread_choices(a: &BenchResolveArgs, all: &[Trial]) -> Vec<(Option<UnreadFace>, Vec<Trial>)> {
+    if a.unread_face.is_empty() {
+        return vec![(None, all.to_vec())];
+    }
+    a.unread_face
+        .iter()
+        .map(|&u| {
+            let masked = all
+                .iter()
+                .map(|t| Trial {
+                    scan: u.apply(&t.scan),
+                    ..t.clone()
+                })
+                .collect();
+            (Some(u), masked)
+        })
+        .collect()
+}
+
+/// The heading of one `--unread-face` choice's tables.
+fn print_unread_heading(g: &Global, u: UnreadFace) {
+    if g.json {
+        json_line(&json!({"type": "unread-face", "face": u.name()}));
+    } else {
+        match u.0 {
+            Some(f) => outln!("unread face {f}: every scan resolved from the other five"),
+            None => outln!("unread face none: every scan resolved from all six"),
+        }
+    }
+}
+
 /// `bench resolve --realdata DIR` without cross-validation: every case under the default
 /// model (or `--model`).
 pub fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
     let cases = load_cases(dir)?;
-    let trials = trials(&cases, a.redeal, a.seed);
+    let all = trials(&cases, a.redeal, a.seed);
     if let Some(d) = &a.write_redealt {
-        write_redealt(d, &cases, &trials)?;
+        write_redealt(d, &cases, &all)?;
     }
     let opts = ResolveOptions {
         doubt_threshold: a.doubt,
@@ -371,11 +410,18 @@ pub fn bench_realdata(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.max(1))
         .build()?;
-    let judged: Vec<Judged> = pool.install(|| trials.par_iter().map(|t| judge(t, &opts)).collect());
-    report(g, &cases, &trials, &judged);
-    let bad = judged
-        .iter()
-        .any(|j| matches!(j.verdict, Verdict::Wrong | Verdict::Illegal));
+    let mut bad = false;
+    for (u, trials) in unread_choices(a, &all) {
+        if let Some(u) = u {
+            print_unread_heading(g, u);
+        }
+        let judged: Vec<Judged> =
+            pool.install(|| trials.par_iter().map(|t| judge(t, &opts)).collect());
+        report(g, &cases, &trials, &judged);
+        bad |= judged
+            .iter()
+            .any(|j| matches!(j.verdict, Verdict::Wrong | Verdict::Illegal));
+    }
     Ok(if bad { Exit::No } else { Exit::Ok })
 }
 
@@ -680,13 +726,32 @@ const BINS: [(f64, f64); 6] = [
     (16.0, f64::INFINITY),
 ];
 
-/// `bench resolve --realdata DIR --cross-validate`.
+/// `bench resolve --realdata DIR --cross-validate` (with `--unread-face`, the whole
+/// procedure once per choice, the constants chosen on scans with that face unread too).
 pub fn cross_validate(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult {
     let cases = load_cases(dir)?;
-    let trials = trials(&cases, a.redeal, a.seed);
+    let all = trials(&cases, a.redeal, a.seed);
     if let Some(d) = &a.write_redealt {
-        write_redealt(d, &cases, &trials)?;
+        write_redealt(d, &cases, &all)?;
     }
+    let mut bad = false;
+    for (u, trials) in unread_choices(a, &all) {
+        if let Some(u) = u {
+            print_unread_heading(g, u);
+        }
+        bad |= cross_validate_trials(&cases, &trials, a, g)?;
+    }
+    Ok(if bad { Exit::No } else { Exit::Ok })
+}
+
+/// The leave-one-group-out procedure on `trials`; whether a held-out answer was wrong or
+/// illegal.
+fn cross_validate_trials(
+    cases: &[RealCase],
+    trials: &[Trial],
+    a: &BenchResolveArgs,
+    g: &Global,
+) -> anyhow::Result<bool> {
     let mut groups: Vec<String> = cases.iter().map(|c| c.group.clone()).collect();
     groups.sort();
     groups.dedup();
@@ -704,7 +769,7 @@ pub fn cross_validate(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult
     let start = model_of(&a.model)?;
     let bar = crate::cli::common::progress_bar(g, "models");
     let mut evals = Evaluations {
-        trials: &trials,
+        trials,
         seed: a.seed,
         memo: HashMap::new(),
         pool: rayon::ThreadPoolBuilder::new()
@@ -745,12 +810,11 @@ pub fn cross_validate(dir: &Path, a: &BenchResolveArgs, g: &Global) -> CmdResult
         .into_iter()
         .map(|j| j.expect("every group"))
         .collect();
-    report(g, &cases, &trials, &held_out);
-    print_calibration(g, &trials, &held_out);
-    let bad = held_out
+    report(g, cases, trials, &held_out);
+    print_calibration(g, trials, &held_out);
+    Ok(held_out
         .iter()
-        .any(|j| matches!(j.verdict, Verdict::Wrong | Verdict::Illegal));
-    Ok(if bad { Exit::No } else { Exit::Ok })
+        .any(|j| matches!(j.verdict, Verdict::Wrong | Verdict::Illegal)))
 }
 
 fn print_fold(g: &Global, group: &str, model: &Model, loss: f64, train: usize) {

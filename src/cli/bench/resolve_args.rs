@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use crate::cli::args::{PaletteArg, SizeArg};
 use crate::cli::color::{parse_scale, ConditionArgs};
-use crate::color::{Resolution, ResolveError, Scale};
-use crate::cube::{FaceletCube, Size};
+use crate::color::{RawScan, Resolution, ResolveError, Scale};
+use crate::cube::{Face, FaceletCube, Size};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchResolveArgs {
@@ -47,7 +47,7 @@ pub struct BenchResolveArgs {
     #[arg(long, value_name = "DIR", requires = "redeal")]
     pub write_redealt: Option<PathBuf>,
     /// Model constants other than the defaults, `NAME=VALUE` separated by commas (nu,
-    /// light_prior, spread_prior, noise_scale, clipped_sigma, temperature); with `--cross-validate`, where the choice starts.
+    /// light_prior, spread_prior, noise_scale, clipped_sigma, profile_weight, mean_spread, temperature); with `--cross-validate`, where the choice starts.
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
     /// Resolve each synthetic scan twice: without a profile, and with one learned
@@ -56,6 +56,13 @@ pub struct BenchResolveArgs {
     /// size and scale.
     #[arg(long)]
     pub with_profile: bool,
+    /// Leave one face of every scan unread before resolving it, so that the same seeded
+    /// scans are scored with six faces and with five; comma-separated choices, each
+    /// reported on its own: none (all six read), U, R, F, D, L, B, or last (R, the face the
+    /// MindCub3r reads last, in the frame of the cube as it started).
+    #[arg(long, value_delimiter = ',', value_parser = parse_unread_face,
+          conflicts_with = "with_profile", value_name = "FACES")]
+    pub unread_face: Vec<UnreadFace>,
     /// Doubt threshold in nats (see `resolve --doubt`).
     #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
           value_parser = crate::cli::args::finite_non_negative)]
@@ -65,6 +72,42 @@ pub struct BenchResolveArgs {
     pub threads: usize,
     #[command(flatten)]
     pub conditions: Box<ConditionArgs>,
+}
+
+/// One choice of `--unread-face`: every face read, or one face left unread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnreadFace(pub Option<Face>);
+
+impl UnreadFace {
+    /// As the option names it: `none`, or the face's letter.
+    pub fn name(self) -> String {
+        self.0
+            .map_or("none".to_string(), |f| f.letter().to_string())
+    }
+
+    /// `scan` with this face's stickers unread (unchanged for `none`).
+    pub fn apply(self, scan: &RawScan) -> RawScan {
+        match self.0 {
+            Some(face) => scan.without_face(face),
+            None => scan.clone(),
+        }
+    }
+}
+
+fn parse_unread_face(s: &str) -> Result<UnreadFace, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("none") {
+        return Ok(UnreadFace(None));
+    }
+    if t.eq_ignore_ascii_case("last") {
+        return Ok(UnreadFace(Some(Face::R)));
+    }
+    let mut chars = t.chars();
+    match (chars.next().map(|c| c.to_ascii_uppercase()), chars.next()) {
+        (Some(c), None) => Face::from_letter(c).map(|f| UnreadFace(Some(f))),
+        _ => None,
+    }
+    .ok_or_else(|| format!("unknown face {s:?}: expected none, U, R, F, D, L, B or last"))
 }
 
 #[derive(Clone, Copy, PartialEq)]

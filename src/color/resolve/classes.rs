@@ -52,6 +52,60 @@ pub(super) fn kmeans_runs(labs: &[[f64; 3]], seed: u64) -> Vec<(f64, Vec<usize>,
         .collect()
 }
 
+/// Six clusters grown from anchors: each given anchor is its cluster's first centroid, and
+/// each missing one (`None`) starts at the reading farthest from every centroid so far (the
+/// colour no anchor shows: on a 3x3x3 with a face unread, its centre's). Then Lloyd's
+/// iterations; a cluster left empty keeps its centroid. Returns the cluster of each reading
+/// (cluster `j` grew from anchor `j`). Deterministic.
+pub(super) fn anchored_kmeans(labs: &[[f64; 3]], anchors: &[Option<[f64; 3]>]) -> Vec<usize> {
+    let mut cents: Vec<[f64; 3]> = Vec::with_capacity(anchors.len());
+    let given: Vec<[f64; 3]> = anchors.iter().flatten().copied().collect();
+    let nearest_d2 =
+        |x: &[f64; 3], cs: &[[f64; 3]]| cs.iter().map(|c| d2(x, c)).fold(f64::INFINITY, f64::min);
+    let mut placed = given.clone();
+    for a in anchors {
+        let c = match a {
+            Some(c) => *c,
+            None => {
+                let far = labs
+                    .iter()
+                    .max_by(|x, y| nearest_d2(x, &placed).total_cmp(&nearest_d2(y, &placed)))
+                    .copied()
+                    .unwrap_or([50.0, 0.0, 0.0]);
+                placed.push(far);
+                far
+            }
+        };
+        cents.push(c);
+    }
+    let nearest = |x: &[f64; 3], cs: &[[f64; 3]]| {
+        (0..cs.len())
+            .min_by(|&a, &b| d2(x, &cs[a]).total_cmp(&d2(x, &cs[b])))
+            .expect("centroids")
+    };
+    let mut labels: Vec<usize> = labs.iter().map(|x| nearest(x, &cents)).collect();
+    for _ in 0..30 {
+        for (j, c) in cents.iter_mut().enumerate() {
+            let members: Vec<&[f64; 3]> = labs
+                .iter()
+                .zip(&labels)
+                .filter(|p| *p.1 == j)
+                .map(|p| p.0)
+                .collect();
+            if !members.is_empty() {
+                let n = members.len() as f64;
+                *c = std::array::from_fn(|k| members.iter().map(|x| x[k]).sum::<f64>() / n);
+            }
+        }
+        let next: Vec<usize> = labs.iter().map(|x| nearest(x, &cents)).collect();
+        if next == labels {
+            break;
+        }
+        labels = next;
+    }
+    labels
+}
+
 /// A calibration profile's colour for one class: its mean, and where its stickers read.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ClassPrior {
@@ -369,10 +423,17 @@ pub(super) fn median(mut v: Vec<f64>) -> f64 {
 /// `perm[i]` = index into `b` matched to `a[i]`, minimising the total squared distance
 /// (exhaustive over the 720 permutations).
 pub(super) fn best_matching(a: &[[f64; 3]], b: &[[f64; 3]]) -> [usize; 6] {
+    let a: Vec<Option<[f64; 3]>> = a.iter().copied().map(Some).collect();
+    best_matching_some(&a, b)
+}
+
+/// [`best_matching`] where some of `a` are missing (`None`): those take whichever of `b`
+/// the others leave, at no cost.
+pub(super) fn best_matching_some(a: &[Option<[f64; 3]>], b: &[[f64; 3]]) -> [usize; 6] {
     let mut best = (f64::INFINITY, [0, 1, 2, 3, 4, 5]);
     let mut perm = [0usize, 1, 2, 3, 4, 5];
     permute(&mut perm, 0, &mut |p| {
-        let c: f64 = (0..6).map(|i| d2(&a[i], &b[p[i]])).sum();
+        let c: f64 = (0..6).map(|i| a[i].map_or(0.0, |x| d2(&x, &b[p[i]]))).sum();
         if c < best.0 {
             best = (c, *p);
         }

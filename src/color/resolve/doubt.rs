@@ -119,7 +119,7 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
         // The closest rival was only bounded (not reached by the search), so no cube says
         // where it would differ: name the least certain stickers instead.
         let stickers = best.stickers;
-        let mut order: Vec<usize> = (0..stickers.len()).collect();
+        let mut order: Vec<usize> = (0..stickers.len()).filter(|&i| stickers[i].read).collect();
         order.sort_by(|&a, &b| stickers[a].margin.total_cmp(&stickers[b].margin));
         doubtful.extend(order.into_iter().take(UNSURE_NAMED));
     }

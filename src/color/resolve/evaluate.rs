@@ -19,7 +19,7 @@ use palette::{LinSrgb, Srgb};
 use super::light::Illumination;
 use super::readings::{clipped, lab_of_linear, linear_readings, scan_lab};
 use super::refine::Evidence;
-use super::{check_profile_scale, ResolveError, ResolveOptions};
+use super::{check_profile_scale, check_unread, ResolveError, ResolveOptions};
 use crate::color::profile::Profile;
 use crate::color::raw::{RawScan, Scale};
 use crate::cube::corner_sticker;
@@ -35,6 +35,7 @@ pub fn cube_cost(
     cube: &FaceletCube,
 ) -> Result<Option<f64>, ResolveError> {
     scan.check()?;
+    check_unread(scan)?;
     check_profile_scale(scan, opts.profile.as_ref())?;
     let size = scan.cube_size();
     if cube.size() != size {
@@ -43,10 +44,11 @@ pub fn cube_cost(
     let (labs, wb) = scan_lab(scan, opts.profile.as_ref());
     let labels: Vec<usize> = cube.colors().iter().map(|f| f.index()).collect();
     // The profile's colours matched to this cube's classes (by their mean readings).
+    let read = scan.read_mask();
     let prior = opts
         .profile
         .as_ref()
-        .map(|p| super::profile_prior(p, size, &super::class_means(&labs, &labels)));
+        .map(|p| super::profile_prior(p, size, &super::class_means(&labs, &read, &labels)));
     let evidence = Evidence::new(
         scan,
         opts.profile.as_ref(),
@@ -63,7 +65,7 @@ pub fn cube_cost(
 /// readings that clearly show another colour than the labelling says, under the light and
 /// classes the resolver fits. Each sticker's alternatives are scored like
 /// [`cube_cost`] (light and classes re-fitted), so a sticker that is only worn or shaded
-/// toward a neighbouring colour is not one of them.
+/// toward a neighbouring colour is not one of them. An unread sticker is never one.
 pub fn misfit_stickers(
     scan: &RawScan,
     opts: &ResolveOptions,
@@ -71,6 +73,7 @@ pub fn misfit_stickers(
     nats: f64,
 ) -> Result<Vec<usize>, ResolveError> {
     scan.check()?;
+    check_unread(scan)?;
     check_profile_scale(scan, opts.profile.as_ref())?;
     let (_, wb) = scan_lab(scan, opts.profile.as_ref());
     let evidence = Evidence::new(
@@ -84,7 +87,7 @@ pub fn misfit_stickers(
     let base = evidence.settled_cost(labels);
     let mut trial = labels.to_vec();
     let mut off = Vec::new();
-    for i in 0..labels.len() {
+    for i in (0..labels.len()).filter(|&i| scan.is_read(i)) {
         let better = (0..6).filter(|&c| c != labels[i]).any(|c| {
             trial[i] = c;
             let cost = evidence.settled_cost(&trial);
@@ -101,7 +104,8 @@ pub fn misfit_stickers(
 /// The Lab of every reading of `scan` re-expressed under even light, the light estimated
 /// as the resolver does (one level per face and one per sticker kind) with the stickers'
 /// classes known (`labels`, a class per sticker): what calibration stores, so that a
-/// profile's colours do not carry the calibration scan's vignette.
+/// profile's colours do not carry the calibration scan's vignette. The light is estimated
+/// from the read stickers; an unread sticker's entry is its placeholder's.
 pub fn evenly_lit_labs(
     scan: &RawScan,
     profile: Option<&Profile>,
@@ -109,8 +113,9 @@ pub fn evenly_lit_labs(
 ) -> Vec<[f64; 3]> {
     let (lin, _) = linear_readings(scan, profile);
     let mut light = Illumination::new(scan.cube_size(), super::Model::default().light_prior);
+    let read = scan.read_mask();
     for _ in 0..8 {
-        if light.estimate(&lin, labels) < 1e-3 {
+        if light.estimate(&lin, labels, Some(&read)) < 1e-3 {
             break;
         }
     }
@@ -124,10 +129,12 @@ pub fn evenly_lit_labs(
 }
 
 /// `scan` (whose cube is `truth`) with its pieces dealt as in `target` (see the module
-/// docs). `None` when the sizes differ or `truth` is not a cube whose pieces can be named.
+/// docs). `None` when the sizes differ, `truth` is not a cube whose pieces can be named, or
+/// some stickers of `scan` were not read (re-deal the full scan, then leave stickers unread).
 pub fn redeal(scan: &RawScan, truth: &FaceletCube, target: &FaceletCube) -> Option<RawScan> {
     let size = scan.cube_size();
-    if truth.size() != size || target.size() != size || scan.check().is_err() {
+    if truth.size() != size || target.size() != size || scan.check().is_err() || !scan.is_complete()
+    {
         return None;
     }
     let scale = scan.effective_scale();
@@ -135,7 +142,7 @@ pub fn redeal(scan: &RawScan, truth: &FaceletCube, target: &FaceletCube) -> Opti
     let labels: Vec<usize> = truth.colors().iter().map(|f| f.index()).collect();
     let mut light = Illumination::new(size, super::Model::default().light_prior);
     for _ in 0..8 {
-        if light.estimate(&lin, &labels) < 1e-3 {
+        if light.estimate(&lin, &labels, None) < 1e-3 {
             break;
         }
     }

@@ -55,9 +55,17 @@ impl Illumination {
         (self.face[self.face_of(i)] + self.kind[self.kind_of(i)]).exp()
     }
 
-    /// Re-estimates from linear readings and class labels; returns the largest change of a
-    /// log gain.
-    pub(super) fn estimate(&mut self, lin: &[[f64; 3]], labels: &[usize]) -> f64 {
+    /// Re-estimates from linear readings and class labels, over the stickers that were read
+    /// (`read[i]`; all when `None`: an unread sticker's placeholder says nothing about the
+    /// light, and a face with none read keeps the even-light prior); returns the largest
+    /// change of a log gain.
+    pub(super) fn estimate(
+        &mut self,
+        lin: &[[f64; 3]],
+        labels: &[usize],
+        read: Option<&[bool]>,
+    ) -> f64 {
+        let read = |i: usize| read.is_none_or(|r| r[i]);
         let ly: Vec<f64> = lin
             .iter()
             .map(|c| {
@@ -71,7 +79,7 @@ impl Illumination {
         // The median of `value(i)` over the stickers `i` that `keep` selects.
         let mut median_of = |keep: &dyn Fn(usize) -> bool, value: &dyn Fn(usize) -> f64| {
             scratch.clear();
-            scratch.extend((0..lin.len()).filter(|&i| keep(i)).map(value));
+            scratch.extend((0..lin.len()).filter(|&i| read(i) && keep(i)).map(value));
             (median_in_place(&mut scratch), scratch.len())
         };
         for _ in 0..3 {

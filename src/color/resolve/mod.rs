@@ -27,6 +27,22 @@
 //! every colour scheme (which classes are opposite, and the handedness: 30 up to rotation)
 //! is searched.
 //!
+//! Unread stickers (`RawScan::unread`, one face's at most: a scanner that skips a face, or
+//! that is still reading its last): an unread sticker carries no evidence. It costs nothing
+//! for any class, takes no part in the k-means, the class fits or the light, and the legal
+//! search gives it whatever colour the cube's rules allow, so the [`Resolution`] is still
+//! the whole cube (its [`StickerVerdict::read`] false). With a 3x3x3's face unread its
+//! centre is unread too: its class is the one colour no read centre shows, its stickers
+//! found on the other faces by clusters grown from the five read centres and the reading
+//! farthest from them (beside the usual starts). Its face needs no finding: classes are
+//! faces, and the corners fix the scheme's opposites and handedness through the legal
+//! search. Since a class's read stickers then vary in number between cubes, each class's
+//! mean pays its Occam factor (see `refine`), else a cube that lends the unread colour a
+//! few stickers of another colour would win. Five faces do not always fix the cube: when
+//! the unread face's edges show the same colour on their read sides in two pairs, or three
+//! alike, two or more legal cubes show every read sticker alike, they tie, and the doubt
+//! test says so (about 1 random 3x3x3 in 10; a 2x2x2's unread face is always decided).
+//!
 //! Doubt: the legal cubes the search finds near the best (and, on a 3x3x3, the best's
 //! whole-class recolourings by a cube rotation, centres kept) are each scored under their
 //! OWN re-estimated light and re-fitted classes (a profile likelihood per hypothesis), not
@@ -64,14 +80,16 @@ mod refine;
 #[cfg(test)]
 mod tests;
 
-use classes::{best_matching, d2, kmeans6, kmeans_runs, ClassPrior};
+use classes::{
+    anchored_kmeans, best_matching, best_matching_some, d2, kmeans6, kmeans_runs, Class, ClassPrior,
+};
 use doubt::Best;
 pub use evaluate::{cube_cost, evenly_lit_labs, misfit_stickers, redeal};
 use labelling::cube_of;
 use legal::Candidate;
 pub use model::Model;
 pub use readings::{combine_reads, lab_of_linear, linear_readings, scan_lab};
-use refine::{cost_of, Evidence};
+use refine::Evidence;
 
 use super::profile::Profile;
 use super::raw::{RawScan, RawScanError, Scale};
@@ -115,14 +133,18 @@ pub const DEFAULT_DOUBT_NATS: f64 = 8.0;
 /// The verdict on one sticker.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct StickerVerdict {
-    /// Measured colour (CIELAB, D65, after white balance).
+    /// Measured colour (CIELAB, D65, after white balance); for an unread sticker, the mean
+    /// of the class it was given (what it would be expected to read).
     pub lab: [f64; 3],
     /// The face whose colour the sticker shows in the resolved cube.
     pub face: Face,
     /// Cost of the runner-up colour minus the chosen one's (nats; negative when the legal
-    /// cube overrode this sticker's own nearest colour).
+    /// cube overrode this sticker's own nearest colour); 0 for an unread sticker, whose
+    /// colour only the cube's rules give.
     pub margin: f64,
     pub runner_up: Option<Face>,
+    /// Whether the sticker was read (else the cube's rules filled it in).
+    pub read: bool,
 }
 
 /// One colour class as resolved.
@@ -163,6 +185,13 @@ pub struct Resolution {
 }
 
 impl Resolution {
+    /// The facelets that were not read (filled in from the cube's rules), in order.
+    pub fn unread(&self) -> Vec<usize> {
+        (0..self.stickers.len())
+            .filter(|&i| !self.stickers[i].read)
+            .collect()
+    }
+
     /// The probability that `cube` is the scanned cube, against every rival the resolver
     /// found, from the calibrated likelihoods (`1 / (1 + e^-log_odds)`).
     pub fn probability(&self) -> f64 {
@@ -188,6 +217,13 @@ pub enum ResolveError {
     },
     #[error("the profile was learned on scale {} but the scan is {}", profile.name(), scan.name())]
     ProfileScale { profile: Scale, scan: Scale },
+    /// Stickers unread on more than one face: the resolver fills in one face's at most.
+    #[error("stickers unread on faces {} ({}): the resolver fills in the unread stickers of one face at most", faces.iter().map(|f| f.letter().to_string()).collect::<Vec<_>>().join(", "), facelet_names(unread, *size))]
+    UnreadFaces {
+        faces: Vec<Face>,
+        unread: Vec<usize>,
+        size: Size,
+    },
 }
 
 /// `U1 R5 ...` names of facelet indices.
@@ -211,6 +247,7 @@ pub fn facelet_name(i: usize, size: Size) -> String {
 /// readings alone are in doubt, the profile decides (`reconcile`).
 pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, ResolveError> {
     scan.check()?;
+    check_unread(scan)?;
     check_profile_scale(scan, opts.profile.as_ref())?;
     let res = match &opts.profile {
         None => resolve_once(scan, opts)?,
@@ -273,9 +310,11 @@ fn reconcile(plain: Resolution, with: Resolution) -> Resolution {
     }
 }
 
-/// The stickers of a resolution with the smallest margins, in facelet order.
+/// The read stickers of a resolution with the smallest margins, in facelet order.
 fn least_certain_of(res: &Resolution) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..res.stickers.len()).collect();
+    let mut order: Vec<usize> = (0..res.stickers.len())
+        .filter(|&i| res.stickers[i].read)
+        .collect();
     order.sort_by(|&a, &b| res.stickers[a].margin.total_cmp(&res.stickers[b].margin));
     order.truncate(6);
     order.sort_unstable();
@@ -285,8 +324,12 @@ fn least_certain_of(res: &Resolution) -> Vec<usize> {
 /// One resolution under `opts` (its profile, if any), always with a best guess.
 fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, ResolveError> {
     let size = scan.cube_size();
+    let read = scan.read_mask();
     let (labs, wb) = scan_lab(scan, opts.profile.as_ref());
-    let (clusters, centroids) = kmeans6(&labs, opts.seed);
+    // The first estimate sees the read stickers only; an unread one's cluster is settled
+    // with its class at the end.
+    let (read_clusters, centroids) = kmeans6(&only_read(&labs, &read), opts.seed);
+    let mut clusters = to_all(&read_clusters, &read, |_| 0);
     // The search and the doubt test work in the model's own nats.
     let t = opts.model.temperature;
     let window = opts.doubt_threshold * t;
@@ -300,6 +343,7 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
         opts.profile.as_ref(),
         size,
         &labs,
+        &read,
         &clusters,
         &centroids,
         opts.seed,
@@ -313,14 +357,14 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
             opts.node_budget,
             opts.model,
         );
-        let (first, spent) = evidence.first_round(labels, &labs);
+        let (first, spent, stuck) = evidence.first_round(labels, &labs);
         expanded += spent;
         let key = (first.labels.clone(), matched.map(|m| m.0));
         if reached.contains(&key) {
             continue;
         }
         reached.push(key);
-        let (settled, spent) = evidence.settle(first);
+        let (settled, spent) = evidence.settle(first, stuck);
         expanded += spent;
         let own = evidence.own_model(&settled.labels, &settled.illum).total;
         settled_all.push((own, evidence, settled));
@@ -339,7 +383,7 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     let (search, spent) = evidence.final_search(settled, window);
     expanded += spent;
     if search.outcome.candidates.is_empty() {
-        let suspects = least_certain(&search.cost);
+        let suspects = least_certain(&search.cost, &read);
         return Err(ResolveError::NoLegalCube { expanded, suspects });
     }
 
@@ -355,14 +399,27 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
         .expect("non-empty");
     let best = rescored[best_idx].1;
     let own = evidence.own_model(&best.labels, &search.settled.illum);
-    let cost = cost_of(&own.labs, &own.noise, &own.classes);
+    let cost = evidence.cost(&own.labs, &own.noise, &own.classes);
 
     let (cube, face_of_class) =
         legal_cube(size, &best.labels).ok_or(ResolveError::NoLegalCube {
             expanded,
             suspects: Vec::new(),
         })?;
-    let mut stickers = sticker_verdicts(&own.labs, &best.labels, &cost, &face_of_class);
+    let mut stickers = sticker_verdicts(
+        &own.labs,
+        &read,
+        &best.labels,
+        &cost,
+        &own.classes,
+        &face_of_class,
+    );
+    // An unread sticker's cluster: the one nearest its class's mean.
+    for (i, s) in stickers.iter().enumerate().filter(|(_, s)| !s.read) {
+        clusters[i] = (0..centroids.len())
+            .min_by(|&a, &b| d2(&s.lab, &centroids[a]).total_cmp(&d2(&s.lab, &centroids[b])))
+            .unwrap_or(0);
+    }
     let doubt = doubt::weigh(
         &evidence,
         &Best {
@@ -406,6 +463,53 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     Ok(resolution)
 }
 
+/// Unread stickers the resolver can fill in: any of one face's (a scanner that skipped a
+/// face, or stopped part way through its last). Unread stickers on two faces are refused:
+/// on a 3x3x3 two centres could be unread, and nothing would then tell their two classes
+/// apart but the corners, which the start of the refinement does not weigh.
+pub fn check_unread(scan: &RawScan) -> Result<(), ResolveError> {
+    let size = scan.cube_size();
+    let mut faces: Vec<Face> = scan
+        .unread
+        .iter()
+        .map(|&i| Face::ALL[(i / size.per_face()) % 6])
+        .collect();
+    faces.sort_by_key(|f| f.index());
+    faces.dedup();
+    if faces.len() > 1 {
+        return Err(ResolveError::UnreadFaces {
+            faces,
+            unread: scan.unread.clone(),
+            size,
+        });
+    }
+    Ok(())
+}
+
+/// The values of the read stickers, in facelet order.
+fn only_read<T: Copy>(xs: &[T], read: &[bool]) -> Vec<T> {
+    xs.iter()
+        .zip(read)
+        .filter(|(_, &r)| r)
+        .map(|(x, _)| *x)
+        .collect()
+}
+
+/// Labels of the read stickers (in facelet order) spread back over every sticker, an
+/// unread sticker `i` given `fill(i)`.
+fn to_all(read_labels: &[usize], read: &[bool], fill: impl Fn(usize) -> usize) -> Vec<usize> {
+    let mut next = read_labels.iter();
+    (0..read.len())
+        .map(|i| {
+            if read[i] {
+                *next.next().expect("one label per read sticker")
+            } else {
+                fill(i)
+            }
+        })
+        .collect()
+}
+
 /// A profile learned on another scale than the scan's cannot be used (the EV3's raw counts
 /// and its 0..1 values are one scale).
 fn check_profile_scale(scan: &RawScan, profile: Option<&Profile>) -> Result<(), ResolveError> {
@@ -434,19 +538,37 @@ pub fn profile_fits_scale(profile: Option<&Profile>, scale: Scale) -> Result<(),
 /// The first estimates the refinement starts from, each a class per sticker. A 3x3x3: the
 /// k-means clusters mapped to the centres' faces by the cheapest matching (each centre
 /// keeps its own face), and every sticker given the face of the centre it reads closest
-/// to. A 2x2x2: the k-means clusters as classes, from each run that groups the stickers
-/// differently.
+/// to. An unread centre's face takes the cluster the read centres leave, and that
+/// cluster's mean stands in for the centre: the one colour no read centre shows. A 2x2x2:
+/// the k-means clusters as classes, from each run that groups the stickers differently.
+/// The k-means see the read stickers only; an unread sticker starts as its own face's
+/// class (its label is the search's to choose, at no cost).
 fn starts(
     size: Size,
     labs: &[[f64; 3]],
+    read: &[bool],
     clusters: &[usize],
     centroids: &[[f64; 3]],
     seed: u64,
 ) -> Vec<Vec<usize>> {
+    let per = size.per_face();
+    let unread_at_face = |mut labels: Vec<usize>| {
+        for (i, l) in labels.iter_mut().enumerate() {
+            if !read[i] {
+                *l = i / per;
+            }
+        }
+        labels
+    };
     match size {
         Size::Three => {
-            let centres: Vec<[f64; 3]> = (0..6).map(|f| labs[f * 9 + 4]).collect();
-            let perm = best_matching(&centres, centroids);
+            let read_centres: Vec<Option<[f64; 3]>> = (0..6)
+                .map(|f| read[f * 9 + 4].then_some(labs[f * 9 + 4]))
+                .collect();
+            let perm = best_matching_some(&read_centres, centroids);
+            let centres: Vec<[f64; 3]> = (0..6)
+                .map(|f| read_centres[f].unwrap_or(centroids[perm[f]]))
+                .collect();
             // perm[face] = cluster.
             let mut cluster_face = [0usize; 6];
             for (face, &cl) in perm.iter().enumerate() {
@@ -465,19 +587,34 @@ fn starts(
                         .expect("six centres")
                 })
                 .collect();
+            let (by_cluster, by_centre) = (unread_at_face(by_cluster), unread_at_face(by_centre));
             let mut out = vec![by_cluster];
             if by_centre != out[0] {
                 out.push(by_centre);
+            }
+            if read_centres.iter().any(Option::is_none) {
+                // The k-means may have merged the unread centre's colour with a close one
+                // (a faded red and orange) and split another; clusters grown from the read
+                // centres and the reading farthest from all of them find it instead.
+                let grown = anchored_kmeans(&only_read(labs, read), &read_centres);
+                let mut grown = unread_at_face(to_all(&grown, read, |i| i / per));
+                for f in 0..6 {
+                    grown[f * 9 + 4] = f;
+                }
+                if !out.contains(&grown) {
+                    out.push(grown);
+                }
             }
             out
         }
         Size::Two => {
             // Each k-means run that groups the stickers differently, best inertia first.
-            let mut runs = kmeans_runs(labs, seed);
+            let mut runs = kmeans_runs(&only_read(labs, read), seed);
             runs.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut out: Vec<Vec<usize>> = Vec::new();
             for (_, labels, _) in runs {
                 let labels: Vec<usize> = labels.iter().map(|&c| c.min(5)).collect();
+                let labels = to_all(&labels, read, |i| i / per);
                 if !out.iter().any(|o| legal::same_partition(o, &labels)) {
                     out.push(labels);
                 }
@@ -500,18 +637,19 @@ fn first_estimates(
     profile: Option<&Profile>,
     size: Size,
     labs: &[[f64; 3]],
+    read: &[bool],
     clusters: &[usize],
     centroids: &[[f64; 3]],
     seed: u64,
 ) -> Vec<(Vec<usize>, Option<Matched>)> {
-    let base = starts(size, labs, clusters, centroids, seed);
+    let base = starts(size, labs, read, clusters, centroids, seed);
     let Some(p) = profile else {
         return base.into_iter().map(|l| (l, None)).collect();
     };
     let mut out: Vec<(Vec<usize>, Option<Matched>)> = Vec::new();
     let mut seen: Vec<(Vec<usize>, [usize; 6])> = Vec::new();
     for labels in base {
-        for (perm, prior) in profile_priors(p, size, &class_means(labs, &labels), 2) {
+        for (perm, prior) in profile_priors(p, size, &class_means(labs, read, &labels), 2) {
             let mut near: Vec<usize> = labs
                 .iter()
                 .map(|x| {
@@ -584,15 +722,17 @@ fn profile_priors(profile: &Profile, size: Size, anchors: &[[f64; 3]], n: usize)
         .collect()
 }
 
-/// The mean reading of each class of a labelling (a class with no sticker: mid-grey).
-fn class_means(labs: &[[f64; 3]], labels: &[usize]) -> Vec<[f64; 3]> {
+/// The mean reading of each class of a labelling, over the read stickers (a class with no
+/// sticker read: mid-grey).
+fn class_means(labs: &[[f64; 3]], read: &[bool], labels: &[usize]) -> Vec<[f64; 3]> {
     (0..6)
         .map(|j| {
             let xs: Vec<&[f64; 3]> = labs
                 .iter()
                 .zip(labels)
-                .filter(|p| *p.1 == j)
-                .map(|p| p.0)
+                .zip(read)
+                .filter(|p| *p.0 .1 == j && *p.1)
+                .map(|p| p.0 .0)
                 .collect();
             if xs.is_empty() {
                 return [50.0, 0.0, 0.0];
@@ -603,10 +743,10 @@ fn class_means(labs: &[[f64; 3]], labels: &[usize]) -> Vec<[f64; 3]> {
         .collect()
 }
 
-/// When no legal cube was found: the six stickers with the smallest margin between their
-/// two cheapest classes, in facelet order.
-fn least_certain(cost: &[[f64; 6]]) -> Vec<usize> {
-    let mut suspects: Vec<usize> = (0..cost.len()).collect();
+/// When no legal cube was found: the six read stickers with the smallest margin between
+/// their two cheapest classes, in facelet order.
+fn least_certain(cost: &[[f64; 6]], read: &[bool]) -> Vec<usize> {
+    let mut suspects: Vec<usize> = (0..cost.len()).filter(|&i| read[i]).collect();
     let margin = |i: usize| {
         let mut c = cost[i];
         c.sort_by(f64::total_cmp);
@@ -628,17 +768,29 @@ fn legal_cube(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Face; 6])> 
     legal.then_some((cube, face_of_class))
 }
 
-/// Each sticker's chosen face, and its margin to the cheapest other class.
+/// Each sticker's chosen face, and its margin to the cheapest other class (an unread
+/// sticker: its class's mean for its reading, no margin and no runner-up).
 fn sticker_verdicts(
     labs: &[[f64; 3]],
+    read: &[bool],
     labels: &[usize],
     cost: &[[f64; 6]],
+    classes: &[Class; 6],
     face_of_class: &[Face; 6],
 ) -> Vec<StickerVerdict> {
     labs.iter()
         .enumerate()
         .map(|(i, lab)| {
             let chosen = labels[i];
+            if !read[i] {
+                return StickerVerdict {
+                    lab: classes[chosen].mean,
+                    face: face_of_class[chosen],
+                    margin: 0.0,
+                    runner_up: None,
+                    read: false,
+                };
+            }
             let runner = (0..6)
                 .filter(|&j| j != chosen)
                 .min_by(|&a, &b| cost[i][a].total_cmp(&cost[i][b]));
@@ -647,6 +799,7 @@ fn sticker_verdicts(
                 face: face_of_class[chosen],
                 margin: runner.map_or(f64::INFINITY, |r| cost[i][r] - cost[i][chosen]),
                 runner_up: runner.map(|r| face_of_class[r]),
+                read: true,
             }
         })
         .collect()

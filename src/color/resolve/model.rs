@@ -25,6 +25,15 @@ pub struct Model {
     /// Weight, in readings, of a calibration profile's colour in its class's mean and
     /// spread.
     pub profile_weight: f64,
+    /// Prior spread of a colour class's mean before any of its stickers is read, in units
+    /// of the spread of the class's readings (per axis): the Occam factor of a class's mean
+    /// when a face is unread (see `refine`). Not used when every sticker is read. 50 (a
+    /// class's readings spread by 2–3 CIELAB units, the colours of cubes over 100 or more):
+    /// a solved cube with one face unread, read on each of the 48 synthetic palettes,
+    /// scales and faces, is a doubt 8 times at 50 and 17 at 20, and the random cubes of
+    /// `bench resolve --unread-face` come out alike at 20, 50 and 150. It also stands in for
+    /// the Occam factor of a class's spread, which is fitted to few readings too.
+    pub mean_spread: f64,
     /// Calibration of the margins: the model's log-likelihood ratios are divided by this
     /// before they are reported or compared with the doubt threshold, so that a margin of
     /// m nats means that the best guess is wrong about once in 1 + e^m on real scans.
@@ -40,6 +49,7 @@ impl Default for Model {
             noise_scale: 1.0,
             clipped_sigma: 0.08,
             profile_weight: 2.0,
+            mean_spread: 50.0,
             temperature: 1.0,
         }
     }

@@ -41,13 +41,19 @@ pub fn linear_readings(scan: &RawScan, profile: Option<&Profile>) -> (Vec<[f64; 
         .collect();
     // Exposure: one global factor so that the bright stickers sit near 0.8 (a dark scan is
     // otherwise squeezed into a few Lab units). Camera values may be clipped at 255, so
-    // they are only ever brightened.
+    // they are only ever brightened. Unread stickers' placeholders do not count.
     let mut peaks: Vec<f64> = lin
         .iter()
-        .map(|c| c.iter().cloned().fold(0.0, f64::max))
+        .enumerate()
+        .filter(|&(i, _)| scan.is_read(i))
+        .map(|(_, c)| c.iter().cloned().fold(0.0, f64::max))
         .collect();
     peaks.sort_by(f64::total_cmp);
-    let q = peaks[(peaks.len() * 9) / 10].max(1e-6);
+    let q = peaks
+        .get((peaks.len() * 9) / 10)
+        .copied()
+        .unwrap_or(0.0)
+        .max(1e-6);
     let mut factor = (0.8 / q).min(32.0);
     if scale == Scale::Rgb8 {
         factor = factor.max(1.0);

@@ -4,6 +4,10 @@
 //! final search with the doubt window, restarted from any candidate that fits better
 //! under its own model than the one the model was settled on.
 //!
+//! Unread stickers: the evidence holds which stickers were read; the costs, class fits,
+//! light and hypothesis scores see those only, and with some unread a hypothesis' score
+//! carries the Occam factor of its class means ([`Evidence`]'s `occam`).
+//!
 //! Level: part of `color::resolve`; depends on its siblings (readings, classes, light,
 //! legal search, whole-class recolourings) and on `cube::Size`. Must not depend on
 //! the public result types of [`super`] or on anything above `color`.
@@ -33,6 +37,9 @@ pub(super) struct Evidence<'a> {
     wb: [f64; 3],
     /// White-balanced linear RGB of every reading.
     lin: Vec<[f64; 3]>,
+    /// Whether each sticker was read: an unread one carries no evidence (no cost for any
+    /// class, no part in the class fits or the light).
+    read: Vec<bool>,
     prior: Option<[ClassPrior; 6]>,
     node_budget: usize,
     pub(super) model: Model,
@@ -99,6 +106,7 @@ impl<'a> Evidence<'a> {
             scale: scan.effective_scale(),
             wb,
             lin: linear_readings(scan, profile).0,
+            read: scan.read_mask(),
             prior,
             node_budget,
             model,
@@ -117,6 +125,64 @@ impl<'a> Evidence<'a> {
                 reading_noise(*v, own, self.scale, self.wb, gain(i), lab, &self.model)
             })
             .collect()
+    }
+
+    /// Cost of each sticker for each class ([`cost_of`]), nothing for an unread sticker.
+    pub(super) fn cost(
+        &self,
+        labs: &[[f64; 3]],
+        noise: &[[f64; 3]],
+        classes: &[Class; 6],
+    ) -> Vec<[f64; 6]> {
+        let mut cost = cost_of(labs, noise, classes);
+        for (c, _) in cost.iter_mut().zip(&self.read).filter(|(_, &r)| !r) {
+            *c = [0.0; 6];
+        }
+        cost
+    }
+
+    /// The Occam factor of the class means (nats), when some stickers are unread: each
+    /// class's mean is fitted to its read stickers, and a hypothesis that gives a class
+    /// fewer of them fits that mean more freely. With every sticker read each legal cube
+    /// gives every class all its stickers and the factor is the same for all (so it is left
+    /// out, 0); with a face unread the number of read stickers of a class differs between
+    /// cubes (the unread centre's class may have none), and without the factor the profile
+    /// likelihood prefers a cube that lends that class a few stickers of another colour,
+    /// which its freshly fitted mean then explains closely. The factor is what integrating
+    /// the mean over a broad prior costs instead of maximising over it: ½ ln(1 + n r²) per
+    /// axis for a class of n read stickers, r the prior spread of a mean in units of the
+    /// spread of a class's readings ([`Model::mean_spread`]), 0 for a class with none. The
+    /// spread ratio is a constant, not each hypothesis' own fitted spreads: those would
+    /// charge the tighter (right) grouping of close colours more and move the margins of
+    /// every scan; a constant charges only the number of read stickers, which cubes alike
+    /// but for the unread face share to within a sticker or two.
+    fn occam(&self, labels: &[usize]) -> f64 {
+        if self.read.iter().all(|&r| r) {
+            return 0.0;
+        }
+        let r2 = self.model.mean_spread.powi(2);
+        let mut n = [0.0f64; 6];
+        for (&l, _) in labels.iter().zip(&self.read).filter(|(_, &r)| r) {
+            n[l] += 1.0;
+        }
+        n.iter().map(|&n| 1.5 * (n * r2).ln_1p()).sum()
+    }
+
+    /// Cost of a labelling's read stickers under `classes`.
+    fn labelled_cost(
+        &self,
+        labs: &[[f64; 3]],
+        noise: &[[f64; 3]],
+        labels: &[usize],
+        classes: &[Class; 6],
+    ) -> f64 {
+        labs.iter()
+            .zip(noise)
+            .zip(labels)
+            .zip(&self.read)
+            .filter(|(_, &r)| r)
+            .map(|(((x, e), &l), _)| classes[l].cost(x, e))
+            .sum::<f64>()
     }
 
     /// The legal search for the cube's size.
@@ -142,14 +208,22 @@ impl<'a> Evidence<'a> {
         (labs, noise)
     }
 
-    /// The six class models fitted to a labelling.
+    /// The six class models fitted to a labelling's read stickers.
     pub(super) fn fit(
         &self,
         labs: &[[f64; 3]],
         noise: &[[f64; 3]],
         labels: &[usize],
     ) -> [Class; 6] {
-        fit(labs, noise, labels, self.prior.as_ref(), &self.model)
+        if self.read.iter().all(|&r| r) {
+            return fit(labs, noise, labels, self.prior.as_ref(), &self.model);
+        }
+        let keep = |i: &usize| self.read[*i];
+        let idx: Vec<usize> = (0..labs.len()).filter(keep).collect();
+        let labs: Vec<[f64; 3]> = idx.iter().map(|&i| labs[i]).collect();
+        let noise: Vec<[f64; 3]> = idx.iter().map(|&i| noise[i]).collect();
+        let labels: Vec<usize> = idx.iter().map(|&i| labels[i]).collect();
+        fit(&labs, &noise, &labels, self.prior.as_ref(), &self.model)
     }
 
     /// Refinement: best legal cube → class models and light re-fitted to it → again, until
@@ -177,12 +251,12 @@ impl<'a> Evidence<'a> {
     /// a log gain and the search nodes spent; `None` when no legal cube was found.
     fn round(&self, s: &Settled) -> Option<(Settled, bool, f64, usize)> {
         let classes = self.fit(&s.labs, &s.noise, &s.labels);
-        let outcome = self.run(&cost_of(&s.labs, &s.noise, &classes), 0.0);
+        let outcome = self.run(&self.cost(&s.labs, &s.noise, &classes), 0.0);
         let best = outcome.candidates.first()?;
         let same = best.labels == s.labels;
         let labels = best.labels.clone();
         let mut illum = s.illum.clone();
-        let shift = illum.estimate(&self.lin, &labels);
+        let shift = illum.estimate(&self.lin, &labels, Some(&self.read));
         let (labs, noise) = self.relight(&illum);
         let next = Settled {
             labels,
@@ -193,9 +267,15 @@ impl<'a> Evidence<'a> {
         Some((next, same, shift, outcome.expanded))
     }
 
-    /// The state after the first round from first labels (under even light), and the
-    /// nodes spent: two starts that reach the same state settle alike.
-    pub(super) fn first_round(&self, labels: Vec<usize>, labs: &[[f64; 3]]) -> (Settled, usize) {
+    /// The state after the first round from first labels (under even light), the nodes
+    /// spent, and whether the round found no legal cube (the state is then the start's, and
+    /// refining it would repeat the same search): two starts that reach the same state
+    /// settle alike.
+    pub(super) fn first_round(
+        &self,
+        labels: Vec<usize>,
+        labs: &[[f64; 3]],
+    ) -> (Settled, usize, bool) {
         let labs = labs.to_vec();
         let noise = self.noise_of(&labs, &|_| 1.0);
         let start = Settled {
@@ -205,8 +285,8 @@ impl<'a> Evidence<'a> {
             noise,
         };
         match self.round(&start) {
-            Some((next, _, _, spent)) => (next, spent),
-            None => (start, 0),
+            Some((next, _, _, spent)) => (next, spent, false),
+            None => (start, 0, true),
         }
     }
 
@@ -217,16 +297,12 @@ impl<'a> Evidence<'a> {
     /// Jacobian term unchanged.)
     pub(super) fn own_model(&self, labels: &[usize], start: &Illumination) -> OwnModel {
         let mut il = start.clone();
-        il.estimate(&self.lin, labels);
+        il.estimate(&self.lin, labels, Some(&self.read));
         let (labs, noise) = self.relight(&il);
         let classes = self.fit(&labs, &noise, labels);
-        let total: f64 = labs
-            .iter()
-            .zip(&noise)
-            .zip(labels)
-            .map(|((x, e), &l)| classes[l].cost(x, e))
-            .sum::<f64>()
-            + prior_cost(&classes);
+        let total = self.labelled_cost(&labs, &noise, labels, &classes)
+            + prior_cost(&classes)
+            + self.occam(labels);
         OwnModel {
             total,
             labs,
@@ -240,7 +316,7 @@ impl<'a> Evidence<'a> {
     pub(super) fn settled_cost(&self, labels: &[usize]) -> f64 {
         let mut il = Illumination::new(self.size, self.model.light_prior);
         for _ in 0..8 {
-            if il.estimate(&self.lin, labels) < 0.01 {
+            if il.estimate(&self.lin, labels, Some(&self.read)) < 0.01 {
                 break;
             }
         }
@@ -251,12 +327,9 @@ impl<'a> Evidence<'a> {
     /// far, whole-class alternatives, where the light hardly depends on them).
     pub(super) fn own_fixed(&self, labels: &[usize], labs: &[[f64; 3]], noise: &[[f64; 3]]) -> f64 {
         let classes = self.fit(labs, noise, labels);
-        labs.iter()
-            .zip(noise)
-            .zip(labels)
-            .map(|((x, e), &l)| classes[l].cost(x, e))
-            .sum::<f64>()
+        self.labelled_cost(labs, noise, labels, &classes)
             + prior_cost(&classes)
+            + self.occam(labels)
     }
 
     /// Settles on a cube from a first state ([`Self::first_round`]): refines, then
@@ -265,9 +338,14 @@ impl<'a> Evidence<'a> {
     /// but on their centres, which a heavy-tailed class then treats as outliers). Those
     /// alternatives are the cube's own colours permuted by a whole-cube rotation, centres
     /// kept: each legal one is scored under its own model and the refinement restarts from
-    /// the best if it wins.
-    pub(super) fn settle(&self, start: Settled) -> (Settled, usize) {
-        let (mut settled, mut expanded) = self.refine(start);
+    /// the best if it wins. `stuck`: the first round found no legal cube from `start`, so
+    /// the refinement is skipped (it would repeat that search and stop where it starts).
+    pub(super) fn settle(&self, start: Settled, stuck: bool) -> (Settled, usize) {
+        let (mut settled, mut expanded) = if stuck {
+            (start, 0)
+        } else {
+            self.refine(start)
+        };
         if self.size == Size::Three {
             let base = self.own_fixed(&settled.labels, &settled.labs, &settled.noise);
             let better = conjugates(&settled.labels)
@@ -298,7 +376,7 @@ impl<'a> Evidence<'a> {
         let mut restarts = 0;
         loop {
             let classes = self.fit(&settled.labs, &settled.noise, &settled.labels);
-            let cost = cost_of(&settled.labs, &settled.noise, &classes);
+            let cost = self.cost(&settled.labs, &settled.noise, &classes);
             let outcome = self.run(&cost, window + REFIT_SLACK);
             expanded += outcome.expanded;
             let own: Vec<f64> = outcome
