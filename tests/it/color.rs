@@ -569,3 +569,12 @@ fn bench_resolve_cross_validates_by_source() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert_eq!(stdout(&out).trim(), case["expected"].as_str().unwrap());
 }
+
+#[test]
+fn every_real_case_file_parses_with_every_sticker_read() {
+    // Files from before scans could leave stickers unread have no `unread` field.
+    for (path, _) in cases() {
+        let scan = RawScan::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(scan.is_complete(), "{}", path.display());
+    }
+}
