@@ -436,11 +436,13 @@ impl Reporter {
                     actions,
                     robot_seconds,
                     baseline_seconds,
+                    ahead,
                 } => eprintln!(
-                    "plan: {solution} ({face_turns} face turns, {actions} robot actions, {robot_seconds:.1} s{})",
+                    "plan: {solution} ({face_turns} face turns, {actions} robot actions, {robot_seconds:.1} s{}){}",
                     baseline_seconds
                         .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
-                        .unwrap_or_default()
+                        .unwrap_or_default(),
+                    if ahead { ", thought out while the last face was read" } else { "" }
                 ),
                 RunEvent::Verifying { by } => eprintln!("verifying: {by}"),
                 RunEvent::Checked {

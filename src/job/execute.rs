@@ -49,7 +49,9 @@ use super::journal::{
 use super::observe::{match_state, prefix_states, Known};
 use super::options::RunOptions;
 use super::report::{RoundReport, RunEvent, RunReport};
-use super::robot::{apply_action, orientation_after, Answer, Progress, RobotPlan, RunRobot};
+use super::robot::{
+    apply_action, orientation_after, Answer, Planning, PlansOf, Progress, RobotPlan, RunRobot,
+};
 use super::solve::{add_robot_cost_solutions, solve_candidates, Tools};
 use super::target::TargetError;
 use super::verify::{cannot_plan_from, check, look, no_round_left, shown, Belief};
@@ -107,8 +109,24 @@ pub fn finish(
     opts: &RunOptions,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<RunReport, RunError> {
+    finish_thought(robot, tools, start, opts, events, None)
+}
+
+/// [`finish`], with the first round's thinking done already (for this very position:
+/// see `job::run`, which thinks while the last face is read).
+pub fn finish_thought(
+    robot: &mut dyn RunRobot,
+    tools: &Tools,
+    start: &Start,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(RunEvent),
+    ready: Option<Thought>,
+) -> Result<RunReport, RunError> {
     let pos = &start.position;
-    let first = plan_from(robot, tools, pos, opts, events)?;
+    let first = match ready {
+        Some(t) => t.report(events),
+        None => plan_from(robot, tools, pos, opts, events)?,
+    };
     let mut run = Execution::begin(robot.kind(), start, &first.plan, opts)?;
     let symbols = pos.first_scan.symbols();
     let known = Known {
@@ -277,12 +295,92 @@ pub fn finish(
 }
 
 /// A plan and how many candidate solutions it was chosen from.
+#[derive(Clone, Debug)]
 struct Planned {
     plan: RobotPlan,
     candidates: usize,
 }
 
-/// Aligns the target, solves, and plans the cheapest execution from `pos`.
+/// What a job thinks before it moves: the solver's candidates (how many, the shortest),
+/// and the plan chosen among them and what the robot-cost search added.
+#[derive(Clone, Debug)]
+pub struct Thought {
+    solved: usize,
+    shortest: usize,
+    planned: Planned,
+}
+
+impl Thought {
+    /// A thought of just this plan (tests elsewhere in the job).
+    #[cfg(test)]
+    pub(crate) fn of_plan(plan: RobotPlan) -> Thought {
+        Thought {
+            solved: 1,
+            shortest: plan.alg.len(),
+            planned: Planned {
+                plan,
+                candidates: 1,
+            },
+        }
+    }
+
+    /// The plan's robot state at its start.
+    pub fn start(&self) -> &RobotState {
+        &self.planned.plan.start
+    }
+
+    /// Says what was thought, as [`plan_from`] does as it goes.
+    fn report(self, events: &mut dyn FnMut(RunEvent)) -> Planned {
+        events(RunEvent::Solved {
+            candidates: self.solved,
+            shortest: self.shortest,
+        });
+        planned_event(&self.planned.plan, true, events);
+        self.planned
+    }
+}
+
+fn planned_event(plan: &RobotPlan, ahead: bool, events: &mut dyn FnMut(RunEvent)) {
+    events(RunEvent::Planned {
+        solution: plan.alg.to_string(),
+        face_turns: plan.alg.len(),
+        actions: plan.actions.len(),
+        robot_seconds: plan.seconds,
+        baseline_seconds: plan.baseline_seconds,
+        ahead,
+    });
+}
+
+/// Aligns the target, solves, and plans the cheapest execution from `pos` with `plans`
+/// (the robot's own planning, or a copy another thread holds); `solved` hears of the
+/// solver's candidates (how many, the shortest) before the robot-cost search starts.
+pub fn think(
+    plans: &dyn Planning,
+    tools: &Tools,
+    pos: &Position,
+    opts: &RunOptions,
+    solved: &mut dyn FnMut(usize, usize),
+) -> Result<Thought, RunError> {
+    let aligned = align_target(&pos.cube, &pos.target).ok_or(TargetError::Centres)?;
+    let cands = solve_candidates(tools, &pos.cube, &aligned, opts)?;
+    let (n, shortest) = (
+        cands.len(),
+        cands.iter().map(|a| a.len()).min().unwrap_or(0),
+    );
+    solved(n, shortest);
+    let cands = add_robot_cost_solutions(plans, tools, &pos.cube, &aligned, &pos.robot, cands)?;
+    let plan = plans.plan(&cands, &pos.robot)?;
+    Ok(Thought {
+        solved: n,
+        shortest,
+        planned: Planned {
+            plan,
+            candidates: cands.len(),
+        },
+    })
+}
+
+/// [`think`] on the robot's own planning, saying what it found as it goes.
 fn plan_from(
     robot: &mut dyn RunRobot,
     tools: &Tools,
@@ -290,25 +388,20 @@ fn plan_from(
     opts: &RunOptions,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<Planned, RunError> {
-    let aligned = align_target(&pos.cube, &pos.target).ok_or(TargetError::Centres)?;
-    let cands = solve_candidates(tools, &pos.cube, &aligned, opts)?;
-    events(RunEvent::Solved {
-        candidates: cands.len(),
-        shortest: cands.iter().map(|a| a.len()).min().unwrap_or(0),
-    });
-    let cands = add_robot_cost_solutions(robot, tools, &pos.cube, &aligned, &pos.robot, cands)?;
-    let plan = robot.plan(&cands, &pos.robot)?;
-    events(RunEvent::Planned {
-        solution: plan.alg.to_string(),
-        face_turns: plan.alg.len(),
-        actions: plan.actions.len(),
-        robot_seconds: plan.seconds,
-        baseline_seconds: plan.baseline_seconds,
-    });
-    Ok(Planned {
-        plan,
-        candidates: cands.len(),
-    })
+    let t = think(
+        &PlansOf(robot),
+        tools,
+        pos,
+        opts,
+        &mut |candidates, shortest| {
+            events(RunEvent::Solved {
+                candidates,
+                shortest,
+            })
+        },
+    )?;
+    planned_event(&t.planned.plan, false, events);
+    Ok(t.planned)
 }
 
 /// A plan being executed: the journal, and the robot-frame cube and orientation tracked

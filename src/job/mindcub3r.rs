@@ -18,7 +18,22 @@ use crate::solver::costed::SequenceCost;
 
 use super::error::RunError;
 use super::journal::Action;
-use super::robot::{Answer, Progress, RobotPlan, RunRobot};
+use super::robot::{Answer, Planning, Progress, RobotPlan, RunRobot};
+
+/// The MindCub3r's planning apart from the robot ([`RunRobot::planning`]): the planner, from
+/// a start state as given (after a fresh scan that is where the robot plans from).
+struct Mc3Planning {
+    planner: Planner,
+}
+
+impl Planning for Mc3Planning {
+    fn plan(&self, cands: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
+        mindcub3r_plan(&self.planner, cands, start)
+    }
+    fn sequence_cost(&self, start: &RobotState) -> Option<SequenceCost> {
+        Some(self.planner.sequence_cost(*start))
+    }
+}
 
 /// A planner-backed plan for the MindCub3r: the cheapest candidate by the DP, and the
 /// baseline (greedy table on the first candidate).
@@ -180,6 +195,33 @@ impl RunRobot for Mc3Run {
         self.scanned = true;
         let raw = self.robot.scan(size, &mut |p| progress(p.done, p.total))?;
         Ok((raw, self.relative_orientation()))
+    }
+
+    fn scan_with_preview(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(usize, usize),
+        preview: &mut dyn FnMut(&RawScan, Orientation),
+    ) -> Result<(RawScan, Orientation), RunError> {
+        self.scan_start = self.robot.orientation;
+        self.scanned = true;
+        // Where the scan leaves the cube, relative to where it began.
+        let end = scan_steps()
+            .iter()
+            .flatten()
+            .fold(Orientation::IDENTITY, |o, &p| o.after(p));
+        let raw = self.robot.scan_with_preview(
+            size,
+            &mut |p| progress(p.done, p.total),
+            &mut |partial| preview(partial, end),
+        )?;
+        Ok((raw, self.relative_orientation()))
+    }
+
+    fn planning(&self) -> Option<Box<dyn Planning + Send + Sync>> {
+        Some(Box::new(Mc3Planning {
+            planner: self.planner.clone(),
+        }))
     }
 
     fn scan_scale(&self) -> Option<crate::color::raw::Scale> {

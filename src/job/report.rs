@@ -31,6 +31,8 @@ pub enum RunEvent {
         actions: usize,
         robot_seconds: f64,
         baseline_seconds: Option<f64>,
+        /// Thought out while the scan's last face was read (see `job::run`).
+        ahead: bool,
     },
     Executing {
         done: usize,

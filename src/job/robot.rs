@@ -34,6 +34,24 @@ pub trait RunRobot {
         size: Size,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(RawScan, Orientation), RunError>;
+    /// [`RunRobot::scan`], and where the robot reads its last face by itself (the
+    /// MindCub3r's colour sensor), `preview` is handed the readings of the others first
+    /// (the last face's stickers marked unread) with the orientation the scan will leave
+    /// the cube in, so that a job can think while the last face is read. Robots that read
+    /// otherwise never call it.
+    fn scan_with_preview(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(usize, usize),
+        _preview: &mut dyn FnMut(&RawScan, Orientation),
+    ) -> Result<(RawScan, Orientation), RunError> {
+        self.scan(size, progress)
+    }
+    /// A copy of what [`RunRobot::plan`] and [`RunRobot::sequence_cost`] use after a
+    /// fresh scan, for another thread while this robot works; `None`: plan only here.
+    fn planning(&self) -> Option<Box<dyn Planning + Send + Sync>> {
+        None
+    }
     /// The scale of this robot's scans (`None`: it cannot scan), known before it moves.
     fn scan_scale(&self) -> Option<Scale>;
     /// Reads stickers again (facelet indices of the frame the last scan began in).
@@ -98,6 +116,27 @@ pub trait RunRobot {
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)>;
     /// Whether the cube's orientation changes as the robot works (false: fixed motors).
     fn reorients(&self) -> bool;
+}
+
+/// What planning needs of a robot: the cheapest execution of candidate solutions on its
+/// own timings, and its cost automaton (see [`RunRobot::plan`]).
+pub trait Planning {
+    fn plan(&self, candidates: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError>;
+    fn sequence_cost(&self, _start: &RobotState) -> Option<SequenceCost> {
+        None
+    }
+}
+
+/// A robot's own planning, through [`Planning`].
+pub struct PlansOf<'a>(pub &'a dyn RunRobot);
+
+impl Planning for PlansOf<'_> {
+    fn plan(&self, candidates: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
+        self.0.plan(candidates, start)
+    }
+    fn sequence_cost(&self, start: &RobotState) -> Option<SequenceCost> {
+        self.0.sequence_cost(start)
+    }
 }
 
 /// What a robot tells the job while it executes a plan.

@@ -72,12 +72,34 @@ pub fn scan_and_resolve(
     max_rescans: usize,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<Scanned, RunError> {
+    scan_and_resolve_previewed(
+        robot,
+        resolve_opts,
+        size,
+        max_rescans,
+        events,
+        &mut |_, _| {},
+    )
+}
+
+/// [`scan_and_resolve`], handing `preview` the readings before the last face (see
+/// [`RunRobot::scan_with_preview`]).
+pub fn scan_and_resolve_previewed(
+    robot: &mut dyn RunRobot,
+    resolve_opts: &ResolveOptions,
+    size: Size,
+    max_rescans: usize,
+    events: &mut dyn FnMut(RunEvent),
+    preview: &mut dyn FnMut(&RawScan, Orientation),
+) -> Result<Scanned, RunError> {
     if let Some(scale) = robot.scan_scale() {
         check_profile(resolve_opts, scale)?;
     }
-    let (mut raw, orientation) = robot.scan(size, &mut |done, total| {
-        events(RunEvent::ScanProgress { done, total })
-    })?;
+    let (mut raw, orientation) = robot.scan_with_preview(
+        size,
+        &mut |done, total| events(RunEvent::ScanProgress { done, total }),
+        preview,
+    )?;
     let mut rescans = 0;
     // Every reading of each sticker, averaged.
     let mut reads: Vec<Vec<[f64; 3]>> = raw.facelets.iter().map(|&r| vec![r]).collect();

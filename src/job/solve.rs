@@ -17,7 +17,7 @@ use crate::solver::{SolveOptions, Solver, SolverError};
 
 use super::error::RunError;
 use super::options::RunOptions;
-use super::robot::RunRobot;
+use super::robot::Planning;
 
 /// Wall-clock limit of each solver call for candidates.
 const SOLVE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -99,7 +99,7 @@ pub fn solve_candidates(
 /// checked like the candidates); `cands` alone when the robot has no cost model, the cube
 /// is not a 3x3x3 or the search is off. A failed search only means no extra candidates.
 pub fn add_robot_cost_solutions(
-    robot: &dyn RunRobot,
+    robot: &dyn Planning,
     tools: &Tools,
     start: &FaceletCube,
     target: &FaceletCube,

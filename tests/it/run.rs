@@ -95,6 +95,21 @@ fn run_sim_mindcub3r_solves() {
 }
 
 #[test]
+fn the_mindcub3r_plans_while_its_last_face_is_read_and_the_line_robot_after_its_scan() {
+    for (robot, ahead) in [("mindcub3r", true), ("line", false)] {
+        let o = run(&["--sim", "--robot", robot, "--seed", "21"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let events = json_lines(&stdout(&o));
+        let planned = events.iter().find(|e| e["type"] == "planned").unwrap();
+        assert_eq!(planned["ahead"], ahead, "{robot}: {planned}");
+        // The plan is the one executed, for the cube the whole scan saw.
+        let s = events.last().unwrap();
+        check_summary(s);
+        assert_eq!(s["solution"], planned["solution"], "{robot}");
+    }
+}
+
+#[test]
 fn search_nodes_makes_the_robot_cost_search_deterministic() {
     // A node budget instead of a time budget: the same run twice plans the same solution.
     let args = ["--sim", "--seed", "5", "--search-nodes", "20000"];

@@ -258,7 +258,7 @@ impl<'a> PlanBench<'a> {
                     time_limit: Duration::from_millis(a.search_ms),
                     max_nodes: a.search_nodes,
                     bound: Some(p.seconds),
-                    solutions: 8,
+                    ..CostedOptions::default()
                 },
             )
             .map_err(|e| anyhow!("cube {i}: {e}"))?;

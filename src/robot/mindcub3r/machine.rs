@@ -598,8 +598,21 @@ impl MindCub3r {
         size: Size,
         progress: &mut dyn FnMut(ScanProgress),
     ) -> Result<RawScan, RobotError> {
+        self.scan_with_preview(size, progress, &mut |_| {})
+    }
+
+    /// [`MindCub3r::scan`], and on the brick (`scan.on_brick`) `preview` is handed the
+    /// readings so far just before the last face's program is sent: the last face's
+    /// stickers (and any sample missed on the fly) marked unread. Whoever resolves the
+    /// cube may start on them while the robot reads the last face.
+    pub fn scan_with_preview(
+        &mut self,
+        size: Size,
+        progress: &mut dyn FnMut(ScanProgress),
+        preview: &mut dyn FnMut(&RawScan),
+    ) -> Result<RawScan, RobotError> {
         if self.config.scan.on_brick {
-            return self.scan_on_brick(size, progress);
+            return self.scan_on_brick(size, progress, preview);
         }
         self.ensure_homed()?;
         self.frame = Some((size, Permutation::identity(size.stickers())));

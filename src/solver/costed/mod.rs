@@ -30,6 +30,8 @@ mod search;
 #[cfg(test)]
 mod tests;
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use automaton::{CostFloor, SequenceCost, MAX_STATES, MAX_SUMMARIES};
@@ -52,6 +54,9 @@ pub struct CostedOptions {
     pub bound: Option<f64>,
     /// How many of the cheapest solutions found to return.
     pub solutions: usize,
+    /// Set by someone else to end the search early (it returns what it found so far), as
+    /// its time budget would.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for CostedOptions {
@@ -62,6 +67,7 @@ impl Default for CostedOptions {
             max_nodes: None,
             bound: None,
             solutions: 8,
+            cancel: None,
         }
     }
 }

@@ -84,6 +84,7 @@ pub(super) struct Search<'a> {
     t0: Instant,
     deadline: Instant,
     max_nodes: u64,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     pub(super) stop: bool,
 }
 
@@ -147,6 +148,7 @@ impl<'a> Search<'a> {
             t0,
             deadline: t0 + o.time_limit,
             max_nodes: o.max_nodes.unwrap_or(u64::MAX),
+            cancel: o.cancel.clone(),
             stop: false,
         }
     }
@@ -157,7 +159,13 @@ impl<'a> Search<'a> {
         if self.nodes >= self.max_nodes {
             self.stop = true;
         }
-        if self.nodes & 1023 == 0 && Instant::now() >= self.deadline {
+        if self.nodes & 1023 == 0
+            && (Instant::now() >= self.deadline
+                || self
+                    .cancel
+                    .as_ref()
+                    .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)))
+        {
             self.stop = true;
         }
         if self.stop || self.nodes >= self.job_end {

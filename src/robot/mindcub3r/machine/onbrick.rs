@@ -342,6 +342,7 @@ impl MindCub3r {
         &mut self,
         size: Size,
         progress: &mut dyn FnMut(ScanProgress),
+        preview: &mut dyn FnMut(&RawScan),
     ) -> Result<RawScan, RobotError> {
         self.ensure_homed()?;
         self.frame = Some((size, Permutation::identity(size.stickers())));
@@ -359,6 +360,12 @@ impl MindCub3r {
                 .filter(|(s, _, _)| *s == step)
                 .map(|&(_, s, i)| (s, i))
                 .collect();
+            if step + 1 == scan_steps().len() {
+                let mut unread: Vec<usize> = samples.iter().map(|&(_, i)| i).collect();
+                unread.extend_from_slice(&missed);
+                let partial = RawScan::new(size, Scale::Ev3Raw, facelets.clone());
+                preview(&partial.with_unread(&unread));
+            }
             let spec = FaceSpec {
                 face: step,
                 tilt: prims.contains(&Primitive::Tilt),
