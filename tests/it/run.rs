@@ -494,3 +494,41 @@ fn bench_robot_end_to_end_runs_in_parallel_and_judges_by_the_simulator() {
     ]);
     assert_eq!(bad.status.code(), Some(2), "stderr: {}", stderr(&bad));
 }
+
+#[test]
+fn bench_run_times_every_phase_and_judges_by_the_simulator() {
+    let out = cubot(&[
+        "--json",
+        "bench",
+        "run",
+        "--runs",
+        "1",
+        "--latencies",
+        "0,60",
+        "--speed",
+        "20",
+        "--search-ms",
+        "200",
+        "--solutions",
+        "3",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = json_lines(&stdout(&out));
+    let rows: Vec<_> = lines.iter().filter(|v| v["type"] == "bench-run").collect();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert_eq!(r["reached"], 1, "{r}");
+        assert_eq!(r["false_reached"], 0, "{r}");
+        let phase = |k: &str| r["phases"][k]["mean"].as_f64().unwrap();
+        for k in ["home", "scan", "solve", "execute", "verify"] {
+            assert!(phase(k) >= 0.0, "{k}: {r}");
+        }
+        // Reading six faces and executing a plan take real (simulated) time.
+        assert!(phase("scan") > 0.0 && phase("execute") > 0.0, "{r}");
+        let sum: f64 = ["home", "scan", "solve", "execute", "verify"]
+            .iter()
+            .map(|k| phase(k))
+            .sum();
+        assert!((sum - phase("total")).abs() < 1e-6, "{r}");
+    }
+}

@@ -1,5 +1,5 @@
 //! `bench run`: the whole wait of a user, phase by phase, over seeded runs of the simulated
-//! MindCub3r at one or more link latencies: connect + home + scan, solve + plan, execute,
+//! MindCub3r at one or more link latencies: connect and home, scan, solve and plan, execute,
 //! verify. Each run is `cubot run --port` in this process against a simulated brick started
 //! on a pty at `--speed` (1: simulated time is wall time, so the host's own work and every
 //! link round trip count as they would on a real brick, and verification re-scans the cube
@@ -84,6 +84,7 @@ fn latency(s: &str) -> Result<u32, String> {
 /// The phases of one run, in seconds of wall clock.
 #[derive(Clone, Copy, Debug, Default)]
 struct Phases {
+    home: f64,
     scan: f64,
     solve: f64,
     execute: f64,
@@ -92,11 +93,12 @@ struct Phases {
 
 impl Phases {
     fn total(&self) -> f64 {
-        self.scan + self.solve + self.execute + self.verify
+        self.home + self.scan + self.solve + self.execute + self.verify
     }
 
     fn get(&self, k: usize) -> f64 {
         [
+            self.home,
             self.scan,
             self.solve,
             self.execute,
@@ -106,14 +108,15 @@ impl Phases {
     }
 }
 
-const PHASES: [&str; 5] = [
-    "connect+home+scan",
+const PHASES: [&str; 6] = [
+    "connect+home",
+    "scan",
     "solve+plan",
     "execute",
     "verify",
     "total",
 ];
-const KEYS: [&str; 5] = ["scan", "solve", "execute", "verify", "total"];
+const KEYS: [&str; 6] = ["home", "scan", "solve", "execute", "verify", "total"];
 
 /// What one run came to.
 #[derive(Clone, Debug)]
@@ -272,12 +275,14 @@ fn one(
     };
     let t0 = Instant::now();
     let mut robot = job::connect(&o).map_err(|e| e.to_string())?;
-    let mut marks: [Option<Instant>; 3] = [None; 3];
+    let mut marks: [Option<Instant>; 4] = [None; 4];
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| {
         let k = match e {
-            RunEvent::Scanned { .. } => 0,
-            RunEvent::Planned { .. } => 1,
-            RunEvent::Verifying { .. } => 2,
+            // The robot is homed and about to read the first face.
+            RunEvent::ScanProgress { done: 0, .. } => 0,
+            RunEvent::Scanned { .. } => 1,
+            RunEvent::Planned { .. } => 2,
+            RunEvent::Verifying { .. } => 3,
             _ => return,
         };
         marks[k].get_or_insert_with(Instant::now);
@@ -289,10 +294,11 @@ fn one(
     let secs = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64();
     Ok(Done {
         phases: Phases {
-            scan: secs(t0, at(0)),
-            solve: secs(at(0), at(1)),
-            execute: secs(at(1), at(2)),
-            verify: secs(at(2), end),
+            home: secs(t0, at(0)),
+            scan: secs(at(0), at(1)),
+            solve: secs(at(1), at(2)),
+            execute: secs(at(2), at(3)),
+            verify: secs(at(3), end),
         },
         reached: rep.reached_target,
         truth,
@@ -329,7 +335,8 @@ fn print(
             json_line(&match &r.outcome {
                 Ok(d) => json!({
                     "type": "bench-run-one", "latency_ms": r.latency, "seed": r.seed,
-                    "scan": d.phases.scan, "solve": d.phases.solve, "execute": d.phases.execute,
+                    "home": d.phases.home, "scan": d.phases.scan, "solve": d.phases.solve,
+                    "execute": d.phases.execute,
                     "verify": d.phases.verify, "total": d.phases.total(),
                     "reached_target": d.reached, "simulator_at_target": d.truth,
                     "planned_robot_seconds": d.planned, "measured_robot_seconds": d.measured,
@@ -349,7 +356,7 @@ fn print(
         );
         let mut head = format!("{:<8}", "latency");
         for p in PHASES {
-            head.push_str(&format!(" {p:>18}"));
+            head.push_str(&format!(" {p:>13}"));
         }
         outln!("{head}  reached");
         for r in results {
@@ -367,7 +374,7 @@ fn print(
             .collect();
         let reached = done.iter().filter(|d| d.reached && d.truth).count();
         let false_reached = done.iter().filter(|d| d.reached && !d.truth).count();
-        let stats: Vec<(f64, f64)> = (0..5).map(|k| mean_worst(&done, k)).collect();
+        let stats: Vec<(f64, f64)> = (0..PHASES.len()).map(|k| mean_worst(&done, k)).collect();
         let planned = mean(done.iter().map(|d| d.planned));
         let baseline = mean(done.iter().filter_map(|d| d.baseline));
         let turns = mean(done.iter().map(|d| d.face_turns as f64));
@@ -393,7 +400,7 @@ fn print(
         } else {
             let mut line = format!("{:<8}", format!("{l} ms"));
             for (m, w) in &stats {
-                line.push_str(&format!(" {:>18}", format!("{m:.1} / {w:.1}")));
+                line.push_str(&format!(" {:>13}", format!("{m:.1} / {w:.1}")));
             }
             outln!(
                 "{line}  {reached}/{}{}",
@@ -408,7 +415,7 @@ fn print(
             let pct = |x: Option<f64>| x.map_or("-".into(), |v| format!("{:.1} %", 100.0 * v));
             outln!(
                 "         execute: {:.1} s measured, {} planned (off by {} on average, {} at worst); greedy per-move table on the first solution {}; floor {} (mean over random cubes, any solver and planner, same timings)",
-                stats[2].0,
+                stats[3].0,
                 f(planned),
                 pct(mean_error),
                 pct(worst_error),
@@ -417,8 +424,8 @@ fn print(
             );
         }
         row.push(format!(
-            "{l} ms: mean **{:.1} s** (worst {:.1}; scan {:.1}, solve {:.1}, execute {:.1}, verify {:.1}), {reached}/{} reached",
-            stats[4].0, stats[4].1, stats[0].0, stats[1].0, stats[2].0, stats[3].0, a.runs
+            "{l} ms: mean **{:.1} s** (worst {:.1}; connect and home {:.1}, scan {:.1}, solve {:.1}, execute {:.1}, verify {:.1}), {reached}/{} reached",
+            stats[5].0, stats[5].1, stats[0].0, stats[1].0, stats[2].0, stats[3].0, stats[4].0, a.runs
         ));
     }
     if a.markdown && !g.json {

@@ -353,6 +353,12 @@ impl MindCub3r {
         let mut facelets = vec![[0.0; 3]; size.stickers()];
         let mut missed = Vec::new();
         let mut done = 0;
+        // Homed: the reading begins.
+        progress(ScanProgress {
+            done,
+            total,
+            face_step: 0,
+        });
         for (step, prims) in scan_steps().iter().enumerate() {
             self.check_interrupt()?;
             let samples: Vec<(Sample, usize)> = map
