@@ -175,11 +175,29 @@ fn sim_process(args: &[&str]) -> (Child, String, String) {
 }
 
 fn scan_process(path: &str) -> std::process::Output {
+    scan_process_with(path, &[])
+}
+
+fn scan_process_with(path: &str, extra: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_cubot"))
         .args(["scan", "--robot", "--port", path])
+        .args(extra)
         .env("NO_COLOR", "1")
         .output()
         .expect("run cubot scan")
+}
+
+/// A copy of the shipped robot configuration in `dir` with every motion sent and polled
+/// by the host (no programs on the brick), and the scanning speed for host polling.
+fn host_polled_config(dir: &std::path::Path) -> std::path::PathBuf {
+    let text =
+        std::fs::read_to_string(super::support::root().join("calibration/mindcub3r.toml")).unwrap();
+    let text = text
+        .replace("on_brick = true", "on_brick = false")
+        .replace("scan_speed = 70", "scan_speed = 50");
+    let path = dir.join("host-polled.toml");
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 #[test]
@@ -194,10 +212,14 @@ fn two_processes_sim_then_scan_prints_the_simulators_cube() {
 
 #[test]
 fn faults_give_exit_2_and_a_message_naming_the_command() {
+    // Every motion polled by the host: each fault lands on a command of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let config = host_polled_config(dir.path());
+    let host = ["--robot-config", config.to_str().unwrap()];
     // A lost reply to a read is sent again: the scan goes on.
     let (mut child, path, cube) =
         sim_process(&["--seed", "8", "--speed", "40", "--faults", "drop@25"]);
-    let out = scan_process(&path);
+    let out = scan_process_with(&path, &host);
     child.kill().ok();
     child.wait().ok();
     assert_eq!(out.status.code(), Some(0), "drop@25: {}", stderr(&out));
@@ -212,7 +234,7 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
     ] {
         let (mut child, path, _) =
             sim_process(&["--seed", "8", "--speed", "40", "--faults", fault]);
-        let out = scan_process(&path);
+        let out = scan_process_with(&path, &host);
         child.kill().ok();
         child.wait().ok();
         let err = stderr(&out);
@@ -236,6 +258,33 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
             assert!(err.contains(stop), "{fault}: {err}");
         }
     }
+    // Homing and the scan as programs on the brick (the default): a program that meets a
+    // jammed turntable stops every motor itself and says what it waited for; a tilt arm
+    // that turns freely finds no stop; a brick that goes silent during a program cannot
+    // confirm a stop.
+    for (fault, expect, stop) in [
+        (
+            "jammed=B",
+            "did not finish within",
+            "the brick stopped every motor",
+        ),
+        ("free=A", "did not reach its end stop", "motors stopped"),
+        (
+            "silent@p4",
+            "did not answer",
+            "the brick did not confirm the stop",
+        ),
+    ] {
+        let (mut child, path, _) =
+            sim_process(&["--seed", "8", "--speed", "40", "--faults", fault]);
+        let out = scan_process(&path);
+        child.kill().ok();
+        child.wait().ok();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{fault}: {err}");
+        assert!(err.contains(expect) && err.contains(stop), "{fault}: {err}");
+        assert!(!err.contains("panicked"), "{fault}: {err}");
+    }
 }
 
 #[test]
@@ -254,7 +303,8 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // Inside the scan (about 3.5 s at speed 5, after homing).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(scan.id() as i32),
         nix::sys::signal::Signal::SIGINT,

@@ -167,14 +167,14 @@ fn save_then_restore_reaches_the_saved_state() {
 fn interrupted_run_resumes_from_its_journal() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j.jsonl");
-    // The link goes silent part way through the execution: from the brick's tenth
-    // program on (six scan faces, then chunks of primitives).
+    // The link goes silent part way through the execution: from the brick's 13th
+    // program on (three homing the arms, six scan faces, then chunks of primitives).
     let o = run(&[
         "--sim",
         "--seed",
         "16",
         "--faults",
-        "silent@p10",
+        "silent@p13",
         "--journal",
         j.to_str().unwrap(),
     ]);

@@ -263,9 +263,10 @@ fn ctrl_c_stops_within_a_second_and_states_the_robots_own_cube_both_robots() {
 
 #[test]
 fn lost_replies_and_a_link_drop_out_are_ridden_out() {
-    // Inside execution: the line robot's 5th command is a MOVE; the brick's 10th program is
-    // its fourth chunk of primitives (after six scan faces); its 900th command comes
-    // during the check.
+    // Inside execution: the line robot's 5th command is a MOVE; the brick's 13th program is
+    // its fourth chunk of primitives (after three homing the arms and six scan faces), and
+    // the link drops out as its 20th arrives (3 s of the simulator's clock: its reply is
+    // lost).
     for (robot, args) in [
         (
             "line",
@@ -275,7 +276,7 @@ fn lost_replies_and_a_link_drop_out_are_ridden_out() {
         ),
         (
             "mindcub3r",
-            &["--seed", "36", "--speed", "100", "--faults", "drop@p10"],
+            &["--seed", "36", "--speed", "100", "--faults", "drop@p13"],
         ),
         (
             "mindcub3r",
@@ -285,7 +286,7 @@ fn lost_replies_and_a_link_drop_out_are_ridden_out() {
                 "--speed",
                 "100",
                 "--faults",
-                "dropout@900=400",
+                "dropout@p20=3000",
             ],
         ),
         (
@@ -316,8 +317,9 @@ fn a_stall_states_the_robots_own_cube_and_the_resume_finishes() {
     for (robot, args) in [
         (
             "mindcub3r",
-            // The third chunk of primitives on the brick (after six scan faces).
-            &["--seed", "39", "--speed", "100", "--faults", "stall@p9"][..],
+            // The third chunk of primitives on the brick (after three homing programs and
+            // six scan faces).
+            &["--seed", "39", "--speed", "100", "--faults", "stall@p12"][..],
         ),
         (
             "line",
@@ -354,7 +356,7 @@ fn a_chunk_stopped_by_its_deadline_with_its_reply_lost_is_settled_by_the_motor_c
     // A chunk of primitives on the brick stalls (its program stops every motor at its
     // deadline) and its reply is lost: what happened is settled from the motor counts,
     // or stated as the candidates they leave; the simulator's own cube is among them.
-    for (seed, k) in [("43", 8), ("44", 11)] {
+    for (seed, k) in [("43", 11), ("44", 14)] {
         let dir = tempfile::tempdir().unwrap();
         let f = format!("stall@p{k},drop@p{k}");
         let sim = Sim::start(

@@ -61,6 +61,8 @@ fn every_frame_of_a_full_scan_passes_the_wire_audit() {
     for on_brick in [true, false] {
         let mut config = Config::default();
         config.scan.on_brick = on_brick;
+        // Homing as programs too, or polled by the host.
+        config.execution.on_brick = on_brick;
         if !on_brick {
             config.turntable.scan_speed = 50;
         }
@@ -80,7 +82,8 @@ fn every_frame_of_a_full_scan_passes_the_wire_audit() {
         assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
         let a = audit(&tap.take());
         if on_brick {
-            assert_clean("full scan on the brick", &a, 100);
+            // Connecting, homing (a few programs), six face programs, the end.
+            assert_clean("full scan on the brick", &a, 12);
             // Six programs, each with its loops (every wait checks the program's deadline),
             // jumps and indexed stores.
             assert!(a.stats.ops["TIMER_READ"] >= 6, "{:?}", a.stats.ops);
@@ -149,7 +152,7 @@ fn a_whole_scan_travels_over_usb_hid_reports_to_the_same_brick() {
     let log = h.take_log();
     assert!(log.is_empty(), "the brick refused or complained: {log:?}");
     assert_eq!(h.path().to_str(), Some("usb (simulated)"));
-    assert_clean("full scan over USB", &audit(&tap.take()), 100);
+    assert_clean("full scan over USB", &audit(&tap.take()), 12);
 }
 
 #[test]

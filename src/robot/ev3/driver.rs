@@ -669,7 +669,7 @@ impl Ev3 {
         let mut c = DirectCommand::new();
         let slots: Vec<_> = inputs.iter().map(|&i| c.get_typemode(i)).collect();
         let name = format!("INPUT_DEVICE GET_TYPEMODE inputs {inputs:?}");
-        let r = self.call(&name, &c)?;
+        let r = self.query(&name, &c)?;
         slots
             .into_iter()
             .map(|(t, m)| {
@@ -719,8 +719,9 @@ impl Ev3 {
     pub fn check_devices(&mut self, expect: &[DeviceExpectation]) -> Result<(), Ev3Error> {
         let mut report = Vec::new();
         let mut bad = false;
-        for e in expect {
-            let (t, _) = self.typemode(e.input)?;
+        let inputs: Vec<u8> = expect.iter().map(|e| e.input).collect();
+        let found = self.typemodes(&inputs)?;
+        for (e, &(t, _)) in expect.iter().zip(&found) {
             let ok = t == e.expected;
             bad |= !ok;
             report.push(format!(
@@ -1101,6 +1102,19 @@ impl Ev3 {
         self.idle_count = [None; 4];
     }
 
+    /// A program on the brick is about to drive `port` to an end stop nobody knows the
+    /// position of: no plausibility check of its count until it is found.
+    pub fn position_unknown(&mut self, port: OutputPort) {
+        self.idle_count = [None; 4];
+        self.reach[port.no() as usize] = None;
+    }
+
+    /// A program on the brick found `port`'s end stop and cleared its count there, as
+    /// [`Ev3::home`] does: it rests at zero.
+    pub fn zeroed(&mut self, port: OutputPort) {
+        self.rests_at(port, 0);
+    }
+
     /// Stops all motors (float). Best effort: used on every error path.
     pub fn stop_all(&mut self) -> Result<(), Ev3Error> {
         self.idle_count = [None; 4];
@@ -1210,11 +1224,14 @@ mod tests {
     fn wrong_device_report_says_what_is_where() {
         let t = MemoryLink::with_responder(|m| {
             let c = u16::from_le_bytes([m[2], m[3]]);
-            // GET_TYPEMODE: input number is the 4th ops byte; answer "large motor" for
-            // motors and "infrared" for sensor port 2.
-            let input = m[10];
-            let t = if input >= 16 { 7 } else { 33 };
-            vec![encode_reply(c, true, &[t, 0])]
+            // One GET_TYPEMODE per device, six bytes each after the seven-byte header, the
+            // input number the fourth; answer "large motor" for motors and "infrared" for
+            // sensor port 2.
+            let global: Vec<u8> = m[7..]
+                .chunks(6)
+                .flat_map(|op| [if op[3] >= 16 { 7 } else { 33 }, 0])
+                .collect();
+            vec![encode_reply(c, true, &global)]
         });
         let mut ev3 = Ev3::new(Box::new(t));
         let e = ev3

@@ -53,6 +53,16 @@ pub enum RobotError {
         of: usize,
         why: crate::robot::ev3::protocol::ProgramError,
     },
+    #[error("{what} on the brick: {stage} did not finish within its {ms} ms (the brick stopped every motor)")]
+    HomingTimeout {
+        what: String,
+        stage: String,
+        ms: u64,
+    },
+    #[error("a homing program on the brick: {why}")]
+    HomingProgram {
+        why: crate::robot::ev3::protocol::ProgramError,
+    },
     #[error("scan program of face {face} on the brick: {why}")]
     Program {
         face: usize,

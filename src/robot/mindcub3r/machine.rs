@@ -33,6 +33,7 @@ use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
 use crate::robot::link::Link;
 
 mod chunk;
+mod homing;
 mod onbrick;
 
 pub use chunk::{ChunkRun, Settled};
@@ -285,6 +286,20 @@ impl MindCub3r {
     /// Homes the tilt arm and the sensor arm against their stops, then arm away and
     /// sensor clear.
     pub fn home(&mut self) -> Result<(), RobotError> {
+        if self.config.execution.on_brick {
+            return self.guard(|r| {
+                r.home_on_brick()?;
+                r.homed = true;
+                // Homed against its retracted stop, the arm is at zero: away, unless the
+                // calibration puts away elsewhere.
+                r.arm_state = if r.config.arm.away == 0 {
+                    ArmState::Away
+                } else {
+                    ArmState::Unknown
+                };
+                r.arm_to(ArmState::Away)
+            });
+        }
         self.guard(|r| {
             let (hs, ss) = (r.config.arm.home_speed, r.config.sensor_arm.home_speed);
             let mut sensor = r.sensor;

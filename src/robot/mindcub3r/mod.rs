@@ -337,13 +337,25 @@
 //!
 //! ## Start-up
 //!
-//! Connecting pings the brick, checks the four devices, sets the three motors' polarity to
-//! normal (an earlier session may have reversed one, see
+//! Connecting pings the brick, checks the four devices (one command), sets the three
+//! motors' polarity to normal (an earlier session may have reversed one, see
 //! [Polarity](crate::robot::ev3::protocol#polarity)), and takes the turntable's present
 //! count as its zero (the turntable has no end stop: the tray must be square when the
 //! program starts). Homing drives the sensor arm to its parked stop and the tilt arm to its
 //! retracted stop, zeroes both, then moves the arm away and the sensor arm to clear. Any
 //! error stops all motors.
+//!
+//! The sensor arm is homed first, and the tilt arm only then: nobody knows where either is
+//! at start-up, and the tilt arm swinging back from its apex could meet a sensor arm over
+//! the cube. Once the sensor arm is parked, it goes out to clear (where any tilt arm
+//! position is safe) while the tilt arm is homed. With `execution.on_brick` each arm is
+//! homed by [programs on the brick](crate::robot::ev3::protocol#programs-on-the-brick)
+//! that watch its count themselves (a time job of at most 0.6 s, the stop found when the
+//! count has not changed by 2° for `stall_ms` or when a whole job ended without moving it,
+//! then the brake and the count cleared there; a motor still moving when its job ends gets
+//! another program, up to `home_ms`), so homing takes no more on a slow link than on a
+//! fast one and a stop asked for is heard within a second; otherwise the host polls, as
+//! the driver's [Homing](crate::robot::ev3::driver#homing) describes.
 //!
 //! ## 2x2x2
 //!

@@ -86,16 +86,17 @@ impl std::fmt::Display for Port {
     }
 }
 
-/// A link drop-out: from the arrival of command `at`, for `ms` simulated milliseconds,
-/// nothing gets through in either direction.
+/// A link drop-out: from the arrival of command `at` (or, with `program`, of the `at`-th
+/// program), for `ms` simulated milliseconds, nothing gets through in either direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dropout {
     pub at: u64,
     pub ms: u32,
+    pub program: bool,
 }
 
 /// The items `--faults` takes, for messages.
-const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
+const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, dropout@pK=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -131,7 +132,7 @@ impl FromStr for Faults {
             };
             if let Some((k, n)) = head
                 .split_once("@p")
-                .filter(|(k, _)| matches!(*k, "drop" | "stall" | "silent"))
+                .filter(|(k, _)| matches!(*k, "drop" | "stall" | "silent" | "dropout"))
             {
                 let n: u64 = n
                     .parse()
@@ -139,9 +140,18 @@ impl FromStr for Faults {
                 if n == 0 {
                     return Err(bad("programs count from 1".into()));
                 }
-                match k {
-                    "drop" => f.drop_program = Some(n),
-                    "stall" => f.stall_program = Some(n),
+                match (k, value) {
+                    ("dropout", Some(ms)) => f.dropouts.push(Dropout {
+                        at: n,
+                        ms: ms
+                            .parse()
+                            .map_err(|_| bad(format!("{ms:?} is not a whole number")))?,
+                        program: true,
+                    }),
+                    ("dropout", None) => return Err(bad("dropout needs =MS".into())),
+                    (_, Some(_)) => return Err(bad(format!("{k} takes no value"))),
+                    ("drop", None) => f.drop_program = Some(n),
+                    ("stall", None) => f.stall_program = Some(n),
                     _ => f.silent_program = Some(n),
                 }
                 continue;
@@ -194,6 +204,7 @@ impl FromStr for Faults {
                 "dropout" => f.dropouts.push(Dropout {
                     at: at1,
                     ms: number()?,
+                    program: false,
                 }),
                 "corrupt" => f.corrupt.push(at1),
                 "battery" => f.battery_mv = Some(number()?),
@@ -300,10 +311,39 @@ mod tests {
         assert_eq!((f.latency_ms, f.jitter_ms), (40, 15));
         assert_eq!(
             f.dropouts,
-            vec![Dropout { at: 9, ms: 500 }, Dropout { at: 30, ms: 2000 }]
+            vec![
+                Dropout {
+                    at: 9,
+                    ms: 500,
+                    program: false
+                },
+                Dropout {
+                    at: 30,
+                    ms: 2000,
+                    program: false
+                }
+            ]
         );
         let f: Faults = "dropout=100".parse().unwrap();
-        assert_eq!(f.dropouts, vec![Dropout { at: 1, ms: 100 }]);
+        assert_eq!(
+            f.dropouts,
+            vec![Dropout {
+                at: 1,
+                ms: 100,
+                program: false
+            }]
+        );
+        let f: Faults = "dropout@p12=300".parse().unwrap();
+        assert_eq!(
+            f.dropouts,
+            vec![Dropout {
+                at: 12,
+                ms: 300,
+                program: true
+            }]
+        );
+        assert!("dropout@p3".parse::<Faults>().is_err());
+        assert!("stall@p3=5".parse::<Faults>().is_err());
         for bad in [
             "latency",
             "latency@3=10",

@@ -57,7 +57,19 @@ impl Brick {
                 "fault injected: the next positioning move from command {n} on stalls"
             ));
         }
-        if let Some(d) = self.faults.dropouts.iter().find(|d| d.at == n).copied() {
+        if let Some(d) = self
+            .faults
+            .dropouts
+            .iter()
+            .find(|d| {
+                if d.program {
+                    program == Some(d.at)
+                } else {
+                    d.at == n
+                }
+            })
+            .copied()
+        {
             self.link_down_until = self.clock + d.ms as f64 / 1000.0;
             self.note(format!(
                 "fault injected: the link drops out for {} ms from command {n} on",
