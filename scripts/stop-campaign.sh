@@ -5,7 +5,8 @@
 # reply byte, a link drop-out, and the cube swapped for another state of it or for a cube of
 # other colours before the resume. Both robots. A signal lands after a seeded number of
 # confirmed steps plus up to 0.15 s (four cases in five), or at a seeded moment from start-up
-# on (the scan included); a fault at a seeded command (or turn) number. Each case is then resumed from its journal
+# on (the scan included); a fault at a seeded program of the brick (or command of the line
+# robot). Each case is then resumed from its journal
 # (`cubot run --resume JOURNAL --port ...`) until it ends.
 #
 # Reported (judged by the simulator's own cube, never by what cubot says of it):
@@ -126,16 +127,17 @@ def case(i):
     os.makedirs(d)
     res = {'case': i, 'robot': robot, 'kind': kind, 'panic': False, 'hang': False}
     faults = ''
-    # The brick's lost replies and stalls land in a seeded program (a scan face, or a
-    # chunk of primitives from the 7th on); corruptions and drop-outs at a command number.
+    # The brick's lost replies, stalls, drop-outs and garbled replies land in a seeded
+    # program (homing the arms, a scan face, a chunk of primitives, a face read by the
+    # check: a run is about 70 programs); the line robot's at a command number.
     if kind == 'corrupt':
-        n = r.randint(3, 10) if robot == 'line' else r.randint(5, 250)
-        faults = f'{kind}@{n}'
+        faults = f'corrupt@{r.randint(3, 10)}' if robot == 'line' else f'corrupt@p{r.randint(1, 70)}'
     elif kind in ('drop', 'stall'):
-        faults = f'{kind}@{r.randint(1, 14)}' if robot == 'line' else f'{kind}@p{r.randint(1, 24)}'
+        faults = f'{kind}@{r.randint(1, 14)}' if robot == 'line' else f'{kind}@p{r.randint(1, 70)}'
     elif kind == 'dropout':
-        n = r.randint(3, 10) if robot == 'line' else r.randint(5, 250)
-        faults = f'dropout@{n}={r.choice([200, 1000, 5000])}'
+        ms = r.choice([200, 1000, 5000])
+        at = f'{r.randint(3, 10)}' if robot == 'line' else f'p{r.randint(1, 70)}'
+        faults = f'dropout@{at}={ms}'
     sim_seed = 1000 + i
     sim = Sim(d, robot, sim_seed, faults)
     journal = os.path.join(d, 'j.jsonl')

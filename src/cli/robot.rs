@@ -45,7 +45,7 @@ pub struct SimArgs {
     /// MS), `corrupt@N` (one seeded byte of command N's replies changed) and
     /// `misread[=A:B]` (stickers A and B, such as U3 and F3, read as each other until a layer
     /// turns; a seeded pair without a value); for the
-    /// MindCub3r also `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS` (the same at the
+    /// MindCub3r also `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS`, `corrupt@pK` (the same at the
     /// K-th program on the brick), `wrong-device`, `swap=AC` or `swap=23` (two cables exchanged),
     /// `unplugged=P`, `reversed=M` (polarity left reversed), `jammed=M`, `free=M` (no end
     /// stop), `battery=MV` (millivolts), `covered` (sensor reads 0) and `empty` (no cube).

@@ -290,6 +290,19 @@ fn lost_replies_and_a_link_drop_out_are_ridden_out() {
             ],
         ),
         (
+            // A byte of three scan faces' replies garbled on the way: a reading the sensor
+            // cannot give, or a count off its sample's angle, is read again at rest.
+            "mindcub3r",
+            &[
+                "--seed",
+                "41",
+                "--speed",
+                "100",
+                "--faults",
+                "corrupt@p4,corrupt@p5,corrupt@p6",
+            ],
+        ),
+        (
             "line",
             &[
                 "--robot",

@@ -258,6 +258,8 @@ pub const MAX_MOVE: i32 = 2000;
 
 /// Reads sent again after a lost or garbled reply.
 const READ_RETRIES: u32 = 2;
+/// The largest value of a colour sensor's RGB-RAW channel.
+const RGB_RAW_MAX: f64 = 1023.0;
 
 /// Reopenings of a failed link per command.
 const REOPENS: u32 = 3;
@@ -1060,12 +1062,26 @@ impl Ev3 {
         let mut c = DirectCommand::new();
         let s = c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
         let name = format!("INPUT_DEVICE READY_RAW colour sensor port {}", input + 1);
-        let r = self.query(&name, &c)?;
-        let mut out = [0.0; 3];
-        for (o, slot) in out.iter_mut().zip(s) {
-            *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
+        let mut tries = 0;
+        loop {
+            let r = self.query(&name, &c)?;
+            let mut out = [0.0; 3];
+            for (o, &slot) in out.iter_mut().zip(&s) {
+                *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
+            }
+            // A value the sensor cannot give (RGB-RAW is 0..1023) is a garbled reply.
+            if out.iter().all(|v| (0.0..=RGB_RAW_MAX).contains(v)) {
+                return Ok(out);
+            }
+            if tries >= READ_RETRIES {
+                return Err(Ev3Error::Malformed {
+                    command: name,
+                    detail: format!("RGB-RAW {out:?} outside 0..{RGB_RAW_MAX}"),
+                });
+            }
+            tries += 1;
+            self.recoveries += 1;
         }
-        Ok(out)
     }
 
     /// Colour reading and one motor's count in one round trip (sampling on the fly).
@@ -1081,13 +1097,28 @@ impl Ev3 {
             "READY_RAW colour sensor port {} + GET_COUNT motor {port}",
             input + 1
         );
-        let r = self.query(&name, &c)?;
-        let mut out = [0.0; 3];
-        for (o, slot) in out.iter_mut().zip(s) {
-            *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
+        let mut tries = 0;
+        loop {
+            let r = self.query(&name, &c)?;
+            let mut out = [0.0; 3];
+            for (o, &slot) in out.iter_mut().zip(&s) {
+                *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
+            }
+            let at = r.i32(count).map_err(|e| Self::malformed(&name, e))?;
+            // A colour the sensor cannot give is a garbled reply: ask again (the sample
+            // then carries the later count it was taken at).
+            if out.iter().all(|v| (0.0..=RGB_RAW_MAX).contains(v)) {
+                return Ok((out, self.check_count(&name, port, at)?));
+            }
+            if tries >= READ_RETRIES {
+                return Err(Ev3Error::Malformed {
+                    command: name,
+                    detail: format!("RGB-RAW {out:?} outside 0..{RGB_RAW_MAX}"),
+                });
+            }
+            tries += 1;
+            self.recoveries += 1;
         }
-        let at = r.i32(count).map_err(|e| Self::malformed(&name, e))?;
-        Ok((out, self.check_count(&name, port, at)?))
     }
 
     /// Forgets the motor counts the last status poll saw: a program that ran on the brick
@@ -1201,6 +1232,23 @@ mod tests {
             .start_move_to(&mut m, 5000, 50, (10, 10), true)
             .unwrap_err();
         assert!(matches!(e, Ev3Error::MoveTooLong { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_colour_the_sensor_cannot_give_is_read_again() {
+        // One corrupted byte turns a red channel of 120 into 120 + 2^28; the read is sent
+        // again and the true reading comes back.
+        let replies =
+            std::sync::Mutex::new(vec![[120 + (1 << 28), 40, 20], [120i32, 40, 20]].into_iter());
+        let t = MemoryLink::with_responder(move |m| {
+            let c = u16::from_le_bytes([m[2], m[3]]);
+            let rgb = replies.lock().unwrap().next().unwrap_or([0, 0, 0]);
+            let g: Vec<u8> = rgb.iter().flat_map(|v| v.to_le_bytes()).collect();
+            vec![encode_reply(c, true, &g)]
+        });
+        let mut ev3 = Ev3::new(Box::new(t));
+        assert_eq!(ev3.read_rgb(1).unwrap(), [120.0, 40.0, 20.0]);
+        assert_eq!(ev3.recoveries, 1);
     }
 
     #[test]

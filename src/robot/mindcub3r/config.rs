@@ -232,7 +232,8 @@ impl Default for ScanConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ExecutionConfig {
     /// Send the primitives in chunks that the brick runs back to back as one program (see
-    /// [Execution on the brick](crate::robot::mindcub3r#execution-on-the-brick)); false: the
+    /// [Execution on the brick](crate::robot::mindcub3r#execution-on-the-brick)), and home
+    /// the arms by programs too ([Start-up](crate::robot::mindcub3r#start-up)); false: the
     /// host sends every move and polls until it ends.
     pub on_brick: bool,
     /// Longest nominal motion time of one chunk, seconds. A stop asked for (Ctrl-C) waits

@@ -564,6 +564,10 @@ impl MindCub3r {
             let (table, sensor) = (word(at + 12)?, word(at + 16)?);
             let target = self.sample_target(size, s);
             let mut ok = (sensor - target).abs() <= self.config.scan.sensor_tolerance;
+            // A reading the sensor cannot give is a reply garbled on the way: read again.
+            ok &= rgb
+                .iter()
+                .all(|&v| (0.0..=Scale::Ev3Raw.max_value()).contains(&v));
             if s.kind != SensorPosition::Centre {
                 let angle =
                     (table - self.table_zero) as f64 / (t.ratio * t.sign as f64) - spec.base;

@@ -31,6 +31,8 @@ pub struct Faults {
     pub dropouts: Vec<Dropout>,
     /// Commands one byte of whose reply is corrupted.
     pub corrupt: Vec<u64>,
+    /// Programs one byte of whose reply is corrupted.
+    pub corrupt_programs: Vec<u64>,
     /// Pairs of ports whose devices are exchanged (both outputs or both sensor ports).
     pub swaps: Vec<(Port, Port)>,
     /// Ports with nothing plugged in.
@@ -96,7 +98,7 @@ pub struct Dropout {
 }
 
 /// The items `--faults` takes, for messages.
-const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, dropout@pK=MS, corrupt@N, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
+const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, dropout@pK=MS, corrupt@N, corrupt@pK, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -132,7 +134,7 @@ impl FromStr for Faults {
             };
             if let Some((k, n)) = head
                 .split_once("@p")
-                .filter(|(k, _)| matches!(*k, "drop" | "stall" | "silent" | "dropout"))
+                .filter(|(k, _)| matches!(*k, "drop" | "stall" | "silent" | "dropout" | "corrupt"))
             {
                 let n: u64 = n
                     .parse()
@@ -151,6 +153,7 @@ impl FromStr for Faults {
                     ("dropout", None) => return Err(bad("dropout needs =MS".into())),
                     (_, Some(_)) => return Err(bad(format!("{k} takes no value"))),
                     ("drop", None) => f.drop_program = Some(n),
+                    ("corrupt", None) => f.corrupt_programs.push(n),
                     ("stall", None) => f.stall_program = Some(n),
                     _ => f.silent_program = Some(n),
                 }

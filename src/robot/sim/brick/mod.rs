@@ -41,7 +41,7 @@
 //! |------|-------|
 //! | `drop[@N]` | the reply to command N is lost (the command runs) |
 //! | `stall[@N]` | the first positioning move from command N on stalls |
-//! | `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS` | the same at (from) the K-th program: a command of at least 160 bytes (a scan face's program, a chunk of primitives), so a fault lands in a given face or chunk whatever the count of polls before it |
+//! | `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS`, `corrupt@pK` | the same at (from) the K-th program: a command of at least 160 bytes (a scan face's program, a chunk of primitives), so a fault lands in a given face or chunk whatever the count of polls before it |
 //! | `wrong-device` | the colour-sensor port holds an infrared sensor |
 //! | `silent[@N]` | the brick answers nothing from command N on |
 //! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |

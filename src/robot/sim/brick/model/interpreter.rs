@@ -78,7 +78,9 @@ impl Brick {
         }
         let drop = self.faults.drop_at == Some(n)
             || (program.is_some() && self.faults.drop_program == program);
-        if self.faults.corrupt.contains(&n) {
+        if self.faults.corrupt.contains(&n)
+            || program.is_some_and(|k| self.faults.corrupt_programs.contains(&k))
+        {
             self.corrupt_next = true;
         }
         let reply = self.handle_inner(frame);
