@@ -8,7 +8,7 @@
 //! | file          | what                                                                |
 //! |---------------|---------------------------------------------------------------------|
 //! | `connect`     | a robot over a serial port, or a simulator started on a pty          |
-//! | `robot`       | [`RunRobot`]: what the job needs of a robot; [`RobotPlan`]           |
+//! | `robot`       | [`RunRobot`]: what the job needs of a robot; [`RobotPlan`]; [`Planning`] |
 //! | `line`        | the line-protocol robot                                              |
 //! | `mindcub3r`   | the MindCub3r                                                        |
 //! | `camera`      | a camera over either robot's top face (feature `vision`)             |
@@ -17,8 +17,8 @@
 //! | `target`      | the target: solved, a state, or a saved state; saved-state files     |
 //! | `solve`       | candidates from the solver, and its robot-cost search                |
 //! | `options`     | [`RunOptions`]: what a run is asked                                  |
-//! | `run`         | [`run()`] (scan, then [`finish`]) and [`save`]                       |
-//! | `execute`     | [`finish`]: rounds of solve, plan, execute (journaled), check; report |
+//! | `run`         | [`run()`] (scan, thinking ahead during its last face, then [`finish`]) and [`save`] |
+//! | `execute`     | [`finish`]: rounds of solve, plan ([`think`]), execute (journaled), check; report |
 //! | `report`      | [`RunEvent`] progress and the final [`RunReport`]                    |
 //! | `resume`      | [`resume()`]: check the cube against a journal, then [`finish`]       |
 //! | `observe`     | which of the states a journal allows the robot holds (few stickers)  |
@@ -52,11 +52,11 @@ pub mod verify;
 pub use colours::{color_centroids, match_colors, Resolved};
 pub use connect::{connect, ConnectError, ConnectOptions, Link, RobotKind, ScannerKind};
 pub use error::RunError;
-pub use execute::{finish, JournalMode, Position, Start};
+pub use execute::{finish, think, JournalMode, Position, Start, Thought};
 pub use options::RunOptions;
 pub use report::{RunEvent, RunReport};
 pub use resume::resume;
-pub use robot::{Answer, Progress, RobotPlan, RunRobot};
+pub use robot::{Answer, Planning, Progress, RobotPlan, RunRobot};
 pub use run::{run, save};
 pub use scan::{scan_and_resolve, Scanned};
 pub use solve::Tools;
