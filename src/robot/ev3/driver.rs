@@ -258,8 +258,6 @@ pub const MAX_MOVE: i32 = 2000;
 
 /// Reads sent again after a lost or garbled reply.
 const READ_RETRIES: u32 = 2;
-/// The largest value of a colour sensor's RGB-RAW channel.
-const RGB_RAW_MAX: f64 = 1023.0;
 
 /// Reopenings of a failed link per command.
 const REOPENS: u32 = 3;
@@ -1062,26 +1060,7 @@ impl Ev3 {
         let mut c = DirectCommand::new();
         let s = c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
         let name = format!("INPUT_DEVICE READY_RAW colour sensor port {}", input + 1);
-        let mut tries = 0;
-        loop {
-            let r = self.query(&name, &c)?;
-            let mut out = [0.0; 3];
-            for (o, &slot) in out.iter_mut().zip(&s) {
-                *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
-            }
-            // A value the sensor cannot give (RGB-RAW is 0..1023) is a garbled reply.
-            if out.iter().all(|v| (0.0..=RGB_RAW_MAX).contains(v)) {
-                return Ok(out);
-            }
-            if tries >= READ_RETRIES {
-                return Err(Ev3Error::Malformed {
-                    command: name,
-                    detail: format!("RGB-RAW {out:?} outside 0..{RGB_RAW_MAX}"),
-                });
-            }
-            tries += 1;
-            self.recoveries += 1;
-        }
+        Ok(self.query_rgb(&name, &c, &s, |_| Ok(()))?.0)
     }
 
     /// Colour reading and one motor's count in one round trip (sampling on the fly).
@@ -1097,23 +1076,37 @@ impl Ev3 {
             "READY_RAW colour sensor port {} + GET_COUNT motor {port}",
             input + 1
         );
+        // A garbled colour is asked again: the sample then carries the later count it was
+        // taken at.
+        let (rgb, at) = self.query_rgb(&name, &c, &s, |r| r.i32(count))?;
+        Ok((rgb, self.check_count(&name, port, at)?))
+    }
+
+    /// Sends `c`, whose reply holds an RGB-RAW reading at `slots` and whatever else `also`
+    /// reads from it, until the colour is one the sensor can give
+    /// ([`device::rgb_raw_possible`]); a garbled one is asked again up to the read retries.
+    fn query_rgb<T>(
+        &mut self,
+        name: &str,
+        c: &DirectCommand,
+        slots: &[protocol::Slot],
+        also: impl Fn(&Reply) -> Result<T, protocol::ProtocolError>,
+    ) -> Result<([f64; 3], T), Ev3Error> {
         let mut tries = 0;
         loop {
-            let r = self.query(&name, &c)?;
+            let r = self.query(name, c)?;
             let mut out = [0.0; 3];
-            for (o, &slot) in out.iter_mut().zip(&s) {
-                *o = r.i32(slot).map_err(|e| Self::malformed(&name, e))? as f64;
+            for (o, &slot) in out.iter_mut().zip(slots) {
+                *o = r.i32(slot).map_err(|e| Self::malformed(name, e))? as f64;
             }
-            let at = r.i32(count).map_err(|e| Self::malformed(&name, e))?;
-            // A colour the sensor cannot give is a garbled reply: ask again (the sample
-            // then carries the later count it was taken at).
-            if out.iter().all(|v| (0.0..=RGB_RAW_MAX).contains(v)) {
-                return Ok((out, self.check_count(&name, port, at)?));
+            let more = also(&r).map_err(|e| Self::malformed(name, e))?;
+            if device::rgb_raw_possible(&out) {
+                return Ok((out, more));
             }
             if tries >= READ_RETRIES {
                 return Err(Ev3Error::Malformed {
-                    command: name,
-                    detail: format!("RGB-RAW {out:?} outside 0..{RGB_RAW_MAX}"),
+                    command: name.to_string(),
+                    detail: format!("RGB-RAW {out:?} outside 0..{}", device::RGB_RAW_MAX),
                 });
             }
             tries += 1;

@@ -491,6 +491,14 @@ pub mod device {
     pub const NONE: i8 = 126;
     /// Colour sensor mode RGB-RAW (3 values).
     pub const COLOR_RGB_RAW: i8 = 4;
+    /// The largest value of an RGB-RAW channel.
+    pub const RGB_RAW_MAX: f64 = 1023.0;
+
+    /// Whether the colour sensor can give `rgb` in mode RGB-RAW: a value outside 0..1023
+    /// is a reply garbled on the way.
+    pub fn rgb_raw_possible(rgb: &[f64; 3]) -> bool {
+        rgb.iter().all(|v| (0.0..=RGB_RAW_MAX).contains(v))
+    }
 
     /// A human name for a device type number.
     pub fn name(t: i8) -> String {

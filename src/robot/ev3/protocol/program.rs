@@ -88,11 +88,24 @@ pub enum Var {
 }
 
 impl Var {
+    /// Its offset in global memory, which the reply carries (`None`: a local variable).
+    pub fn global_offset(self) -> Option<usize> {
+        match self {
+            Var::Global(offset) => Some(offset),
+            Var::Local(_) => None,
+        }
+    }
+
     /// Where a global variable lands in the reply.
     pub fn slot(self, kind: SlotKind) -> Option<Slot> {
+        self.global_offset().map(|offset| Slot { offset, kind })
+    }
+
+    /// Element `i` of an array of 32-bit words that starts at this variable.
+    pub fn word(self, i: usize) -> Var {
         match self {
-            Var::Global(offset) => Some(Slot { offset, kind }),
-            Var::Local(_) => None,
+            Var::Global(o) => Var::Global(o + 4 * i),
+            Var::Local(o) => Var::Local(o + 4 * i),
         }
     }
 }

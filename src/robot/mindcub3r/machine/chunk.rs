@@ -5,7 +5,7 @@
 //!
 //! Level: robot (part of the machine). No printing.
 
-use super::onbrick::{reply_word, stage_name, Builder};
+use super::onbrick::{reply_offset, reply_word, stage_name, Builder};
 use super::*;
 use crate::robot::ev3::protocol::{Cmp, Operand, Var, Width};
 
@@ -821,7 +821,7 @@ impl MindCub3r {
                 _ => {}
             }
             mark(&mut b, done, i);
-            let at = offset(times, i);
+            let at = times.word(i);
             b.p.timer_read(at);
         }
         match tail {
@@ -834,10 +834,7 @@ impl MindCub3r {
             of: steps.len(),
             why,
         })?;
-        let at = |v: Var| match v {
-            Var::Global(o) => o,
-            Var::Local(_) => unreachable!("results are global"),
-        };
+        let at = reply_offset;
         Ok((
             cmd,
             Layout {
@@ -852,12 +849,5 @@ impl MindCub3r {
                 tail,
             },
         ))
-    }
-}
-
-fn offset(array: Var, i: usize) -> Var {
-    match array {
-        Var::Global(o) => Var::Global(o + 4 * i),
-        Var::Local(o) => Var::Local(o + 4 * i),
     }
 }

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::onbrick::{reply_word, stage_name, Builder};
+use super::onbrick::{reply_offset, reply_word, stage_name, Builder};
 use super::*;
 use crate::robot::ev3::protocol::{Cmp, Operand, Width};
 
@@ -173,10 +173,7 @@ impl MindCub3r {
         b.p.bind(end);
         let (cmd, stages) = b.end(err);
         let cmd = cmd.map_err(|why| RobotError::HomingProgram { why })?;
-        let at = |v: crate::robot::ev3::protocol::Var| match v {
-            crate::robot::ev3::protocol::Var::Global(o) => o,
-            crate::robot::ev3::protocol::Var::Local(_) => unreachable!("results are global"),
-        };
+        let at = reply_offset;
         Ok((
             cmd,
             Layout {

@@ -62,6 +62,13 @@ pub(super) fn reply_word(
         })
 }
 
+/// Where a program's result variable lands in its reply: results are kept in global
+/// memory, which the brick sends back (its local memory it does not).
+pub(super) fn reply_offset(v: Var) -> usize {
+    v.global_offset()
+        .unwrap_or_else(|| unreachable!("results are global"))
+}
+
 /// The name of the stage a program's timeout path recorded (`code`, counted from 1, as
 /// [`Builder::end`] numbers the stages).
 pub(super) fn stage_name(stages: &[String], code: i32) -> String {
@@ -308,8 +315,8 @@ impl<'a> Builder<'a> {
     fn store(&mut self, recs: Var) {
         let words = [
             self.rgb,
-            rgb_at(self.rgb, 1),
-            rgb_at(self.rgb, 2),
+            self.rgb.word(1),
+            self.rgb.word(2),
             self.cnt,
             self.scnt,
         ];
@@ -323,16 +330,9 @@ impl<'a> Builder<'a> {
 
     fn read_rgb(&mut self) {
         let input = self.cfg.ports.color_sensor - 1;
-        let out = [self.rgb, rgb_at(self.rgb, 1), rgb_at(self.rgb, 2)];
+        let out = [self.rgb, self.rgb.word(1), self.rgb.word(2)];
         self.p
             .ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, &out);
-    }
-}
-
-fn rgb_at(rgb: Var, i: usize) -> Var {
-    match rgb {
-        Var::Local(o) => Var::Local(o + 4 * i),
-        Var::Global(o) => Var::Global(o + 4 * i),
     }
 }
 
@@ -531,10 +531,7 @@ impl MindCub3r {
         self.ev3.forget_counts();
         let reply = reply?;
         let word = |at: usize| reply_word(&reply, &name, at);
-        let Var::Global(err_at) = layout.err else {
-            unreachable!("the error word is global")
-        };
-        let err = word(err_at)?;
+        let err = word(reply_offset(layout.err))?;
         if err != 0 {
             self.arm_state = ArmState::Unknown;
             self.sensor_at = None;
@@ -565,9 +562,7 @@ impl MindCub3r {
             let target = self.sample_target(size, s);
             let mut ok = (sensor - target).abs() <= self.config.scan.sensor_tolerance;
             // A reading the sensor cannot give is a reply garbled on the way: read again.
-            ok &= rgb
-                .iter()
-                .all(|&v| (0.0..=Scale::Ev3Raw.max_value()).contains(&v));
+            ok &= device::rgb_raw_possible(&rgb);
             if s.kind != SensorPosition::Centre {
                 let angle =
                     (table - self.table_zero) as f64 / (t.ratio * t.sign as f64) - spec.base;
@@ -622,7 +617,7 @@ impl MindCub3r {
         let starts = b.p.global_array(Width::B4, ring.len().max(1));
         b.p.mov(Width::B4, Width::B4, 0, err);
         for (i, &st) in ring_targets.iter().enumerate() {
-            b.p.mov(Width::B4, Width::B4, st, offset(starts, i));
+            b.p.mov(Width::B4, Width::B4, st, starts.word(i));
         }
         let (arm, table, sensor) = (b.arm, b.table, b.sensor);
         let c = |v: i32| Operand::Const(v);
@@ -720,14 +715,11 @@ impl MindCub3r {
             face: spec.face,
             why,
         })?;
-        let Var::Global(recs_at) = recs else {
-            unreachable!("records are global")
-        };
         Ok((
             cmd,
             Layout {
                 err,
-                recs: recs_at,
+                recs: reply_offset(recs),
                 stages,
                 deadline_ms,
             },
@@ -781,12 +773,5 @@ impl MindCub3r {
             self.frame = Some((size, frame.then(&perm_of(size, p))));
         }
         self.last = Some(p);
-    }
-}
-
-fn offset(array: Var, i: usize) -> Var {
-    match array {
-        Var::Global(o) => Var::Global(o + 4 * i),
-        Var::Local(o) => Var::Local(o + 4 * i),
     }
 }
