@@ -43,7 +43,7 @@ import json, os, re, sys
 a_dir, b_dir = sys.argv[1], sys.argv[2]
 # Fields that measure the clock or the machine, or name a file of this run.
 drop = re.compile(r"^(journal|created|cpu|load_average|table_load_seconds|table_memory_bytes"
-                  r"|wall_seconds|mean_solve_seconds|.*_ms|cpu_.*|.*wall.*)$")
+                  r"|wall_seconds|mean_solve_seconds|measured_seconds|.*_ms|cpu_.*|.*wall.*)$")
 def norm(x, journal_start=False):
     if isinstance(x, dict):
         return {k: norm(v) for k, v in x.items()
