@@ -250,38 +250,42 @@ fn read_proves(
         return Ok(false);
     }
     let expected = |i: usize| known.symbols[belief.tracked.colors()[i].index()];
-    // Sorts stickers into sure of their expected colour (dropped) and unsure (kept); `None`
-    // when one is surely another colour or was not read.
-    let judge = |stickers: &mut dyn Iterator<Item = (usize, Option<[f64; 3]>)>| {
+    // The stickers still to judge, with their latest reading (`None`: not read).
+    let mut pending: Vec<(usize, Option<[f64; 3]>)> = want
+        .iter()
+        .zip(readings)
+        .enumerate()
+        .filter(|(_, (&w, _))| w)
+        .map(|(i, (_, r))| (i, r))
+        .collect();
+    for round in 0..=max_rescans {
         let mut unsure = Vec::new();
-        for (i, rgb) in stickers {
-            match classify(rgb?, known.raw_colors) {
+        for &(i, rgb) in &pending {
+            let Some(rgb) = rgb else {
+                return Ok(false);
+            };
+            match classify(rgb, known.raw_colors) {
                 Some(c) if c == expected(i) => {}
-                Some(_) => return None,
+                Some(_) => return Ok(false),
                 None => unsure.push(i),
             }
         }
-        Some(unsure)
-    };
-    let wanted = want.iter().zip(&readings).enumerate();
-    let Some(mut unsure) = judge(&mut wanted.filter(|(_, (&w, _))| w).map(|(i, (_, r))| (i, *r)))
-    else {
-        return Ok(false);
-    };
-    for _ in 0..max_rescans {
         if unsure.is_empty() {
+            return Ok(true);
+        }
+        if round == max_rescans {
             break;
         }
         let again = robot.rescan(&unsure)?;
         if again.len() != unsure.len() {
             return Ok(false);
         }
-        match judge(&mut unsure.iter().zip(again).map(|(&i, rgb)| (i, Some(rgb)))) {
-            Some(still) => unsure = still,
-            None => return Ok(false),
-        }
+        pending = unsure
+            .into_iter()
+            .zip(again.into_iter().map(Some))
+            .collect();
     }
-    Ok(unsure.is_empty())
+    Ok(false)
 }
 
 /// Scans the whole cube and says what it shows in the first scan's frame and naming, and
