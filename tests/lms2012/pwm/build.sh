@@ -42,12 +42,6 @@ for h in $HEADERS; do
   fi
 done
 
-mkdir -p "$BUILDDIR"
-BUILDDIR=$(cd "$BUILDDIR" && pwd)
-SRC=$BUILDDIR/src
-OBJ=$BUILDDIR/obj
-mkdir -p "$SRC/lms2012/d_pwm/Linuxmod_AM1808" "$SRC/$HDR_REL" "$OBJ"
-
 probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 printf 'int main(void){return 0;}\n' > "$probe/t.c"
@@ -55,6 +49,12 @@ if ! "$CC" -m32 "$probe/t.c" -o "$probe/t" 2>/dev/null; then
   echo "build.sh: '$CC -m32' cannot build a 32-bit program; install the Debian package gcc-multilib" >&2
   exit 2
 fi
+
+mkdir -p "$BUILDDIR"
+BUILDDIR=$(cd "$BUILDDIR" && pwd)
+SRC=$BUILDDIR/src
+OBJ=$BUILDDIR/obj
+mkdir -p "$SRC/lms2012/d_pwm/Linuxmod_AM1808" "$SRC/$HDR_REL" "$OBJ"
 
 # The build copy keeps d_pwm.c's relative include path (../../lms2012/source/lms2012.h).
 # It is a copy, never an edit: cmp proves it equals the original.

@@ -31,6 +31,10 @@
 #define PB 0x02
 #define PC 0x04
 
+/* Virtual time at boot: 1.2 s before the 24-bit timer wraps (2^24 / 134400 Hz = 124.83 s),
+ * so the wrap falls in the constant part of scenario (a). */
+#define START_US 123630000ull
+
 /* ---- motor model ---- */
 
 typedef struct {
@@ -97,7 +101,7 @@ static int model_tick(model *m, uint16_t duty, uint8_t drive, edge *out)
 /* ---- the brick: driver + models in lockstep ---- */
 
 static model M[PORTS];
-static uint64_t now_us;
+static uint64_t now_us = START_US;
 static MOTORDATA *mem;
 
 static void tick(void)
@@ -125,6 +129,9 @@ static void tick(void)
     pwmhost_set_timer_us(now_us);
     pwmhost_tick();
 }
+
+/* how many times the driver's 24-bit timer has wrapped */
+static long timer_epoch(void) { return (long)(now_us * PWMHOST_TIMER_HZ / 1000000u >> 24); }
 
 static void run_ms(int ms)
 {
@@ -290,6 +297,7 @@ static void scenario_a(void)
     double spd_sum = 0;
     int spd_n = 0, spd_min = 127, spd_max = -128;
     int up_ms = -1, down_ms = -1;
+    long wrap_count = -1, epoch0 = timer_epoch();
     char up[700] = "", down[900] = "";
     while (ms < 5000 && end_ms < 0) {
         run_ms(2);
@@ -314,13 +322,16 @@ static void scenario_a(void)
         }
         for (int p = 1; p < PORTS; p++)
             others_driven |= duty_of(p) != 0;
+        if (wrap_count < 0 && timer_epoch() != epoch0)
+            wrap_count = c;
         if (!busy_bit(0))
             end_ms = ms;
     }
     printf("  ramp-up count:duty:speed every 4th tick (count < 30):%s\n", up);
     printf("  ramp-down count:duty:speed per tick (count >= 330):%s\n", down);
-    printf("  t(count 30) = %d ms, t(count 330) = %d ms, busy cleared at %d ms\n", up_ms, down_ms,
-           end_ms);
+    printf("  t(count 30) = %d ms, t(count 330) = %d ms, busy cleared at %d ms; the 24-bit timer "
+           "wrapped at count %ld\n",
+           up_ms, down_ms, end_ms, wrap_count);
     long at_end = mem[0].TachoSensor;
     run_ms(500);
     busy(&r, &t, text);
@@ -580,8 +591,9 @@ int main(void)
     DATA8 types[5] = {opOUTPUT_SET_TYPE, TYPE_TACHO, TYPE_TACHO, TYPE_MINITACHO, TYPE_NONE};
     put(types, sizeof types);
     run_ms(10);
-    printf("d_pwm self-test: timer %u Hz, HwId %s; A large, B large, C medium, D none\n",
-           PWMHOST_TIMER_HZ, PWMHOST_HWID);
+    printf("d_pwm self-test: timer %u Hz (24-bit wrap at %.3f s, boot at %.3f s), HwId %s; A "
+           "large, B large, C medium, D none\n",
+           PWMHOST_TIMER_HZ, 16777216.0 / PWMHOST_TIMER_HZ, START_US / 1e6, PWMHOST_HWID);
 
     scenario_pins();
     scenario_a();
