@@ -152,26 +152,16 @@ cp -p "$x86"/sys/lib/libc_*.so "$out/lib/"
 # ---- the stock UI program (the direct-command dispatcher) and its files ----
 run make -C "$build/lms2012/lmssrc/ui" install INSTALL_TO=X86 BMP_TO_XBM="$out/bin/bmp2xbm"
 
-# ---- motors: LEGO's d_pwm in user space (tests/lms2012/pwm/, built by its own script) ----
-shim_sources=("$harness"/shim/*.c)
-shim_include=()
-shim_libs=()
-if [ -x "$harness/pwm/build.sh" ]; then
-  run "$harness/pwm/build.sh" "$build/lms2012" "$out/pwm"
-  shim_include=(-I"$harness/pwm")
-  shim_libs=("$out/pwm/libcubot_pwm.a")
-else
-  # TEMPORARY until branch fw-pwm lands: motors that never move.
-  shim_include=(-I"$harness/pwm-placeholder")
-  shim_sources+=("$harness/pwm-placeholder/pwm_placeholder.c")
-fi
+# ---- motors: LEGO's d_pwm.c, unmodified, in user space (tests/lms2012/pwm/build.sh) ----
+run "$harness/pwm/build.sh" "$fwdir" "$out/pwm"
 
-# ---- the shim ----
-if newer_than "$out/lib/libcubot_brick.so" "${shim_sources[@]}" "$harness"/shim/*.h "${shim_libs[@]}" \
-     "$harness"/pwm-placeholder/* "$build/lms2012/lms2012/source/lms2012.h"; then
-  run gcc -m32 -O2 -g -Wall -Wextra -fPIC -shared -DLinux_X86 "${shim_include[@]}" \
-    -I"$build/lms2012/lms2012/source" -Wl,-soname,libcubot_brick.so \
-    -o "$out/lib/libcubot_brick.so" "${shim_sources[@]}" "${shim_libs[@]}" -ldl
+# ---- the shim, with d_pwm linked in ----
+shim_sources=("$harness"/shim/*.c)
+if newer_than "$out/lib/libcubot_brick.so" "${shim_sources[@]}" "$harness"/shim/*.h \
+     "$out/pwm/libpwmhost.a" "$harness/pwm/pwm_host.h" "$build/lms2012/lms2012/source/lms2012.h"; then
+  run gcc -m32 -O2 -g -Wall -Wextra -fPIC -shared -DLinux_X86 -I"$harness/pwm" \
+    -I"$build/lms2012/lms2012/source" -Wl,-soname,libcubot_brick.so -Wl,--no-undefined \
+    -o "$out/lib/libcubot_brick.so" "${shim_sources[@]}" "$out/pwm/libpwmhost.a" -ldl -lm
 fi
 
 # ---- the test client ----

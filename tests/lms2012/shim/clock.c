@@ -117,12 +117,13 @@ void vclock_sleep(uint64_t us)
 
 /* ---- the libc clock and sleep calls ---- */
 
-int gettimeofday(struct timeval *tv, void *tz)
+int gettimeofday(struct timeval *restrict tv, void *restrict tz)
 {
+    struct timeval *volatile out = tv; /* glibc declares tv nonnull; callers may still pass NULL */
     (void)tz;
-    if (tv) {
-        tv->tv_sec = (time_t)(vclock_now_us / 1000000);
-        tv->tv_usec = (suseconds_t)(vclock_now_us % 1000000);
+    if (out) {
+        out->tv_sec = (time_t)(vclock_now_us / 1000000);
+        out->tv_usec = (suseconds_t)(vclock_now_us % 1000000);
     }
     return 0;
 }

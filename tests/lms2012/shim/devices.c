@@ -195,6 +195,15 @@ int close(int fd)
 
 /* ---- read / write / ioctl ---- */
 
+/* A kernel driver's file operation returns -errno; the system call gives -1 and errno. */
+static ssize_t driver_result(ssize_t r)
+{
+    if (r >= 0)
+        return r;
+    errno = (int)-r;
+    return -1;
+}
+
 ssize_t read(int fd, void *buf, size_t n)
 {
     REAL(ssize_t, "read", int, void *, size_t);
@@ -202,7 +211,7 @@ ssize_t read(int fd, void *buf, size_t n)
     case -1:
         return real(fd, buf, n);
     case DEV_PWM:
-        return pwmhost_pwm_read(buf, n);
+        return driver_result(pwmhost_pwm_read(buf, n));
     case DEV_UI:
         return ports_ui_read(buf, n);
     case DEV_POWER:
@@ -226,9 +235,9 @@ ssize_t write(int fd, const void *buf, size_t n)
     case -1:
         return real(fd, buf, n);
     case DEV_PWM:
-        return pwmhost_pwm_write(buf, n);
+        return driver_result(pwmhost_pwm_write(buf, n));
     case DEV_MOTOR:
-        return pwmhost_motor_write(buf, n);
+        return driver_result(pwmhost_motor_write(buf, n));
     case DEV_SOUND:
         return sound_write(buf, n);
     case DEV_USBDEV:
@@ -490,6 +499,9 @@ static void write_brick_name(void)
     fclose(f);
 }
 
+/* d_pwm's printk lines and the glue's warnings. */
+static void driver_log(const char *line) { link_log("d_pwm: %s", line); }
+
 __attribute__((constructor)) static void shim_start(void)
 {
     link_start();
@@ -503,6 +515,7 @@ __attribute__((constructor)) static void shim_start(void)
     write_brick_name();
     srand((unsigned)(brick_cfg.seed ^ brick_cfg.seed >> 32)); /* the RANDOM opcode's rand() */
     ports_start();
+    pwmhost_set_log(driver_log);
     if (pwmhost_init() != 0) {
         link_log("the motor driver (d_pwm) did not start");
         _exit(2);

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "lms2012.h"
 
@@ -109,7 +110,7 @@ static int read_sensor_info(int type, TYPES info[MAX_DEVICE_MODES])
             continue;
         TYPES *m = &info[mode];
         memset(m, 0, sizeof *m);
-        snprintf((char *)m->Name, sizeof m->Name, "%s", name);
+        snprintf((char *)m->Name, sizeof m->Name, "%.*s", (int)sizeof m->Name - 1, name);
         m->Type = (DATA8)t;
         m->Connection = CONN_INPUT_UART;
         m->Mode = (DATA8)mode;
@@ -125,7 +126,7 @@ static int read_sensor_info(int type, TYPES info[MAX_DEVICE_MODES])
         m->IdValue = (UWORD)id;
         m->Pins = (DATA8)pins;
         if (strcmp(symbol, "_") != 0)
-            snprintf((char *)m->Symbol, sizeof m->Symbol, "%s", symbol);
+            snprintf((char *)m->Symbol, sizeof m->Symbol, "%.*s", (int)sizeof m->Symbol - 1, symbol);
         if ((int)mode + 1 > modes)
             modes = (int)mode + 1;
     }

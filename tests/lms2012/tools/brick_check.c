@@ -205,6 +205,8 @@ static uint64_t colour_switch_done;
 static uint64_t colour_request_at = UINT64_MAX; /* when the brick last asked for a mode */
 static int colour_requested = -1;
 static uint64_t ticks;
+static uint16_t out_duty[4]; /* what the last TICK said each output drives */
+static uint8_t out_drive[4];
 
 static void answer_tick(const uint8_t *t, size_t n)
 {
@@ -213,6 +215,10 @@ static void answer_tick(const uint8_t *t, size_t n)
     uint64_t at = get_u64(t + 1);
     brick_now = at;
     ticks++;
+    for (int port = 0; port < 4; port++) {
+        out_duty[port] = (uint16_t)(t[9 + 3 * port] | t[10 + 3 * port] << 8);
+        out_drive[port] = t[11 + 3 * port];
+    }
     const uint8_t *req = t + 1 + 8 + 12;
     if (req[COLOUR_PORT] != 0xFF) {
         colour_target = req[COLOUR_PORT];
@@ -477,6 +483,31 @@ static void check_commands(void)
     if (b.t_us < a.t_us)
         fail("the queued NOP answered (%.1f ms) before the running command (%.1f ms)",
              (double)b.t_us / 1000, (double)a.t_us / 1000);
+
+    /* Motor A through LEGO's d_pwm: unregulated power drives forward, a stop brakes or
+     * coasts (the TICK's duty and drive; nothing turns in this world). */
+    static const uint8_t power[] = {0xA4, 0x00, 0x01, 0x81, 0x32, 0xA6, 0x00, 0x01};
+    static const uint8_t brake[] = {0xA3, 0x00, 0x01, 0x01};
+    static const uint8_t coast[] = {0xA3, 0x00, 0x01, 0x00};
+    static const char *const drive_name[4] = {"coast", "forward", "reverse", "brake"};
+    r = command("OUTPUT_POWER A 50 + OUTPUT_START", power, sizeof power, 0, 0);
+    expect_ok("OUTPUT_POWER", &r);
+    run_until(brick_now + 20000);
+    printf("%-34s A: duty %u, %s\n", "", out_duty[0], drive_name[out_drive[0] & 3]);
+    if (out_drive[0] != 1 || out_duty[0] == 0)
+        fail("motor A after POWER 50 + START: duty %u drive %u, expected forward", out_duty[0], out_drive[0]);
+    if (out_duty[1] || out_duty[2] || out_duty[3])
+        fail("motors B, C, D have duty %u %u %u, expected 0", out_duty[1], out_duty[2], out_duty[3]);
+    r = command("OUTPUT_STOP A brake", brake, sizeof brake, 0, 0);
+    run_until(brick_now + 20000);
+    printf("%-34s A: duty %u, %s\n", "", out_duty[0], drive_name[out_drive[0] & 3]);
+    if (out_drive[0] != 3)
+        fail("motor A after STOP brake: drive %u, expected 3 (brake)", out_drive[0]);
+    r = command("OUTPUT_STOP A coast", coast, sizeof coast, 0, 0);
+    run_until(brick_now + 20000);
+    printf("%-34s A: duty %u, %s\n", "", out_duty[0], drive_name[out_drive[0] & 3]);
+    if (out_drive[0] != 0)
+        fail("motor A after STOP coast: drive %u, expected 0 (coast)", out_drive[0]);
 
     /* The battery, now that c_ui has measured it. */
     r = command("UI_READ GET_VBATT", vbatt, sizeof vbatt, 4, 0);
