@@ -518,6 +518,14 @@ static void check_commands(void)
     if (off_mv > 3.0f || off_mv < -3.0f) /* the battery channel's count is 2.44 mV */
         fail("GET_VBATT %.4f V, CONFIG said %d mV", volts, BATTERY_MV);
 
+    /* The IR sensor on port 4 (3), type 33 mode 0 (IR-PROX, one DATA8 value), once its
+     * 1.1 s of "invalid data" after detection have passed (the READY blocks till then). */
+    static const uint8_t prox[] = {0x99, 0x1C, 0x00, 0x03, 0x81, 0x21, 0x00, 0x01, 0x60};
+    r = command("INPUT_DEVICE READY_RAW 33/0", prox, sizeof prox, 4, 0);
+    expect_ok("READY_RAW IR", &r);
+    if (i32_at(&r, 0) != IR_PROXIMITY)
+        fail("IR proximity %d, the world sent %d", i32_at(&r, 0), IR_PROXIMITY);
+
     /* An invalid command: MOVE8_8 of a DATA8 constant -128 (LC1 0x80), outside DATA8's
      * range, into GV0(0). (validate.c checks a constant only while no earlier parameter of
      * the opcode has passed, so the constant must be the first parameter to be caught.) */
