@@ -8,12 +8,12 @@
  * kernel module's device shares the module's memory.
  *
  * The sandbox: the VM is a program written for a brick, and on a PC some of its habits would
- * reach the host. Every absolute path other than our devices, /dev/null and /dev/urandom
- * reads as absent (the VM probes /sys for daisy-chained bricks, /dev/fb0, /dev/i2c-1, mount
- * tables, USB sticks); system() and popen() refuse (it would insmod Wi-Fi modules, reboot,
+ * reach the host. Files: only its own tree (the private copy of root/ it was started in)
+ * exists, besides our devices, /dev/null and /dev/urandom; the VM probes /sys for
+ * daisy-chained bricks, /dev/fb0, /dev/i2c-1, mount tables, and a direct or system command
+ * may name any path. system() and popen() refuse (it would insmod Wi-Fi modules, reboot,
  * set the USB mode); sethostname() (SET_BRICKNAME) and syslog do nothing but log; uname()
  * says what a brick says; the terminal that c_ui's debug console wants on stdin exists.
- * Relative paths are the VM's own tree, the private copy of root/ it runs in.
  *
  * Start (shim_start, before main): take the world link and CONFIG, step into sys/ (the VM's
  * relative paths, "../prjs", "../sys/settings", assume it runs in lms2012/sys), write the
@@ -77,15 +77,63 @@ static int dev_of_path(const char *path)
     return -1;
 }
 
-/* Absolute paths the VM may use on the host: none but these two harmless devices. */
+/* The root of the VM's tree (the working directory it was started in); every file it
+ * touches must be inside, after ".." and "." are taken into account. */
+static char root_dir[4096];
+
+/* `path` as an absolute path without ".", ".." or doubled slashes; 0 if it does not fit. */
+static int normalise(const char *path, char *out, size_t size)
+{
+    char joined[8192];
+    if (path[0] == '/') {
+        snprintf(joined, sizeof joined, "%s", path);
+    } else {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd))
+            return 0;
+        snprintf(joined, sizeof joined, "%s/%s", cwd, path);
+    }
+    size_t len = 0;
+    out[0] = 0;
+    for (char *part = strtok(joined, "/"); part; part = strtok(NULL, "/")) {
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            while (len > 0 && out[len - 1] != '/')
+                len--;
+            if (len > 0)
+                len--; /* the slash */
+            out[len] = 0;
+            continue;
+        }
+        size_t n = strlen(part);
+        if (len + 1 + n + 1 > size)
+            return 0;
+        out[len++] = '/';
+        memcpy(out + len, part, n + 1);
+        len += n;
+    }
+    if (len == 0)
+        snprintf(out, size, "/");
+    return 1;
+}
+
+/* Paths the VM may use: its own tree, and two harmless host devices. Everything else (the
+ * /sys files it probes for daisy chains, /dev/fb0, /dev/i2c-1, /mnt/ramdisk, or a file name
+ * in a direct or system command that climbs out with "..") reads as absent. */
 static int forbidden(const char *path)
 {
     static int said;
-    if (!path || path[0] != '/' || strcmp(path, "/dev/null") == 0 ||
-        strcmp(path, "/dev/urandom") == 0)
+    char full[4096];
+    if (!path || strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/urandom") == 0)
         return 0;
-    link_log_once(&said, "the VM asked for %s: absent here, as every absolute path but the "
-                         "brick's devices (reported once)", path);
+    if (root_dir[0] && normalise(path, full, sizeof full)) {
+        size_t n = strlen(root_dir);
+        if (strncmp(full, root_dir, n) == 0 && (full[n] == '/' || full[n] == 0))
+            return 0;
+    }
+    link_log_once(&said, "the VM asked for %s: absent here, as every path outside its tree "
+                         "but the brick's devices (reported once)", path);
     return 1;
 }
 
@@ -174,6 +222,45 @@ DIR *opendir(const char *path)
         return NULL;
     }
     return real(path);
+}
+
+int scandir(const char *path, struct dirent ***list, int (*filter)(const struct dirent *),
+            int (*compare)(const struct dirent **, const struct dirent **))
+{
+    REAL(int, "scandir", const char *, struct dirent ***, int (*)(const struct dirent *),
+         int (*)(const struct dirent **, const struct dirent **));
+    if (forbidden(path)) {
+        errno = ENOENT;
+        return -1;
+    }
+    return real(path, list, filter, compare);
+}
+
+/* Calls that change the file system: inside the VM's tree only. */
+#define GUARDED_PATH_CALL(name, proto, args)                                                 \
+    int name proto                                                                           \
+    {                                                                                        \
+        REAL(int, #name, const char *, ...);                                                 \
+        if (forbidden(path)) {                                                               \
+            errno = ENOENT;                                                                  \
+            return -1;                                                                       \
+        }                                                                                    \
+        return real args;                                                                    \
+    }
+GUARDED_PATH_CALL(mkdir, (const char *path, mode_t mode), (path, mode))
+GUARDED_PATH_CALL(chmod, (const char *path, mode_t mode), (path, mode))
+GUARDED_PATH_CALL(rmdir, (const char *path), (path))
+GUARDED_PATH_CALL(unlink, (const char *path), (path))
+GUARDED_PATH_CALL(remove, (const char *path), (path))
+
+int rename(const char *from, const char *to)
+{
+    REAL(int, "rename", const char *, const char *);
+    if (forbidden(from) || forbidden(to)) {
+        errno = ENOENT;
+        return -1;
+    }
+    return real(from, to);
 }
 
 /* The mount table (SD card and USB stick checks): a brick with nothing mounted. An empty
@@ -508,6 +595,10 @@ __attribute__((constructor)) static void shim_start(void)
     /* Children (none expected: system and popen refuse) must not load the shim again. */
     unsetenv("LD_PRELOAD");
     unsetenv("CUBOT_BRICK_FD");
+    if (!getcwd(root_dir, sizeof root_dir) || strcmp(root_dir, "/") == 0) {
+        link_log("cannot tell the VM's working directory (or it is /)");
+        _exit(2);
+    }
     if (chdir("sys") != 0) {
         link_log("no sys/ in the working directory: run the VM in a copy of target/lms2012/root");
         _exit(2);
