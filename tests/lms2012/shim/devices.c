@@ -125,9 +125,9 @@ static int forbidden(const char *path)
 {
     static int said;
     char full[4096];
-    if (!path || strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/urandom") == 0)
-        return 0;
-    if (root_dir[0] && normalise(path, full, sizeof full)) {
+    if (!path || !root_dir[0] || strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/urandom") == 0)
+        return 0; /* (before the shim has started, nothing is the VM's yet) */
+    if (normalise(path, full, sizeof full)) {
         size_t n = strlen(root_dir);
         if (strncmp(full, root_dir, n) == 0 && (full[n] == '/' || full[n] == 0))
             return 0;
@@ -237,29 +237,54 @@ int scandir(const char *path, struct dirent ***list, int (*filter)(const struct 
 }
 
 /* Calls that change the file system: inside the VM's tree only. */
-#define GUARDED_PATH_CALL(name, proto, args)                                                 \
-    int name proto                                                                           \
-    {                                                                                        \
-        REAL(int, #name, const char *, ...);                                                 \
-        if (forbidden(path)) {                                                               \
-            errno = ENOENT;                                                                  \
-            return -1;                                                                       \
-        }                                                                                    \
-        return real args;                                                                    \
-    }
-GUARDED_PATH_CALL(mkdir, (const char *path, mode_t mode), (path, mode))
-GUARDED_PATH_CALL(chmod, (const char *path, mode_t mode), (path, mode))
-GUARDED_PATH_CALL(rmdir, (const char *path), (path))
-GUARDED_PATH_CALL(unlink, (const char *path), (path))
-GUARDED_PATH_CALL(remove, (const char *path), (path))
+#define REFUSE_OUTSIDE(path)                                                                \
+    do {                                                                                    \
+        if (forbidden(path)) {                                                              \
+            errno = ENOENT;                                                                 \
+            return -1;                                                                      \
+        }                                                                                   \
+    } while (0)
+
+int mkdir(const char *path, mode_t mode)
+{
+    REAL(int, "mkdir", const char *, mode_t);
+    REFUSE_OUTSIDE(path);
+    return real(path, mode);
+}
+
+int chmod(const char *path, mode_t mode)
+{
+    REAL(int, "chmod", const char *, mode_t);
+    REFUSE_OUTSIDE(path);
+    return real(path, mode);
+}
+
+int rmdir(const char *path)
+{
+    REAL(int, "rmdir", const char *);
+    REFUSE_OUTSIDE(path);
+    return real(path);
+}
+
+int unlink(const char *path)
+{
+    REAL(int, "unlink", const char *);
+    REFUSE_OUTSIDE(path);
+    return real(path);
+}
+
+int remove(const char *path)
+{
+    REAL(int, "remove", const char *);
+    REFUSE_OUTSIDE(path);
+    return real(path);
+}
 
 int rename(const char *from, const char *to)
 {
     REAL(int, "rename", const char *, const char *);
-    if (forbidden(from) || forbidden(to)) {
-        errno = ENOENT;
-        return -1;
-    }
+    REFUSE_OUTSIDE(from);
+    REFUSE_OUTSIDE(to);
     return real(from, to);
 }
 
