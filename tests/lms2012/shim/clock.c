@@ -8,8 +8,8 @@
  *
  * Time moves only when the VM sleeps. On x86 its scheduler calls usleep(1) once per round
  * and usleep(10) every 10 ms of its own time; each sleep costs max(asked, round_us), so a
- * round costs `round_us` of virtual time whatever the host spent on it (the VM busy in
- * bytecode does not move time within a round, as the spec says).
+ * round costs `round_us` of virtual time whatever the host spent on it: a VM busy in
+ * bytecode does not move time within a round, it only makes the round take longer on the host.
  *
  * Every multiple of tick_us that time crosses is one tick of LEGO's motor driver, run here in
  * order (tick_at): the tacho edges the world reported for the previous tick go to d_pwm's
@@ -70,7 +70,7 @@ static void apply_edges(void)
     }
 }
 
-/* The tick procedure of the spec, at t = k * tick_us. */
+/* One tick at t = k * tick_us, in the order a brick's hardware would see it. */
 static void tick_at(uint64_t t)
 {
     if (have_world)
