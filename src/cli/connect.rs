@@ -337,10 +337,9 @@ pub fn resolve_port(port: Option<&Path>) -> Result<PathBuf> {
 /// simulator behind it, if any, which must live as long as it.
 pub fn connect_brick(
     place: &BrickPlace,
-    config: Option<&Path>,
+    config: Config,
     g: &Global,
 ) -> Result<(MindCub3r, Option<crate::robot::sim::SimHandle>)> {
-    let config = robot_config(config)?;
     let BrickLink { link, sim } = brick_link(place)?;
     let name = link.name();
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);

@@ -43,6 +43,7 @@ pub mod robot;
 pub mod run;
 pub mod scan;
 pub mod scan_images;
+pub mod session;
 pub mod solve;
 pub mod timings;
 

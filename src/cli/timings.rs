@@ -110,7 +110,7 @@ pub fn calibrate(
                 .collect::<Result<Vec<_>>>()
         })?
     } else {
-        let (mut r, _sim) = connect_brick(place, config_path, g)?;
+        let (mut r, _sim) = connect_brick(place, robot_config(config_path)?, g)?;
         let label = match (&place.port, &place.sim) {
             (Some(p), _) => p.display().to_string(),
             (None, Some(_)) => "simulated brick".to_string(),
