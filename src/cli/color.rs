@@ -60,6 +60,9 @@ pub struct CalibrateArgs {
     /// With a robot: also write its raw scan here (JSON, in the scanner's scale).
     #[arg(long, value_name = "FILE", conflicts_with = "scan")]
     pub raw_out: Option<PathBuf>,
+    /// Overwrite a profile shipped in calibration/.
+    #[arg(long)]
+    pub force: bool,
     /// The robot that scans the solved cube (with --sim: a simulated one holding a solved
     /// cube of --palette).
     #[command(flatten)]
@@ -385,6 +388,16 @@ fn check_output(path: &Path) -> anyhow::Result<()> {
 
 pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
     check_output(&a.output)?;
+    super::common::check_writable(&a.output, "-o")?;
+    if super::common::is_shipped_config(&a.output) && a.output.exists() && !a.force {
+        bail!(
+            "-o {}: a profile shipped with cubot; write your own (e.g. -o mycube.toml), or add --force; nothing was scanned",
+            a.output.display()
+        );
+    }
+    if let Some(p) = &a.raw_out {
+        super::common::check_writable(p, "--raw-out")?;
+    }
     let scan = match &a.scan {
         Some(p) => read_scan(p)?,
         None => scan_solved_on_robot(&a, g)?,

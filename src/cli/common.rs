@@ -112,3 +112,53 @@ pub fn warn_if_cpu_clock_missing() {
         );
     }
 }
+
+/// A file a command will write, checked before the robot moves or a long computation
+/// starts: not a directory, and its directory exists and is writable. `what` names the flag
+/// or argument in the message.
+pub fn check_writable(path: &std::path::Path, what: &str) -> Result<()> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "{what} {}: is a directory; give a file name",
+            path.display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{what} {}: the directory {} does not exist (nothing was done)",
+            path.display(),
+            dir.display()
+        );
+    }
+    let target = if path.exists() { path } else { dir.as_path() };
+    if nix::unistd::access(target, nix::unistd::AccessFlags::W_OK).is_err() {
+        anyhow::bail!(
+            "{what} {}: cannot write there (permission denied; nothing was done)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The files shipped in `calibration/`, which a command that writes a configuration or a
+/// profile must not overwrite unless told to (`--force`).
+pub const SHIPPED_FILES: [&str; 5] = [
+    "mindcub3r.toml",
+    "standard.toml",
+    "no-white.toml",
+    "ev3-standard.toml",
+    "camera-1920x1080-example.toml",
+];
+
+/// Whether `path` names one of the [`SHIPPED_FILES`] in a `calibration` directory.
+pub fn is_shipped_config(path: &std::path::Path) -> bool {
+    let mut parts = path.components().rev();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(f), Some(d)) if SHIPPED_FILES.iter().any(|s| f.as_os_str() == *s) && d.as_os_str() == "calibration"
+    )
+}

@@ -415,10 +415,12 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
         }
     }
     let place = place(&a)?;
-    let config = step_config(&a)?;
     if let RobotAction::Scan(s) = &a.action {
         // Checked before the robot moves.
         super::color::profile_for(s.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
+        if let Some(p) = &s.raw_out {
+            super::common::check_writable(p, "--raw-out")?;
+        }
     }
     if let RobotAction::CalibrateTimings(c) = &a.action {
         let c = super::timings::CalibrateTimingsArgs {
@@ -428,6 +430,7 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
         };
         return super::timings::calibrate(&c, &place, a.robot_config.as_deref(), g);
     }
+    let config = step_config(&a)?;
     if let RobotAction::Check = a.action {
         return check(&place, config, g);
     }
@@ -550,17 +553,16 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
 
 /// `cubot scan --robot --port PATH [--size N] [--raw-out FILE] [--best-effort]`.
 pub fn scan_robot(
-    port: Option<&Path>,
+    place: &BrickPlace,
     robot_config: Option<&Path>,
     a: &RobotScanArgs,
     g: &Global,
 ) -> CmdResult {
     super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
-    let place = BrickPlace {
-        port: port.map(Path::to_path_buf),
-        sim: None,
-    };
-    let (mut r, _sim) = connect_brick(&place, super::connect::robot_config(robot_config)?, g)?;
+    if let Some(p) = &a.raw_out {
+        super::common::check_writable(p, "--raw-out")?;
+    }
+    let (mut r, _sim) = connect_brick(place, super::connect::robot_config(robot_config)?, g)?;
     let res = scan_with(&mut r, a, g);
     stopped_on_error(&mut r, res)
 }

@@ -222,6 +222,9 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     }
     let size = a.connect.size.into();
     // Everything that can be checked is checked before the robot moves.
+    if let Some(j) = &a.execute.journal {
+        super::common::check_writable(j, "--journal")?;
+    }
     let target = target_spec(&a)?;
     if let Some(t) = &target {
         job::check_spec(t, size).context("bad target")?;
@@ -280,6 +283,7 @@ fn resume(
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
+    super::common::check_writable(&a.file, "save")?;
     let stop = stop_on_ctrlc();
     let size = a.connect.size.into();
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
