@@ -49,14 +49,33 @@ pub fn load_solver(g: &Global) -> Result<Solver> {
 /// `rebuild` is set (`cubot tables build --force`).
 pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
     let bar = progress_bar(g, "tables").map(Arc::new);
-    let progress: Option<ProgressFn> = bar.clone().map(|b| {
-        let f: ProgressFn = Arc::new(move |label: &str, done: u64, total: u64| {
-            b.set_message(label.to_string());
-            b.set_length(total);
-            b.set_position(done);
-        });
-        f
-    });
+    let progress: Option<ProgressFn> = match bar.clone() {
+        Some(b) => {
+            let f: ProgressFn = Arc::new(move |label: &str, done: u64, total: u64| {
+                b.set_message(label.to_string());
+                b.set_length(total);
+                b.set_position(done);
+            });
+            Some(f)
+        }
+        // Not a terminal: one line of text says what the wait is for.
+        None if !g.quiet => {
+            let said = Arc::new(AtomicBool::new(false));
+            let dir = cache_dir(g);
+            let f: ProgressFn = Arc::new(move |_label: &str, _done: u64, _total: u64| {
+                if !said.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "building the solver's tables (once: about 20 s and 181 MiB, kept in {})",
+                        dir.as_deref()
+                            .map(|d| d.display().to_string())
+                            .unwrap_or_else(|| "memory only".into())
+                    );
+                }
+            });
+            Some(f)
+        }
+        None => None,
+    };
     let solver = Solver::new(&TableOptions {
         cache_dir: g.cache_dir.clone(),
         progress,

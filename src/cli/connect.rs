@@ -61,21 +61,24 @@ pub struct ConnectArgs {
     /// MindCub3r configuration (default: calibration/mindcub3r.toml if present).
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
-    /// Simulator fault injection: a comma list as `cubot sim --faults` takes (see its help).
+    /// With --sim: fault injection, a comma list as `cubot sim --faults` takes (see its help).
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
     /// Seed of the simulated cube, its colours and the resolver.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Simulated seconds per wall second (at most 10000).
-    #[arg(long, default_value_t = 20.0, value_parser = super::args::sim_speed)]
+    /// With --sim: simulated seconds per wall second (at most 10000).
+    #[arg(long, default_value_t = DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
     pub speed: f64,
-    /// Sticker palette of the simulated cube.
+    /// With --sim: sticker palette of the simulated cube.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
     /// Cube size.
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
+    /// The serial port's speed in baud (a line robot's USB serial port, a Bluetooth tty).
+    #[arg(long, default_value_t = job::connect::SERIAL_BAUD, value_parser = clap::value_parser!(u32).range(300..=4_000_000))]
+    pub baud: u32,
 }
 
 /// The MindCub3r configuration: the file given, else calibration/mindcub3r.toml in the
@@ -104,12 +107,43 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     stop
 }
 
+/// The default `--speed` of a simulator started in this process.
+pub const DEFAULT_SIM_SPEED: f64 = 20.0;
+
+/// Refuses the simulator's options without `--sim`: a real robot has no faults to inject,
+/// runs at its own speed and holds the cube it holds.
+pub fn sim_only(faults: bool, speed: bool, palette: bool) -> Result<()> {
+    let given: Vec<&str> = [
+        (faults, "--faults"),
+        (speed, "--speed"),
+        (palette, "--palette"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if !given.is_empty() {
+        bail!(
+            "{} set the simulator: add --sim, or leave {} out for a real robot",
+            given.join(", "),
+            if given.len() == 1 { "it" } else { "them" }
+        );
+    }
+    Ok(())
+}
+
 /// What `job::connect` needs, from the options.
 pub fn connect_options(
     a: &ConnectArgs,
     start: Option<FaceletCube>,
     stop: &Arc<AtomicBool>,
 ) -> Result<ConnectOptions> {
+    if !a.sim {
+        sim_only(
+            a.faults.is_some(),
+            a.speed != DEFAULT_SIM_SPEED,
+            a.palette != PaletteArg::Standard,
+        )?;
+    }
     let link = match (&a.port, a.sim) {
         (_, true) => Link::Sim,
         (p, false) if a.robot == RobotKind::Mindcub3r => {
@@ -138,6 +172,8 @@ pub fn connect_options(
         size: a.size.into(),
         start,
         stop: stop.clone(),
+        baud: a.baud,
+        note: Some(|n| eprintln!("warning: {n}")),
     })
 }
 

@@ -86,10 +86,10 @@ pub struct RobotArgs {
     /// With --sim: faults to inject, as `cubot sim --faults` takes them (e.g. `swap=AC`,
     /// `reversed=B`, `battery=6100`, `covered`, `empty`). `robot check --sim` always has
     /// the tray empty, as the check asks.
-    #[arg(long, global = true, value_name = "SPEC", requires = "sim")]
+    #[arg(long, global = true, value_name = "SPEC")]
     pub faults: Option<String>,
     /// With --sim: the simulated cube's sticker palette.
-    #[arg(long, global = true, value_enum, default_value_t = PaletteArg::Standard, requires = "sim")]
+    #[arg(long, global = true, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
     /// With --sim: seed of the simulated cube and sensor noise.
     #[arg(long, global = true, default_value_t = 1)]
@@ -350,6 +350,13 @@ pub(super) fn announce_sim(
 /// Where `robot ...` finds its brick. `robot check --sim` has the tray empty: the check
 /// asks for the cube out of it.
 fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
+    if !a.sim {
+        super::connect::sim_only(
+            a.faults.is_some(),
+            a.speed != super::connect::DEFAULT_SIM_SPEED,
+            a.palette != PaletteArg::Standard,
+        )?;
+    }
     let sim = if a.sim {
         let mut spec = a.faults.clone().unwrap_or_default();
         if matches!(a.action, RobotAction::Check) && !spec.split(',').any(|f| f.trim() == "empty") {

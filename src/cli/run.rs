@@ -182,8 +182,15 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
         if text.trim_start().starts_with('{') {
             return Ok(Some(TargetSpec::Saved(job::read_saved(p)?)));
         }
-        let first = text.lines().next().unwrap_or("").trim().to_string();
-        return Ok(Some(TargetSpec::State(first)));
+        let mut states = super::input::file_states(&text);
+        if states.len() != 1 {
+            anyhow::bail!(
+                "--target-file {}: holds {} states; a target file holds one (a facelet string, or a state saved by `cubot save`)",
+                p.display(),
+                states.len()
+            );
+        }
+        return Ok(Some(TargetSpec::State(states.remove(0))));
     }
     Ok(None)
 }
@@ -344,6 +351,11 @@ pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
     run(args, g)
 }
 
+/// `1 face turn`, `2 face turns`: a count with its noun in agreement.
+pub(super) fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Shared state for event printing.
 struct Reporter {
     json: bool,
@@ -352,6 +364,9 @@ struct Reporter {
     exec_bar: Option<indicatif::ProgressBar>,
     /// Scans resolved so far.
     scans: usize,
+    /// Whether the scan or the execution under way was announced (no progress bar).
+    said_scanning: bool,
+    said_executing: bool,
 }
 
 impl Reporter {
@@ -362,6 +377,8 @@ impl Reporter {
             scan_bar: progress_bar(g, "scan"),
             exec_bar: progress_bar(g, "execute"),
             scans: 0,
+            said_scanning: false,
+            said_executing: false,
         }
     }
 
@@ -371,7 +388,11 @@ impl Reporter {
                 if let Some(b) = &self.scan_bar {
                     b.set_length(*total as u64);
                     b.set_position(*done as u64);
+                } else if !self.said_scanning && !self.quiet && !self.json {
+                    // Not a terminal: one line says what the wait is for.
+                    eprintln!("scanning: {total} stickers with the robot's sensor…");
                 }
+                self.said_scanning = true;
                 return;
             }
             RunEvent::Executing {
@@ -382,17 +403,22 @@ impl Reporter {
                 if let Some(b) = &self.exec_bar {
                     b.set_length(*total as u64);
                     b.set_position(*done as u64);
-                    b.set_message(format!("{robot_seconds:.1} s"));
+                    b.set_message(format!("{robot_seconds:.1} s robot time"));
+                } else if !self.said_executing && !self.quiet && !self.json {
+                    eprintln!("executing: {total} robot actions…");
                 }
+                self.said_executing = true;
                 return;
             }
             RunEvent::Scanned { .. } => {
                 self.scans += 1;
+                self.said_scanning = false;
                 if let Some(b) = &self.scan_bar {
                     b.finish_and_clear();
                 }
             }
             RunEvent::Verifying { .. } => {
+                self.said_executing = false;
                 if let Some(b) = &self.exec_bar {
                     b.finish_and_clear();
                 }
@@ -420,9 +446,9 @@ impl Reporter {
                         if doubtful.is_empty() && rescans == 0 {
                             String::new()
                         } else if doubtful.is_empty() {
-                            format!(", {rescans} re-scans")
+                            format!(", {}", plural(rescans, "re-scan"))
                         } else {
-                            format!(", {rescans} re-scans, still in doubt: {names}")
+                            format!(", {}, still in doubt: {names}", plural(rescans, "re-scan"))
                         }
                     );
                     // A check's own doubt is reported with the check.
@@ -433,7 +459,11 @@ impl Reporter {
                 RunEvent::Solved {
                     candidates,
                     shortest,
-                } => eprintln!("solved: {candidates} candidate solutions, shortest {shortest} moves"),
+                } => eprintln!(
+                    "solved: {} from the solver, the shortest {}; the planner picks the cheapest for the robot",
+                    plural(candidates, "candidate solution"),
+                    plural(shortest, "face turn")
+                ),
                 RunEvent::Planned {
                     solution,
                     face_turns,
@@ -442,7 +472,9 @@ impl Reporter {
                     baseline_seconds,
                     ahead,
                 } => eprintln!(
-                    "plan: {solution} ({face_turns} face turns, {actions} robot actions, {robot_seconds:.1} s{}){}",
+                    "plan: {solution} ({}, {}, {robot_seconds:.1} s of robot time{}){}",
+                    plural(face_turns, "face turn"),
+                    plural(actions, "robot action"),
                     baseline_seconds
                         .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
                         .unwrap_or_default(),
@@ -497,7 +529,15 @@ impl Reporter {
     }
 }
 
-fn report(g: &Global, r: &RunReport) -> Exit {
+/// How a simulator in this process measured robot time: its wall time times its speed.
+fn self_sim_note(speed: Option<f64>) -> String {
+    match speed {
+        Some(s) if s != 1.0 => format!(" (wall time × {s}, the simulator's speed)"),
+        _ => String::new(),
+    }
+}
+
+fn report(g: &Global, r: &RunReport, sim_speed: Option<f64>) -> Exit {
     if g.json {
         let mut v = serde_json::to_value(r).unwrap_or_default();
         if let Some(m) = v.as_object_mut() {
@@ -525,7 +565,7 @@ fn report(g: &Global, r: &RunReport) -> Exit {
             "robot time   {:.1} s planned{}{}",
             r.robot_seconds,
             r.measured_seconds
-                .map(|m| format!(", {m:.1} s measured"))
+                .map(|m| format!(", {m:.1} s measured{}", self_sim_note(sim_speed)))
                 .unwrap_or_default(),
             r.baseline_seconds
                 .map(|b| format!(" (per-move table on the first solution: {b:.1} s)"))
@@ -704,7 +744,7 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult
             if a.connect.sim {
                 r.measured_seconds = r.measured_seconds.map(|m| m * a.connect.speed);
             }
-            Ok(report(g, &r))
+            Ok(report(g, &r, a.connect.sim.then_some(a.connect.speed)))
         }
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {

@@ -23,13 +23,13 @@ pub struct ScanArgs {
     #[arg(long)]
     pub sim: bool,
     /// With --sim: seed of the simulated cube and its sensor noise.
-    #[arg(long, default_value_t = 1, requires = "sim")]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// With --sim: the simulated cube's sticker palette.
-    #[arg(long, value_enum, default_value_t = super::args::PaletteArg::Standard, requires = "sim")]
+    #[arg(long, value_enum, default_value_t = super::args::PaletteArg::Standard)]
     pub palette: super::args::PaletteArg,
     /// With --sim: faults to inject, as `cubot sim --faults` takes them.
-    #[arg(long, value_name = "SPEC", requires = "sim")]
+    #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
     /// MindCub3r configuration for `--robot` (default: calibration/mindcub3r.toml if
     /// present).
@@ -65,6 +65,13 @@ pub struct ScanArgs {
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if a.sim && !a.robot {
         anyhow::bail!("--sim scans on a simulated robot: say --robot --sim");
+    }
+    if !a.sim {
+        super::connect::sim_only(
+            a.faults.is_some(),
+            false,
+            a.palette != super::args::PaletteArg::Standard,
+        )?;
     }
     if a.robot {
         let sim = if a.sim {

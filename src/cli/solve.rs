@@ -197,6 +197,14 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
             let ok = print_outcome(g, &text, &out, opts.metric, false);
             Ok(if ok { Exit::Ok } else { Exit::No })
         }
+        States::File(_, states) => {
+            let mut all_ok = true;
+            for text in states {
+                let out = solve_one(&solver, &text, &target, &opts);
+                all_ok &= print_outcome(g, &text, &out, opts.metric, true);
+            }
+            Ok(if all_ok { Exit::Ok } else { Exit::No })
+        }
         States::Stdin => solve_batch(g, &solver, &target, &opts),
     }
 }

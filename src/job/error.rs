@@ -113,6 +113,9 @@ pub enum RunError {
         journal_state: String,
         seen: String,
     },
+    /// Every reading of a scan is dark: the sensor is covered or the tray holds no cube.
+    #[error("the scan sees no cube: {0}; nothing was turned: put the cube in the tray (or uncover the sensor), then run again")]
+    NoCube(String),
     /// A resume could not establish which state the cube is in.
     #[error("cannot tell where the cube is: the robot cannot read its stickers or say its state, and the journal leaves {0} states possible")]
     Undecided(usize),
@@ -120,7 +123,7 @@ pub enum RunError {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", cause.reason(), in_flight_note(candidates), motors_note(*motors_stopped), journal.display())]
+#[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -148,13 +151,32 @@ fn doubt_names(doubtful: &[usize], best: &str) -> String {
     }
 }
 
-fn in_flight_note(candidates: &[String]) -> String {
-    if candidates.len() < 2 {
+/// The other states the cube may be in: each once, and one that is the same cube only
+/// turned whole in the robot said so (with its robot frame), never the first state again.
+fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String {
+    let mut others: Vec<String> = Vec::new();
+    for (k, c) in candidates.iter().enumerate().skip(1) {
+        let robot = robot_candidates.get(k);
+        let text = if *c != candidates[0] {
+            c.clone()
+        } else if robot.is_some() && robot != robot_candidates.first() {
+            format!(
+                "the same cube turned whole in the robot (robot frame {})",
+                robot.map(String::as_str).unwrap_or_default()
+            )
+        } else {
+            continue;
+        };
+        if !others.contains(&text) {
+            others.push(text);
+        }
+    }
+    if others.is_empty() {
         return String::new();
     }
     format!(
         ", or, if the actions in flight happened, {}",
-        candidates[1..].join(" or ")
+        others.join(" or ")
     )
 }
 
