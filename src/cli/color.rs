@@ -237,6 +237,7 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
             "cube_margin": res.cube_margin,
             "probability": res.probability(),
             "doubtful": facelet_names(&res.doubtful, res.cube.size()).split_whitespace().collect::<Vec<_>>(),
+            "rivals": res.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
         });
         if !unread.is_empty() {
             line["unread"] = json!(facelet_names(&unread, res.cube.size())
@@ -254,12 +255,28 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
         }
         if !res.confident && !g.quiet {
             eprintln!(
-                "note: best effort, not sure: this cube is {} likely; a rival legal cube is {:.1} nats behind; stickers in doubt: {}",
+                "note: best effort, not sure: this cube is {} likely; stickers in doubt: {} {}",
                 likelihood_text(res),
-                res.cube_margin,
-                facelet_names(&res.doubtful, res.cube.size())
+                facelet_names(&res.doubtful, res.cube.size()),
+                doubt_basis(res)
             );
         }
+    }
+}
+
+/// What the named stickers are: where the best guess and its close rivals differ, or the
+/// least certain ones when no rival cube was reached.
+pub(crate) fn doubt_basis(res: &Resolution) -> String {
+    match res.close_rivals.len() {
+        0 => "are the least certain (no rival cube was reached to compare)".to_string(),
+        1 => format!(
+            "are where the best guess and a rival legal cube {:.1} nats behind it differ",
+            res.cube_margin
+        ),
+        n => format!(
+            "are where the best guess and the {n} rival legal cubes within --doubt differ (the closest {:.1} nats behind)",
+            res.cube_margin
+        ),
     }
 }
 
@@ -277,10 +294,12 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
             "cube_margin": margin,
             "best": letters,
             "probability": best.probability(),
+            "rivals": best.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
         }));
     } else {
         outln!(
-            "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}, {} likely; re-scan them or use --best-effort)",
+            "doubt: stickers {names} {}; best guess {letters}, {} likely; re-scan them or use --best-effort",
+            doubt_basis(best),
             likelihood_text(best)
         );
     }

@@ -144,6 +144,9 @@ pub fn connect_options(
             a.palette != PaletteArg::Standard,
         )?;
     }
+    if let Some(p) = &a.port {
+        check_port_path(p)?;
+    }
     let link = match (&a.port, a.sim) {
         (_, true) => Link::Sim,
         (p, false) if a.robot == RobotKind::Mindcub3r => {
@@ -177,14 +180,46 @@ pub fn connect_options(
     })
 }
 
-/// The robot, connected (and its simulator started when `--sim`), with its scanner.
+/// The robot, connected (and its simulator started when `--sim`), with its scanner. A
+/// robot that does not answer gets the hint that it may be the other kind (`--robot`).
 pub fn connect(
     a: &ConnectArgs,
     start: Option<FaceletCube>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Box<dyn RunRobot>> {
     let o = connect_options(a, start, stop)?;
-    Ok(job::connect(&o)?)
+    job::connect(&o).map_err(|e| {
+        let text = e.to_string();
+        let silent = text.contains("did not answer") || text.contains("no reply");
+        match (&o.link, silent) {
+            (Link::Port(p), true) => {
+                let hint = match a.robot {
+                    RobotKind::Mindcub3r => "is the brick switched on, and is it a MindCub3r? A line-protocol robot needs --robot line",
+                    RobotKind::Line => "is the robot powered, and does it speak the line protocol? A LEGO MindCub3r needs --robot mindcub3r (the default)",
+                };
+                anyhow::Error::from(e).context(format!("nothing answered on {}: {hint}", p.display()))
+            }
+            _ => e.into(),
+        }
+    })
+}
+
+/// Refuses, before anything is opened, a `--port` that cannot be a port: a regular file
+/// (a saved state or a journal given to the wrong flag) or a directory.
+pub fn check_port_path(p: &Path) -> Result<()> {
+    if p.is_file() {
+        bail!(
+            "--port {}: is a file, not a port: --port names the robot's serial port, `usb` or the brick's name (see `cubot ports`); a state saved by `cubot save` goes to --target-file, a journal to --resume",
+            p.display()
+        );
+    }
+    if p.is_dir() {
+        bail!(
+            "--port {}: is a directory, not a port (see `cubot ports`)",
+            p.display()
+        );
+    }
+    Ok(())
 }
 
 /// Where a bare MindCub3r brick is, for `robot ...`, `scan --robot`: a port, or a
@@ -208,6 +243,9 @@ pub fn brick_link(place: &BrickPlace) -> Result<BrickLink> {
         let h = crate::robot::sim::spawn_pty(cfg.clone())?;
         let link = crate::robot::link::open(h.path(), None)?;
         return Ok(BrickLink { link, sim: Some(h) });
+    }
+    if let Some(p) = &place.port {
+        check_port_path(p)?;
     }
     let port = resolve_port(place.port.as_deref())?;
     if crate::robot::link::usb_name(&port).is_none() && !cfg!(feature = "serial") {
@@ -382,8 +420,15 @@ pub fn connect_brick(
     if g.verbose >= 2 {
         ev3.set_log(|l| eprintln!("ev3: {l}"));
     }
-    let mut robot = MindCub3r::with_driver(ev3, config)
-        .with_context(|| format!("talking to the brick on {name}"))?;
+    let mut robot = MindCub3r::with_driver(ev3, config).map_err(|e| {
+        let silent = e.to_string().contains("did not answer");
+        let e = anyhow::Error::from(e);
+        if silent {
+            e.context(format!("nothing answered on {name}: is the brick switched on, and is it a MindCub3r's EV3 (these commands drive a MindCub3r only)?"))
+        } else {
+            e.context(format!("talking to the brick on {name}"))
+        }
+    })?;
     robot.set_interrupt(stop_on_ctrlc());
     Ok((robot, sim))
 }

@@ -654,7 +654,9 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                 );
             } else {
                 outln!(
-                    "doubt: stickers {names} still doubtful after {round} re-reads (best guess {}, {} likely)",
+                    "doubt: stickers {names} {}, still after {}; best guess {}, {} likely; use --best-effort to take it",
+                    crate::cli::color::doubt_basis(&best),
+                    super::run::plural(round as usize, "re-read"),
                     best.cube.to_letters(),
                     crate::cli::color::likelihood_text(&best)
                 );

@@ -45,7 +45,7 @@ pub enum RunError {
     Camera(#[from] CameraError),
     /// Re-reads left a doubt: a rival legal cube is too close to the best one to tell.
     #[error(
-        "the scan stays in doubt after {rescans} re-scan{}: stickers {} (a rival legal cube is {margin:.1} nats from the best); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
+        "the scan stays in doubt after {rescans} re-scan{}: stickers {} (where the best guess and its rival legal cubes within the doubt window differ; the closest {margin:.1} nats behind); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
         if *rescans == 1 { "" } else { "s" },
         doubt_names(doubtful, best)
     )]
