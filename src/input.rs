@@ -146,14 +146,47 @@ pub enum InputFileError {
         kind: FileKind,
         limit: u64,
     },
-    #[error("{kind} {} is not UTF-8 text", path.display())]
-    NotText { path: PathBuf, kind: FileKind },
+    #[error("{kind} {} is not UTF-8 text{}", path.display(), binary_hint(*found))]
+    NotText {
+        path: PathBuf,
+        kind: FileKind,
+        /// What the file's first bytes say it is, when they say (`PNG image`).
+        found: Option<&'static str>,
+    },
     #[error("{} is a {found}, not a {kind}: a {found} goes with {}, a {kind} with {}", path.display(), found.flag(), kind.flag())]
     WrongKind {
         path: PathBuf,
         kind: FileKind,
         found: FileKind,
     },
+}
+
+/// What a binary file is by its first bytes: the images and archives a user may pass by
+/// mistake.
+fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    let magic: [(&[u8], &str); 6] = [
+        (b"\x89PNG", "PNG image"),
+        (b"\xFF\xD8\xFF", "JPEG image"),
+        (b"BM", "BMP image"),
+        (b"GIF8", "GIF image"),
+        (b"PK\x03\x04", "zip archive"),
+        (b"\x1F\x8B", "gzip archive"),
+    ];
+    magic
+        .iter()
+        .find(|(m, _)| bytes.starts_with(m))
+        .map(|&(_, what)| what)
+}
+
+/// What to do with a binary file given where text was expected.
+fn binary_hint(found: Option<&str>) -> String {
+    match found {
+        Some(what) if what.ends_with("image") => format!(
+            ": it is a {what}; photos of the faces are read by `cubot scan --images DIR` (six photos U.png .. B.png), which writes a raw scan with --raw-out"
+        ),
+        Some(what) => format!(": it is a {what}"),
+        None => String::new(),
+    }
 }
 
 /// What a file system entry is, in words, when it is not a regular file.
@@ -207,9 +240,10 @@ pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> 
     if bytes.len() as u64 > kind.limit() {
         return Err(too_large());
     }
-    let text = String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
+    let text = String::from_utf8(bytes).map_err(|e| InputFileError::NotText {
         path: path.to_path_buf(),
         kind,
+        found: sniff(e.as_bytes()),
     })?;
     let checked = matches!(
         kind,

@@ -101,10 +101,39 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     // A second handler cannot be installed; ignore (the first one sets the same flag).
     let _ = ctrlc::set_handler(move || {
         if s.swap(true, Ordering::SeqCst) {
+            eprintln!("{}", second_ctrlc_note());
             std::process::exit(130);
+        } else {
+            eprintln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");
         }
     });
     stop
+}
+
+/// The journal of the run under way and the command that resumes it, for a second
+/// Ctrl-C that exits at once.
+static RESUME_HINT: std::sync::Mutex<Option<(PathBuf, String)>> = std::sync::Mutex::new(None);
+
+/// Tells a second Ctrl-C which journal to name and how to resume from it.
+pub fn set_resume_hint(journal: &Path, command: String) {
+    if let Ok(mut h) = RESUME_HINT.lock() {
+        *h = Some((journal.to_path_buf(), command));
+    }
+}
+
+/// What a second Ctrl-C says as it exits: where the run's journal is and how to resume,
+/// or that nothing was turned yet.
+fn second_ctrlc_note() -> String {
+    let hint = RESUME_HINT.lock().ok().and_then(|h| h.clone());
+    let head = "exiting at once (second Ctrl-C); every motion is bounded on the robot, so the motors stop by themselves";
+    match hint {
+        Some((journal, cmd)) if journal.exists() => format!(
+            "{head}; the journal {} says where the cube is: resume with: {cmd}",
+            journal.display()
+        ),
+        Some(_) => format!("{head}; nothing was turned yet: run again"),
+        None => head.to_string(),
+    }
 }
 
 /// The default `--speed` of a simulator started in this process.

@@ -237,6 +237,10 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         job::check_spec(t, size).context("bad target")?;
     }
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
+    super::connect::set_resume_hint(
+        &journal_path,
+        resume_command(&a.connect, &a.scan, &journal_path),
+    );
     let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
@@ -244,7 +248,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let tools = tools(&solver, &a, resolve);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, &a)
+    outcome(g, r, &a, rep.turning)
 }
 
 fn resume(
@@ -279,6 +283,7 @@ fn resume(
         _ => jpath.to_path_buf(),
     };
     let resolve = checked_resolve_options(&connect_args, &a.scan)?;
+    super::connect::set_resume_hint(&journal, resume_command(&connect_args, &a.scan, &journal));
     let opts = run_options(a, size, None, journal, &stop);
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
@@ -286,7 +291,8 @@ fn resume(
     let tools = tools(&solver, a, resolve);
     let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, a)
+    // A resume continues a run that turned layers already.
+    outcome(g, r, a, true)
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
@@ -367,6 +373,8 @@ struct Reporter {
     /// Whether the scan or the execution under way was announced (no progress bar).
     said_scanning: bool,
     said_executing: bool,
+    /// Whether execution began (a layer may have turned).
+    turning: bool,
 }
 
 impl Reporter {
@@ -379,6 +387,7 @@ impl Reporter {
             scans: 0,
             said_scanning: false,
             said_executing: false,
+            turning: false,
         }
     }
 
@@ -400,6 +409,7 @@ impl Reporter {
                 total,
                 robot_seconds,
             } => {
+                self.turning = true;
                 if let Some(b) = &self.exec_bar {
                     b.set_length(*total as u64);
                     b.set_position(*done as u64);
@@ -736,7 +746,36 @@ fn stop_note(
     }
 }
 
-fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
+/// Whether an error is the user's Ctrl-C (not a stop of the execution, which says where
+/// the cube is itself), and then whether the robot confirmed that its motors stopped.
+fn stopped_by_user(e: &RunError) -> Option<Option<bool>> {
+    use crate::robot::mindcub3r::RobotError;
+    match e {
+        RunError::Stopped => Some(None),
+        RunError::Mindcub3r(RobotError::Interrupted { stopped, .. }) => Some(Some(*stopped)),
+        RunError::Stopping { cause, .. } => stopped_by_user(cause),
+        _ => None,
+    }
+}
+
+fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs, turning: bool) -> CmdResult {
+    if let Err(e) = &r {
+        if let (false, Some(stopped)) = (turning, stopped_by_user(e)) {
+            let motors = match stopped {
+                Some(false) => "the robot did not confirm the stop: a motor may still be running (switch it off)",
+                _ => "motors stopped",
+            };
+            if g.json {
+                super::output::json_line(&serde_json::json!({
+                    "type": "stopped", "turned": false,
+                    "message": "stopped by the user before anything turned",
+                }));
+            }
+            anyhow::bail!(
+                "stopped (Ctrl-C) before any layer turned; {motors}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over"
+            );
+        }
+    }
     match r {
         Ok(mut r) => {
             // A simulator in this process runs `--speed` times faster than the robot it
