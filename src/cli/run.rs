@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 
 use super::args::SizeArg;
-use super::common::{cache_dir, load_solver, progress_bar};
+use super::common::{load_solver, progress_bar};
 use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
 use super::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
@@ -74,7 +74,8 @@ pub struct RunArgs {
     /// Target from a file: a state saved by `cubot save`, or a facelet string.
     #[arg(long, value_name = "FILE")]
     pub target_file: Option<PathBuf>,
-    /// Finish the run a journal records (no re-scan).
+    /// Finish the run a journal records (no re-scan); `latest`: the newest journal whose
+    /// run can be resumed (`cubot journals` lists them).
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
     #[command(flatten)]
@@ -108,10 +109,7 @@ pub struct RestoreArgs {
 
 fn default_journal(g: &Global) -> PathBuf {
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-    cache_dir(g)
-        .unwrap_or_else(std::env::temp_dir)
-        .join("journals")
-        .join(format!("run-{stamp}-{}.jsonl", std::process::id()))
+    super::journals::journal_dir(g).join(format!("run-{stamp}-{}.jsonl", std::process::id()))
 }
 
 /// The resolver's options: seeded like the simulator, with the colour profile if given.
@@ -225,7 +223,16 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         .clone()
         .unwrap_or_else(|| default_journal(g));
     if let Some(jpath) = &a.resume {
-        return resume(&a, g, jpath, journal_path, stop);
+        let jpath = if jpath.as_os_str() == "latest" && !jpath.exists() {
+            let latest = super::journals::latest(g)?;
+            if !g.quiet {
+                eprintln!("resuming {}", latest.display());
+            }
+            latest
+        } else {
+            jpath.clone()
+        };
+        return resume(&a, g, &jpath, journal_path, stop);
     }
     let size = a.connect.size.into();
     // Everything that can be checked is checked before the robot moves.
