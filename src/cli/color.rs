@@ -267,6 +267,9 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
 /// What the named stickers are: where the best guess and its close rivals differ, or the
 /// least certain ones when no rival cube was reached.
 pub(crate) fn doubt_basis(res: &Resolution) -> String {
+    if res.profile_disagrees {
+        return "are where the readings alone and the colour profile say different cubes (a profile of another cube, or learned in another light?)".to_string();
+    }
     match res.close_rivals.len() {
         0 => "are the least certain (no rival cube was reached to compare)".to_string(),
         1 => format!(

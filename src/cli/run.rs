@@ -585,7 +585,7 @@ fn report(g: &Global, r: &RunReport, sim_speed: Option<f64>) -> Exit {
                 .map(|m| format!(", {m:.1} s measured{}", self_sim_note(sim_speed)))
                 .unwrap_or_default(),
             r.baseline_seconds
-                .map(|b| format!(" (per-move table on the first solution: {b:.1} s)"))
+                .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
                 .unwrap_or_default()
         ));
         out.push('\n');

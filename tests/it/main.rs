@@ -8,6 +8,7 @@ mod cube;
 mod inputs;
 mod layout;
 mod misread;
+mod readme;
 mod robot;
 mod run;
 mod scan;

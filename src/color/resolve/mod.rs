@@ -167,6 +167,9 @@ pub struct Resolution {
     /// The distinct rival legal cubes within the doubt window (none: the doubt names the
     /// least certain stickers instead).
     pub close_rivals: Vec<FaceletCube>,
+    /// The doubt is the colour profile's: the readings alone confidently say `cube`, the
+    /// profile says the one rival (another cube, or another light than it was learned in).
+    pub profile_disagrees: bool,
     pub confident: bool,
     /// Cost of the best rival legal cube minus the best's (nats); a lower bound when the
     /// rival was not reached within the search (then `rival_exact` is false).
@@ -308,6 +311,7 @@ fn reconcile(plain: Resolution, with: Resolution) -> Resolution {
     Resolution {
         confident: false,
         close_rivals: vec![with.cube.clone()],
+        profile_disagrees: true,
         doubtful: differ,
         cube_margin: 0.0,
         rival_exact: true,
@@ -456,6 +460,7 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
         cube,
         stickers,
         doubtful: doubt.doubtful.clone(),
+        profile_disagrees: false,
         close_rivals: if doubt.confident {
             Vec::new()
         } else {
