@@ -383,7 +383,7 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
 }
 
 /// Refuses, before anything moves, an output that would overwrite a file of another kind
-/// (a robot configuration, a camera rig, a scan) or that lives in no directory.
+/// (a robot configuration, a camera rig, a scan) or that cannot be written.
 fn check_output(path: &Path) -> anyhow::Result<()> {
     if path.exists() {
         let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -394,23 +394,11 @@ fn check_output(path: &Path) -> anyhow::Result<()> {
             );
         }
     }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        bail!(
-            "cannot write {}: no directory {}",
-            path.display(),
-            dir.display()
-        );
-    }
-    Ok(())
+    super::common::check_writable(path, "-o")
 }
 
 pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
     check_output(&a.output)?;
-    super::common::check_writable(&a.output, "-o")?;
     if super::common::is_shipped_config(&a.output) && a.output.exists() && !a.force {
         bail!(
             "-o {}: a profile shipped with cubot; write your own (e.g. -o mycube.toml), or add --force; nothing was scanned",

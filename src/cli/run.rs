@@ -821,3 +821,16 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs, turning: boo
         Err(e) => Err(anyhow!(e)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(
+            super::plural(1, "candidate solution"),
+            "1 candidate solution"
+        );
+        assert_eq!(super::plural(0, "face turn"), "0 face turns");
+        assert_eq!(super::plural(18, "face turn"), "18 face turns");
+    }
+}

@@ -247,3 +247,24 @@ pub enum CameraError {
     #[error("camera: the frame for sticker {want} gave {got} stickers")]
     FrameStickers { want: usize, got: usize },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_states_in_flight_are_named_once_each_never_the_first_again() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // A whole-cube spin in flight: the same cube, only turned in the robot.
+        let note = in_flight_note(&s(&["AAA", "AAA"]), &s(&["AAA", "BBB"]));
+        assert_eq!(
+            note,
+            ", or, if the actions in flight happened, the same cube turned whole in the robot (robot frame BBB)"
+        );
+        assert_eq!(in_flight_note(&s(&["AAA", "AAA"]), &s(&["AAA", "AAA"])), "");
+        assert_eq!(
+            in_flight_note(&s(&["AAA", "CCC", "CCC"]), &s(&["A", "C", "C"])),
+            ", or, if the actions in flight happened, CCC"
+        );
+    }
+}

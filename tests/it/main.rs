@@ -4,6 +4,7 @@ mod calibrate;
 mod check;
 mod cli_cube;
 mod color;
+mod contract;
 mod cube;
 mod inputs;
 mod layout;

@@ -718,3 +718,20 @@ fn the_positions_picture_shows_the_default_angles() {
     }
     assert!(read("calibration/README.md").contains("](positions.svg)"));
 }
+
+#[test]
+fn the_harness_catches_a_changed_output_and_honours_its_elisions() {
+    let check = |actual: &str, shown: &str| {
+        snapbox::Assert::new()
+            .action(snapbox::assert::Action::Verify)
+            .try_eq(None, actual.to_string().into(), to_snapbox(shown).into())
+            .is_ok()
+    };
+    assert!(check("wrote mycube.toml\n", "wrote mycube.toml\n"));
+    assert!(!check("written: mycube.toml\n", "wrote mycube.toml\n"));
+    assert!(check("a\nb 12.5 s\nc\n", "a\nb … s\nc\n"));
+    assert!(check("a\nx\ny\nc\n", "a\n…\nc\n"));
+    assert!(!check("a\nb\n", "a\nc\n"));
+    assert!(check("", ""));
+    assert!(!check("unexpected\n", ""));
+}
