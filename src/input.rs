@@ -93,7 +93,17 @@ impl FileKind {
 /// `None` when it is none of them or could be more than one.
 pub fn kind_of(text: &str) -> Option<FileKind> {
     if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) {
-        return m.contains_key("facelets").then_some(FileKind::Scan);
+        if m.contains_key("facelets") {
+            return Some(FileKind::Scan);
+        }
+        // A state saved by `cubot save`.
+        return (m.contains_key("saved") && m.contains_key("state")).then_some(FileKind::Target);
+    }
+    // A run journal: JSON Lines opening with its start record.
+    let first = text.lines().next().unwrap_or("");
+    if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(first) {
+        let start = m.get("type").and_then(|t| t.as_str()) == Some("start");
+        return (start && m.contains_key("first_scan")).then_some(FileKind::Journal);
     }
     let table: toml::Table = text.parse().ok()?;
     let has = |k: &str| table.contains_key(k);
@@ -247,7 +257,12 @@ pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> 
     })?;
     let checked = matches!(
         kind,
-        FileKind::Scan | FileKind::Profile | FileKind::Rig | FileKind::RobotConfig
+        FileKind::Scan
+            | FileKind::Profile
+            | FileKind::Rig
+            | FileKind::RobotConfig
+            | FileKind::Target
+            | FileKind::Journal
     );
     if checked {
         if let Some(found) = kind_of(&text).filter(|&f| f != kind) {
@@ -286,6 +301,14 @@ mod tests {
             ("version = 1", None),
             ("not toml at all [", None),
             ("{\"type\": \"start\"}", None),
+            (
+                "{\"type\":\"start\",\"first_scan\":\"UUU\"}\n{\"type\":\"step\"}\n",
+                Some(FileKind::Journal),
+            ),
+            (
+                "{\"version\": 1, \"saved\": \"2026\", \"state\": \"UUU\"}",
+                Some(FileKind::Target),
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(kind_of(text), want, "{text}");

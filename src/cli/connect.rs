@@ -100,6 +100,12 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     let s = stop.clone();
     // A second handler cannot be installed; ignore (the first one sets the same flag).
     let _ = ctrlc::set_handler(move || {
+        if QUIT_AT_ONCE.load(Ordering::SeqCst) {
+            eprintln!(
+                "stopped (Ctrl-C) while the robot stood still, before any layer turned: run again"
+            );
+            std::process::exit(130);
+        }
         if s.swap(true, Ordering::SeqCst) {
             eprintln!("{}", second_ctrlc_note());
             std::process::exit(130);
@@ -108,6 +114,19 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
         }
     });
     stop
+}
+
+/// Set while the robot stands still and nothing needs saying but that (the solver's
+/// tables loading or building): Ctrl-C then exits at once instead of waiting for a motion
+/// to end.
+pub static QUIT_AT_ONCE: AtomicBool = AtomicBool::new(false);
+
+/// Loads the solver with Ctrl-C exiting at once meanwhile (see [`QUIT_AT_ONCE`]).
+pub fn load_solver_standing_still(g: &Global) -> Result<crate::solver::Solver> {
+    QUIT_AT_ONCE.store(true, Ordering::SeqCst);
+    let solver = super::common::load_solver(g);
+    QUIT_AT_ONCE.store(false, Ordering::SeqCst);
+    solver
 }
 
 /// The journal of the run under way and the command that resumes it, for a second
@@ -245,6 +264,12 @@ pub fn check_port_path(p: &Path) -> Result<()> {
     if p.is_dir() {
         bail!(
             "--port {}: is a directory, not a port (see `cubot ports`)",
+            p.display()
+        );
+    }
+    if !p.exists() && p.starts_with("/dev") {
+        bail!(
+            "--port {}: no such port: a Bluetooth tty appears after `sudo rfcomm bind 0 BRICK-ADDRESS 1`, a USB serial port when the robot is plugged in; `cubot ports` lists what is there (--sim: the simulator)",
             p.display()
         );
     }
@@ -423,7 +448,7 @@ pub fn resolve_port(port: Option<&Path>) -> Result<PathBuf> {
             match usb.as_slice() {
                 [one] => Ok(PathBuf::from(&one.port)),
                 [] => bail!(
-                    "no --port given and no EV3 on USB: plug the brick in with its USB cable, or give --port (a Bluetooth rfcomm tty; see `cubot ports`)"
+                    "no --port given and no EV3 on USB: plug the brick in with its USB cable, or give --port (a Bluetooth rfcomm tty; see `cubot ports`), or --sim for the simulator"
                 ),
                 many => bail!(
                     "{} EV3 bricks on USB ({}): name one with --port",

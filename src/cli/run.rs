@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 
 use super::args::SizeArg;
-use super::common::{load_solver, progress_bar};
+use super::common::progress_bar;
 use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
 use super::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
@@ -68,7 +68,8 @@ pub struct RunArgs {
     pub connect: ConnectArgs,
     #[command(flatten)]
     pub scan: ScanOpts,
-    /// Target state (facelet string in the first scan's symbols, or @FILE); solved when absent.
+    /// Target state (facelet string in the first scan's symbols, or @FILE); solved when
+    /// absent (or `solved`).
     #[arg(long, conflicts_with = "target_file")]
     pub target: Option<String>,
     /// Target from a file: a state saved by `cubot save`, or a facelet string.
@@ -173,6 +174,10 @@ fn tools<'a>(solver: &'a Solver, a: &RunArgs, resolve: ResolveOptions) -> Tools<
 
 fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
     if let Some(t) = &a.target {
+        // `solved`, as `show` and `apply` take it: the default target.
+        if t == "solved" {
+            return Ok(None);
+        }
         return Ok(Some(TargetSpec::State(super::input::single_state(t)?)));
     }
     if let Some(p) = &a.target_file {
@@ -251,7 +256,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
-    let solver = load_solver(g)?;
+    let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, &a, resolve);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);
@@ -294,7 +299,7 @@ fn resume(
     let opts = run_options(a, size, None, journal, &stop);
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
-    let solver = load_solver(g)?;
+    let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, a, resolve);
     let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);

@@ -60,7 +60,7 @@ pub enum RunError {
     },
     /// The colour profile was learned on another scale than the scanner reads.
     #[error(
-        "the colour profile was learned on scale {} but the scanner reads {}",
+        "the colour profile was learned on scale {} but the scanner reads {}: use a profile learned with this scanner (`cubot calibrate -o FILE` with the cube solved in the robot)",
         profile.name(),
         scanner.name()
     )]
@@ -212,7 +212,7 @@ impl RunError {
             RunError::Line(e) => e.to_string(),
             RunError::Mindcub3r(e) => e.to_string(),
             RunError::NotAPrimitive(a) => format!("{a:?} is not a MindCub3r primitive"),
-            RunError::Stopped => "stopped by the user (Ctrl-C)".into(),
+            RunError::Stopped => "Ctrl-C by the user".into(),
             RunError::SimulatorMismatch => {
                 "the simulator's cube does not match the scanned one at all".into()
             }
