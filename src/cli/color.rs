@@ -273,11 +273,11 @@ pub(crate) fn doubt_basis(res: &Resolution) -> String {
     match res.close_rivals.len() {
         0 => "are the least certain (no rival cube was reached to compare)".to_string(),
         1 => format!(
-            "are where the best guess and a rival legal cube {:.1} nats behind it differ",
+            "are where a rival legal cube {:.1} nats behind differs from the best",
             res.cube_margin
         ),
         n => format!(
-            "are where the best guess and the {n} rival legal cubes within --doubt differ (the closest {:.1} nats behind)",
+            "are where the {n} rival legal cubes within --doubt differ from the best (the closest {:.1} nats behind)",
             res.cube_margin
         ),
     }
@@ -427,6 +427,9 @@ fn scan_solved_on_robot(a: &CalibrateArgs, g: &Global) -> anyhow::Result<RawScan
         b.set_message("scanning the solved cube");
         b
     });
+    if bar.is_none() && !g.quiet && !g.json {
+        eprintln!("scanning the solved cube: {} stickers…", size.stickers());
+    }
     let (scan, _) = robot.scan(size, &mut |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);

@@ -582,6 +582,12 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         b.set_message("colour-sensor scan");
         b
     });
+    if bar.is_none() && !g.quiet && !g.json {
+        eprintln!(
+            "scanning: {} stickers with the robot's sensor…",
+            size.stickers()
+        );
+    }
     let mut scan: RawScan = r.scan(size, &mut |p| {
         if let Some(b) = &bar {
             b.set_position(p.done as u64);

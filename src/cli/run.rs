@@ -258,6 +258,7 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let mut rep = Reporter::new(g);
     let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, &a, resolve);
+    rep.searching = searches(&a.connect, &tools);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);
     outcome(g, r, &a, rep.turning)
@@ -301,6 +302,7 @@ fn resume(
     let mut rep = Reporter::new(g);
     let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, a, resolve);
+    rep.searching = searches(&connect_args, &tools);
     let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);
     // A resume continues a run that turned layers already.
@@ -369,6 +371,14 @@ pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
     run(args, g)
 }
 
+/// Whether the robot-cost search adds solutions of its own (the MindCub3r's 3x3x3), which
+/// may be shorter than the solver's shortest candidate.
+fn searches(c: &ConnectArgs, tools: &Tools) -> bool {
+    tools.search.is_some()
+        && c.robot == super::args::RobotKind::Mindcub3r
+        && c.size == SizeArg::Three
+}
+
 /// `1 face turn`, `2 face turns`: a count with its noun in agreement.
 pub(super) fn plural(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
@@ -387,6 +397,8 @@ struct Reporter {
     said_executing: bool,
     /// Whether execution began (a layer may have turned).
     turning: bool,
+    /// Whether the robot-cost search adds its own solutions to the solver's.
+    searching: bool,
 }
 
 impl Reporter {
@@ -400,6 +412,7 @@ impl Reporter {
             said_scanning: false,
             said_executing: false,
             turning: false,
+            searching: false,
         }
     }
 
@@ -482,9 +495,14 @@ impl Reporter {
                     candidates,
                     shortest,
                 } => eprintln!(
-                    "solved: {} from the solver, the shortest {}; the planner picks the cheapest for the robot",
+                    "solved: {} from the solver, the shortest {}{}; the planner picks the cheapest for the robot",
                     plural(candidates, "candidate solution"),
-                    plural(shortest, "face turn")
+                    plural(shortest, "face turn"),
+                    if self.searching {
+                        ", more from the robot-cost search"
+                    } else {
+                        ""
+                    }
                 ),
                 RunEvent::Planned {
                     solution,

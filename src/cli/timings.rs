@@ -124,6 +124,17 @@ pub fn calibrate(
     let config_path = config_path.filter(|p| target.as_deref() != Some(*p) || p.exists());
     let config = robot_config(config_path)?;
     let solver = load_solver(g)?;
+    if !g.quiet && !g.json {
+        eprintln!(
+            "measuring: the plans of {} random cubes on {}, each primitive timed (about a minute a cube)…",
+            a.cubes,
+            if a.sim {
+                format!("simulated bricks at {:?} ms latency, at speed 1", a.latencies)
+            } else {
+                "the robot".to_string()
+            }
+        );
+    }
     let links: Vec<LinkSamples> = if a.sim {
         if a.latencies.is_empty() {
             bail!("--latencies needs at least one value");

@@ -229,14 +229,11 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     };
     let timings = o.config.timings.clone();
     let baud = (o.link != Link::Sim).then_some(o.baud);
-    let mut robot = open_mindcub3r(&path, baud, o.config.clone())?;
+    // The battery, before anything else: a flat one stalls the motors mid-move.
+    let mut ev3 = crate::robot::ev3::driver::Ev3::new(link::open(&path, baud)?);
+    let volts = ev3.brick_info().map_err(RobotError::from)?.battery_volts;
+    let mut robot = MindCub3r::with_driver(ev3, o.config.clone())?;
     robot.set_interrupt(o.stop.clone());
-    // The battery, before the first motion: a flat one stalls the motors mid-move.
-    let volts = robot
-        .ev3()
-        .brick_info()
-        .map_err(RobotError::from)?
-        .battery_volts;
     use crate::robot::mindcub3r::check::{FLAT_BATTERY_V, LOW_BATTERY_V};
     if volts < FLAT_BATTERY_V {
         return Err(ConnectError::FlatBattery {

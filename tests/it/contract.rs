@@ -309,7 +309,7 @@ fn a_doubts_stickers_are_where_its_rivals_differ_from_the_best() {
     let text = stdout(&cubot(&["resolve", path.to_str().unwrap()]));
     assert!(
         text.contains(&format!(
-            "are where the best guess and the {} rival legal cubes within --doubt differ",
+            "are where the {} rival legal cubes within --doubt differ from the best",
             doubt["rivals"].as_array().unwrap().len()
         )),
         "{text}"
