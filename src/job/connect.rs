@@ -229,7 +229,7 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     };
     let timings = o.config.timings.clone();
     let baud = (o.link != Link::Sim).then_some(o.baud);
-    // The battery, before anything else: a flat one stalls the motors mid-move.
+    // The battery, first, as `robot check` asks it: a flat one stalls the motors mid-move.
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(link::open(&path, baud)?);
     let volts = ev3.brick_info().map_err(RobotError::from)?.battery_volts;
     let mut robot = MindCub3r::with_driver(ev3, o.config.clone())?;
