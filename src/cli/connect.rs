@@ -100,10 +100,8 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     let s = stop.clone();
     // A second handler cannot be installed; ignore (the first one sets the same flag).
     let _ = ctrlc::set_handler(move || {
-        if QUIT_AT_ONCE.load(Ordering::SeqCst) {
-            eprintln!(
-                "stopped (Ctrl-C) while the robot stood still, before any layer turned: run again"
-            );
+        if let Some(note) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
+            eprintln!("{note}");
             std::process::exit(130);
         }
         if s.swap(true, Ordering::SeqCst) {
@@ -116,17 +114,30 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     stop
 }
 
-/// Set while the robot stands still and nothing needs saying but that (the solver's
-/// tables loading or building): Ctrl-C then exits at once instead of waiting for a motion
+/// Set while the robot stands still (the solver's tables loading, a session waiting for
+/// its next line): Ctrl-C then exits at once, saying this, instead of waiting for a motion
 /// to end.
-pub static QUIT_AT_ONCE: AtomicBool = AtomicBool::new(false);
+static QUIT_AT_ONCE: std::sync::Mutex<Option<&'static str>> = std::sync::Mutex::new(None);
 
-/// Loads the solver with Ctrl-C exiting at once meanwhile (see [`QUIT_AT_ONCE`]).
+/// While `work` runs the robot stands still: Ctrl-C exits at once and says `note`.
+pub fn standing_still<T>(note: &'static str, work: impl FnOnce() -> T) -> T {
+    let set = |v| {
+        if let Ok(mut q) = QUIT_AT_ONCE.lock() {
+            *q = v;
+        }
+    };
+    set(Some(note));
+    let out = work();
+    set(None);
+    out
+}
+
+/// Loads the solver with Ctrl-C exiting at once meanwhile (see [`standing_still`]).
 pub fn load_solver_standing_still(g: &Global) -> Result<crate::solver::Solver> {
-    QUIT_AT_ONCE.store(true, Ordering::SeqCst);
-    let solver = super::common::load_solver(g);
-    QUIT_AT_ONCE.store(false, Ordering::SeqCst);
-    solver
+    standing_still(
+        "stopped (Ctrl-C) while the solver's tables loaded, before any layer turned: run again",
+        || super::common::load_solver(g),
+    )
 }
 
 /// The journal of the run under way and the command that resumes it, for a second

@@ -279,7 +279,11 @@ pub fn run_session(r: &mut MindCub3r, g: &Global, input: impl BufRead) -> CmdRes
     if !g.quiet && !g.json {
         eprintln!("session: one step a line; `help` lists them, `quit` (or end of input) ends");
     }
-    for (n, line) in input.lines().enumerate() {
+    let mut lines = input.lines().enumerate();
+    while let Some((n, line)) = super::connect::standing_still(
+        "session ended (Ctrl-C) between steps; the motors stand still",
+        || lines.next(),
+    ) {
         let line = line.context("cannot read standard input")?;
         let step = match parse_step(&line) {
             Ok(Some(s)) => s,
