@@ -93,7 +93,17 @@ impl FileKind {
 /// `None` when it is none of them or could be more than one.
 pub fn kind_of(text: &str) -> Option<FileKind> {
     if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) {
-        return m.contains_key("facelets").then_some(FileKind::Scan);
+        if m.contains_key("facelets") {
+            return Some(FileKind::Scan);
+        }
+        // A state saved by `cubot save`.
+        return (m.contains_key("saved") && m.contains_key("state")).then_some(FileKind::Target);
+    }
+    // A run journal: JSON Lines opening with its start record.
+    let first = text.lines().next().unwrap_or("");
+    if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(first) {
+        let start = m.get("type").and_then(|t| t.as_str()) == Some("start");
+        return (start && m.contains_key("first_scan")).then_some(FileKind::Journal);
     }
     let table: toml::Table = text.parse().ok()?;
     let has = |k: &str| table.contains_key(k);
@@ -146,14 +156,47 @@ pub enum InputFileError {
         kind: FileKind,
         limit: u64,
     },
-    #[error("{kind} {} is not UTF-8 text", path.display())]
-    NotText { path: PathBuf, kind: FileKind },
+    #[error("{kind} {} is not UTF-8 text{}", path.display(), binary_hint(*found))]
+    NotText {
+        path: PathBuf,
+        kind: FileKind,
+        /// What the file's first bytes say it is, when they say (`PNG image`).
+        found: Option<&'static str>,
+    },
     #[error("{} is a {found}, not a {kind}: a {found} goes with {}, a {kind} with {}", path.display(), found.flag(), kind.flag())]
     WrongKind {
         path: PathBuf,
         kind: FileKind,
         found: FileKind,
     },
+}
+
+/// What a binary file is by its first bytes: the images and archives a user may pass by
+/// mistake.
+fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    let magic: [(&[u8], &str); 6] = [
+        (b"\x89PNG", "PNG image"),
+        (b"\xFF\xD8\xFF", "JPEG image"),
+        (b"BM", "BMP image"),
+        (b"GIF8", "GIF image"),
+        (b"PK\x03\x04", "zip archive"),
+        (b"\x1F\x8B", "gzip archive"),
+    ];
+    magic
+        .iter()
+        .find(|(m, _)| bytes.starts_with(m))
+        .map(|&(_, what)| what)
+}
+
+/// What to do with a binary file given where text was expected.
+fn binary_hint(found: Option<&str>) -> String {
+    match found {
+        Some(what) if what.ends_with("image") => format!(
+            ": it is a {what}; photos of the faces are read by `cubot scan --images DIR` (six photos U.png .. B.png), which writes a raw scan with --raw-out"
+        ),
+        Some(what) => format!(": it is a {what}"),
+        None => String::new(),
+    }
 }
 
 /// What a file system entry is, in words, when it is not a regular file.
@@ -207,13 +250,19 @@ pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> 
     if bytes.len() as u64 > kind.limit() {
         return Err(too_large());
     }
-    let text = String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
+    let text = String::from_utf8(bytes).map_err(|e| InputFileError::NotText {
         path: path.to_path_buf(),
         kind,
+        found: sniff(e.as_bytes()),
     })?;
     let checked = matches!(
         kind,
-        FileKind::Scan | FileKind::Profile | FileKind::Rig | FileKind::RobotConfig
+        FileKind::Scan
+            | FileKind::Profile
+            | FileKind::Rig
+            | FileKind::RobotConfig
+            | FileKind::Target
+            | FileKind::Journal
     );
     if checked {
         if let Some(found) = kind_of(&text).filter(|&f| f != kind) {
@@ -252,6 +301,14 @@ mod tests {
             ("version = 1", None),
             ("not toml at all [", None),
             ("{\"type\": \"start\"}", None),
+            (
+                "{\"type\":\"start\",\"first_scan\":\"UUU\"}\n{\"type\":\"step\"}\n",
+                Some(FileKind::Journal),
+            ),
+            (
+                "{\"version\": 1, \"saved\": \"2026\", \"state\": \"UUU\"}",
+                Some(FileKind::Target),
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(kind_of(text), want, "{text}");

@@ -60,6 +60,9 @@ pub struct CalibrateArgs {
     /// With a robot: also write its raw scan here (JSON, in the scanner's scale).
     #[arg(long, value_name = "FILE", conflicts_with = "scan")]
     pub raw_out: Option<PathBuf>,
+    /// Overwrite a profile shipped in calibration/.
+    #[arg(long)]
+    pub force: bool,
     /// The robot that scans the solved cube (with --sim: a simulated one holding a solved
     /// cube of --palette).
     #[command(flatten)]
@@ -234,6 +237,7 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
             "cube_margin": res.cube_margin,
             "probability": res.probability(),
             "doubtful": facelet_names(&res.doubtful, res.cube.size()).split_whitespace().collect::<Vec<_>>(),
+            "rivals": res.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
         });
         if !unread.is_empty() {
             line["unread"] = json!(facelet_names(&unread, res.cube.size())
@@ -251,12 +255,31 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
         }
         if !res.confident && !g.quiet {
             eprintln!(
-                "note: best effort, not sure: this cube is {} likely; a rival legal cube is {:.1} nats behind; stickers in doubt: {}",
+                "note: best effort, not sure: this cube is {} likely; stickers in doubt: {} {}",
                 likelihood_text(res),
-                res.cube_margin,
-                facelet_names(&res.doubtful, res.cube.size())
+                facelet_names(&res.doubtful, res.cube.size()),
+                doubt_basis(res)
             );
         }
+    }
+}
+
+/// What the named stickers are: where the best guess and its close rivals differ, or the
+/// least certain ones when no rival cube was reached.
+pub(crate) fn doubt_basis(res: &Resolution) -> String {
+    if res.profile_disagrees {
+        return "are where the readings alone and the colour profile say different cubes (a profile of another cube, or learned in another light?)".to_string();
+    }
+    match res.close_rivals.len() {
+        0 => "are the least certain (no rival cube was reached to compare)".to_string(),
+        1 => format!(
+            "are where a rival legal cube {:.1} nats behind differs from the best",
+            res.cube_margin
+        ),
+        n => format!(
+            "are where the {n} rival legal cubes within --doubt differ from the best (the closest {:.1} nats behind)",
+            res.cube_margin
+        ),
     }
 }
 
@@ -274,10 +297,12 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
             "cube_margin": margin,
             "best": letters,
             "probability": best.probability(),
+            "rivals": best.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
         }));
     } else {
         outln!(
-            "doubt: stickers {names} (a rival legal cube is {margin:.1} nats from the best; best guess {letters}, {} likely; re-scan them or use --best-effort)",
+            "doubt: stickers {names} {}; best guess {letters}, {} likely; re-scan them or use --best-effort",
+            doubt_basis(best),
             likelihood_text(best)
         );
     }
@@ -358,7 +383,7 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
 }
 
 /// Refuses, before anything moves, an output that would overwrite a file of another kind
-/// (a robot configuration, a camera rig, a scan) or that lives in no directory.
+/// (a robot configuration, a camera rig, a scan) or that cannot be written.
 fn check_output(path: &Path) -> anyhow::Result<()> {
     if path.exists() {
         let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -369,22 +394,20 @@ fn check_output(path: &Path) -> anyhow::Result<()> {
             );
         }
     }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        bail!(
-            "cannot write {}: no directory {}",
-            path.display(),
-            dir.display()
-        );
-    }
-    Ok(())
+    super::common::check_writable(path, "-o")
 }
 
 pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
     check_output(&a.output)?;
+    if super::common::is_shipped_config(&a.output) && a.output.exists() && !a.force {
+        bail!(
+            "-o {}: a profile shipped with cubot; write your own (e.g. -o mycube.toml), or add --force; nothing was scanned",
+            a.output.display()
+        );
+    }
+    if let Some(p) = &a.raw_out {
+        super::common::check_writable(p, "--raw-out")?;
+    }
     let scan = match &a.scan {
         Some(p) => read_scan(p)?,
         None => scan_solved_on_robot(&a, g)?,
@@ -404,6 +427,9 @@ fn scan_solved_on_robot(a: &CalibrateArgs, g: &Global) -> anyhow::Result<RawScan
         b.set_message("scanning the solved cube");
         b
     });
+    if bar.is_none() && !g.quiet && !g.json {
+        eprintln!("scanning the solved cube: {} stickers…", size.stickers());
+    }
     let (scan, _) = robot.scan(size, &mut |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);

@@ -49,14 +49,33 @@ pub fn load_solver(g: &Global) -> Result<Solver> {
 /// `rebuild` is set (`cubot tables build --force`).
 pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
     let bar = progress_bar(g, "tables").map(Arc::new);
-    let progress: Option<ProgressFn> = bar.clone().map(|b| {
-        let f: ProgressFn = Arc::new(move |label: &str, done: u64, total: u64| {
-            b.set_message(label.to_string());
-            b.set_length(total);
-            b.set_position(done);
-        });
-        f
-    });
+    let progress: Option<ProgressFn> = match bar.clone() {
+        Some(b) => {
+            let f: ProgressFn = Arc::new(move |label: &str, done: u64, total: u64| {
+                b.set_message(label.to_string());
+                b.set_length(total);
+                b.set_position(done);
+            });
+            Some(f)
+        }
+        // Not a terminal: one line of text says what the wait is for.
+        None if !g.quiet => {
+            let said = Arc::new(AtomicBool::new(false));
+            let dir = cache_dir(g);
+            let f: ProgressFn = Arc::new(move |_label: &str, _done: u64, _total: u64| {
+                if !said.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "building the solver's tables (once: about 20 s and 181 MiB, kept in {})",
+                        dir.as_deref()
+                            .map(|d| d.display().to_string())
+                            .unwrap_or_else(|| "memory only".into())
+                    );
+                }
+            });
+            Some(f)
+        }
+        None => None,
+    };
     let solver = Solver::new(&TableOptions {
         cache_dir: g.cache_dir.clone(),
         progress,
@@ -111,4 +130,54 @@ pub fn warn_if_cpu_clock_missing() {
              wall-clock times"
         );
     }
+}
+
+/// A file a command will write, checked before the robot moves or a long computation
+/// starts: not a directory, and its directory exists and is writable. `what` names the flag
+/// or argument in the message.
+pub fn check_writable(path: &std::path::Path, what: &str) -> Result<()> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "{what} {}: is a directory; give a file name",
+            path.display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{what} {}: the directory {} does not exist (nothing was done)",
+            path.display(),
+            dir.display()
+        );
+    }
+    let target = if path.exists() { path } else { dir.as_path() };
+    if nix::unistd::access(target, nix::unistd::AccessFlags::W_OK).is_err() {
+        anyhow::bail!(
+            "{what} {}: cannot write there (permission denied; nothing was done)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The files shipped in `calibration/`, which a command that writes a configuration or a
+/// profile must not overwrite unless told to (`--force`).
+pub const SHIPPED_FILES: [&str; 5] = [
+    "mindcub3r.toml",
+    "standard.toml",
+    "no-white.toml",
+    "ev3-standard.toml",
+    "camera-1920x1080-example.toml",
+];
+
+/// Whether `path` names one of the [`SHIPPED_FILES`] in a `calibration` directory.
+pub fn is_shipped_config(path: &std::path::Path) -> bool {
+    let mut parts = path.components().rev();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(f), Some(d)) if SHIPPED_FILES.iter().any(|s| f.as_os_str() == *s) && d.as_os_str() == "calibration"
+    )
 }

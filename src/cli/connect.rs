@@ -61,21 +61,24 @@ pub struct ConnectArgs {
     /// MindCub3r configuration (default: calibration/mindcub3r.toml if present).
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
-    /// Simulator fault injection: a comma list as `cubot sim --faults` takes (see its help).
+    /// With --sim: fault injection, a comma list as `cubot sim --faults` takes (see its help).
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
     /// Seed of the simulated cube, its colours and the resolver.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Simulated seconds per wall second (at most 10000).
-    #[arg(long, default_value_t = 20.0, value_parser = super::args::sim_speed)]
+    /// With --sim: simulated seconds per wall second (at most 10000).
+    #[arg(long, default_value_t = DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
     pub speed: f64,
-    /// Sticker palette of the simulated cube.
+    /// With --sim: sticker palette of the simulated cube.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
     /// Cube size.
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
+    /// The serial port's speed in baud (a line robot's USB serial port, a Bluetooth tty).
+    #[arg(long, default_value_t = job::connect::SERIAL_BAUD, value_parser = clap::value_parser!(u32).range(300..=4_000_000))]
+    pub baud: u32,
 }
 
 /// The MindCub3r configuration: the file given, else calibration/mindcub3r.toml in the
@@ -97,11 +100,94 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     let s = stop.clone();
     // A second handler cannot be installed; ignore (the first one sets the same flag).
     let _ = ctrlc::set_handler(move || {
-        if s.swap(true, Ordering::SeqCst) {
+        if let Some(note) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
+            eprintln!("{note}");
             std::process::exit(130);
+        }
+        if s.swap(true, Ordering::SeqCst) {
+            eprintln!("{}", second_ctrlc_note());
+            std::process::exit(130);
+        } else {
+            eprintln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");
         }
     });
     stop
+}
+
+/// Set while the robot stands still (the solver's tables loading, a session waiting for
+/// its next line): Ctrl-C then exits at once, saying this, instead of waiting for a motion
+/// to end.
+static QUIT_AT_ONCE: std::sync::Mutex<Option<&'static str>> = std::sync::Mutex::new(None);
+
+/// While `work` runs the robot stands still: Ctrl-C exits at once and says `note`.
+pub fn standing_still<T>(note: &'static str, work: impl FnOnce() -> T) -> T {
+    let set = |v| {
+        if let Ok(mut q) = QUIT_AT_ONCE.lock() {
+            *q = v;
+        }
+    };
+    set(Some(note));
+    let out = work();
+    set(None);
+    out
+}
+
+/// Loads the solver with Ctrl-C exiting at once meanwhile (see [`standing_still`]).
+pub fn load_solver_standing_still(g: &Global) -> Result<crate::solver::Solver> {
+    standing_still(
+        "stopped (Ctrl-C) while the solver's tables loaded, before any layer turned: run again",
+        || super::common::load_solver(g),
+    )
+}
+
+/// The journal of the run under way and the command that resumes it, for a second
+/// Ctrl-C that exits at once.
+static RESUME_HINT: std::sync::Mutex<Option<(PathBuf, String)>> = std::sync::Mutex::new(None);
+
+/// Tells a second Ctrl-C which journal to name and how to resume from it.
+pub fn set_resume_hint(journal: &Path, command: String) {
+    if let Ok(mut h) = RESUME_HINT.lock() {
+        *h = Some((journal.to_path_buf(), command));
+    }
+}
+
+/// What a second Ctrl-C says as it exits: where the run's journal is and how to resume,
+/// or that nothing was turned yet.
+fn second_ctrlc_note() -> String {
+    let hint = RESUME_HINT.lock().ok().and_then(|h| h.clone());
+    let head = "exiting at once (second Ctrl-C); every motion is bounded on the robot, so the motors stop by themselves";
+    match hint {
+        Some((journal, cmd)) if journal.exists() => format!(
+            "{head}; the journal {} says where the cube is: resume with: {cmd}",
+            journal.display()
+        ),
+        Some(_) => format!("{head}; nothing was turned yet: run again"),
+        None => head.to_string(),
+    }
+}
+
+/// The default `--speed` of a simulator started in this process.
+pub const DEFAULT_SIM_SPEED: f64 = 20.0;
+
+/// Refuses the simulator's options without `--sim`: a real robot has no faults to inject,
+/// runs at its own speed and holds the cube it holds.
+pub fn sim_only(faults: bool, speed: bool, palette: bool) -> Result<()> {
+    let given: Vec<&str> = [
+        (faults, "--faults"),
+        (speed, "--speed"),
+        (palette, "--palette"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if !given.is_empty() {
+        bail!(
+            "{} set the simulator: add --sim, or leave {} out for a real robot",
+            given.join(", "),
+            if given.len() == 1 { "it" } else { "them" }
+        );
+    }
+    Ok(())
 }
 
 /// What `job::connect` needs, from the options.
@@ -110,6 +196,16 @@ pub fn connect_options(
     start: Option<FaceletCube>,
     stop: &Arc<AtomicBool>,
 ) -> Result<ConnectOptions> {
+    if !a.sim {
+        sim_only(
+            a.faults.is_some(),
+            a.speed != DEFAULT_SIM_SPEED,
+            a.palette != PaletteArg::Standard,
+        )?;
+    }
+    if let Some(p) = &a.port {
+        check_port_path(p)?;
+    }
     let link = match (&a.port, a.sim) {
         (_, true) => Link::Sim,
         (p, false) if a.robot == RobotKind::Mindcub3r => {
@@ -138,17 +234,57 @@ pub fn connect_options(
         size: a.size.into(),
         start,
         stop: stop.clone(),
+        baud: a.baud,
+        note: Some(|n| eprintln!("warning: {n}")),
     })
 }
 
-/// The robot, connected (and its simulator started when `--sim`), with its scanner.
+/// The robot, connected (and its simulator started when `--sim`), with its scanner. A
+/// robot that does not answer gets the hint that it may be the other kind (`--robot`).
 pub fn connect(
     a: &ConnectArgs,
     start: Option<FaceletCube>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Box<dyn RunRobot>> {
     let o = connect_options(a, start, stop)?;
-    Ok(job::connect(&o)?)
+    job::connect(&o).map_err(|e| {
+        let text = e.to_string();
+        let silent = text.contains("did not answer") || text.contains("no reply");
+        match (&o.link, silent) {
+            (Link::Port(p), true) => {
+                let hint = match a.robot {
+                    RobotKind::Mindcub3r => "is the brick switched on, and is it a MindCub3r? A line-protocol robot needs --robot line",
+                    RobotKind::Line => "is the robot powered, and does it speak the line protocol? A LEGO MindCub3r needs --robot mindcub3r (the default)",
+                };
+                anyhow::Error::from(e).context(format!("nothing answered on {}: {hint}", p.display()))
+            }
+            _ => e.into(),
+        }
+    })
+}
+
+/// Refuses, before anything is opened, a `--port` that cannot be a port: a regular file
+/// (a saved state or a journal given to the wrong flag) or a directory.
+pub fn check_port_path(p: &Path) -> Result<()> {
+    if p.is_file() {
+        bail!(
+            "--port {}: is a file, not a port: --port names the robot's serial port, `usb` or the brick's name (see `cubot ports`); a state saved by `cubot save` goes to --target-file, a journal to --resume",
+            p.display()
+        );
+    }
+    if p.is_dir() {
+        bail!(
+            "--port {}: is a directory, not a port (see `cubot ports`)",
+            p.display()
+        );
+    }
+    if !p.exists() && p.starts_with("/dev") {
+        bail!(
+            "--port {}: no such port: a Bluetooth tty appears after `sudo rfcomm bind 0 BRICK-ADDRESS 1`, a USB serial port when the robot is plugged in; `cubot ports` lists what is there (--sim: the simulator)",
+            p.display()
+        );
+    }
+    Ok(())
 }
 
 /// Where a bare MindCub3r brick is, for `robot ...`, `scan --robot`: a port, or a
@@ -172,6 +308,9 @@ pub fn brick_link(place: &BrickPlace) -> Result<BrickLink> {
         let h = crate::robot::sim::spawn_pty(cfg.clone())?;
         let link = crate::robot::link::open(h.path(), None)?;
         return Ok(BrickLink { link, sim: Some(h) });
+    }
+    if let Some(p) = &place.port {
+        check_port_path(p)?;
     }
     let port = resolve_port(place.port.as_deref())?;
     if crate::robot::link::usb_name(&port).is_none() && !cfg!(feature = "serial") {
@@ -320,7 +459,7 @@ pub fn resolve_port(port: Option<&Path>) -> Result<PathBuf> {
             match usb.as_slice() {
                 [one] => Ok(PathBuf::from(&one.port)),
                 [] => bail!(
-                    "no --port given and no EV3 on USB: plug the brick in with its USB cable, or give --port (a Bluetooth rfcomm tty; see `cubot ports`)"
+                    "no --port given and no EV3 on USB: plug the brick in with its USB cable, or give --port (a Bluetooth rfcomm tty; see `cubot ports`), or --sim for the simulator"
                 ),
                 many => bail!(
                     "{} EV3 bricks on USB ({}): name one with --port",
@@ -337,18 +476,24 @@ pub fn resolve_port(port: Option<&Path>) -> Result<PathBuf> {
 /// simulator behind it, if any, which must live as long as it.
 pub fn connect_brick(
     place: &BrickPlace,
-    config: Option<&Path>,
+    config: Config,
     g: &Global,
 ) -> Result<(MindCub3r, Option<crate::robot::sim::SimHandle>)> {
-    let config = robot_config(config)?;
     let BrickLink { link, sim } = brick_link(place)?;
     let name = link.name();
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
     if g.verbose >= 2 {
         ev3.set_log(|l| eprintln!("ev3: {l}"));
     }
-    let mut robot = MindCub3r::with_driver(ev3, config)
-        .with_context(|| format!("talking to the brick on {name}"))?;
+    let mut robot = MindCub3r::with_driver(ev3, config).map_err(|e| {
+        let silent = e.to_string().contains("did not answer");
+        let e = anyhow::Error::from(e);
+        if silent {
+            e.context(format!("nothing answered on {name}: is the brick switched on, and is it a MindCub3r's EV3 (these commands drive a MindCub3r only)?"))
+        } else {
+            e.context(format!("talking to the brick on {name}"))
+        }
+    })?;
     robot.set_interrupt(stop_on_ctrlc());
     Ok((robot, sim))
 }

@@ -1,5 +1,5 @@
-//! Reading states and files named on the command line: a literal, `@FILE` (its first
-//! line) or `-` (standard input, one state a line).
+//! Reading states and files named on the command line: a literal, `@FILE` (one state a
+//! line; blank lines and `#` comments skipped) or `-` (standard input, one state a line).
 //!
 //! Level: `cli`, a leaf: depends on no other cli module; reads files through
 //! [`crate::input`] (a regular file, size-capped).
@@ -15,7 +15,18 @@ use crate::input::{read_text, FileKind};
 /// Where the states come from.
 pub enum States {
     One(String),
+    /// `@FILE`: its states, in order (the file's name kept for messages).
+    File(String, Vec<String>),
     Stdin,
+}
+
+/// The states of a file's text: one a line, blank lines and `#` comments skipped.
+pub fn file_states(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Interprets a STATE argument.
@@ -25,16 +36,24 @@ pub fn state_arg(arg: &str) -> Result<States> {
     }
     if let Some(path) = arg.strip_prefix('@') {
         let text = read_text(Path::new(path), FileKind::States)?;
-        let first = text.lines().next().unwrap_or("").trim().to_string();
-        return Ok(States::One(first));
+        let states = file_states(&text);
+        if states.is_empty() {
+            anyhow::bail!("{path} holds no state (blank lines and # comments only)");
+        }
+        return Ok(States::File(path.to_string(), states));
     }
     Ok(States::One(arg.to_string()))
 }
 
-/// Reads one argument that must be a single state (`-` not allowed).
+/// Reads one argument that must be a single state (`-` not allowed; `@FILE` of one state).
 pub fn single_state(arg: &str) -> Result<String> {
     match state_arg(arg)? {
         States::One(s) => Ok(s),
+        States::File(_, mut v) if v.len() == 1 => Ok(v.remove(0)),
+        States::File(path, v) => anyhow::bail!(
+            "{path} holds {} states, one a line; here one state is wanted (or pass the states on standard input with `-` where a command takes several)",
+            v.len()
+        ),
         States::Stdin => anyhow::bail!("'-' (read from stdin) is not allowed here"),
     }
 }
@@ -86,6 +105,11 @@ pub fn for_each_state(arg: &str, mut f: impl FnMut(&str) -> Result<bool>) -> Res
     let mut all_ok = true;
     match state_arg(arg)? {
         States::One(s) => all_ok &= f(&s)?,
+        States::File(_, states) => {
+            for s in states {
+                all_ok &= f(&s)?;
+            }
+        }
         States::Stdin => {
             for line in stdin_lines() {
                 let line = line?;

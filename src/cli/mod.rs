@@ -38,11 +38,13 @@ pub mod common;
 pub mod connect;
 pub mod cube;
 pub mod input;
+pub mod journals;
 pub mod output;
 pub mod robot;
 pub mod run;
 pub mod scan;
 pub mod scan_images;
+pub mod session;
 pub mod solve;
 pub mod timings;
 
@@ -116,6 +118,8 @@ pub enum Command {
     Save(run::SaveArgs),
     /// Put the cube on the robot into a saved state.
     Restore(run::RestoreArgs),
+    /// The run journals, newest first, with what became of each run; --prune old ones.
+    Journals(journals::JournalsArgs),
     /// Benchmarks.
     Bench(bench::BenchArgs),
 }
@@ -162,6 +166,7 @@ fn dispatch(command: Command, g: &Global) -> CmdResult {
         Command::Run(a) => run::run(a, g),
         Command::Save(a) => run::save(a, g),
         Command::Restore(a) => run::restore(a, g),
+        Command::Journals(a) => journals::journals(a, g),
         Command::Bench(a) => bench::bench(a, g),
     }
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::args::{PaletteArg, RobotKind, SizeArg};
 use super::connect::{brick_link, connect_brick, stop_on_ctrlc, BrickLink, BrickPlace};
 use super::output::{json_line, progress_allowed};
-use super::{CmdResult, Exit, Global};
+use super::{session, CmdResult, Exit, Global};
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{FaceletCube, Size};
 use crate::robot::mindcub3r::error::stop_note;
@@ -84,9 +84,13 @@ pub struct RobotArgs {
     #[arg(long, global = true, conflicts_with = "port")]
     pub sim: bool,
     /// With --sim: faults to inject, as `cubot sim --faults` takes them (e.g. `swap=AC`,
-    /// `reversed=B`, `battery=6100`, `covered`, `empty`).
-    #[arg(long, global = true, value_name = "SPEC", requires = "sim")]
+    /// `reversed=B`, `battery=6100`, `covered`, `empty`). `robot check --sim` always has
+    /// the tray empty, as the check asks.
+    #[arg(long, global = true, value_name = "SPEC")]
     pub faults: Option<String>,
+    /// With --sim: the simulated cube's sticker palette.
+    #[arg(long, global = true, value_enum, default_value_t = PaletteArg::Standard)]
+    pub palette: PaletteArg,
     /// With --sim: seed of the simulated cube and sensor noise.
     #[arg(long, global = true, default_value_t = 1)]
     pub seed: u64,
@@ -97,6 +101,10 @@ pub struct RobotArgs {
     /// built-in defaults, which equal that file).
     #[arg(long, global = true, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
+    /// Try a value without editing the file: `section.key=value` (e.g. `arm.hold=105`,
+    /// `sensor_arm.edge=[-650,-650,-645,-640]`), checked as the file is; repeatable.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -122,10 +130,23 @@ pub enum RobotAction {
     },
     /// Tilt arm away or hold.
     Arm { position: ArmPos },
-    /// Move the colour-sensor arm.
-    Sensor { position: SensorPos },
-    /// Read the colour sensor (RGB-RAW).
-    Read,
+    /// Move the colour-sensor arm (edge and corner: the angle of sample SLOT 1-4).
+    Sensor {
+        position: SensorPos,
+        #[arg(value_parser = clap::value_parser!(u8).range(1..=4))]
+        slot: Option<u8>,
+    },
+    /// Read the colour sensor (RGB-RAW) with the sensor arm at POSITION (default centre;
+    /// edge and corner at the angle of sample SLOT 1-4).
+    Read {
+        position: Option<SensorPos>,
+        #[arg(value_parser = clap::value_parser!(u8).range(1..=4))]
+        slot: Option<u8>,
+    },
+    /// Steps from standard input, one a line (`tilt`, `sensor edge 2`, `read`, `set
+    /// arm.hold=105`, `show`, `help`, `quit`), on one connection: homed once, the sensor
+    /// arm left where the last step put it.
+    Session,
     /// Full colour-sensor scan, resolved (like `cubot scan --robot`, with more options).
     Scan(RobotScanArgs),
     /// Measure each primitive's time (and the link's round trips) on the robot, or on
@@ -326,13 +347,30 @@ pub(super) fn announce_sim(
     Ok(())
 }
 
-/// Where `robot ...` finds its brick.
+/// Where `robot ...` finds its brick. `robot check --sim` has the tray empty: the check
+/// asks for the cube out of it.
 fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
+    if !a.sim {
+        super::connect::sim_only(
+            a.faults.is_some(),
+            a.speed != super::connect::DEFAULT_SIM_SPEED,
+            a.palette != PaletteArg::Standard,
+        )?;
+    }
     let sim = if a.sim {
-        let faults: Faults = a.faults.as_deref().unwrap_or("").parse()?;
+        let mut spec = a.faults.clone().unwrap_or_default();
+        if matches!(a.action, RobotAction::Check) && !spec.split(',').any(|f| f.trim() == "empty") {
+            spec = if spec.trim().is_empty() {
+                "empty".into()
+            } else {
+                format!("{spec},empty")
+            };
+        }
+        let faults: Faults = spec.parse()?;
         Some(SimConfig {
             seed: a.seed,
             speed: a.speed,
+            palette: a.palette.into(),
             faults,
             ..SimConfig::default()
         })
@@ -345,16 +383,51 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
     })
 }
 
+impl From<SensorPos> for SensorPosition {
+    fn from(p: SensorPos) -> SensorPosition {
+        match p {
+            SensorPos::Parked => SensorPosition::Parked,
+            SensorPos::Clear => SensorPosition::Clear,
+            SensorPos::Corner => SensorPosition::Corner,
+            SensorPos::Edge => SensorPosition::Edge,
+            SensorPos::Centre => SensorPosition::Centre,
+        }
+    }
+}
+
+/// The robot configuration of a step command: the file (or the default), with `--set`.
+fn step_config(a: &RobotArgs) -> anyhow::Result<crate::robot::mindcub3r::Config> {
+    let config = super::connect::robot_config(a.robot_config.as_deref())?;
+    if a.set.is_empty() {
+        return Ok(config);
+    }
+    session::apply_sets(&config, &a.set).context("--set")
+}
+
 pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
     if let RobotAction::Spin { n } | RobotAction::Turn { n } = &a.action {
-        if !matches!(n, 1 | -1 | 2 | -2) {
-            bail!("a spin or turn takes 1, -1, 2 or -2 quarter turns, not {n}");
+        session::quarters(*n)?;
+    }
+    if let RobotAction::Sensor {
+        position,
+        slot: Some(_),
+    }
+    | RobotAction::Read {
+        position: Some(position),
+        slot: Some(_),
+    } = &a.action
+    {
+        if !matches!(position, SensorPos::Edge | SensorPos::Corner) {
+            bail!("only edge and corner have slots 1-4");
         }
     }
     let place = place(&a)?;
     if let RobotAction::Scan(s) = &a.action {
         // Checked before the robot moves.
         super::color::profile_for(s.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
+        if let Some(p) = &s.raw_out {
+            super::common::check_writable(p, "--raw-out")?;
+        }
     }
     if let RobotAction::CalibrateTimings(c) = &a.action {
         let c = super::timings::CalibrateTimingsArgs {
@@ -364,18 +437,18 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
         };
         return super::timings::calibrate(&c, &place, a.robot_config.as_deref(), g);
     }
+    let config = step_config(&a)?;
     if let RobotAction::Check = a.action {
-        return check(&place, a.robot_config.as_deref(), g);
+        return check(&place, config, g);
     }
-    let (mut r, _sim) = connect_brick(&place, a.robot_config.as_deref(), g)?;
+    let (mut r, _sim) = connect_brick(&place, config, g)?;
     let result = run_action(&mut r, &a.action, g);
     stopped_on_error(&mut r, result)
 }
 
 /// `cubot robot check`: each finding printed as it is made; exit 1 when one must be fixed.
-fn check(place: &BrickPlace, config: Option<&Path>, g: &Global) -> CmdResult {
+fn check(place: &BrickPlace, config: crate::robot::mindcub3r::Config, g: &Global) -> CmdResult {
     use crate::robot::mindcub3r::check::{check as run_check, Level};
-    let config = super::connect::robot_config(config)?;
     let BrickLink { link, sim: _sim } = brick_link(place)?;
     let port = link.name();
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
@@ -440,17 +513,16 @@ fn stopped_on_error(r: &mut MindCub3r, result: CmdResult) -> CmdResult {
 fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult {
     let prim = match action {
         RobotAction::Check => unreachable!("robot check runs before connecting"),
+        RobotAction::CalibrateTimings(_) => unreachable!("handled before connecting"),
         RobotAction::Home => {
             r.home()?;
-            if g.json {
-                json_line(&json!({"type": "robot", "done": "home"}));
-            } else {
-                outln!("homed");
-            }
+            session::print_done(g, "home");
             return Ok(Exit::Ok);
         }
+        RobotAction::Session => {
+            return session::run_session(r, g, std::io::stdin().lock());
+        }
         RobotAction::Scan(s) => return scan_with(r, s, g),
-        RobotAction::CalibrateTimings(_) => unreachable!("handled before connecting"),
         RobotAction::Tilt => Primitive::Tilt,
         RobotAction::Spin { n } => Primitive::Spin(*n),
         RobotAction::Turn { n } => Primitive::Turn(*n),
@@ -458,49 +530,46 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             ArmPos::Away => Primitive::ArmAway,
             ArmPos::Hold => Primitive::ArmHold,
         },
-        RobotAction::Sensor { position } => Primitive::Sensor(match position {
-            SensorPos::Parked => SensorPosition::Parked,
-            SensorPos::Clear => SensorPosition::Clear,
-            SensorPos::Corner => SensorPosition::Corner,
-            SensorPos::Edge => SensorPosition::Edge,
-            SensorPos::Centre => SensorPosition::Centre,
-        }),
-        RobotAction::Read => {
-            r.home()?;
-            r.execute(Primitive::Sensor(SensorPosition::Centre))?;
+        RobotAction::Sensor { position, slot } => {
+            let place = session::SensorPlace {
+                position: (*position).into(),
+                slot: slot.unwrap_or(1) as usize,
+            };
+            session::move_sensor(r, place.position, place.slot)?;
+            r.finish(false)?;
+            session::print_done(g, &format!("sensor {place}"));
+            return Ok(Exit::Ok);
+        }
+        RobotAction::Read { position, slot } => {
+            let place = session::SensorPlace {
+                position: position.unwrap_or(SensorPos::Centre).into(),
+                slot: slot.unwrap_or(1) as usize,
+            };
+            session::move_sensor(r, place.position, place.slot)?;
             let rgb = r.read_rgb()?;
             r.finish(false)?;
-            if g.json {
-                json_line(&json!({"type": "reading", "rgb_raw": rgb}));
-            } else {
-                outln!("{} {} {}", rgb[0], rgb[1], rgb[2]);
-            }
+            session::print_reading(g, r, Some(place), rgb);
             return Ok(Exit::Ok);
         }
     };
     r.execute(prim)?;
     r.finish(false)?;
-    if g.json {
-        json_line(&json!({"type": "robot", "done": prim}));
-    } else {
-        outln!("done: {prim:?}");
-    }
+    session::print_done(g, &prim.to_string());
     Ok(Exit::Ok)
 }
 
 /// `cubot scan --robot --port PATH [--size N] [--raw-out FILE] [--best-effort]`.
 pub fn scan_robot(
-    port: Option<&Path>,
+    place: &BrickPlace,
     robot_config: Option<&Path>,
     a: &RobotScanArgs,
     g: &Global,
 ) -> CmdResult {
     super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
-    let place = BrickPlace {
-        port: port.map(Path::to_path_buf),
-        sim: None,
-    };
-    let (mut r, _sim) = connect_brick(&place, robot_config, g)?;
+    if let Some(p) = &a.raw_out {
+        super::common::check_writable(p, "--raw-out")?;
+    }
+    let (mut r, _sim) = connect_brick(place, super::connect::robot_config(robot_config)?, g)?;
     let res = scan_with(&mut r, a, g);
     stopped_on_error(&mut r, res)
 }
@@ -513,6 +582,12 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         b.set_message("colour-sensor scan");
         b
     });
+    if bar.is_none() && !g.quiet && !g.json {
+        eprintln!(
+            "scanning: {} stickers with the robot's sensor…",
+            size.stickers()
+        );
+    }
     let mut scan: RawScan = r.scan(size, &mut |p| {
         if let Some(b) = &bar {
             b.set_position(p.done as u64);
@@ -541,8 +616,9 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                 round += 1;
                 if g.verbose > 0 {
                     eprintln!(
-                        "re-reading {} doubtful stickers: {doubtful:?}",
-                        doubtful.len()
+                        "re-reading {} doubtful stickers: {}",
+                        doubtful.len(),
+                        crate::color::resolve::facelet_names(&doubtful, size)
                     );
                 }
                 let fresh = r.rescan(&doubtful)?;
@@ -584,7 +660,9 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                 );
             } else {
                 outln!(
-                    "doubt: stickers {names} still doubtful after {round} re-reads (best guess {}, {} likely)",
+                    "doubt: stickers {names} {}, still after {}; best guess {}, {} likely; use --best-effort to take it",
+                    crate::cli::color::doubt_basis(&best),
+                    super::run::plural(round as usize, "re-read"),
                     best.cube.to_letters(),
                     crate::cli::color::likelihood_text(&best)
                 );

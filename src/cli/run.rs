@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 
 use super::args::SizeArg;
-use super::common::{cache_dir, load_solver, progress_bar};
+use super::common::progress_bar;
 use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
 use super::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
@@ -68,13 +68,15 @@ pub struct RunArgs {
     pub connect: ConnectArgs,
     #[command(flatten)]
     pub scan: ScanOpts,
-    /// Target state (facelet string in the first scan's symbols, or @FILE); solved when absent.
+    /// Target state (facelet string in the first scan's symbols, or @FILE); solved when
+    /// absent (or `solved`).
     #[arg(long, conflicts_with = "target_file")]
     pub target: Option<String>,
     /// Target from a file: a state saved by `cubot save`, or a facelet string.
     #[arg(long, value_name = "FILE")]
     pub target_file: Option<PathBuf>,
-    /// Finish the run a journal records (no re-scan).
+    /// Finish the run a journal records (no re-scan); `latest`: the newest journal whose
+    /// run can be resumed (`cubot journals` lists them).
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
     #[command(flatten)]
@@ -108,10 +110,7 @@ pub struct RestoreArgs {
 
 fn default_journal(g: &Global) -> PathBuf {
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-    cache_dir(g)
-        .unwrap_or_else(std::env::temp_dir)
-        .join("journals")
-        .join(format!("run-{stamp}-{}.jsonl", std::process::id()))
+    super::journals::journal_dir(g).join(format!("run-{stamp}-{}.jsonl", std::process::id()))
 }
 
 /// The resolver's options: seeded like the simulator, with the colour profile if given.
@@ -175,6 +174,10 @@ fn tools<'a>(solver: &'a Solver, a: &RunArgs, resolve: ResolveOptions) -> Tools<
 
 fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
     if let Some(t) = &a.target {
+        // `solved`, as `show` and `apply` take it: the default target.
+        if t == "solved" {
+            return Ok(None);
+        }
         return Ok(Some(TargetSpec::State(super::input::single_state(t)?)));
     }
     if let Some(p) = &a.target_file {
@@ -182,8 +185,15 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
         if text.trim_start().starts_with('{') {
             return Ok(Some(TargetSpec::Saved(job::read_saved(p)?)));
         }
-        let first = text.lines().next().unwrap_or("").trim().to_string();
-        return Ok(Some(TargetSpec::State(first)));
+        let mut states = super::input::file_states(&text);
+        if states.len() != 1 {
+            anyhow::bail!(
+                "--target-file {}: holds {} states; a target file holds one (a facelet string, or a state saved by `cubot save`)",
+                p.display(),
+                states.len()
+            );
+        }
+        return Ok(Some(TargetSpec::State(states.remove(0))));
     }
     Ok(None)
 }
@@ -218,23 +228,40 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         .clone()
         .unwrap_or_else(|| default_journal(g));
     if let Some(jpath) = &a.resume {
-        return resume(&a, g, jpath, journal_path, stop);
+        let jpath = if jpath.as_os_str() == "latest" && !jpath.exists() {
+            let latest = super::journals::latest(g)?;
+            if !g.quiet {
+                eprintln!("resuming {}", latest.display());
+            }
+            latest
+        } else {
+            jpath.clone()
+        };
+        return resume(&a, g, &jpath, journal_path, stop);
     }
     let size = a.connect.size.into();
     // Everything that can be checked is checked before the robot moves.
+    if let Some(j) = &a.execute.journal {
+        super::common::check_writable(j, "--journal")?;
+    }
     let target = target_spec(&a)?;
     if let Some(t) = &target {
         job::check_spec(t, size).context("bad target")?;
     }
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
+    super::connect::set_resume_hint(
+        &journal_path,
+        resume_command(&a.connect, &a.scan, &journal_path),
+    );
     let opts = run_options(&a, size, target, journal_path, &stop);
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
-    let solver = load_solver(g)?;
+    let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, &a, resolve);
+    rep.searching = searches(&a.connect, &tools);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, &a)
+    outcome(g, r, &a, rep.turning)
 }
 
 fn resume(
@@ -269,17 +296,21 @@ fn resume(
         _ => jpath.to_path_buf(),
     };
     let resolve = checked_resolve_options(&connect_args, &a.scan)?;
+    super::connect::set_resume_hint(&journal, resume_command(&connect_args, &a.scan, &journal));
     let opts = run_options(a, size, None, journal, &stop);
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
-    let solver = load_solver(g)?;
+    let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, a, resolve);
+    rep.searching = searches(&connect_args, &tools);
     let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, a)
+    // A resume continues a run that turned layers already.
+    outcome(g, r, a, true)
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
+    super::common::check_writable(&a.file, "save")?;
     let stop = stop_on_ctrlc();
     let size = a.connect.size.into();
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
@@ -340,6 +371,19 @@ pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
     run(args, g)
 }
 
+/// Whether the robot-cost search adds solutions of its own (the MindCub3r's 3x3x3), which
+/// may be shorter than the solver's shortest candidate.
+fn searches(c: &ConnectArgs, tools: &Tools) -> bool {
+    tools.search.is_some()
+        && c.robot == super::args::RobotKind::Mindcub3r
+        && c.size == SizeArg::Three
+}
+
+/// `1 face turn`, `2 face turns`: a count with its noun in agreement.
+pub(super) fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Shared state for event printing.
 struct Reporter {
     json: bool,
@@ -348,6 +392,13 @@ struct Reporter {
     exec_bar: Option<indicatif::ProgressBar>,
     /// Scans resolved so far.
     scans: usize,
+    /// Whether the scan or the execution under way was announced (no progress bar).
+    said_scanning: bool,
+    said_executing: bool,
+    /// Whether execution began (a layer may have turned).
+    turning: bool,
+    /// Whether the robot-cost search adds its own solutions to the solver's.
+    searching: bool,
 }
 
 impl Reporter {
@@ -358,6 +409,10 @@ impl Reporter {
             scan_bar: progress_bar(g, "scan"),
             exec_bar: progress_bar(g, "execute"),
             scans: 0,
+            said_scanning: false,
+            said_executing: false,
+            turning: false,
+            searching: false,
         }
     }
 
@@ -367,7 +422,11 @@ impl Reporter {
                 if let Some(b) = &self.scan_bar {
                     b.set_length(*total as u64);
                     b.set_position(*done as u64);
+                } else if !self.said_scanning && !self.quiet && !self.json {
+                    // Not a terminal: one line says what the wait is for.
+                    eprintln!("scanning: {total} stickers with the robot's sensor…");
                 }
+                self.said_scanning = true;
                 return;
             }
             RunEvent::Executing {
@@ -375,20 +434,26 @@ impl Reporter {
                 total,
                 robot_seconds,
             } => {
+                self.turning = true;
                 if let Some(b) = &self.exec_bar {
                     b.set_length(*total as u64);
                     b.set_position(*done as u64);
-                    b.set_message(format!("{robot_seconds:.1} s"));
+                    b.set_message(format!("{robot_seconds:.1} s robot time"));
+                } else if !self.said_executing && !self.quiet && !self.json {
+                    eprintln!("executing: {total} robot actions…");
                 }
+                self.said_executing = true;
                 return;
             }
             RunEvent::Scanned { .. } => {
                 self.scans += 1;
+                self.said_scanning = false;
                 if let Some(b) = &self.scan_bar {
                     b.finish_and_clear();
                 }
             }
             RunEvent::Verifying { .. } => {
+                self.said_executing = false;
                 if let Some(b) = &self.exec_bar {
                     b.finish_and_clear();
                 }
@@ -416,9 +481,9 @@ impl Reporter {
                         if doubtful.is_empty() && rescans == 0 {
                             String::new()
                         } else if doubtful.is_empty() {
-                            format!(", {rescans} re-scans")
+                            format!(", {}", plural(rescans, "re-scan"))
                         } else {
-                            format!(", {rescans} re-scans, still in doubt: {names}")
+                            format!(", {}, still in doubt: {names}", plural(rescans, "re-scan"))
                         }
                     );
                     // A check's own doubt is reported with the check.
@@ -429,7 +494,16 @@ impl Reporter {
                 RunEvent::Solved {
                     candidates,
                     shortest,
-                } => eprintln!("solved: {candidates} candidate solutions, shortest {shortest} moves"),
+                } => eprintln!(
+                    "solved: {} from the solver, the shortest {}{}; the planner picks the cheapest for the robot",
+                    plural(candidates, "candidate solution"),
+                    plural(shortest, "face turn"),
+                    if self.searching {
+                        ", more from the robot-cost search"
+                    } else {
+                        ""
+                    }
+                ),
                 RunEvent::Planned {
                     solution,
                     face_turns,
@@ -438,7 +512,9 @@ impl Reporter {
                     baseline_seconds,
                     ahead,
                 } => eprintln!(
-                    "plan: {solution} ({face_turns} face turns, {actions} robot actions, {robot_seconds:.1} s{}){}",
+                    "plan: {solution} ({}, {}, {robot_seconds:.1} s of robot time{}){}",
+                    plural(face_turns, "face turn"),
+                    plural(actions, "robot action"),
                     baseline_seconds
                         .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
                         .unwrap_or_default(),
@@ -493,7 +569,15 @@ impl Reporter {
     }
 }
 
-fn report(g: &Global, r: &RunReport) -> Exit {
+/// How a simulator in this process measured robot time: its wall time times its speed.
+fn self_sim_note(speed: Option<f64>) -> String {
+    match speed {
+        Some(s) if s != 1.0 => format!(" (wall time × {s}, the simulator's speed)"),
+        _ => String::new(),
+    }
+}
+
+fn report(g: &Global, r: &RunReport, sim_speed: Option<f64>) -> Exit {
     if g.json {
         let mut v = serde_json::to_value(r).unwrap_or_default();
         if let Some(m) = v.as_object_mut() {
@@ -521,10 +605,10 @@ fn report(g: &Global, r: &RunReport) -> Exit {
             "robot time   {:.1} s planned{}{}",
             r.robot_seconds,
             r.measured_seconds
-                .map(|m| format!(", {m:.1} s measured"))
+                .map(|m| format!(", {m:.1} s measured{}", self_sim_note(sim_speed)))
                 .unwrap_or_default(),
             r.baseline_seconds
-                .map(|b| format!(" (per-move table on the first solution: {b:.1} s)"))
+                .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
                 .unwrap_or_default()
         ));
         out.push('\n');
@@ -692,7 +776,36 @@ fn stop_note(
     }
 }
 
-fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
+/// Whether an error is the user's Ctrl-C (not a stop of the execution, which says where
+/// the cube is itself), and then whether the robot confirmed that its motors stopped.
+fn stopped_by_user(e: &RunError) -> Option<Option<bool>> {
+    use crate::robot::mindcub3r::RobotError;
+    match e {
+        RunError::Stopped => Some(None),
+        RunError::Mindcub3r(RobotError::Interrupted { stopped, .. }) => Some(Some(*stopped)),
+        RunError::Stopping { cause, .. } => stopped_by_user(cause),
+        _ => None,
+    }
+}
+
+fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs, turning: bool) -> CmdResult {
+    if let Err(e) = &r {
+        if let (false, Some(stopped)) = (turning, stopped_by_user(e)) {
+            let motors = match stopped {
+                Some(false) => "the robot did not confirm the stop: a motor may still be running (switch it off)",
+                _ => "motors stopped",
+            };
+            if g.json {
+                super::output::json_line(&serde_json::json!({
+                    "type": "stopped", "turned": false,
+                    "message": "stopped by the user before anything turned",
+                }));
+            }
+            anyhow::bail!(
+                "stopped (Ctrl-C) before any layer turned; {motors}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over"
+            );
+        }
+    }
     match r {
         Ok(mut r) => {
             // A simulator in this process runs `--speed` times faster than the robot it
@@ -700,7 +813,7 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult
             if a.connect.sim {
                 r.measured_seconds = r.measured_seconds.map(|m| m * a.connect.speed);
             }
-            Ok(report(g, &r))
+            Ok(report(g, &r, a.connect.sim.then_some(a.connect.speed)))
         }
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {
@@ -729,5 +842,18 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult
             Ok(Exit::No)
         }
         Err(e) => Err(anyhow!(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(
+            super::plural(1, "candidate solution"),
+            "1 candidate solution"
+        );
+        assert_eq!(super::plural(0, "face turn"), "0 face turns");
+        assert_eq!(super::plural(18, "face turn"), "18 face turns");
     }
 }

@@ -17,8 +17,20 @@ pub struct ScanArgs {
     pub robot: bool,
     /// With --robot: the brick's port (`usb`, a Bluetooth rfcomm tty, or its name; default:
     /// the one EV3 on USB).
-    #[arg(long, value_name = "PORT")]
+    #[arg(long, value_name = "PORT", conflicts_with = "sim")]
     pub port: Option<std::path::PathBuf>,
+    /// With --robot: scan on a simulated MindCub3r started in this process.
+    #[arg(long)]
+    pub sim: bool,
+    /// With --sim: seed of the simulated cube and its sensor noise.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// With --sim: the simulated cube's sticker palette.
+    #[arg(long, value_enum, default_value_t = super::args::PaletteArg::Standard)]
+    pub palette: super::args::PaletteArg,
+    /// With --sim: faults to inject, as `cubot sim --faults` takes them.
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
     /// MindCub3r configuration for `--robot` (default: calibration/mindcub3r.toml if
     /// present).
     #[arg(long, value_name = "FILE")]
@@ -51,7 +63,32 @@ pub struct ScanArgs {
 }
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
+    if a.sim && !a.robot {
+        anyhow::bail!("--sim scans on a simulated robot: say --robot --sim");
+    }
+    if !a.sim {
+        super::connect::sim_only(
+            a.faults.is_some(),
+            false,
+            a.palette != super::args::PaletteArg::Standard,
+        )?;
+    }
     if a.robot {
+        let sim = if a.sim {
+            Some(crate::robot::sim::SimConfig {
+                seed: a.seed,
+                speed: 20.0,
+                palette: a.palette.into(),
+                faults: a.faults.as_deref().unwrap_or("").parse()?,
+                ..crate::robot::sim::SimConfig::default()
+            })
+        } else {
+            None
+        };
+        let place = super::connect::BrickPlace {
+            port: a.port.clone(),
+            sim,
+        };
         let opts = super::robot::RobotScanArgs {
             size: a.size.unwrap_or(SizeArg::Three),
             rescans: 2,
@@ -59,7 +96,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
             best_effort: a.best_effort,
             profile: a.profile,
         };
-        return super::robot::scan_robot(a.port.as_deref(), a.robot_config.as_deref(), &opts, g);
+        return super::robot::scan_robot(&place, a.robot_config.as_deref(), &opts, g);
     }
     if a.images.is_some() || a.camera.is_some() {
         return super::scan_images::scan(
@@ -77,5 +114,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
             g,
         );
     }
-    anyhow::bail!("say what to scan: --images DIR, --camera INDEX, or --robot --port PATH")
+    anyhow::bail!(
+        "say what to scan: --images DIR, --camera INDEX, or --robot (with --port PORT, or --sim)"
+    )
 }

@@ -49,6 +49,47 @@ mod imp {
     use crate::scan::io;
     use crate::scan::{RawScan, RgbImage, Rig};
 
+    /// Refuses a scan in which two faces read alike sticker for sticker (in any turn of
+    /// the photo): the same face photographed twice, or one file copied under two names. A
+    /// legal cube never shows that, and the resolver would only say that no cube fits.
+    fn same_photo_twice(raw: &RawScan, names: &[String]) -> anyhow::Result<()> {
+        let per = (raw.size * raw.size) as usize;
+        let faces: Vec<Vec<[f64; 3]>> = raw
+            .facelets
+            .chunks(per)
+            .map(|f| {
+                let mut v = f.to_vec();
+                v.sort_by(|a, b| a.iter().sum::<f64>().total_cmp(&b.iter().sum::<f64>()));
+                v
+            })
+            .collect();
+        for i in 0..faces.len() {
+            for j in i + 1..faces.len() {
+                let diff: f64 = faces[i]
+                    .iter()
+                    .zip(&faces[j])
+                    .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+                    .sum::<f64>()
+                    / (3 * per) as f64;
+                if diff < 1.5 {
+                    let name = |k: usize| {
+                        let face = Face::ALL[k].letter();
+                        match names.get(k) {
+                            Some(n) => format!("{face} ({n})"),
+                            None => face.to_string(),
+                        }
+                    };
+                    bail!(
+                        "faces {} and {} look alike, sticker for sticker: the same face photographed twice, or one photo under two names; take a photo of each face",
+                        name(i),
+                        name(j)
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn scan(a: ImageScan, g: &Global) -> CmdResult {
         let profile =
             crate::cli::color::profile_for(a.profile.as_deref(), crate::color::Scale::Rgb8)?;
@@ -92,6 +133,7 @@ mod imp {
             "detected": readings.iter().map(|r| r.stickers.iter().filter(|s| s.detected).count()).collect::<Vec<_>>(),
         }));
         let raw = second_opinion(raw, &readings, rig.as_ref(), g);
+        same_photo_twice(&raw, &names)?;
         if let Some(path) = &a.raw_out {
             write_raw(path, &raw)?;
         }

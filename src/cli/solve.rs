@@ -28,10 +28,12 @@ pub struct SolveArgs {
     /// Solve to the state these moves make from solved (e.g. "R U R' U'").
     #[arg(long, value_name = "ALG")]
     pub target_moves: Option<String>,
-    /// Longest solution accepted (in the chosen metric).
-    #[arg(long, default_value_t = 20)]
-    pub max_length: u32,
-    /// Time limit per state in milliseconds.
+    /// Longest solution accepted, in the chosen metric [default: 20 in htm, 26 in qtm:
+    /// every cube has a solution that short].
+    #[arg(long)]
+    pub max_length: Option<u32>,
+    /// Time limit per state in milliseconds [default: 60000 when --max-length is below
+    /// the default, where a cube may have no solution and proving it can take hours].
     #[arg(long, value_name = "MS", value_parser = super::args::millis)]
     pub timeout: Option<u64>,
     /// How many distinct solutions to print (shortest first).
@@ -181,9 +183,30 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
     } else {
         Target::Solved
     };
+    // Every cube is within 20 face turns (htm) or 26 quarter turns (qtm) of any other: at
+    // those lengths a solution exists and the two-phase search finds one in seconds.
+    let reachable = match a.metric {
+        Metric::Htm => 20,
+        Metric::Qtm => 26,
+    };
+    let max_length = a.max_length.unwrap_or(reachable);
+    let timeout = match a.timeout {
+        Some(ms) => Some(ms),
+        None if max_length < reachable => {
+            if !g.quiet {
+                eprintln!(
+                    "note: at most {max_length} moves ({}) may be shorter than some cubes need; the search stops after {} s without one (--timeout MS to change)",
+                    a.metric,
+                    UNREACHABLE_BOUND_MS / 1000
+                );
+            }
+            Some(UNREACHABLE_BOUND_MS)
+        }
+        None => None,
+    };
     let opts = SolveOptions {
-        max_length: a.max_length,
-        timeout: a.timeout.map(Duration::from_millis),
+        max_length,
+        timeout: timeout.map(Duration::from_millis),
         solutions: a.solutions as usize,
         metric: a.metric,
         keep_searching: a.keep_searching,
@@ -196,6 +219,14 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
             let out = with_slow_note(g, &opts, || solve_one(&solver, &text, &target, &opts));
             let ok = print_outcome(g, &text, &out, opts.metric, false);
             Ok(if ok { Exit::Ok } else { Exit::No })
+        }
+        States::File(_, states) => {
+            let mut all_ok = true;
+            for text in states {
+                let out = solve_one(&solver, &text, &target, &opts);
+                all_ok &= print_outcome(g, &text, &out, opts.metric, true);
+            }
+            Ok(if all_ok { Exit::Ok } else { Exit::No })
         }
         States::Stdin => solve_batch(g, &solver, &target, &opts),
     }
@@ -229,6 +260,10 @@ fn solve_batch(g: &Global, solver: &Solver, target: &Target, opts: &SolveOptions
     }
     Ok(if all_ok { Exit::Ok } else { Exit::No })
 }
+
+/// The time bound of a search whose `--max-length` may be out of reach, when no
+/// `--timeout` is given.
+const UNREACHABLE_BOUND_MS: u64 = 60_000;
 
 /// How long a one-state search without `--timeout` runs before `solve` says so on stderr.
 const SLOW_NOTE_AFTER: Duration = Duration::from_secs(3);

@@ -55,10 +55,40 @@ pub struct CalibrateTimingsArgs {
     /// `robot --seed`: seed of the cubes (and of the simulated bricks).
     #[arg(skip)]
     pub seed: u64,
-    /// Write the fitted timings into the robot configuration file (--robot-config, else
-    /// calibration/mindcub3r.toml), replacing its `[timings]` section.
+    /// Write the fitted timings into the robot configuration file given with
+    /// --robot-config, replacing its `[timings]` section (a file that does not exist yet
+    /// is made from the built-in defaults). The shipped calibration/mindcub3r.toml is
+    /// written only with --force.
     #[arg(long)]
     pub write: bool,
+    /// With --write: overwrite the shipped calibration/mindcub3r.toml.
+    #[arg(long, requires = "write")]
+    pub force: bool,
+}
+
+/// Where `--write` puts the timings, checked before anything is measured: the
+/// `--robot-config` file (made from the defaults if it does not exist), or the shipped
+/// file with `--force`.
+fn write_target(a: &CalibrateTimingsArgs, config_path: Option<&Path>) -> Result<Option<PathBuf>> {
+    if !a.write {
+        return Ok(None);
+    }
+    let shipped = Path::new("calibration/mindcub3r.toml");
+    let path = match config_path {
+        Some(p) => p.to_path_buf(),
+        None if shipped.is_file() => shipped.to_path_buf(),
+        None => bail!(
+            "--write needs a file to write: give --robot-config FILE (made from the built-in defaults if it does not exist); nothing was measured"
+        ),
+    };
+    if super::common::is_shipped_config(&path) && !a.force {
+        bail!(
+            "--write would overwrite {}, the configuration shipped with cubot: copy it (`cp {0} my-robot.toml`) and pass --robot-config my-robot.toml, or add --force; nothing was measured",
+            path.display()
+        );
+    }
+    super::common::check_writable(&path, "--write")?;
+    Ok(Some(path))
 }
 
 /// Samples of one link: its round trip and each primitive's durations.
@@ -89,8 +119,22 @@ pub fn calibrate(
     config_path: Option<&Path>,
     g: &Global,
 ) -> CmdResult {
+    let target = write_target(a, config_path)?;
+    // A --robot-config file that does not exist yet is written from the defaults.
+    let config_path = config_path.filter(|p| target.as_deref() != Some(*p) || p.exists());
     let config = robot_config(config_path)?;
     let solver = load_solver(g)?;
+    if !g.quiet && !g.json {
+        eprintln!(
+            "measuring: the plans of {} random cubes on {}, each primitive timed (about a minute a cube)…",
+            a.cubes,
+            if a.sim {
+                format!("simulated bricks at {:?} ms latency, at speed 1", a.latencies)
+            } else {
+                "the robot".to_string()
+            }
+        );
+    }
     let links: Vec<LinkSamples> = if a.sim {
         if a.latencies.is_empty() {
             bail!("--latencies needs at least one value");
@@ -110,7 +154,7 @@ pub fn calibrate(
                 .collect::<Result<Vec<_>>>()
         })?
     } else {
-        let (mut r, _sim) = connect_brick(place, config_path, g)?;
+        let (mut r, _sim) = connect_brick(place, robot_config(config_path)?, g)?;
         let label = match (&place.port, &place.sim) {
             (Some(p), _) => p.display().to_string(),
             (None, Some(_)) => "simulated brick".to_string(),
@@ -120,10 +164,7 @@ pub fn calibrate(
     };
     let fitted = fit(&config.timings, &links);
     report(g, &config.timings, &fitted, &links);
-    if a.write {
-        let path = config_path
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("calibration/mindcub3r.toml"));
+    if let Some(path) = target {
         write_timings(&path, &fitted, &links)?;
         if !g.quiet {
             eprintln!("timings written to {}", path.display());
@@ -380,8 +421,12 @@ fn report(g: &Global, old: &Timings, new: &Timings, links: &[LinkSamples]) {
 /// Replaces the `[timings]` section (and `[timings.round_trips]`) of the file with the
 /// fitted values, keeping everything else as it is.
 fn write_timings(path: &Path, t: &Timings, links: &[LinkSamples]) -> Result<()> {
-    let text = crate::input::read_text(path, crate::input::FileKind::RobotConfig)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let text = if path.exists() {
+        crate::input::read_text(path, crate::input::FileKind::RobotConfig)
+            .with_context(|| format!("reading {}", path.display()))?
+    } else {
+        toml::to_string(&Config::default()).context("the built-in robot configuration")?
+    };
     let mut out = String::new();
     let mut skipping = false;
     for line in text.lines() {

@@ -101,19 +101,10 @@ pub const MIN_DISTINCT_DE: f64 = 8.0;
 /// Chroma (C*ab) below which a face counts as neutral for the EV3 gains.
 const NEUTRAL_CHROMA: f64 = 18.0;
 
-/// Learns a profile (see the module docs).
-pub fn calibrate(
-    scan: &RawScan,
-    name: Option<String>,
-    seed: u64,
-) -> Result<Profile, CalibrateError> {
-    if !scan.is_complete() {
-        let stickers = match Size::from_n(scan.size as usize) {
-            Some(size) => crate::color::resolve::facelet_names(&scan.unread, size),
-            None => format!("{:?}", scan.unread),
-        };
-        return Err(CalibrateError::Unread { stickers });
-    }
+/// Refuses a scan whose every reading is dark ([`CalibrateError::Dark`]): the sensor is
+/// covered, unplugged or sees no cube. A run checks its scans by this too, before it
+/// re-reads or solves anything.
+pub fn check_lit(scan: &RawScan) -> Result<(), CalibrateError> {
     let scale_max = scan.effective_scale().max_value();
     let brightest = scan
         .facelets
@@ -131,6 +122,23 @@ pub fn calibrate(
             scale: scan.effective_scale().name(),
         });
     }
+    Ok(())
+}
+
+/// Learns a profile (see the module docs).
+pub fn calibrate(
+    scan: &RawScan,
+    name: Option<String>,
+    seed: u64,
+) -> Result<Profile, CalibrateError> {
+    if !scan.is_complete() {
+        let stickers = match Size::from_n(scan.size as usize) {
+            Some(size) => crate::color::resolve::facelet_names(&scan.unread, size),
+            None => format!("{:?}", scan.unread),
+        };
+        return Err(CalibrateError::Unread { stickers });
+    }
+    check_lit(scan)?;
     let opts = ResolveOptions {
         best_effort: true,
         seed,

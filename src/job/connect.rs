@@ -95,6 +95,11 @@ pub struct ConnectOptions {
     pub start: Option<FaceletCube>,
     /// Set (e.g. by Ctrl-C) to stop the robot after its current motion.
     pub stop: Arc<AtomicBool>,
+    /// The serial port's baud rate (a real port; a simulator's pty keeps its own).
+    pub baud: u32,
+    /// Told what the connection found that the user should know but that does not stop
+    /// it (a low battery).
+    pub note: Option<fn(&str)>,
 }
 
 /// Why no robot could be reached.
@@ -114,6 +119,9 @@ pub enum ConnectError {
     NoSerial,
     #[error("--scanner camera reads camera frames: cubot was rebuilt without feature `vision`")]
     NoVision,
+    /// Checked before the first motion, as `robot check` judges it.
+    #[error("the brick's battery is flat ({volts:.2} V, under {min:.1} V): the motors would stall mid-move; nothing moved: put in fresh batteries or charge the pack (`cubot robot check` says more)")]
+    FlatBattery { volts: f64, min: f64 },
 }
 
 /// The robot, connected (and its simulator started for [`Link::Sim`]), with its scanner.
@@ -176,7 +184,7 @@ fn connect_line(o: &ConnectOptions) -> Result<LineRun, ConnectError> {
         Link::Port(p) => p.clone(),
     };
     let simulated = o.link == Link::Sim;
-    let link = link::open(&path, (!simulated).then_some(SERIAL_BAUD))?;
+    let link = link::open(&path, (!simulated).then_some(o.baud))?;
     let mut robot = LineRobot::connect(link, LineTimeouts::default())?;
     if simulated {
         robot.time_scale = o.speed.max(1e-3);
@@ -220,9 +228,24 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
         Link::Port(p) => p.clone(),
     };
     let timings = o.config.timings.clone();
-    let baud = (o.link != Link::Sim).then_some(SERIAL_BAUD);
-    let mut robot = open_mindcub3r(&path, baud, o.config.clone())?;
+    let baud = (o.link != Link::Sim).then_some(o.baud);
+    // The battery, first, as `robot check` asks it: a flat one stalls the motors mid-move.
+    let mut ev3 = crate::robot::ev3::driver::Ev3::new(link::open(&path, baud)?);
+    let volts = ev3.brick_info().map_err(RobotError::from)?.battery_volts;
+    let mut robot = MindCub3r::with_driver(ev3, o.config.clone())?;
     robot.set_interrupt(o.stop.clone());
+    use crate::robot::mindcub3r::check::{FLAT_BATTERY_V, LOW_BATTERY_V};
+    if volts < FLAT_BATTERY_V {
+        return Err(ConnectError::FlatBattery {
+            volts,
+            min: FLAT_BATTERY_V,
+        });
+    }
+    if volts < LOW_BATTERY_V {
+        if let Some(note) = o.note {
+            note(&format!("the brick's battery is low ({volts:.2} V): the motors run slower than the timings assume and may stall; charge it before long runs"));
+        }
+    }
     robot.home()?;
     // The planner prices the link's round trips at this link's own: a real link's is
     // measured (to the millisecond, so that a run plans alike from one connect to the

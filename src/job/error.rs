@@ -45,7 +45,7 @@ pub enum RunError {
     Camera(#[from] CameraError),
     /// Re-reads left a doubt: a rival legal cube is too close to the best one to tell.
     #[error(
-        "the scan stays in doubt after {rescans} re-scan{}: stickers {} (a rival legal cube is {margin:.1} nats from the best); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
+        "the scan stays in doubt after {rescans} re-scan{}: stickers {} (where the best guess and its rival legal cubes within the doubt window differ; the closest {margin:.1} nats behind); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
         if *rescans == 1 { "" } else { "s" },
         doubt_names(doubtful, best)
     )]
@@ -60,7 +60,7 @@ pub enum RunError {
     },
     /// The colour profile was learned on another scale than the scanner reads.
     #[error(
-        "the colour profile was learned on scale {} but the scanner reads {}",
+        "the colour profile was learned on scale {} but the scanner reads {}: use a profile learned with this scanner (`cubot calibrate -o FILE` with the cube solved in the robot)",
         profile.name(),
         scanner.name()
     )]
@@ -113,6 +113,9 @@ pub enum RunError {
         journal_state: String,
         seen: String,
     },
+    /// Every reading of a scan is dark: the sensor is covered or the tray holds no cube.
+    #[error("the scan sees no cube: {0}; nothing was turned: put the cube in the tray (or uncover the sensor), then run again")]
+    NoCube(String),
     /// A resume could not establish which state the cube is in.
     #[error("cannot tell where the cube is: the robot cannot read its stickers or say its state, and the journal leaves {0} states possible")]
     Undecided(usize),
@@ -120,7 +123,7 @@ pub enum RunError {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", cause.reason(), in_flight_note(candidates), motors_note(*motors_stopped), journal.display())]
+#[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -148,13 +151,32 @@ fn doubt_names(doubtful: &[usize], best: &str) -> String {
     }
 }
 
-fn in_flight_note(candidates: &[String]) -> String {
-    if candidates.len() < 2 {
+/// The other states the cube may be in: each once, and one that is the same cube only
+/// turned whole in the robot said so (with its robot frame), never the first state again.
+fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String {
+    let mut others: Vec<String> = Vec::new();
+    for (k, c) in candidates.iter().enumerate().skip(1) {
+        let robot = robot_candidates.get(k);
+        let text = if *c != candidates[0] {
+            c.clone()
+        } else if robot.is_some() && robot != robot_candidates.first() {
+            format!(
+                "the same cube turned whole in the robot (robot frame {})",
+                robot.map(String::as_str).unwrap_or_default()
+            )
+        } else {
+            continue;
+        };
+        if !others.contains(&text) {
+            others.push(text);
+        }
+    }
+    if others.is_empty() {
         return String::new();
     }
     format!(
         ", or, if the actions in flight happened, {}",
-        candidates[1..].join(" or ")
+        others.join(" or ")
     )
 }
 
@@ -190,7 +212,7 @@ impl RunError {
             RunError::Line(e) => e.to_string(),
             RunError::Mindcub3r(e) => e.to_string(),
             RunError::NotAPrimitive(a) => format!("{a:?} is not a MindCub3r primitive"),
-            RunError::Stopped => "stopped by the user (Ctrl-C)".into(),
+            RunError::Stopped => "Ctrl-C by the user".into(),
             RunError::SimulatorMismatch => {
                 "the simulator's cube does not match the scanned one at all".into()
             }
@@ -224,4 +246,25 @@ pub enum CameraError {
     NoSuchSticker { want: usize, size: Size },
     #[error("camera: the frame for sticker {want} gave {got} stickers")]
     FrameStickers { want: usize, got: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_states_in_flight_are_named_once_each_never_the_first_again() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // A whole-cube spin in flight: the same cube, only turned in the robot.
+        let note = in_flight_note(&s(&["AAA", "AAA"]), &s(&["AAA", "BBB"]));
+        assert_eq!(
+            note,
+            ", or, if the actions in flight happened, the same cube turned whole in the robot (robot frame BBB)"
+        );
+        assert_eq!(in_flight_note(&s(&["AAA", "AAA"]), &s(&["AAA", "AAA"])), "");
+        assert_eq!(
+            in_flight_note(&s(&["AAA", "CCC", "CCC"]), &s(&["A", "C", "C"])),
+            ", or, if the actions in flight happened, CCC"
+        );
+    }
 }

@@ -24,6 +24,7 @@
 //! | `observe`     | which of the states a journal allows the robot holds (few stickers)  |
 //! | `verify`      | the check after a round: read-back, re-scan, or tracking only        |
 //! | `journal`     | the execution journal (JSON Lines) and reading it back               |
+//! | `journals`    | the journals in the cache: listed newest first, `latest`, pruning     |
 //! | `error`       | [`RunError`]                                                         |
 //!
 //! Level: job: above `robot`, `scan`, `solver`, `color` and `cube`, which must not depend
@@ -36,6 +37,7 @@ pub mod connect;
 pub mod error;
 pub mod execute;
 pub mod journal;
+pub mod journals;
 pub mod line;
 pub mod mindcub3r;
 pub mod observe;

@@ -100,6 +100,8 @@ pub fn scan_and_resolve_previewed(
         &mut |done, total| events(RunEvent::ScanProgress { done, total }),
         preview,
     )?;
+    // A covered sensor or an empty tray, said at once rather than after re-reads.
+    crate::color::calibrate::check_lit(&raw).map_err(|e| RunError::NoCube(e.to_string()))?;
     let mut rescans = 0;
     // Every reading of each sticker, averaged.
     let mut reads: Vec<Vec<[f64; 3]>> = raw.facelets.iter().map(|&r| vec![r]).collect();

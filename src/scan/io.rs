@@ -77,7 +77,12 @@ const EXTENSIONS: [&str; 6] = ["png", "jpg", "jpeg", "bmp", "tif", "tiff"];
 /// `rubiks-side-X.<ext>` (png, jpg, jpeg, bmp, tif, tiff).
 pub fn find_face_images(dir: &Path) -> Result<[PathBuf; 6], VisionError> {
     if !dir.is_dir() {
-        return Err(io_err(dir, "not a directory"));
+        let what = if dir.exists() {
+            "not a directory: --images takes the directory of six face photos (U.png .. B.png)"
+        } else {
+            "no such directory: --images takes the directory of six face photos (U.png .. B.png)"
+        };
+        return Err(io_err(dir, what));
     }
     let mut out: Vec<PathBuf> = Vec::with_capacity(6);
     for face in Face::ALL {

@@ -97,10 +97,11 @@ fn robot_check_proves_every_message_on_the_simulator() {
             1,
             &["FAIL  sensor         the colour sensor reads 0, 0, 0: its window is covered"],
         ),
+        // `robot check --sim` has the tray empty, as the check asks.
         (
             "",
             0,
-            &["WARN  sensor         the colour sensor reads", "take the cube out of the tray"],
+            &["over the empty turntable", "robot check: all well"],
         ),
     ];
     for (faults, code, lines) in cases {
@@ -116,6 +117,25 @@ fn robot_check_proves_every_message_on_the_simulator() {
             assert!(out.contains(l), "{faults}: no {l:?} in\n{out}");
         }
     }
+}
+
+#[test]
+fn a_cube_left_in_the_tray_is_named() {
+    // A brick on a port (here a simulated one holding a cube): what a user who forgot to
+    // take the cube out sees.
+    let h = spawn_pty(SimConfig {
+        speed: 40.0,
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let o = cubot(&["robot", "check", "--port", h.path().to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("WARN  sensor         the colour sensor reads")
+            && out.contains("take the cube out of the tray"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -43,9 +43,15 @@ fn validate_reads_stdin_one_answer_a_line() {
 fn validate_reads_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("state.txt");
-    std::fs::write(&p, format!("{SOLVED}\nignored\n")).unwrap();
+    std::fs::write(&p, format!("# a comment\n{SOLVED}\n\n")).unwrap();
     let o = cubot(&["validate", &format!("@{}", p.display())]);
     assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "valid\n");
+    // Every line is a state: none is ignored.
+    std::fs::write(&p, format!("{SOLVED}\nnot a cube\n")).unwrap();
+    let o = cubot(&["validate", &format!("@{}", p.display())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
     let o = cubot(&["validate", "@/nonexistent/file"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read"));

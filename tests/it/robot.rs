@@ -291,7 +291,7 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
 fn a_dead_port_is_exit_2() {
     let out = scan_process("/dev/cubot-no-such-port");
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cannot open /dev/cubot-no-such-port"));
+    assert!(stderr(&out).contains("--port /dev/cubot-no-such-port: no such port"));
 }
 
 #[test]

@@ -820,6 +820,20 @@ fn cli_tables_verify_finds_a_corrupt_file() {
         "{}",
         support::stdout(&o)
     );
+    // The next solve rebuilds it, and says what the wait is for (stderr is no terminal
+    // here, so no progress bar: a line of text).
+    let o = support::cubot(&[
+        "--cache-dir",
+        dir_s,
+        "solve",
+        "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", support::stderr(&o));
+    assert!(
+        support::stderr(&o).contains("building the solver's tables (once"),
+        "{}",
+        support::stderr(&o)
+    );
 }
 
 #[test]
@@ -876,8 +890,8 @@ fn search_nodes_are_counted_the_same_on_every_run() {
 }
 
 /// A length limit below the cube's distance makes the search exhaust every split, which
-/// takes hours: without `--timeout`, `solve` says so on stderr after a few seconds (and
-/// keeps going); with one, it stops at the limit and says which limit it was.
+/// takes hours: without `--timeout`, `solve` bounds it (60 s) and says so on stderr at
+/// once; with one, it stops at the limit and says which limit it was.
 #[test]
 fn cli_says_when_a_search_without_a_time_limit_runs_long() {
     use std::io::{BufRead, BufReader};
@@ -907,7 +921,7 @@ fn cli_says_when_a_search_without_a_time_limit_runs_long() {
     let noted = loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match rx.recv_timeout(left) {
-            Ok(line) if line.contains("still searching") => break Some(line),
+            Ok(line) if line.contains("may be shorter than some cubes need") => break Some(line),
             Ok(line) => seen.push(line),
             Err(_) => break None,
         }
@@ -915,7 +929,8 @@ fn cli_says_when_a_search_without_a_time_limit_runs_long() {
     child.kill().ok();
     child.wait().ok();
     let noted = noted.unwrap_or_else(|| panic!("no note on stderr; saw {seen:?}"));
-    assert!(noted.contains("at most 19 moves"), "{noted}");
+    assert!(noted.contains("at most 19 moves (htm)"), "{noted}");
+    assert!(noted.contains("stops after 60 s"), "{noted}");
     assert!(noted.contains("--timeout"), "{noted}");
 
     let o = support::cubot(&[
@@ -932,7 +947,7 @@ fn cli_says_when_a_search_without_a_time_limit_runs_long() {
         "{}",
         support::stdout(&o)
     );
-    assert!(!support::stderr(&o).contains("still searching"));
+    assert!(!support::stderr(&o).contains("may be shorter"));
 }
 
 /// Every sequence of exactly `len` turns of `faces` in canonical order (never one face

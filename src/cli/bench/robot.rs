@@ -512,6 +512,8 @@ fn e2e_once(
         size: Size::Three,
         start: None,
         stop: stop.clone(),
+        baud: job::connect::SERIAL_BAUD,
+        note: None,
     };
     let opts = RunOptions {
         size: Size::Three,

@@ -152,6 +152,15 @@ pub fn bench(a: BenchRunArgs, g: &Global) -> CmdResult {
     if a.runs == 0 || a.latencies.is_empty() {
         bail!("nothing to run: give --runs > 0 and at least one latency");
     }
+    if !g.quiet && !g.json {
+        eprintln!(
+            "bench run: {} runs of the whole job on simulated robots at speed {} (each about {:.0} s of wall time), {} at a time",
+            a.runs * a.latencies.len(),
+            a.speed,
+            75.0 / a.speed,
+            a.jobs.clamp(1, a.runs * a.latencies.len())
+        );
+    }
     let config = robot_config(a.robot_config.as_deref())?;
     let solver = load_solver(g)?;
     let results = run_all(&a, g, &solver, &config);
@@ -196,6 +205,20 @@ fn run_all(a: &BenchRunArgs, g: &Global, solver: &Solver, config: &Config) -> Ve
                 let _ = std::fs::remove_file(&journal);
                 if let Some(b) = &bar {
                     b.inc(1);
+                } else if !g.quiet && !g.json {
+                    // Not a terminal: a line a run says what the wait is for.
+                    let what = match &outcome {
+                        Ok(d) if d.reached && d.truth => {
+                            format!("reached, {:.1} s of robot time", d.phases.total())
+                        }
+                        Ok(_) => "NOT reached".to_string(),
+                        Err(e) => format!("failed: {e}"),
+                    };
+                    eprintln!(
+                        "run {}/{} (seed {seed}, {latency} ms): {what}",
+                        i + 1,
+                        work.len()
+                    );
                 }
                 if let Ok(mut o) = out.lock() {
                     o.push(RunResult {
@@ -248,6 +271,8 @@ fn one(
         size: Size::Three,
         start: None,
         stop: stop.clone(),
+        baud: job::connect::SERIAL_BAUD,
+        note: None,
     };
     let opts = RunOptions {
         size: Size::Three,
@@ -291,7 +316,10 @@ fn one(
     let truth = sim.cube().is_solved();
     let rep = r.map_err(|e| e.to_string())?;
     let at = |k: usize| marks[k].unwrap_or(end);
-    let secs = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64();
+    // Every figure is in robot time: the wall clock times the simulator's speed (at speed
+    // 1 the two are one; faster, the host's own share shrinks).
+    let secs =
+        |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * a.speed;
     Ok(Done {
         phases: Phases {
             home: secs(t0, at(0)),
@@ -303,7 +331,7 @@ fn one(
         reached: rep.reached_target,
         truth,
         planned: rep.robot_seconds,
-        measured: rep.measured_seconds,
+        measured: rep.measured_seconds.map(|m| m * a.speed),
         baseline: rep.baseline_seconds,
         face_turns: rep.face_turns,
     })
@@ -351,8 +379,9 @@ fn print(
         }
     } else {
         outln!(
-            "whole wait, {} seeded runs per latency (seeds {}..{last}), simulator at speed {}, {} jobs; mean / worst, seconds",
-            a.runs, a.seed, a.speed, a.jobs
+            "whole wait, {} seeded runs per latency (seeds {}..{last}), simulator at speed {}, {} jobs; mean / worst, seconds of robot time{}",
+            a.runs, a.seed, a.speed, a.jobs,
+            if a.speed == 1.0 { " (= wall time)".to_string() } else { format!(" (wall time × {})", a.speed) }
         );
         let mut head = format!("{:<8}", "latency");
         for p in PHASES {

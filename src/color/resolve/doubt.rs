@@ -28,9 +28,31 @@ pub(super) struct Doubt {
     /// together (calibrated nats: minus the log of the summed calibrated likelihood ratios
     /// of every rival found to the best, and of one more at the bound on those not found).
     pub(super) log_odds: f64,
-    /// Facelet indices in doubt, sorted.
+    /// Facelet indices in doubt, sorted: where any of the `close_rivals` differs from
+    /// the best, or (none reached) the least certain stickers.
     pub(super) doubtful: Vec<usize>,
+    /// The distinct rival cubes within the doubt window.
+    pub(super) close_rivals: Vec<FaceletCube>,
     pub(super) confident: bool,
+}
+
+/// Puts the stickers where `rival` differs from `best` in doubt, and counts the rival
+/// once among `close` (a cube reached twice, by two routes, is one rival).
+fn note_close(
+    rival: &[usize],
+    best: &[usize],
+    close: &mut Vec<Vec<usize>>,
+    doubtful: &mut Vec<usize>,
+) {
+    if rival == best || close.iter().any(|c| c == rival) {
+        return;
+    }
+    close.push(rival.to_vec());
+    for (i, (a, b)) in rival.iter().zip(best).enumerate() {
+        if a != b && !doubtful.contains(&i) {
+            doubtful.push(i);
+        }
+    }
 }
 
 /// Everything the doubt test reads about the best cube.
@@ -57,7 +79,8 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
         best.rescored[best.index].0,
         &best.rescored[best.index].1.labels,
     );
-    let mut doubt = rival_among_candidates(evidence.size, best, best_own, window);
+    let mut close: Vec<Vec<usize>> = Vec::new();
+    let mut doubt = rival_among_candidates(evidence.size, best, best_own, window, &mut close);
     let mut doubtful = std::mem::take(&mut doubt.doubtful);
     // Every rival's likelihood relative to the best: the other candidates, one more at the
     // bound on the cubes not reached, and the recolourings below.
@@ -85,11 +108,7 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
                 doubt.rival = cube_of(evidence.size, &l).map(|(c, _)| c);
             }
             if m < window {
-                for (i, (a, b)) in l.iter().zip(best_labels).enumerate() {
-                    if a != b && !doubtful.contains(&i) {
-                        doubtful.push(i);
-                    }
-                }
+                note_close(&l, best_labels, &mut close, &mut doubtful);
             }
         }
     }
@@ -106,11 +125,7 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
             doubt.rival = cube_of(evidence.size, l).map(|(c, _)| c);
         }
         if m < window {
-            for (i, (a, b)) in l.iter().zip(best_labels).enumerate() {
-                if a != b && !doubtful.contains(&i) {
-                    doubtful.push(i);
-                }
-            }
+            note_close(l, best_labels, &mut close, &mut doubtful);
         }
     }
     doubt.log_odds = -log_sum_exp_neg(&gaps.iter().map(|g| g / temperature).collect::<Vec<_>>());
@@ -125,6 +140,10 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
     }
     doubtful.sort_unstable();
     doubt.doubtful = doubtful;
+    doubt.close_rivals = close
+        .iter()
+        .filter_map(|l| cube_of(evidence.size, l).map(|(c, _)| c))
+        .collect();
     doubt
 }
 
@@ -135,7 +154,13 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
 /// the best's colour groups, which would score the same under its own model, is not among
 /// them.) The stickers where a candidate within the window differs from the best are in
 /// doubt.
-fn rival_among_candidates(size: Size, best: &Best, best_own: f64, window: f64) -> Doubt {
+fn rival_among_candidates(
+    size: Size,
+    best: &Best,
+    best_own: f64,
+    window: f64,
+    close: &mut Vec<Vec<usize>>,
+) -> Doubt {
     let rescored = best.rescored;
     let best_labels = &rescored[best.index].1.labels;
     let rival = (0..rescored.len())
@@ -152,11 +177,7 @@ fn rival_among_candidates(size: Size, best: &Best, best_own: f64, window: f64) -
     let mut doubtful: Vec<usize> = Vec::new();
     for (own, c) in rescored {
         if *own - best_own < window {
-            for (i, (a, b)) in c.labels.iter().zip(best_labels).enumerate() {
-                if a != b && !doubtful.contains(&i) {
-                    doubtful.push(i);
-                }
-            }
+            note_close(&c.labels, best_labels, close, &mut doubtful);
         }
     }
     Doubt {
@@ -164,6 +185,7 @@ fn rival_among_candidates(size: Size, best: &Best, best_own: f64, window: f64) -
         rival_exact,
         rival: rival_cube.and_then(|r| cube_of(size, &r.labels).map(|(c, _)| c)),
         doubtful,
+        close_rivals: Vec::new(),
         log_odds: cube_margin,
         confident: false,
     }

@@ -71,8 +71,11 @@ pub(super) fn cube_of(size: Size, labels: &[usize]) -> Option<(FaceletCube, [Fac
             Some((cube, Face::ALL))
         }
         Size::Two => {
+            // A 2x2x2 has no centres: the parser names the faces by the corner it keeps
+            // fixed, and the cube is written in face letters like a 3x3x3.
             let s: String = labels.iter().map(|&c| char::from(b'a' + c as u8)).collect();
             let cube = FaceletCube::parse(&s).ok()?;
+            let cube = FaceletCube::from_colors(size, cube.colors().to_vec())?;
             let mut map = [Face::U; 6];
             for (i, &c) in labels.iter().enumerate() {
                 map[c] = cube.colors()[i];

@@ -160,8 +160,16 @@ pub struct ClassSummary {
 pub struct Resolution {
     pub cube: FaceletCube,
     pub stickers: Vec<StickerVerdict>,
-    /// Facelet indices in doubt (where a close rival legal cube differs).
+    /// Facelet indices in doubt: where any of the `close_rivals` rival legal cubes within
+    /// the doubt window differs from `cube`; when none was reached (the closest only
+    /// bounded), the least certain stickers.
     pub doubtful: Vec<usize>,
+    /// The distinct rival legal cubes within the doubt window (none: the doubt names the
+    /// least certain stickers instead).
+    pub close_rivals: Vec<FaceletCube>,
+    /// The doubt is the colour profile's: the readings alone confidently say `cube`, the
+    /// profile says the one rival (another cube, or another light than it was learned in).
+    pub profile_disagrees: bool,
     pub confident: bool,
     /// Cost of the best rival legal cube minus the best's (nats); a lower bound when the
     /// rival was not reached within the search (then `rival_exact` is false).
@@ -265,6 +273,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
                 // No legal cube under the profile: it contradicts the readings.
                 (Ok(plain), Err(_)) => Resolution {
                     confident: false,
+                    close_rivals: Vec::new(),
                     doubtful: least_certain_of(&plain),
                     ..plain
                 },
@@ -301,6 +310,8 @@ fn reconcile(plain: Resolution, with: Resolution) -> Resolution {
     }
     Resolution {
         confident: false,
+        close_rivals: vec![with.cube.clone()],
+        profile_disagrees: true,
         doubtful: differ,
         cube_margin: 0.0,
         rival_exact: true,
@@ -449,6 +460,12 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
         cube,
         stickers,
         doubtful: doubt.doubtful.clone(),
+        profile_disagrees: false,
+        close_rivals: if doubt.confident {
+            Vec::new()
+        } else {
+            doubt.close_rivals
+        },
         confident: doubt.confident,
         cube_margin: doubt.cube_margin / t,
         log_odds: doubt.log_odds,

@@ -17,7 +17,7 @@ pub enum PlanError {
     NotFaceTurn { index: usize, mv: String },
     #[error("no candidate solutions to plan")]
     NoCandidates,
-    #[error("primitive {index} ({primitive:?}) needs the tilt arm {needs}, but it is {arm}")]
+    #[error("primitive {index} ({primitive}) needs the tilt arm {needs}, but it is {arm}")]
     Precondition {
         index: usize,
         primitive: Primitive,

@@ -44,7 +44,7 @@ pub enum RobotError {
         stage: String,
         ms: u64,
     },
-    #[error("{primitive:?} cannot run in a chunk on the brick")]
+    #[error("{primitive} cannot run in a chunk on the brick")]
     NotChunkable {
         primitive: crate::robot::mindcub3r::model::Primitive,
     },

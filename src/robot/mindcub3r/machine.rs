@@ -232,7 +232,7 @@ impl MindCub3r {
                     stopped,
                     after: self
                         .last
-                        .map(|p| format!("{p:?}"))
+                        .map(|p| format!("{p}"))
                         .unwrap_or_else(|| "start-up".into()),
                     state: self.state_description(),
                 })
@@ -256,7 +256,7 @@ impl MindCub3r {
         format!(
             "the cube's faces at Top,Right,Front,Bottom,Left,Back are {faces} (start-up frame); last completed primitive: {}",
             self.last
-                .map(|p| format!("{p:?}"))
+                .map(|p| format!("{p}"))
                 .unwrap_or_else(|| "none".into())
         )
     }
@@ -275,7 +275,7 @@ impl MindCub3r {
                 stopped,
                 after: self
                     .last
-                    .map(|p| format!("{p:?}"))
+                    .map(|p| format!("{p}"))
                     .unwrap_or_else(|| "start-up".into()),
                 state: self.state_description(),
             });
@@ -562,7 +562,7 @@ impl MindCub3r {
                     // The sensor reaches over the top face: the tilt arm must be away.
                     self.arm_to(ArmState::Away)?;
                 }
-                self.sensor_to(target, &format!("sensor arm to {pos:?}"))
+                self.sensor_to(target, &format!("sensor arm to {pos}"))
             }
             Primitive::Read => self.read_rgb().map(|_| ()),
         }

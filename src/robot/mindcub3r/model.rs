@@ -57,6 +57,36 @@ pub enum Primitive {
     Read,
 }
 
+/// The words a user types for a position (`robot sensor edge`): parked, clear, corner,
+/// edge, centre.
+impl std::fmt::Display for SensorPosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SensorPosition::Parked => "parked",
+            SensorPosition::Clear => "clear",
+            SensorPosition::Corner => "corner",
+            SensorPosition::Edge => "edge",
+            SensorPosition::Centre => "centre",
+        })
+    }
+}
+
+/// A primitive as the step command that does it (`robot tilt`, `robot spin -1`, `robot
+/// sensor edge`): the words of messages, never a Rust name.
+impl std::fmt::Display for Primitive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Primitive::ArmAway => f.write_str("arm away"),
+            Primitive::ArmHold => f.write_str("arm hold"),
+            Primitive::Tilt => f.write_str("tilt"),
+            Primitive::Spin(k) => write!(f, "spin {k}"),
+            Primitive::Turn(k) => write!(f, "turn {k}"),
+            Primitive::Sensor(p) => write!(f, "sensor {p}"),
+            Primitive::Read => f.write_str("read"),
+        }
+    }
+}
+
 impl Primitive {
     /// The move this primitive makes in the robot frame, if it moves the cube.
     pub fn as_move(self) -> Option<Move> {

@@ -1,0 +1,150 @@
+//! `cubot journals`: the run journals in the cache directory, newest first, each with what
+//! became of its run; `--prune` removes old ones (never one that can still be resumed
+//! unless told). And the directory and `latest` lookup `run --resume latest` uses.
+//!
+//! Level: `cli`. Depends on `job::journals` and [`super::common`].
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use super::common::cache_dir;
+use super::output::json_line;
+use super::{CmdResult, Exit, Global};
+use crate::job::journals::{self, JournalEntry};
+
+#[derive(clap::Args, Debug)]
+pub struct JournalsArgs {
+    /// Remove old journals: those beyond the newest --keep, and those older than
+    /// --older-than; one whose run can still be resumed only with --unfinished-too.
+    #[arg(long)]
+    pub prune: bool,
+    /// With --prune: how many of the newest journals to keep.
+    #[arg(long, default_value_t = 20, requires = "prune")]
+    pub keep: usize,
+    /// With --prune: also remove journals last written more than DAYS days ago.
+    #[arg(long, value_name = "DAYS", requires = "prune")]
+    pub older_than: Option<u64>,
+    /// With --prune: remove journals of stopped runs too (they say where a stopped
+    /// robot's cube is: resume them first).
+    #[arg(long, requires = "prune")]
+    pub unfinished_too: bool,
+}
+
+/// Where runs keep their journals: the cache directory's `journals/`.
+pub fn journal_dir(g: &Global) -> PathBuf {
+    cache_dir(g)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("journals")
+}
+
+/// `run --resume latest`: the newest journal whose run can be resumed.
+pub fn latest(g: &Global) -> Result<PathBuf> {
+    let dir = journal_dir(g);
+    match journals::latest_resumable(&dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+    {
+        Some(e) => Ok(e.path),
+        None => bail!(
+            "--resume latest: no journal in {} has a run to finish (`cubot journals` lists them)",
+            dir.display()
+        ),
+    }
+}
+
+/// `2026-11-27 09:50 UTC`.
+fn when(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    time::OffsetDateTime::from_unix_timestamp(secs)
+        .ok()
+        .and_then(|d| {
+            d.format(time::macros::format_description!(
+                "[year]-[month]-[day] [hour]:[minute] UTC"
+            ))
+            .ok()
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+/// What a journal's run was: robot, size and the steps it confirmed of its plan.
+fn what(e: &JournalEntry) -> String {
+    match &e.record {
+        Ok(r) => format!(
+            "{} {}, {} of {} steps",
+            r.start.robot,
+            r.start.size,
+            r.steps,
+            r.start.plan.len()
+        ),
+        Err(why) => why.clone(),
+    }
+}
+
+pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
+    let dir = journal_dir(g);
+    let entries = journals::list(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    if a.prune {
+        let doomed = journals::to_prune(
+            &entries,
+            a.keep,
+            a.older_than.map(|d| Duration::from_secs(d * 86_400)),
+            a.unfinished_too,
+            SystemTime::now(),
+        );
+        for &k in &doomed {
+            let p = &entries[k].path;
+            std::fs::remove_file(p).with_context(|| format!("cannot remove {}", p.display()))?;
+        }
+        let spared = entries.len() - doomed.len();
+        if g.json {
+            json_line(
+                &json!({"type": "pruned", "removed": doomed.len(), "kept": spared, "dir": dir}),
+            );
+        } else {
+            outln!(
+                "removed {} of {} journals in {} ({} kept)",
+                doomed.len(),
+                entries.len(),
+                dir.display(),
+                spared
+            );
+        }
+        return Ok(Exit::Ok);
+    }
+    if entries.is_empty() && !g.json {
+        eprintln!(
+            "no journals in {} yet: `cubot run` writes one per run",
+            dir.display()
+        );
+    }
+    for e in &entries {
+        let state = e.state();
+        if g.json {
+            let mut line = json!({
+                "type": "journal", "path": e.path, "modified": when(e.modified),
+                "state": state, "resumable": state.resumable(),
+            });
+            if let Ok(r) = &e.record {
+                line["robot"] = json!(r.start.robot);
+                line["steps"] = json!(r.steps);
+                line["plan_steps"] = json!(r.start.plan.len());
+                line["reason"] = json!(r.interrupted);
+            }
+            json_line(&line);
+        } else {
+            outln!(
+                "{}  {:<34}  {:<30}  {}",
+                when(e.modified),
+                state.words(),
+                what(e),
+                e.path.display()
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}

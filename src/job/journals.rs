@@ -1,0 +1,150 @@
+//! The journals a user has: every run's journal in the cache directory's `journals/`,
+//! newest first, each with what became of its run (reached, not reached, stopped and
+//! resumable, or unreadable), the one `run --resume latest` takes, and pruning old ones.
+//!
+//! A journal whose run did not end is never pruned unless asked for: it is the only record
+//! of where a stopped robot's cube is.
+//!
+//! Level: job. Depends on [`super::journal`]; no printing.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::journal::{self, JournalRecord};
+
+/// One journal file and what became of its run.
+#[derive(Debug)]
+pub struct JournalEntry {
+    pub path: PathBuf,
+    /// Last written.
+    pub modified: SystemTime,
+    /// The journal read back, or why it could not be.
+    pub record: Result<JournalRecord, String>,
+}
+
+/// What became of a journal's run, in a word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JournalState {
+    /// Ended at its target.
+    Reached,
+    /// Ended off its target (rounds spent, or a check in doubt).
+    NotReached,
+    /// Stopped while executing (Ctrl-C, a stall, a lost link): `run --resume` finishes it.
+    Stopped,
+    /// Neither ended nor stopped: the process was killed; `run --resume` finishes it.
+    Unfinished,
+    /// Not a journal this program can read.
+    Unreadable,
+}
+
+impl JournalState {
+    /// Whether `run --resume` has something to finish.
+    pub fn resumable(self) -> bool {
+        matches!(self, JournalState::Stopped | JournalState::Unfinished)
+    }
+
+    /// The words `cubot journals` prints.
+    pub fn words(self) -> &'static str {
+        match self {
+            JournalState::Reached => "reached the target",
+            JournalState::NotReached => "ended, NOT at the target",
+            JournalState::Stopped => "stopped: resume it",
+            JournalState::Unfinished => "cut off (process ended): resume it",
+            JournalState::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl JournalEntry {
+    pub fn state(&self) -> JournalState {
+        match &self.record {
+            Err(_) => JournalState::Unreadable,
+            Ok(r) => match r.ended {
+                Some(true) => JournalState::Reached,
+                Some(false) => JournalState::NotReached,
+                None if r.interrupted.is_some() => JournalState::Stopped,
+                None => JournalState::Unfinished,
+            },
+        }
+    }
+}
+
+/// Every `*.jsonl` file in `dir`, newest first (an absent directory holds none).
+pub fn list(dir: &Path) -> std::io::Result<Vec<JournalEntry>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let e = e?;
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let meta = e.metadata()?;
+        if !meta.is_file() {
+            continue;
+        }
+        out.push(JournalEntry {
+            record: journal::read(&path).map_err(|e| e.to_string()),
+            modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            path,
+        });
+    }
+    out.sort_by(|a, b| b.modified.cmp(&a.modified).then(b.path.cmp(&a.path)));
+    Ok(out)
+}
+
+/// The newest journal whose run can be resumed, for `run --resume latest`.
+pub fn latest_resumable(dir: &Path) -> std::io::Result<Option<JournalEntry>> {
+    Ok(list(dir)?.into_iter().find(|e| e.state().resumable()))
+}
+
+/// Which journals a prune removes: beyond the newest `keep`, and (when given) those older
+/// than `older_than`; a resumable one only when `unfinished_too`.
+pub fn to_prune(
+    entries: &[JournalEntry],
+    keep: usize,
+    older_than: Option<std::time::Duration>,
+    unfinished_too: bool,
+    now: SystemTime,
+) -> Vec<usize> {
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(k, e)| {
+            let old =
+                older_than.is_some_and(|age| now.duration_since(e.modified).is_ok_and(|d| d > age));
+            (*k >= keep || old) && (unfinished_too || !e.state().resumable())
+        })
+        .map(|(k, _)| k)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn entry(age_days: u64) -> JournalEntry {
+        JournalEntry {
+            path: PathBuf::from(format!("run-{age_days}.jsonl")),
+            modified: SystemTime::UNIX_EPOCH + Duration::from_secs(100 * 86400 - age_days * 86400),
+            record: Err("test".into()),
+        }
+    }
+
+    #[test]
+    fn prune_keeps_the_newest_and_spares_the_young() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(100 * 86400);
+        let e: Vec<JournalEntry> = (0..5).map(|d| entry(d * 10)).collect();
+        assert_eq!(to_prune(&e, 3, None, false, now), vec![3, 4]);
+        assert_eq!(
+            to_prune(&e, 10, Some(Duration::from_secs(15 * 86400)), false, now),
+            vec![2, 3, 4]
+        );
+    }
+}

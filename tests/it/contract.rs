@@ -1,0 +1,655 @@
+//! What a newcomer met on the simulator, one test each, through the built binary where a
+//! user sees it: the step commands that serve calibration, the checks before work, the
+//! messages in the user's words, and the journals.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::support::{cache_dir, cubot, cubot_stdin, root, stderr, stdout};
+
+fn both(o: &std::process::Output) -> String {
+    format!("{}{}", stdout(o), stderr(o))
+}
+
+// 1. The step commands serve calibration.
+
+#[test]
+fn robot_read_reads_where_it_is_told_and_a_session_keeps_its_place() {
+    let edge = cubot(&["robot", "--sim", "read", "edge", "2"]);
+    assert_eq!(edge.status.code(), Some(0), "{}", stderr(&edge));
+    assert!(
+        stdout(&edge).contains("(RGB-RAW, sensor edge 2 at -655°)"),
+        "{}",
+        stdout(&edge)
+    );
+    let centre = cubot(&["robot", "--sim", "read"]);
+    assert!(
+        stdout(&centre).contains("sensor centre at -750°"),
+        "{}",
+        stdout(&centre)
+    );
+    let counts = |o: &std::process::Output| stdout(o).split("  ").next().unwrap().to_string();
+    assert_ne!(
+        counts(&edge),
+        counts(&centre),
+        "the edge sticker is not the centre one"
+    );
+    // A session: one connection, the sensor left where the last step put it; `set` tries
+    // an angle, `show` prints it for the file.
+    let steps = "sensor corner 3\nread\nset sensor_arm.corner=[-595,-600,-610,-590]\nsensor corner 3\nread\nshow\nspin 5\nquit\ntilt\n";
+    let o = cubot_stdin(&["robot", "--sim", "session"], steps);
+    let out = stdout(&o);
+    assert!(out.contains("sensor corner 3 at -600°"), "{out}");
+    assert!(out.contains("sensor corner 3 at -610°"), "{out}");
+    assert!(
+        out.contains("sensor_arm.corner = [-595, -600, -610, -590]"),
+        "{out}"
+    );
+    assert!(!out.contains("done: tilt"), "quit ends the session: {out}");
+    assert!(
+        stderr(&o).contains("line 7: a spin or turn takes 1, -1, 2 or -2 quarter turns, not 5"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(o.status.code(), Some(1), "a line it could not do: exit 1");
+    // --set is checked as the file is, before anything moves.
+    for (bad, says) in [
+        ("arm.hodl=100", "[arm] has no key \"hodl\""),
+        ("arm.speed=300", "expected a whole number"),
+        ("turntable.sign=2", "turntable.sign must be 1 or -1"),
+    ] {
+        let o = cubot(&["robot", "--sim", "--set", bad, "tilt"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains(says), "{bad}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn step_commands_name_what_they_did_in_the_users_words() {
+    for (args, done) in [
+        (&["tilt"][..], "done: tilt"),
+        (&["spin", "-1"], "done: spin -1"),
+        (&["sensor", "centre"], "done: sensor centre"),
+        (&["arm", "hold"], "done: arm hold"),
+    ] {
+        let mut a = vec!["robot", "--sim"];
+        a.extend(args);
+        let o = cubot(&a);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o).trim(), done);
+    }
+    let o = cubot(&["robot", "--sim", "spin", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["done"], "spin 1");
+}
+
+#[test]
+fn robot_check_on_the_simulator_has_the_tray_empty_as_it_asks() {
+    let o = cubot(&["robot", "check", "--sim"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("over the empty turntable"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("bright"), "{}", stdout(&o));
+}
+
+// 2. An unbounded search gets a bound; qtm's default length answers.
+
+#[test]
+fn solve_in_qtm_answers_at_its_default_length() {
+    let state = stdout(&cubot(&["random", "--seed", "3"]))
+        .trim()
+        .to_string();
+    let o = cubot(&["solve", &state, "--metric", "qtm", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert!(v["length"].as_u64().unwrap() <= 26, "{v}");
+    assert!(!stderr(&o).contains("may be shorter"), "{}", stderr(&o));
+}
+
+// 4. Files to write are checked before the work.
+
+#[test]
+fn calibrate_timings_write_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    // Outside a checkout: no file to write unless --robot-config names one.
+    let o = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["robot", "--sim", "calibrate-timings", "--write"])
+        .current_dir(dir.path())
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("give --robot-config FILE")
+            && stderr(&o).contains("nothing was measured"),
+        "{}",
+        stderr(&o)
+    );
+    // In the checkout: the shipped file only with --force.
+    let o = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["robot", "--sim", "calibrate-timings", "--write"])
+        .current_dir(root())
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the configuration shipped with cubot")
+            && stderr(&o).contains("--force"),
+        "{}",
+        stderr(&o)
+    );
+    // A directory that is not there.
+    let o = cubot(&[
+        "robot",
+        "--sim",
+        "calibrate-timings",
+        "--write",
+        "--robot-config",
+        "/nonexistent/r.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "refused only after {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn outputs_are_checked_before_the_robot_moves() {
+    for args in [
+        &["save", "/nonexistent/s.json", "--sim"][..],
+        &["calibrate", "-o", "/nonexistent/p.toml", "--sim"],
+        &[
+            "scan",
+            "--robot",
+            "--sim",
+            "--raw-out",
+            "/nonexistent/r.json",
+        ],
+        &["run", "--sim", "--journal", "/nonexistent/j.jsonl"],
+    ] {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("does not exist (nothing was done)"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = cubot(&[
+        "calibrate",
+        "-o",
+        root().join("calibration/standard.toml").to_str().unwrap(),
+        "--sim",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a profile shipped with cubot"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+// 5. scan --robot runs on the simulator, with a palette.
+
+#[test]
+fn scan_robot_and_robot_scan_run_on_the_simulator() {
+    let o = cubot(&["scan", "--robot", "--sim", "--seed", "4"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cube = stdout(&o).trim().to_string();
+    assert_eq!(cube.len(), 54);
+    assert!(cube.chars().all(|c| "URFDLB".contains(c)), "{cube}");
+    let o = cubot(&["robot", "--sim", "--palette", "fluorescent", "scan"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The simulator's options without --sim are refused, naming them.
+    let o = cubot(&[
+        "run",
+        "--port",
+        "/dev/null",
+        "--speed",
+        "3",
+        "--faults",
+        "covered",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--faults, --speed set the simulator: add --sim"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+// 6. and 7. The sensor that sees no cube, and the battery, before the work.
+
+#[test]
+fn run_says_at_once_when_the_sensor_sees_no_cube() {
+    for fault in ["covered", "empty"] {
+        let o = cubot(&["run", "--sim", "--speed", "200", "--faults", fault]);
+        assert_eq!(o.status.code(), Some(2), "{fault}: {}", both(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("the scan sees no cube: every reading is dark"),
+            "{fault}: {err}"
+        );
+        assert!(err.contains("nothing was turned"), "{fault}: {err}");
+        assert!(
+            !err.contains("re-scan") && !err.contains("solved:"),
+            "{fault}: {err}"
+        );
+    }
+}
+
+#[test]
+fn run_checks_the_battery_before_the_first_motion() {
+    let o = cubot(&["run", "--sim", "--speed", "200", "--faults", "battery=6100"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("battery is flat (6.10 V, under 6.2 V)")
+            && stderr(&o).contains("nothing moved"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("scanning"), "{}", stderr(&o));
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--speed",
+        "200",
+        "--faults",
+        "battery=6400",
+        "--search-ms",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("warning: the brick's battery is low (6.40 V)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+// 8. A doubt says what its sticker list is, and the list is that.
+
+#[test]
+fn a_doubts_stickers_are_where_its_rivals_differ_from_the_best() {
+    let scan = "samples/realdata/cases/rcr-3x3x3-random-02-v2017.json";
+    let path = root().join(scan);
+    let o = cubot(&["resolve", path.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let doubt: serde_json::Value = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "doubt")
+        .expect("a doubt line");
+    let best: Vec<char> = doubt["best"].as_str().unwrap().chars().collect();
+    let mut differ: Vec<u64> = Vec::new();
+    for r in doubt["rivals"].as_array().unwrap() {
+        for (i, c) in r.as_str().unwrap().chars().enumerate() {
+            if c != best[i] && !differ.contains(&(i as u64)) {
+                differ.push(i as u64);
+            }
+        }
+    }
+    differ.sort_unstable();
+    let named: Vec<u64> = doubt["doubtful_indices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(named, differ);
+    let text = stdout(&cubot(&["resolve", path.to_str().unwrap()]));
+    assert!(
+        text.contains(&format!(
+            "are where the {} rival legal cubes within --doubt differ from the best",
+            doubt["rivals"].as_array().unwrap().len()
+        )),
+        "{text}"
+    );
+}
+
+// 9. @FILE: every state, comments and blank lines skipped.
+
+#[test]
+fn at_file_reads_every_state_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("states.txt");
+    let solved = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
+    let flipped = stdout(&cubot(&["apply", solved, "R U R' U'"]))
+        .trim()
+        .to_string();
+    std::fs::write(
+        &f,
+        format!("# two states\n{solved}\n\n{flipped}   # a sexy move\n"),
+    )
+    .unwrap();
+    let arg = format!("@{}", f.display());
+    let o = cubot(&["validate", &arg]);
+    assert_eq!(stdout(&o), "valid\nvalid\n", "{}", stderr(&o));
+    let o = cubot(&["solve", &arg]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+    let o = cubot(&["show", &arg]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("holds 2 states"), "{}", stderr(&o));
+}
+
+// 10. The serial port's speed is a flag.
+
+#[test]
+fn the_baud_rate_is_a_flag_checked_at_parse_time() {
+    let o = cubot(&["run", "--help"]);
+    assert!(
+        stdout(&o).contains("--baud <BAUD>") && stdout(&o).contains("[default: 115200]"),
+        "{}",
+        stdout(&o)
+    );
+    let o = cubot(&["run", "--sim", "--baud", "12"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--baud"), "{}", stderr(&o));
+}
+
+// 11. bench run says what it waits for and times in robot time.
+
+#[test]
+fn bench_run_says_what_it_waits_for_in_robot_time() {
+    let o = cubot(&[
+        "bench",
+        "run",
+        "--runs",
+        "1",
+        "--latencies",
+        "0",
+        "--speed",
+        "50",
+        "--search-ms",
+        "0",
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        err.starts_with("bench run: 1 runs of the whole job on simulated robots at speed 50"),
+        "{err}"
+    );
+    assert!(err.contains("run 1/1 (seed 1, 0 ms): reached"), "{err}");
+    assert!(
+        out.contains("seconds of robot time (wall time × 50)"),
+        "{out}"
+    );
+}
+
+// 12. A 2x2x2 is written in face letters.
+
+#[test]
+fn a_2x2x2_run_prints_face_letters() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--size",
+        "2",
+        "--speed",
+        "200",
+        "--search-ms",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
+    let scanned = stderr(&o)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("scanned: ")
+                .map(|s| s.split(' ').next().unwrap().to_string())
+        })
+        .expect("a scanned line");
+    assert_eq!(scanned.len(), 24);
+    assert!(scanned.chars().all(|c| "URFDLB".contains(c)), "{scanned}");
+    assert!(
+        stdout(&o).contains("final state  UUUURRRRFFFFDDDDLLLLBBBB"),
+        "{}",
+        stdout(&o)
+    );
+    // One vocabulary: counts agree with their nouns, robot time is named.
+    let err = stderr(&o);
+    assert!(
+        err.contains("candidate solutions from the solver, the shortest"),
+        "{err}"
+    );
+    assert!(err.contains("s of robot time"), "{err}");
+    assert!(
+        stdout(&o).contains("(wall time × 200, the simulator's speed)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+// The messages that left a newcomer stuck.
+
+#[test]
+fn a_file_given_as_port_is_refused_with_the_flag_it_belongs_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("saved.json");
+    std::fs::write(&saved, "{}\n").unwrap();
+    let o = cubot(&["run", "--port", saved.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("is a file, not a port") && err.contains("--target-file"),
+        "{err}"
+    );
+    assert!(!err.contains("typewriter"), "{err}");
+}
+
+#[test]
+fn a_photo_given_to_resolve_points_to_scan_images() {
+    let png = root().join("samples/images/lego-webcam-320x240/3x3x3-random-01/rubiks-side-U.png");
+    let o = cubot(&["resolve", png.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("it is a PNG image") && stderr(&o).contains("cubot scan --images DIR"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[cfg(feature = "vision")]
+#[test]
+fn a_repeated_photo_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("samples/images/lego-webcam-320x240/3x3x3-random-01");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+    }
+    std::fs::copy(
+        src.join("rubiks-side-F.png"),
+        dir.path().join("rubiks-side-R.png"),
+    )
+    .unwrap();
+    let o = cubot(&["scan", "--images", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("faces R (") && stderr(&o).contains("look alike, sticker for sticker"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_silent_robot_gets_the_hint_to_check_the_robot_kind() {
+    use cubot::robot::sim::line::{spawn_pty, LineSimConfig};
+    let sim = spawn_pty(LineSimConfig::default()).unwrap();
+    let o = cubot(&[
+        "run",
+        "--port",
+        sim.path().to_str().unwrap(),
+        "--search-ms",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("A line-protocol robot needs --robot line"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `cubot run --sim` at speed 1 with stderr piped: the lines it prints, as they come.
+fn run_lines(extra: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["run", "--sim", "--speed", "1"])
+        .args(extra)
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+fn wait_for(rx: &std::sync::mpsc::Receiver<String>, what: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen = Vec::new();
+    while let Ok(l) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let hit = l.contains(what);
+        seen.push(l);
+        if hit {
+            return seen;
+        }
+    }
+    panic!("no line with {what:?}; saw {seen:?}");
+}
+
+fn interrupt(child: &std::process::Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+}
+
+#[test]
+fn ctrl_c_during_the_scan_says_nothing_turned_and_a_second_one_names_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.jsonl");
+    let (mut child, rx) = run_lines(&["--journal", journal.to_str().unwrap()]);
+    wait_for(&rx, "scanning:");
+    interrupt(&child);
+    let seen = wait_for(&rx, "error:");
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+    let last = seen.last().unwrap();
+    assert!(
+        last.contains("stopped (Ctrl-C) before any layer turned")
+            && last.contains("run the same command again"),
+        "{seen:?}"
+    );
+
+    let (mut child, rx) = run_lines(&["--journal", journal.to_str().unwrap()]);
+    wait_for(&rx, "scanning:");
+    interrupt(&child);
+    wait_for(&rx, "stopping:");
+    interrupt(&child);
+    let seen = wait_for(&rx, "second Ctrl-C");
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(
+        seen.last()
+            .unwrap()
+            .contains("nothing was turned yet: run again"),
+        "{seen:?}"
+    );
+}
+
+// 5 (issue): journals a user can find.
+
+#[test]
+fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
+    let cache = tempfile::tempdir().unwrap();
+    // Tables come from the shared test cache; journals go to this one.
+    for e in std::fs::read_dir(cache_dir()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "tbl") {
+            std::os::unix::fs::symlink(&p, cache.path().join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let c = cache.path().to_str().unwrap();
+    let o = cubot(&["--cache-dir", c, "journals"]);
+    assert!(stderr(&o).contains("no journals in"), "{}", stderr(&o));
+    let done = cubot(&[
+        "--cache-dir",
+        c,
+        "run",
+        "--sim",
+        "--speed",
+        "200",
+        "--search-ms",
+        "0",
+    ]);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    // A run that stalls while executing: stopped, resumable.
+    let stopped = cubot(&[
+        "--cache-dir",
+        c,
+        "run",
+        "--sim",
+        "--speed",
+        "100",
+        "--search-ms",
+        "0",
+        "--seed",
+        "39",
+        "--faults",
+        "stall@p12",
+    ]);
+    assert_eq!(stopped.status.code(), Some(2), "{}", both(&stopped));
+    let o = cubot(&["--cache-dir", c, "journals"]);
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].contains("stopped: resume it"), "{lines:?}");
+    assert!(lines[1].contains("reached the target"), "{lines:?}");
+    let o = cubot(&[
+        "--cache-dir",
+        c,
+        "run",
+        "--resume",
+        "latest",
+        "--sim",
+        "--speed",
+        "100",
+        "--seed",
+        "39",
+        "--search-ms",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
+    assert!(stderr(&o).starts_with("resuming "), "{}", stderr(&o));
+    let o = cubot(&["--cache-dir", c, "run", "--resume", "latest", "--sim"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no journal in") && stderr(&o).contains("cubot journals"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cubot(&["--cache-dir", c, "journals", "--prune", "--keep", "1"]);
+    assert!(
+        stdout(&o).starts_with("removed 1 of 2 journals"),
+        "{}",
+        stdout(&o)
+    );
+}
