@@ -422,6 +422,7 @@
 use std::fmt;
 
 pub mod audit;
+pub mod ops;
 
 /// Message type: direct command, reply wanted.
 pub const DIRECT_COMMAND_REPLY: u8 = 0x00;
@@ -453,6 +454,7 @@ pub mod op {
     pub const TIMER_WAIT: u8 = 0x85;
     pub const TIMER_READY: u8 = 0x86;
     pub const SOUND: u8 = 0x94;
+    pub const SOUND_BREAK: u8 = 0x00;
     pub const SOUND_TONE: u8 = 0x01;
     pub const SOUND_READY: u8 = 0x96;
     pub const INPUT_DEVICE: u8 = 0x99;
