@@ -712,6 +712,7 @@ pub struct Slot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlotKind {
     I8,
+    I16,
     I32,
     F32,
     /// A string of at most this many bytes, its terminating zero included.
@@ -719,9 +720,21 @@ pub enum SlotKind {
 }
 
 impl SlotKind {
+    /// The slot of an output of `kind` ([`ops::Kind`]); a string gets `len` bytes.
+    fn of(kind: ops::Kind, len: i32) -> SlotKind {
+        match kind {
+            ops::Kind::D8 => SlotKind::I8,
+            ops::Kind::D16 => SlotKind::I16,
+            ops::Kind::D32 => SlotKind::I32,
+            ops::Kind::F => SlotKind::F32,
+            ops::Kind::Str => SlotKind::Str(len.clamp(1, 127) as u8),
+        }
+    }
+
     fn size(self) -> usize {
         match self {
             SlotKind::I8 => 1,
+            SlotKind::I16 => 2,
             SlotKind::I32 | SlotKind::F32 => 4,
             SlotKind::Str(n) => n as usize,
         }
@@ -730,6 +743,7 @@ impl SlotKind {
     /// The offsets a slot of this kind may start at are multiples of this.
     fn align(self) -> usize {
         match self {
+            SlotKind::I16 => 2,
             SlotKind::I32 | SlotKind::F32 => 4,
             SlotKind::I8 | SlotKind::Str(_) => 1,
         }
@@ -790,39 +804,66 @@ impl DirectCommand {
         s
     }
 
+    /// Appends the operation `code` (with `sub`, for one that takes a sub-code) of the
+    /// [table of operations](ops): its inputs `ins` in the table's order, each in its
+    /// shortest constant form, and a global slot for each output the table lists, in
+    /// order (a string output as long as the LENGTH input before it; READY_*'s VALUES
+    /// outputs after the parameters). Returns the slots.
+    fn call(&mut self, code: u8, sub: Option<u8>, ins: &[i32]) -> Vec<Slot> {
+        let Some(op) = ops::find(code, sub) else {
+            unreachable!("the builders call operations of the table, not 0x{code:02X}")
+        };
+        self.ops.push(code);
+        if let Some(s) = sub {
+            self.c(s as i32);
+        }
+        let mut ins = ins.iter().copied();
+        let mut slots = Vec::new();
+        // The last input: a string output's LENGTH, READY_*'s VALUES.
+        let mut last = 0;
+        for par in op.params {
+            if par.out {
+                slots.push(self.g(SlotKind::of(par.kind, last)));
+            } else {
+                last = ins.next().unwrap_or(0);
+                self.c(last);
+            }
+        }
+        if let Some(kind) = op.values {
+            for _ in 0..last {
+                slots.push(self.g(SlotKind::of(kind, 0)));
+            }
+        }
+        debug_assert!(ins.next().is_none(), "{}: too many inputs", op.name);
+        slots
+    }
+
     pub fn nop(&mut self) -> &mut Self {
-        self.ops.push(op::NOP);
+        self.call(op::NOP, None, &[]);
         self
     }
 
     /// LED pattern 0..9 (0 off, 1 green, 2 red, 3 orange, +3 flash, +6 pulse).
     pub fn led(&mut self, pattern: u8) -> &mut Self {
-        self.ops
-            .extend_from_slice(&[op::UI_WRITE, op::UI_WRITE_LED]);
-        self.c(pattern as i32)
+        self.call(op::UI_WRITE, Some(op::UI_WRITE_LED), &[pattern as i32]);
+        self
     }
 
     /// UI_READ GET_VBATT: battery voltage (DATAF).
     pub fn battery_volts(&mut self) -> Slot {
-        self.ops
-            .extend_from_slice(&[op::UI_READ, op::UI_READ_GET_VBATT]);
-        self.g(SlotKind::F32)
+        self.call(op::UI_READ, Some(op::UI_READ_GET_VBATT), &[])[0]
     }
 
     /// UI_READ GET_LBATT: battery level 0..100 (DATA8).
     pub fn battery_level(&mut self) -> Slot {
-        self.ops
-            .extend_from_slice(&[op::UI_READ, op::UI_READ_GET_LBATT]);
-        self.g(SlotKind::I8)
+        self.call(op::UI_READ, Some(op::UI_READ_GET_LBATT), &[])[0]
     }
 
     /// A string query (UI_READ or COM_GET with `sub`): LENGTH `len` (1..127), then a string
     /// slot of `len` bytes.
     fn text(&mut self, code: u8, sub: u8, len: u8) -> Slot {
         let len = len.clamp(1, 127);
-        self.ops.extend_from_slice(&[code, sub]);
-        self.c(len as i32);
-        self.g(SlotKind::Str(len))
+        self.call(code, Some(sub), &[len as i32])[0]
     }
 
     /// UI_READ GET_FW_VERS: the firmware version, at most `len` bytes with its zero.
@@ -842,76 +883,80 @@ impl DirectCommand {
 
     /// OUTPUT_POLARITY: −1 reversed, 0 toggle, 1 normal (see [Polarity](crate::robot::ev3::protocol#polarity)).
     pub fn output_polarity(&mut self, nos: u8, pol: i8) -> &mut Self {
-        self.out(op::OUTPUT_POLARITY, nos).c(pol as i32)
+        self.out(op::OUTPUT_POLARITY, &[nos as i32, pol as i32]);
+        self
     }
 
     pub fn tone(&mut self, volume: u8, freq_hz: u16, ms: u16) -> &mut Self {
-        self.ops.extend_from_slice(&[op::SOUND, op::SOUND_TONE]);
-        self.c(volume as i32).c(freq_hz as i32).c(ms as i32)
+        let ins = [volume as i32, freq_hz as i32, ms as i32];
+        self.call(op::SOUND, Some(op::SOUND_TONE), &ins);
+        self
     }
 
-    fn out(&mut self, code: u8, nos: u8) -> &mut Self {
-        self.ops.push(code);
-        self.c(0).c(nos as i32)
+    /// An OUTPUT_* operation on LAYER 0: its inputs after LAYER, its output slots.
+    fn out(&mut self, code: u8, ins: &[i32]) -> Vec<Slot> {
+        let mut all = vec![0];
+        all.extend_from_slice(ins);
+        self.call(code, None, &all)
     }
 
     pub fn output_reset(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_RESET, nos)
+        self.out(op::OUTPUT_RESET, &[nos as i32]);
+        self
     }
 
     pub fn output_stop(&mut self, nos: u8, brake: bool) -> &mut Self {
-        self.out(op::OUTPUT_STOP, nos).c(brake as i32)
+        self.out(op::OUTPUT_STOP, &[nos as i32, brake as i32]);
+        self
     }
 
     pub fn output_power(&mut self, nos: u8, power: i8) -> &mut Self {
-        self.out(op::OUTPUT_POWER, nos).c(power as i32)
+        self.out(op::OUTPUT_POWER, &[nos as i32, power as i32]);
+        self
     }
 
     pub fn output_speed(&mut self, nos: u8, speed: i8) -> &mut Self {
-        self.out(op::OUTPUT_SPEED, nos).c(speed as i32)
+        self.out(op::OUTPUT_SPEED, &[nos as i32, speed as i32]);
+        self
     }
 
     pub fn output_start(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_START, nos)
+        self.out(op::OUTPUT_START, &[nos as i32]);
+        self
     }
 
     pub fn output_ready(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_READY, nos)
+        self.out(op::OUTPUT_READY, &[nos as i32]);
+        self
     }
 
     pub fn output_clr_count(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_CLR_COUNT, nos)
+        self.out(op::OUTPUT_CLR_COUNT, &[nos as i32]);
+        self
     }
 
     /// OUTPUT_TEST: busy flag (DATA8) of the selected motors.
     pub fn output_test(&mut self, nos: u8) -> Slot {
-        self.out(op::OUTPUT_TEST, nos);
-        self.g(SlotKind::I8)
+        self.out(op::OUTPUT_TEST, &[nos as i32])[0]
     }
 
-    /// OUTPUT_READ: (speed DATA8, movement count DATA32) of one motor.
+    /// OUTPUT_READ: (speed DATA8, movement count DATA32) of one motor. The speed byte goes
+    /// first on the wire; the count's slot is aligned after it.
     pub fn output_read(&mut self, port: OutputPort) -> (Slot, Slot) {
-        self.ops.push(op::OUTPUT_READ);
-        self.c(0).c(port.no() as i32);
-        // The speed byte goes first on the wire; keep the i32 aligned after it.
-        let speed = self.g(SlotKind::I8);
-        let tacho = self.g(SlotKind::I32);
-        (speed, tacho)
+        let s = self.out(op::OUTPUT_READ, &[port.no() as i32]);
+        (s[0], s[1])
     }
 
     /// OUTPUT_GET_COUNT: sensor tacho count (DATA32) of one motor.
     pub fn output_get_count(&mut self, port: OutputPort) -> Slot {
-        self.ops.push(op::OUTPUT_GET_COUNT);
-        self.c(0).c(port.no() as i32);
-        self.g(SlotKind::I32)
+        self.out(op::OUTPUT_GET_COUNT, &[port.no() as i32])[0]
     }
 
     fn profile(&mut self, code: u8, nos: u8, speed: i8, p: [u32; 3], brake: bool) -> &mut Self {
-        self.out(code, nos).c(speed as i32);
-        for v in p {
-            self.c(v.min(i32::MAX as u32) as i32);
-        }
-        self.c(brake as i32)
+        let [p1, p2, p3] = p.map(|v| v.min(i32::MAX as u32) as i32);
+        let ins = [nos as i32, speed as i32, p1, p2, p3, brake as i32];
+        self.out(code, &ins);
+        self
     }
 
     /// OUTPUT_STEP_SPEED: ramp-up, constant, ramp-down degrees; direction = sign of speed.
@@ -934,32 +979,27 @@ impl DirectCommand {
 
     /// INPUT_DEVICE GET_TYPEMODE: (type, mode), both DATA8.
     pub fn get_typemode(&mut self, input: u8) -> (Slot, Slot) {
-        self.ops
-            .extend_from_slice(&[op::INPUT_DEVICE, op::INPUT_GET_TYPEMODE]);
-        self.c(0).c(input as i32);
-        let t = self.g(SlotKind::I8);
-        let m = self.g(SlotKind::I8);
-        (t, m)
+        let s = self.call(
+            op::INPUT_DEVICE,
+            Some(op::INPUT_GET_TYPEMODE),
+            &[0, input as i32],
+        );
+        (s[0], s[1])
     }
 
-    fn ready(&mut self, sub: u8, input: u8, typ: i8, mode: i8, n: u8, kind: SlotKind) -> Vec<Slot> {
-        self.ops.extend_from_slice(&[op::INPUT_DEVICE, sub]);
-        self.c(0)
-            .c(input as i32)
-            .c(typ as i32)
-            .c(mode as i32)
-            .c(n as i32);
-        (0..n).map(|_| self.g(kind)).collect()
+    fn ready(&mut self, sub: u8, input: u8, typ: i8, mode: i8, n: u8) -> Vec<Slot> {
+        let ins = [0, input as i32, typ as i32, mode as i32, n as i32];
+        self.call(op::INPUT_DEVICE, Some(sub), &ins)
     }
 
     /// INPUT_DEVICE READY_RAW: `n` DATA32 values.
     pub fn ready_raw(&mut self, input: u8, typ: i8, mode: i8, n: u8) -> Vec<Slot> {
-        self.ready(op::INPUT_READY_RAW, input, typ, mode, n, SlotKind::I32)
+        self.ready(op::INPUT_READY_RAW, input, typ, mode, n)
     }
 
     /// INPUT_DEVICE READY_SI: `n` DATAF values.
     pub fn ready_si(&mut self, input: u8, typ: i8, mode: i8, n: u8) -> Vec<Slot> {
-        self.ready(op::INPUT_READY_SI, input, typ, mode, n, SlotKind::F32)
+        self.ready(op::INPUT_READY_SI, input, typ, mode, n)
     }
 
     /// The whole message with `counter`.

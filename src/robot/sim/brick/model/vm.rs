@@ -332,10 +332,13 @@ mod tests {
         let mut b = brick();
         let mut p = Program::new();
         let (small, flag, wide) = (p.global(W::B1), p.global(W::B1), p.global(W::B4));
+        let nan = p.local(W::B1);
         p.mov(W::B4, W::B1, 300, small);
         p.cp(Cmp::GtEq, W::B4, -5, -7, flag);
-        // A DATA8 constant read as DATA8 keeps its sign; -128 is DATA8's "not a number".
-        p.mov(W::B1, W::B4, -128, wide);
+        // -128 is DATA8's "not a number" (as a constant first parameter the firmware's
+        // validator refuses it, so it is made by arithmetic, which wraps).
+        p.sub(W::B1, -127, 1, nan);
+        p.mov(W::B1, W::B4, nan, wide);
         let (r, _) = run(&mut b, p, 1.0);
         assert_eq!(r.globals[0] as i8, 127);
         assert_eq!(r.globals[1], 1);
