@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::color::{Appearance, Scale};
 use crate::cube::{Face, FaceletCube, Move, Size};
 use crate::robot::ev3::protocol::{
-    self, decode_command, decode_param, device, encode_reply, op, CommandFrame, Param,
+    self, decode_command, device, encode_reply, op, CommandFrame, Param,
 };
 use crate::robot::mindcub3r::model::Primitive;
 
@@ -199,6 +199,9 @@ impl SimMotor {
 #[derive(Clone, Debug)]
 struct Suspended {
     frame: CommandFrame,
+    /// Its operations, decoded against the table of operations.
+    code: std::sync::Arc<protocol::ops::Walk>,
+    /// The next operation to run (an index into `code`).
     pc: usize,
     globals: Vec<u8>,
     locals: Vec<u8>,
