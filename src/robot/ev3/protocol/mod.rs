@@ -340,48 +340,7 @@ pub use frame::{
 pub use params::{decode_param, push_const, push_global, Param};
 pub use reply::{decode_reply, encode_reply, Reply};
 
-/// Opcode numbers (see [Opcodes](crate::robot::ev3::protocol#opcodes)).
-pub mod op {
-    pub const NOP: u8 = 0x01;
-    pub const UI_READ: u8 = 0x81;
-    pub const UI_READ_GET_VBATT: u8 = 0x01;
-    pub const UI_READ_GET_HW_VERS: u8 = 0x09;
-    pub const UI_READ_GET_FW_VERS: u8 = 0x0A;
-    pub const UI_READ_GET_LBATT: u8 = 0x12;
-    pub const UI_WRITE: u8 = 0x82;
-    pub const UI_WRITE_LED: u8 = 0x1B;
-    pub const COM_GET: u8 = 0xD3;
-    pub const COM_GET_BRICKNAME: u8 = 0x0D;
-    pub const TIMER_WAIT: u8 = 0x85;
-    pub const TIMER_READY: u8 = 0x86;
-    pub const SOUND: u8 = 0x94;
-    pub const SOUND_BREAK: u8 = 0x00;
-    pub const SOUND_TONE: u8 = 0x01;
-    pub const SOUND_READY: u8 = 0x96;
-    pub const INPUT_DEVICE: u8 = 0x99;
-    pub const INPUT_GET_TYPEMODE: u8 = 0x05;
-    pub const INPUT_GET_RAW: u8 = 0x0B;
-    pub const INPUT_CLR_CHANGES: u8 = 0x1A;
-    pub const INPUT_READY_PCT: u8 = 0x1B;
-    pub const INPUT_READY_RAW: u8 = 0x1C;
-    pub const INPUT_READY_SI: u8 = 0x1D;
-    pub const OUTPUT_RESET: u8 = 0xA2;
-    pub const OUTPUT_STOP: u8 = 0xA3;
-    pub const OUTPUT_POWER: u8 = 0xA4;
-    pub const OUTPUT_SPEED: u8 = 0xA5;
-    pub const OUTPUT_START: u8 = 0xA6;
-    pub const OUTPUT_POLARITY: u8 = 0xA7;
-    pub const OUTPUT_READ: u8 = 0xA8;
-    pub const OUTPUT_TEST: u8 = 0xA9;
-    pub const OUTPUT_READY: u8 = 0xAA;
-    pub const OUTPUT_STEP_POWER: u8 = 0xAC;
-    pub const OUTPUT_TIME_POWER: u8 = 0xAD;
-    pub const OUTPUT_STEP_SPEED: u8 = 0xAE;
-    pub const OUTPUT_TIME_SPEED: u8 = 0xAF;
-    pub const OUTPUT_CLR_COUNT: u8 = 0xB2;
-    pub const OUTPUT_GET_COUNT: u8 = 0xB3;
-    pub use super::program::op::*;
-}
+pub use ops::op;
 
 /// Device type numbers reported by GET_TYPEMODE (see [Device types](crate::robot::ev3::protocol#device-types)).
 pub mod device {

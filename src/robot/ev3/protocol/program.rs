@@ -6,43 +6,8 @@
 //!
 //! Level: robot (part of the codec; no I/O).
 
-use super::ops::{self, Invalid, Role, WalkError};
+use super::ops::{self, op, Invalid, Role, WalkError};
 use super::{push_const, push_global, DirectCommand, OutputPort, Slot, SlotKind, MAX_MESSAGE};
-
-/// Opcode numbers of the virtual machine's arithmetic, move, compare, branch, timer and
-/// array opcodes (`bytecodes.h`). Each width-coded family holds DATA8, DATA16, DATA32 and
-/// DATAF members at consecutive codes; the float members are not used.
-pub mod op {
-    pub const ADD8: u8 = 0x10;
-    pub const ADD16: u8 = 0x11;
-    pub const ADD32: u8 = 0x12;
-    pub const SUB8: u8 = 0x14;
-    pub const SUB16: u8 = 0x15;
-    pub const SUB32: u8 = 0x16;
-    pub const MUL8: u8 = 0x18;
-    pub const MUL16: u8 = 0x19;
-    pub const MUL32: u8 = 0x1A;
-    pub const MOVE8_8: u8 = 0x30;
-    pub const MOVE8_32: u8 = 0x32;
-    pub const MOVE16_16: u8 = 0x35;
-    pub const MOVE32_8: u8 = 0x38;
-    pub const MOVE32_32: u8 = 0x3A;
-    pub const JR: u8 = 0x40;
-    pub const JR_FALSE: u8 = 0x41;
-    pub const JR_TRUE: u8 = 0x42;
-    pub const CP_LT8: u8 = 0x44;
-    pub const CP_LT32: u8 = 0x46;
-    pub const CP_GTEQ32: u8 = 0x5A;
-    pub const JR_LT8: u8 = 0x64;
-    pub const JR_LT32: u8 = 0x66;
-    pub const JR_GT32: u8 = 0x6A;
-    pub const JR_GTEQ32: u8 = 0x7A;
-    pub const TIMER_READ: u8 = 0x87;
-    pub const READ8: u8 = 0xC8;
-    pub const READ32: u8 = 0xCA;
-    pub const WRITE8: u8 = 0xCC;
-    pub const WRITE32: u8 = 0xCE;
-}
 
 /// Most global memory a direct command can get back: the reply (length, counter, status,
 /// globals) must fit in [`MAX_MESSAGE`] bytes. The firmware loads a command that asks for
@@ -435,24 +400,24 @@ impl Program {
 
     /// TIMER_WAIT: arms `timer` (a DATA32 variable) to expire `ms` from now.
     pub fn timer_wait(&mut self, ms: impl Into<Operand>, timer: Var) -> &mut Self {
-        self.instr(super::op::TIMER_WAIT, None, &[ms.into(), timer.into()])
+        self.instr(op::TIMER_WAIT, None, &[ms.into(), timer.into()])
     }
 
     /// TIMER_READY: holds the program until `timer` expires.
     pub fn timer_ready(&mut self, timer: Var) -> &mut Self {
-        self.instr(super::op::TIMER_READY, None, &[timer.into()])
+        self.instr(op::TIMER_READY, None, &[timer.into()])
     }
 
     /// OUTPUT_GET_COUNT into `dst` (DATA32): the sensor count of one motor.
     pub fn get_count(&mut self, port: OutputPort, dst: Var) -> &mut Self {
         let args = [0.into(), (port.no() as i32).into(), dst.into()];
-        self.instr(super::op::OUTPUT_GET_COUNT, None, &args)
+        self.instr(op::OUTPUT_GET_COUNT, None, &args)
     }
 
     /// OUTPUT_TEST into `dst` (DATA8): 1 while a selected motor runs a step or time job.
     pub fn output_test(&mut self, nos: u8, dst: Var) -> &mut Self {
         let args = [0.into(), (nos as i32).into(), dst.into()];
-        self.instr(super::op::OUTPUT_TEST, None, &args)
+        self.instr(op::OUTPUT_TEST, None, &args)
     }
 
     /// OUTPUT_STEP_SPEED with the steps as operands (the sign of `speed` is the direction).
@@ -473,7 +438,7 @@ impl Program {
             s3,
             (brake as i32).into(),
         ];
-        self.instr(super::op::OUTPUT_STEP_SPEED, None, &args)
+        self.instr(op::OUTPUT_STEP_SPEED, None, &args)
     }
 
     /// INPUT_DEVICE READY_RAW into `out.len()` DATA32 variables.
@@ -482,11 +447,7 @@ impl Program {
             .map(Operand::Const)
             .to_vec();
         args.extend(out.iter().map(|&v| Operand::Var(v)));
-        self.instr(
-            super::op::INPUT_DEVICE,
-            Some(super::op::INPUT_READY_RAW),
-            &args,
-        )
+        self.instr(op::INPUT_DEVICE, Some(op::INPUT_READY_RAW), &args)
     }
 
     /// Any operation of the [table](ops) (`code`: the opcode, and its sub-code if it takes
