@@ -320,18 +320,6 @@ pub enum WalkError {
     },
 }
 
-impl WalkError {
-    /// Where the operation that stopped the walk starts.
-    pub fn at(&self) -> usize {
-        match self {
-            WalkError::Unknown { at, .. }
-            | WalkError::SubCode { at, .. }
-            | WalkError::Param { at, .. }
-            | WalkError::Values { at, .. } => *at,
-        }
-    }
-}
-
 fn describe(code: u8, sub: Option<u8>) -> String {
     match sub {
         Some(s) => format!("opcode 0x{code:02X} sub-code 0x{s:02X}"),
@@ -460,15 +448,6 @@ pub enum Invalid {
         global: bool,
         kind: Kind,
     },
-}
-
-impl Invalid {
-    /// Where the refused operation starts.
-    pub fn at(&self) -> usize {
-        match self {
-            Invalid::Range { at, .. } | Invalid::Alignment { at, .. } => *at,
-        }
-    }
 }
 
 /// What the firmware's validator refuses in decoded operations, in order: a constant first

@@ -14,6 +14,16 @@
 //! motor count, say) therefore runs for as long as its loop needs, the motors moving
 //! meanwhile, and, as on the brick, nothing else is answered until it ends.
 //!
+//! ## Before it runs
+//!
+//! A command is decoded whole through the [table of operations](protocol::ops) when it
+//! arrives and checked as the firmware's validator checks it: a command it refuses (a
+//! constant first parameter outside its kind's range, a misaligned variable), one with an
+//! operation the table does not hold or that does not decode, or one that gives an output
+//! as a constant, gets DIRECT_REPLY_ERROR and none of it runs. What fails while it runs (a
+//! NOS out of range, a jump out of the command, nothing on an input) ends it there with an
+//! error reply, after the operations before have run.
+//!
 //! Level: robot (uses [`crate::robot::ev3::protocol`]). No I/O, no printing.
 
 use std::sync::Arc;
@@ -165,8 +175,21 @@ impl Brick {
             ));
             return f.wants_reply().then(|| encode_reply(f.counter, false, &[]));
         }
+        let code = ops::walk(&f.body);
+        if let Some(why) = refusal(&code) {
+            // As the firmware's validator does: the whole command refused before any of it
+            // runs.
+            self.note(format!(
+                "error reply to command {}: {why}; nothing of it runs ({})",
+                f.counter,
+                protocol::hex(&f.body)
+            ));
+            return f
+                .wants_reply()
+                .then(|| encode_reply(f.counter, false, &vec![0; f.global]));
+        }
         let s = Suspended {
-            code: Arc::new(ops::walk(&f.body)),
+            code: Arc::new(code),
             globals: vec![0; f.global],
             locals: vec![0; f.local],
             pc: 0,
@@ -239,19 +262,14 @@ impl Brick {
         let code = s.code.clone();
         let mut left = budget;
         let result = loop {
-            if s.pc >= code.instrs.len() && code.error.is_none() {
+            let Some(ins) = code.instrs.get(s.pc) else {
                 break Ok(());
-            }
+            };
             if left == 0 {
                 self.suspended = Some(s);
                 return None;
             }
             left -= 1;
-            // Past the last operation that decoded: the one that did not.
-            let Some(ins) = code.instrs.get(s.pc) else {
-                let e = code.error.as_ref().map(|e| e.to_string());
-                break Err(e.unwrap_or_default());
-            };
             let start = s.pc;
             s.pc += 1;
             match self.exec(ins, &code, &mut s) {
@@ -677,6 +695,34 @@ impl Brick {
     }
 }
 
+/// Why the simulated brick refuses a command before running any of it, if it does: what
+/// the firmware's validator refuses ([`ops::validate`]: a constant first parameter outside
+/// its kind's range, a misaligned variable), an operation that is not in the table or does
+/// not decode (the firmware refuses an unknown opcode or a parameter cut short; an opcode
+/// it knows but the table does not, the simulator cannot run), and, the simulator's own
+/// rule, an output given as a constant (the firmware writes it into a scratch word,
+/// `lms2012.c` `PrimParPointer`, a string past its end).
+fn refusal(code: &Walk) -> Option<String> {
+    if let Some(e) = &code.error {
+        return Some(format!("{e}: not an operation the simulator runs"));
+    }
+    if let Some(v) = ops::validate(&code.instrs).first() {
+        return Some(format!("the firmware's validator refuses it: {v}"));
+    }
+    code.instrs.iter().find_map(|ins| {
+        let k = ins
+            .args
+            .iter()
+            .position(|a| a.par.out && !matches!(a.param, Param::Global(_) | Param::Local(_)))?;
+        Some(format!(
+            "{} at byte {}: output parameter {} is a constant, not a variable",
+            ins.op.name,
+            ins.at,
+            k + 1
+        ))
+    })
+}
+
 /// COL-COLOR code from RGB-RAW (rough; not used by the scan).
 fn color_code(rgb: [f64; 3]) -> f64 {
     let [r, g, b] = rgb;
@@ -795,6 +841,41 @@ mod tests {
         // An output parameter given as a constant is malformed → error reply.
         let r = decode_reply(&b.handle(&h("09 00 02 00 00 04 00 B3 00 02 00")).unwrap()).unwrap();
         assert!(!r.ok);
+    }
+
+    #[test]
+    fn a_command_the_validator_refuses_runs_none_of_it() {
+        let mut b = brick();
+        let c = OutputPort::C.bit();
+        let busy = |b: &mut Brick| {
+            let mut cmd = DirectCommand::new();
+            let s = cmd.output_test(c);
+            decode_reply(&b.handle(&cmd.encode(50)).unwrap())
+                .unwrap()
+                .i8(s)
+                .unwrap()
+                != 0
+        };
+        // A move of C, then MOVE8_32 with DATA8's lowest value as its first parameter: the
+        // firmware's validator refuses the whole command, so the move never starts.
+        let refused = [
+            "17 00 01 00 00 04 00 AE 00 04 81 28 00 82 2C 01 00 01 A6 00 04 32 81 80 60",
+            // The same move, then a DATA32 output at global offset 2.
+            "17 00 02 00 00 08 00 AE 00 04 81 28 00 82 2C 01 00 01 A6 00 04 B3 00 02 62",
+        ];
+        for (i, frame) in refused.iter().enumerate() {
+            let r = decode_reply(&b.handle(&h(frame)).unwrap()).unwrap();
+            assert!(!r.ok, "{frame}");
+            b.advance(0.05);
+            assert!(!busy(&mut b), "command {i}: the move ran");
+        }
+        // DATA8's lowest value as a later parameter (BRAKE of the move) is not refused.
+        let r = b.handle(&h(
+            "14 00 03 00 00 00 00 AE 00 04 81 28 00 82 2C 01 00 81 80 A6 00 04",
+        ));
+        assert!(decode_reply(&r.unwrap()).unwrap().ok);
+        b.advance(0.05);
+        assert!(busy(&mut b), "the move runs");
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl Brick {
             ));
         }
         let to = to as usize;
-        s.pc = if to == len || code.error.as_ref().is_some_and(|e| e.at() == to) {
+        s.pc = if to == len {
             code.instrs.len()
         } else {
             code.instrs
