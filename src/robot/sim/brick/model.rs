@@ -325,6 +325,9 @@ pub(crate) struct Brick {
     appearance: Appearance,
     rng: ChaCha8Rng,
     suspended: Option<Suspended>,
+    /// The direct commands' global memory: one buffer that outlives them (see the
+    /// interpreter's "Memory").
+    cmd_globals: Vec<u8>,
     /// Replies of commands that ended while time advanced, with the time they ended.
     outbox: Vec<(f64, Vec<u8>)>,
     pub faults: Faults,
@@ -455,6 +458,7 @@ impl Brick {
             appearance,
             rng,
             suspended: None,
+            cmd_globals: vec![0; protocol::ops::MAX_COMMAND_GLOBALS],
             outbox: Vec::new(),
             faults: cfg.faults.clone(),
             commands: 0,

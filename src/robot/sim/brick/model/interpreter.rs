@@ -24,6 +24,16 @@
 //! NOS out of range, a jump out of the command, nothing on an input) ends it there with an
 //! error reply, after the operations before have run.
 //!
+//! ## Memory
+//!
+//! A command's local memory starts zeroed; its global memory does not. The firmware keeps
+//! one global buffer for direct commands (`c_com.h:1566`, handed to the command slot at
+//! `c_com.c:3440`) and clears only the program's own memory when it loads a command
+//! (`lms2012.c:1426-1431`; the slot's globals are that buffer, `:1446-1449`). So a command
+//! finds in its global bytes what the commands before it left there, and the simulated
+//! brick keeps one such buffer. A reply carries the command's global bytes whatever its
+//! status (`c_com.c:3508`): an error reply too, as they were.
+//!
 //! Level: robot (uses [`crate::robot::ev3::protocol`]). No I/O, no printing.
 
 use std::sync::Arc;
@@ -186,11 +196,11 @@ impl Brick {
             ));
             return f
                 .wants_reply()
-                .then(|| encode_reply(f.counter, false, &vec![0; f.global]));
+                .then(|| encode_reply(f.counter, false, &self.cmd_globals[..f.global]));
         }
         let s = Suspended {
             code: Arc::new(code),
-            globals: vec![0; f.global],
+            globals: self.cmd_globals[..f.global].to_vec(),
             locals: vec![0; f.local],
             pc: 0,
             frame: f,
@@ -283,21 +293,18 @@ impl Brick {
                 Err(e) => break Err(e),
             }
         };
+        // What the command left in global memory stays there for the next one.
+        self.cmd_globals[..s.globals.len()].copy_from_slice(&s.globals);
         let f = &s.frame;
-        match result {
-            Ok(()) => f
-                .wants_reply()
-                .then(|| encode_reply(f.counter, true, &s.globals)),
-            Err(e) => {
-                self.note(format!(
-                    "error reply to command {}: {e} ({})",
-                    f.counter,
-                    protocol::hex(&f.body)
-                ));
-                f.wants_reply()
-                    .then(|| encode_reply(f.counter, false, &vec![0; f.global]))
-            }
+        if let Err(e) = &result {
+            self.note(format!(
+                "error reply to command {}: {e} ({})",
+                f.counter,
+                protocol::hex(&f.body)
+            ));
         }
+        f.wants_reply()
+            .then(|| encode_reply(f.counter, result.is_ok(), &s.globals))
     }
 
     /// Input parameter `k` of `ins`: a constant as its kind reads it (widened to 32 bits,
@@ -792,10 +799,11 @@ mod tests {
             .handle(&h("0E 00 0B 00 00 04 00 99 1D 00 03 81 21 00 01 60"))
             .unwrap();
         assert_eq!(r, h("07 00 0B 00 02 00 00 D0 41"));
-        // E15: unknown opcode → error reply with the same global size.
+        // E15: unknown opcode → error reply with the same global size, the bytes as E12
+        // left them (global memory outlives a command).
         assert_eq!(
             b.handle(&h("06 00 77 00 00 04 00 FE")).unwrap(),
-            h("07 00 77 00 04 00 00 00 00")
+            h("07 00 77 00 04 00 00 D0 41")
         );
         // E16: name, firmware, battery.
         let r = b
@@ -876,6 +884,23 @@ mod tests {
         assert!(decode_reply(&r.unwrap()).unwrap().ok);
         b.advance(0.05);
         assert!(busy(&mut b), "the move runs");
+    }
+
+    #[test]
+    fn global_memory_keeps_what_the_command_before_left() {
+        let mut b = brick();
+        // Command 1 writes 0x11223344 at GV0 and 7 at GV4.
+        let r = b.handle(&h("0F 00 01 00 00 08 00 3A 83 44 33 22 11 60 3A 07 64"));
+        assert_eq!(r.unwrap(), h("0B 00 01 00 02 44 33 22 11 07 00 00 00"));
+        // Command 2 has 8 global bytes and writes only GV4: GV0 is what command 1 left.
+        let r = b.handle(&h("09 00 02 00 00 08 00 3A 81 63 64"));
+        assert_eq!(r.unwrap(), h("0B 00 02 00 02 44 33 22 11 63 00 00 00"));
+        // Local memory starts at zero: LV0 copied to GV0.
+        let r = b.handle(&h("08 00 03 00 00 04 10 3A 40 60"));
+        assert_eq!(r.unwrap(), h("07 00 03 00 02 00 00 00 00"));
+        // A refused command's error reply carries the global bytes as they are.
+        let r = b.handle(&h("08 00 04 00 00 08 00 3A 05 62"));
+        assert_eq!(r.unwrap(), h("0B 00 04 00 04 00 00 00 00 63 00 00 00"));
     }
 
     #[test]
