@@ -31,15 +31,6 @@ fn nan(kind: Kind) -> i32 {
     }
 }
 
-/// The values of an integer kind.
-fn full_range(kind: Kind) -> (i32, i32) {
-    match kind {
-        Kind::D8 | Kind::Str => (i8::MIN as i32, i8::MAX as i32),
-        Kind::D16 => (i16::MIN as i32, i16::MAX as i32),
-        Kind::D32 | Kind::F => (i32::MIN, i32::MAX),
-    }
-}
-
 /// Where a variable lives: global or local memory, byte offset.
 pub(super) type Var = (bool, usize);
 
@@ -108,16 +99,20 @@ impl Brick {
         self.store(s, dst, ins.args[2].par.kind, v)
     }
 
-    /// MOVEx_y: SOURCE at width x into *DESTINATION at width y; narrowing saturates and
-    /// the "not a number" pattern carries over (`c_move.c`).
+    /// MOVEx_y: SOURCE at width x into *DESTINATION at width y, as `c_move.c` does: a move
+    /// within one width copies; between widths the "not a number" pattern carries over and
+    /// any other value is held to DATA8_MIN..DATA8_MAX (−127..127) or DATA16_MIN..DATA16_MAX
+    /// (−32767..32767), so narrowing never makes a "not a number".
     fn mov(&mut self, ins: &Instr, s: &mut Suspended) -> Result<(), String> {
         let (from, to) = (ins.args[0].par.kind, ins.args[1].par.kind);
         let v = self.int(ins, 0, s)?;
         let dst = self.dst(ins, 1)?;
-        let out = if v == nan(from) && from != to {
+        let out = if from == to {
+            v
+        } else if v == nan(from) {
             nan(to)
         } else {
-            let (lo, hi) = full_range(to);
+            let (lo, hi) = to.range().unwrap_or((i32::MIN, i32::MAX));
             v.clamp(lo, hi)
         };
         self.store(s, dst, to, out)
@@ -290,7 +285,12 @@ mod tests {
         let mut p = Program::new();
         let (small, flag, wide) = (p.global(W::B1), p.global(W::B1), p.global(W::B4));
         let nan = p.local(W::B1);
+        let (low, low16) = (p.global(W::B1), p.global(W::B2));
         p.mov(W::B4, W::B1, 300, small);
+        // Narrowing stops at −127 / −32767: DATA8's and DATA16's lowest values are their
+        // "not a number", which only a "not a number" becomes.
+        p.mov(W::B4, W::B1, -300, low);
+        p.mov(W::B4, W::B2, -40_000, low16);
         p.cp(Cmp::GtEq, W::B4, -5, -7, flag);
         // -128 is DATA8's "not a number" (as a constant first parameter the firmware's
         // validator refuses it, so it is made by arithmetic, which wraps).
@@ -299,6 +299,8 @@ mod tests {
         let (r, _) = run(&mut b, p, 1.0);
         assert_eq!(r.globals[0] as i8, 127);
         assert_eq!(r.globals[1], 1);
+        assert_eq!(r.globals[8] as i8, -127);
+        assert_eq!(i16::from_le_bytes([r.globals[10], r.globals[11]]), -32767);
         assert_eq!(r.i32(wide.slot(SlotKind::I32).unwrap()).unwrap(), i32::MIN);
     }
 
