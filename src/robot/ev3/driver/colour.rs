@@ -9,7 +9,6 @@
 //! started (not waited for) and each sample is one command holding OUTPUT_GET_COUNT of the
 //! motors, INPUT_DEVICE READY_RAW of the colour sensor (type 29, mode 4, three values) and
 //! OUTPUT_TEST: one round trip gives a reading together with where the table was.
-//!
 
 use super::{Ev3, Ev3Error, READ_RETRIES};
 use crate::robot::ev3::protocol::{self, device, DirectCommand, OutputPort, Reply};

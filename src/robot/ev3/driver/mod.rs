@@ -40,11 +40,12 @@
 //!
 //! ## One command in flight
 //!
-//! The brick runs one direct command per connection and silently drops a command that
-//! arrives while another runs (see
+//! The brick runs one direct command at a time and reads nothing while it runs: a command
+//! sent meanwhile waits in the link and runs only after the running one has answered (see
 //! [Execution on the brick](crate::robot::ev3::protocol#execution-on-the-brick)). So the
 //! driver never pipelines: every command it sends asks for a reply, and the next command
-//! is sent only after that reply (or a timeout). Motor moves are started without
+//! is sent only after that reply (or a timeout; a late reply is then told apart by its
+//! counter). Motor moves are started without
 //! OUTPUT_READY, so their reply comes at once and the brick stays free for the polls that
 //! watch them.
 //!

@@ -68,7 +68,6 @@
 //! Every motion the driver starts is a step job (a move) or a time job (homing): the brick
 //! ends it by itself. Nothing runs open-ended, so a dead link or a killed host leaves the
 //! motors stopped within one motion.
-//!
 
 use std::time::{Duration, Instant};
 

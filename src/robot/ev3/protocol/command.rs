@@ -6,14 +6,17 @@
 //! ## Global memory
 //!
 //! Value types: DATA8 = `i8`, DATA16 = `i16`, DATA32 = `i32`, DATAF = `f32`. A value at
-//! global offset `o` is at byte `5 + o` of the reply. The firmware source asks for 4-byte
-//! values at offsets divisible by 4; [`DirectCommand`] hands out slots in the order the
-//! operations are added and rounds each 4-byte slot up to the next multiple of 4 (so
-//! OUTPUT_READ puts its speed byte at 0 and its count at 4, see E14 of the
-//! [worked examples](super#worked-examples)). Nothing promises
-//! that global memory starts zeroed, so every byte the code reads is one an operation
-//! wrote.
+//! global offset `o` is at byte `5 + o` of the reply. The firmware's validator refuses a
+//! DATA32 or DATAF variable at an offset not divisible by 4 (DATA16: by 2);
+//! [`DirectCommand`] hands out slots in the order the operations are added and rounds each
+//! slot up to the next multiple of its size (so OUTPUT_READ puts its speed byte at 0 and
+//! its count at 4, see E14 of the [worked examples](super#worked-examples)).
 //!
+//! The firmware does not clear global memory between direct commands: one buffer serves
+//! them all (`c_com.h:1566`) and loading a command clears only the program's own memory,
+//! locals included (`lms2012.c:1426-1449`), so a byte no operation of a command writes
+//! comes back as an earlier command left it. Every byte this code reads is one an operation
+//! of the same command wrote.
 
 use super::params::{push_const, push_global};
 use super::{op, ops, OutputPort, DIRECT_COMMAND_NO_REPLY, DIRECT_COMMAND_REPLY};

@@ -48,7 +48,6 @@
 //! mailboxes) are not used: after the type byte comes a system command byte, and the
 //! simulated brick answers any of them that wants a reply with length, counter, `0x05`,
 //! the echoed system command byte and status `0x0A` (unknown error).
-//!
 
 use super::ProtocolError;
 

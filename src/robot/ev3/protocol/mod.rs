@@ -157,19 +157,38 @@
 //!
 //! ## Execution on the brick
 //!
-//! * **One command at a time per connection** (`c_com.c`). While a command runs, a newly
-//!   arrived no-reply command is ignored, and so is a newly arrived command that wants a
-//!   reply, without any answer, except when the running command is itself a no-reply one:
-//!   then the newcomer is answered at once with DIRECT_REPLY_ERROR. (A comment in
-//!   `c_com.h` says a new command ends the running one instead; the code is what runs.)
+//! * **One command at a time, the next one queued** (`c_com.c`). Loading a direct command
+//!   clears the flag that lets the communication module read the links (`VmReady`,
+//!   `c_com.c:435`); while it is clear no channel is read at all (`c_com.c:2478`), and it
+//!   is set again only when the running command's reply goes out (COM_WRITE REPLY,
+//!   `c_com.c:3488`, which the UI program sends when the command slot stops, for a
+//!   no-reply command too). A command sent meanwhile is therefore not dropped: it waits
+//!   unread in the link's buffer and runs after the running one has ended and answered,
+//!   in the order sent, so an OUTPUT_STOP sent during a long command stops nothing until
+//!   that command ends. (The code that answers a newcomer with DIRECT_REPLY_ERROR while a
+//!   no-reply command runs, `c_com.c:2617-2636`, and the comment in `c_com.h` that says a
+//!   new command ends the running one, describe nothing that happens while a command runs:
+//!   nothing is read then.)
 //! * **The reply comes when the whole command has finished**, including any blocking
 //!   operation in it (OUTPUT_READY, SOUND_READY, TIMER_READY, a READY_* that changes a
 //!   sensor's mode).
-//! * **DIRECT_REPLY_ERROR** means the command was not (completely) executed: it could not be
-//!   loaded (header and size disagree) or the virtual machine failed. The global memory of
-//!   such a reply means nothing. The simulated brick answers an unknown opcode or a
-//!   malformed parameter this way, with the command's global size filled with zeros, and
-//!   runs nothing after the fault.
+//! * **The whole command is checked before any of it runs.** The loader refuses a header
+//!   asking for more than 1021 global or 64 local bytes (`c_com.c:456`) with an immediate
+//!   DIRECT_REPLY_ERROR; as its code reads, the brick then reads no further command, since
+//!   only a reply of a command that ran sets the flag above again (`c_com.c:2604-2616`,
+//!   `:2652-2658`). Then the firmware's validator (`lms2012.c:1416`) refuses an unknown
+//!   opcode, a constant first parameter outside its kind's range (DATA8 −127..127, DATA16
+//!   −32767..32767, DATA32 ±(2^31 − 1)) and a DATA16/DATA32/DATAF variable at an offset
+//!   not divisible by 2/4: the reply is DIRECT_REPLY_ERROR and nothing of the command runs.
+//!   It checks no later parameter's constant, no direction, no jump target and no variable
+//!   against the header's memory; see [the firmware's validator](ops#the-firmwares-validator).
+//! * **DIRECT_REPLY_ERROR** means the command was not (completely) executed: refused as
+//!   above, or the virtual machine failed while running it, after the operations before the
+//!   fault ran. The reply carries the command's global bytes whatever its status
+//!   (`c_com.c:3508`); after an error they mean nothing. The simulated brick refuses before
+//!   running what the validator refuses, and also an operation its table of operations does
+//!   not hold and an output given as a constant; a fault while running ends the command
+//!   there.
 //!
 //! ## Programs on the brick
 //!
@@ -199,14 +218,16 @@
 //! * **Widths.** The virtual machine decodes every parameter to a pointer
 //!   (`lms2012.c`, `PrimParPointer`): a constant is first widened to 32 bits, a variable is
 //!   its address; the opcode then reads (or writes) its own width there. So a constant
-//!   fits any width it is in range of, and a variable must be as wide as the opcode says
+//!   fits any width it is in range of (an operation's first parameter must be in its
+//!   kind's range, see above), and a variable must be as wide as the opcode says
 //!   (a DATA32 opcode on a DATA8 variable reads three bytes past it). Arithmetic wraps.
 //! * **Jumps.** OFFSET counts from the first byte after the jump instruction (the virtual
 //!   machine adds it to its instruction pointer once all parameters are read); a negative
 //!   OFFSET jumps back. Jumping to the end of the operations ends the program. [`Program`]
 //!   writes every OFFSET as LC2 (`82 lo hi`) so it can be patched once the target is known.
 //! * **Indices are not checked** by READ/WRITE: the host must keep them inside the array.
-//! * **Alignment.** DATA16 and DATA32 variables sit at offsets divisible by 2 and 4.
+//! * **Alignment.** DATA16 and DATA32 variables sit at offsets divisible by 2 and 4 (the
+//!   validator refuses a command with one that does not, input or output, global or local).
 //! * **Memory.** Global memory comes back in the reply, so at most [`MAX_GLOBALS`] = 1019
 //!   bytes (1024 minus length, counter and status; `c_com.c` loads a command asking for up
 //!   to 1021, `MAX_COMMAND_GLOBALS`, but no reply carries that); local memory is scratch,
@@ -215,8 +236,8 @@
 //! * **Time.** The virtual machine runs a program up to 2000 instructions or 2 ms
 //!   (`PRG_PRIORITY`, the preemption timer) before it serves the communication module and
 //!   the other program slots, then carries on; a loop runs as long as it loops. The reply
-//!   goes out when the program ends, and until then the brick answers no other command on
-//!   that connection (see above): not even OUTPUT_STOP. OUTPUT_READY waits without a time
+//!   goes out when the program ends, and until then the brick reads no other command (see
+//!   above): one sent meanwhile, OUTPUT_STOP included, runs only after it. OUTPUT_READY waits without a time
 //!   limit, so a program here never uses it: it polls OUTPUT_TEST and TIMER_READ in a loop
 //!   with a deadline and stops the motors itself when the deadline passes.
 //!
