@@ -55,7 +55,7 @@ impl Default for Ports {
 }
 
 /// Nominal full speeds (°/s at 100 %), used only for time budgets (see
-/// [Time budgets](crate::robot::ev3::driver#time-budgets)).
+/// [Time budgets](crate::robot::ev3::driver::motion#time-budgets)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Motors {

@@ -247,7 +247,7 @@
 //!
 //! Every move is a step job to an absolute target that the program computes from the
 //! motor's count on the brick, with the driver's deadband and ramps
-//! ([Absolute targets](crate::robot::ev3::driver#absolute-targets)); one move routine in
+//! ([Absolute targets](crate::robot::ev3::driver::motion#absolute-targets)); one move routine in
 //! the program serves all of them so that a face fits in one command. The brick answers
 //! nothing else while a program runs, not even a stop, so a program never waits without a
 //! limit: every wait loop checks TIMER_READ against the program's deadline (twice the
@@ -355,7 +355,7 @@
 //! then the brake and the count cleared there; a motor still moving when its job ends gets
 //! another program, up to `home_ms`), so homing takes no more on a slow link than on a
 //! fast one and a stop asked for is heard within a second; otherwise the host polls, as
-//! the driver's [Homing](crate::robot::ev3::driver#homing) describes.
+//! the driver's [Homing](crate::robot::ev3::driver::motion#homing) describes.
 //!
 //! ## 2x2x2
 //!

@@ -3,9 +3,19 @@
 //!
 //! Level: robot (depends on nothing else in the crate).
 //!
-//! The sections below are the parts of the protocol this code relies on. The byte dumps
-//! under [Worked examples](#worked-examples) are the golden tests of this module (its
-//! `tests.rs`) and of the simulated brick.
+//! The sections below and those of the submodules are the parts of the protocol this code
+//! relies on. The byte dumps under [Worked examples](#worked-examples) are the golden tests
+//! of this module (its `tests.rs`) and of the simulated brick.
+//!
+//! | Module | What it holds |
+//! |--------|---------------|
+//! | [`frame`] | framing and message types; a command frame's decoder, the frame splitter |
+//! | [`params`] | parameter encoding: the shortest constant forms, the decoder of every form |
+//! | [`ops`] | the table of operations (each opcode's parameters), its walk, the firmware's validator |
+//! | [`command`] | [`DirectCommand`]'s builders and the global memory they hand out |
+//! | [`reply`] | a reply's decoder and encoder, and the values it carries |
+//! | `program` | [`Program`]: commands that compute, compare and jump |
+//! | [`audit`] | the wire audit |
 //!
 //! ## Sources
 //!
@@ -23,113 +33,6 @@
 //!
 //! All multi-byte numbers on the wire and in global memory are little-endian; floats are
 //! IEEE-754 single precision.
-//!
-//! ## Framing
-//!
-//! Every message, in either direction, starts with a two-byte length that counts the bytes
-//! *after* it, so a reader takes two bytes, then exactly that many more. A direct command:
-//!
-//! | Bytes | Field   | Contents |
-//! |-------|---------|----------|
-//! | 0–1   | length  | `u16`: message size − 2 |
-//! | 2–3   | counter | `u16` picked by the host (the driver counts up and wraps); the reply carries the same value |
-//! | 4     | type    | see [Message types](#message-types) |
-//! | 5–6   | memory  | `u16`: bits 0–9 = bytes of global memory (0..1023), bits 10–15 = bytes of local memory (0..63), i.e. `local << 10 \| global` |
-//! | 7…    | operations | opcodes with their parameters, executed in order |
-//!
-//! Memory header examples: nothing → `00 00`; 4 global bytes → `04 00`; 12 global and 4
-//! local → `0x100C` → `0C 10`.
-//!
-//! A direct reply:
-//!
-//! | Bytes | Field   | Contents |
-//! |-------|---------|----------|
-//! | 0–1   | length  | `u16`: 3 + bytes of global memory |
-//! | 2–3   | counter | copied from the command |
-//! | 4     | status  | `0x02` ok, `0x04` error |
-//! | 5…    | globals | the command's whole global memory, whatever its operations left there |
-//!
-//! A reply to a command without global memory is five bytes, `03 00 cc cc 02`. No message
-//! may exceed 1024 bytes including the length field ([`MAX_MESSAGE`]; `MAX_MSG_SIZE` in
-//! `c_com.h`). The decoder refuses a frame whose length field disagrees with its size.
-//!
-//! ## Message types
-//!
-//! | Byte | Name | Direction | Handled here |
-//! |------|------|-----------|--------------|
-//! | `0x00` | DIRECT_COMMAND_REPLY    | host → brick | encoded, decoded |
-//! | `0x80` | DIRECT_COMMAND_NO_REPLY | host → brick | encoded, decoded |
-//! | `0x02` | DIRECT_REPLY            | brick → host | encoded, decoded |
-//! | `0x04` | DIRECT_REPLY_ERROR      | brick → host | encoded, decoded |
-//! | `0x01` / `0x81` | SYSTEM_COMMAND_REPLY / _NO_REPLY | host → brick | recognised only |
-//! | `0x05` | SYSTEM_REPLY_ERROR      | brick → host | encoded by the simulated brick |
-//!
-//! Bit 7 of a command's type byte means "no reply wanted". System commands (file transfer,
-//! mailboxes) are not used: after the type byte comes a system command byte, and the
-//! simulated brick answers any of them that wants a reply with length, counter, `0x05`,
-//! the echoed system command byte and status `0x0A` (unknown error).
-//!
-//! ## Parameter encoding
-//!
-//! Each parameter opens with a descriptor byte whose bit 7 selects the short (one byte in
-//! all) or the long form.
-//!
-//! | Short form bits | Name | Meaning |
-//! |-----------------|------|---------|
-//! | `0 0 s v v v v v` | LC0 | constant, 6-bit two's complement in bits 0–5 (bit 5 is the sign): −32..31 |
-//! | `0 1 0 i i i i i` | LV0 | local variable at byte offset 0..31 |
-//! | `0 1 1 i i i i i` | GV0 | global variable at byte offset 0..31 |
-//!
-//! In the long form bit 6 marks a variable (clear: a constant), bit 5 a global variable
-//! (clear: local), bits 3–4 the address and handle forms used for arrays (the decoder
-//! refuses them), and bits 0–2 say what follows: 1 → one byte, 2 → two, 3 → four, 0 or 4
-//! → a zero-terminated string (constants only).
-//!
-//! | First byte | Name | Followed by |
-//! |------------|------|-------------|
-//! | `0x81` / `0x82` / `0x83` | LC1 / LC2 / LC4 | a signed 8 / 16 / 32-bit constant |
-//! | `0x84` | LCS | ASCII bytes, then `0x00` |
-//! | `0xC1` / `0xC2` / `0xC3` | LV1 / LV2 / LV4 | an unsigned local offset of 1 / 2 / 4 bytes |
-//! | `0xE1` / `0xE2` / `0xE3` | GV1 / GV2 / GV4 | an unsigned global offset of 1 / 2 / 4 bytes |
-//!
-//! The brick's virtual machine widens a constant to 32 bits and the opcode then reads it as
-//! the type it expects, so any constant form may carry any integer parameter whose value
-//! fits. The decoder therefore accepts every form above; [`push_const`] writes the shortest,
-//! as `ev3_dc` does:
-//!
-//! | Value | Form | Size |
-//! |-------|------|------|
-//! | −32 ..= 31 | LC0 | 1 byte |
-//! | −127 ..= 127 | LC1 | 2 bytes |
-//! | −32767 ..= 32767 | LC2 | 3 bytes |
-//! | anything else | LC4 | 5 bytes |
-//!
-//! [`push_global`] writes GV0 for offsets below 32, GV1 below 256, GV2 above. Output
-//! parameters (marked `*` in [Opcodes](#opcodes)) must be variables; this code always gives
-//! global ones. Reference encodings (the first test below checks all of them):
-//!
-//! | Value | Bytes | Value | Bytes |
-//! |-------|-------|-------|-------|
-//! | 0 | `00` | 270 | `82 0E 01` |
-//! | 31 | `1F` | −270 | `82 F2 FE` |
-//! | −1 | `3F` | 540 | `82 1C 02` |
-//! | −5 | `3B` | 1080 | `82 38 04` |
-//! | −32 | `20` | −1080 | `82 C8 FB` |
-//! | 32 | `81 20` | 32767 | `82 FF 7F` |
-//! | −33 | `81 DF` | 32768 | `83 00 80 00 00` |
-//! | 60 | `81 3C` | −40000 | `83 C0 63 FF FF` |
-//! | 100 | `81 64` | GV0 at 0 / 4 / 8 | `60` / `64` / `68` |
-//! | −100 | `81 9C` | LV0 at 0 | `40` |
-//!
-//! ## Global memory
-//!
-//! Value types: DATA8 = `i8`, DATA16 = `i16`, DATA32 = `i32`, DATAF = `f32`. A value at
-//! global offset `o` is at byte `5 + o` of the reply. The firmware source asks for 4-byte
-//! values at offsets divisible by 4; [`DirectCommand`] hands out slots in the order the
-//! operations are added and rounds each 4-byte slot up to the next multiple of 4 (so
-//! OUTPUT_READ puts its speed byte at 0 and its count at 4, see E14). Nothing promises
-//! that global memory starts zeroed, so every byte the code reads is one an operation
-//! wrote.
 //!
 //! ## Ports
 //!
@@ -254,19 +157,38 @@
 //!
 //! ## Execution on the brick
 //!
-//! * **One command at a time per connection** (`c_com.c`). While a command runs, a newly
-//!   arrived no-reply command is ignored, and so is a newly arrived command that wants a
-//!   reply, without any answer, except when the running command is itself a no-reply one:
-//!   then the newcomer is answered at once with DIRECT_REPLY_ERROR. (A comment in
-//!   `c_com.h` says a new command ends the running one instead; the code is what runs.)
+//! * **One command at a time, the next one queued** (`c_com.c`). Loading a direct command
+//!   clears the flag that lets the communication module read the links (`VmReady`,
+//!   `c_com.c:435`); while it is clear no channel is read at all (`c_com.c:2478`), and it
+//!   is set again only when the running command's reply goes out (COM_WRITE REPLY,
+//!   `c_com.c:3488`, which the UI program sends when the command slot stops, for a
+//!   no-reply command too). A command sent meanwhile is therefore not dropped: it waits
+//!   unread in the link's buffer and runs after the running one has ended and answered,
+//!   in the order sent, so an OUTPUT_STOP sent during a long command stops nothing until
+//!   that command ends. (The code that answers a newcomer with DIRECT_REPLY_ERROR while a
+//!   no-reply command runs, `c_com.c:2617-2636`, and the comment in `c_com.h` that says a
+//!   new command ends the running one, describe nothing that happens while a command runs:
+//!   nothing is read then.)
 //! * **The reply comes when the whole command has finished**, including any blocking
 //!   operation in it (OUTPUT_READY, SOUND_READY, TIMER_READY, a READY_* that changes a
 //!   sensor's mode).
-//! * **DIRECT_REPLY_ERROR** means the command was not (completely) executed: it could not be
-//!   loaded (header and size disagree) or the virtual machine failed. The global memory of
-//!   such a reply means nothing. The simulated brick answers an unknown opcode or a
-//!   malformed parameter this way, with the command's global size filled with zeros, and
-//!   runs nothing after the fault.
+//! * **The whole command is checked before any of it runs.** The loader refuses a header
+//!   asking for more than 1021 global or 64 local bytes (`c_com.c:456`) with an immediate
+//!   DIRECT_REPLY_ERROR; as its code reads, the brick then reads no further command, since
+//!   only a reply of a command that ran sets the flag above again (`c_com.c:2604-2616`,
+//!   `:2652-2658`). Then the firmware's validator (`lms2012.c:1416`) refuses an unknown
+//!   opcode, a constant first parameter outside its kind's range (DATA8 −127..127, DATA16
+//!   −32767..32767, DATA32 ±(2^31 − 1)) and a DATA16/DATA32/DATAF variable at an offset
+//!   not divisible by 2/4: the reply is DIRECT_REPLY_ERROR and nothing of the command runs.
+//!   It checks no later parameter's constant, no direction, no jump target and no variable
+//!   against the header's memory; see [the firmware's validator](ops#the-firmwares-validator).
+//! * **DIRECT_REPLY_ERROR** means the command was not (completely) executed: refused as
+//!   above, or the virtual machine failed while running it, after the operations before the
+//!   fault ran. The reply carries the command's global bytes whatever its status
+//!   (`c_com.c:3508`); after an error they mean nothing. The simulated brick refuses before
+//!   running what the validator refuses, and also an operation its table of operations does
+//!   not hold and an output given as a constant; a fault while running ends the command
+//!   there.
 //!
 //! ## Programs on the brick
 //!
@@ -296,14 +218,16 @@
 //! * **Widths.** The virtual machine decodes every parameter to a pointer
 //!   (`lms2012.c`, `PrimParPointer`): a constant is first widened to 32 bits, a variable is
 //!   its address; the opcode then reads (or writes) its own width there. So a constant
-//!   fits any width it is in range of, and a variable must be as wide as the opcode says
+//!   fits any width it is in range of (an operation's first parameter must be in its
+//!   kind's range, see above), and a variable must be as wide as the opcode says
 //!   (a DATA32 opcode on a DATA8 variable reads three bytes past it). Arithmetic wraps.
 //! * **Jumps.** OFFSET counts from the first byte after the jump instruction (the virtual
 //!   machine adds it to its instruction pointer once all parameters are read); a negative
 //!   OFFSET jumps back. Jumping to the end of the operations ends the program. [`Program`]
 //!   writes every OFFSET as LC2 (`82 lo hi`) so it can be patched once the target is known.
 //! * **Indices are not checked** by READ/WRITE: the host must keep them inside the array.
-//! * **Alignment.** DATA16 and DATA32 variables sit at offsets divisible by 2 and 4.
+//! * **Alignment.** DATA16 and DATA32 variables sit at offsets divisible by 2 and 4 (the
+//!   validator refuses a command with one that does not, input or output, global or local).
 //! * **Memory.** Global memory comes back in the reply, so at most [`MAX_GLOBALS`] = 1019
 //!   bytes (1024 minus length, counter and status; `c_com.c` loads a command asking for up
 //!   to 1021, `MAX_COMMAND_GLOBALS`, but no reply carries that); local memory is scratch,
@@ -312,8 +236,8 @@
 //! * **Time.** The virtual machine runs a program up to 2000 instructions or 2 ms
 //!   (`PRG_PRIORITY`, the preemption timer) before it serves the communication module and
 //!   the other program slots, then carries on; a loop runs as long as it loops. The reply
-//!   goes out when the program ends, and until then the brick answers no other command on
-//!   that connection (see above): not even OUTPUT_STOP. OUTPUT_READY waits without a time
+//!   goes out when the program ends, and until then the brick reads no other command (see
+//!   above): one sent meanwhile, OUTPUT_STOP included, runs only after it. OUTPUT_READY waits without a time
 //!   limit, so a program here never uses it: it polls OUTPUT_TEST and TIMER_READ in a loop
 //!   with a deadline and stops the motors itself when the deadline passes.
 //!
@@ -422,63 +346,22 @@
 use std::fmt;
 
 pub mod audit;
+pub mod command;
+pub mod frame;
+pub mod ops;
+pub mod params;
+pub mod reply;
 
-/// Message type: direct command, reply wanted.
-pub const DIRECT_COMMAND_REPLY: u8 = 0x00;
-/// Message type: direct command, no reply.
-pub const DIRECT_COMMAND_NO_REPLY: u8 = 0x80;
-/// Reply status: ok.
-pub const DIRECT_REPLY: u8 = 0x02;
-/// Reply status: the command was not (fully) executed.
-pub const DIRECT_REPLY_ERROR: u8 = 0x04;
-/// System command types (recognised only).
-pub const SYSTEM_COMMAND_REPLY: u8 = 0x01;
-pub const SYSTEM_COMMAND_NO_REPLY: u8 = 0x81;
-pub const SYSTEM_REPLY_ERROR: u8 = 0x05;
-/// Largest message on the wire, length field included.
-pub const MAX_MESSAGE: usize = 1024;
+pub use command::{DirectCommand, Slot, SlotKind};
+pub use frame::{
+    decode_command, CommandFrame, FrameBuffer, DIRECT_COMMAND_NO_REPLY, DIRECT_COMMAND_REPLY,
+    DIRECT_REPLY, DIRECT_REPLY_ERROR, MAX_MESSAGE, SYSTEM_COMMAND_NO_REPLY, SYSTEM_COMMAND_REPLY,
+    SYSTEM_REPLY_ERROR,
+};
+pub use params::{decode_param, push_const, push_global, Param};
+pub use reply::{decode_reply, encode_reply, Reply};
 
-/// Opcode numbers (see [Opcodes](crate::robot::ev3::protocol#opcodes)).
-pub mod op {
-    pub const NOP: u8 = 0x01;
-    pub const UI_READ: u8 = 0x81;
-    pub const UI_READ_GET_VBATT: u8 = 0x01;
-    pub const UI_READ_GET_HW_VERS: u8 = 0x09;
-    pub const UI_READ_GET_FW_VERS: u8 = 0x0A;
-    pub const UI_READ_GET_LBATT: u8 = 0x12;
-    pub const UI_WRITE: u8 = 0x82;
-    pub const UI_WRITE_LED: u8 = 0x1B;
-    pub const COM_GET: u8 = 0xD3;
-    pub const COM_GET_BRICKNAME: u8 = 0x0D;
-    pub const TIMER_WAIT: u8 = 0x85;
-    pub const TIMER_READY: u8 = 0x86;
-    pub const SOUND: u8 = 0x94;
-    pub const SOUND_TONE: u8 = 0x01;
-    pub const SOUND_READY: u8 = 0x96;
-    pub const INPUT_DEVICE: u8 = 0x99;
-    pub const INPUT_GET_TYPEMODE: u8 = 0x05;
-    pub const INPUT_GET_RAW: u8 = 0x0B;
-    pub const INPUT_CLR_CHANGES: u8 = 0x1A;
-    pub const INPUT_READY_PCT: u8 = 0x1B;
-    pub const INPUT_READY_RAW: u8 = 0x1C;
-    pub const INPUT_READY_SI: u8 = 0x1D;
-    pub const OUTPUT_RESET: u8 = 0xA2;
-    pub const OUTPUT_STOP: u8 = 0xA3;
-    pub const OUTPUT_POWER: u8 = 0xA4;
-    pub const OUTPUT_SPEED: u8 = 0xA5;
-    pub const OUTPUT_START: u8 = 0xA6;
-    pub const OUTPUT_POLARITY: u8 = 0xA7;
-    pub const OUTPUT_READ: u8 = 0xA8;
-    pub const OUTPUT_TEST: u8 = 0xA9;
-    pub const OUTPUT_READY: u8 = 0xAA;
-    pub const OUTPUT_STEP_POWER: u8 = 0xAC;
-    pub const OUTPUT_TIME_POWER: u8 = 0xAD;
-    pub const OUTPUT_STEP_SPEED: u8 = 0xAE;
-    pub const OUTPUT_TIME_SPEED: u8 = 0xAF;
-    pub const OUTPUT_CLR_COUNT: u8 = 0xB2;
-    pub const OUTPUT_GET_COUNT: u8 = 0xB3;
-    pub use super::program::op::*;
-}
+pub use ops::op;
 
 /// Device type numbers reported by GET_TYPEMODE (see [Device types](crate::robot::ev3::protocol#device-types)).
 pub mod device {
@@ -588,571 +471,6 @@ impl OutputPort {
 impl fmt::Display for OutputPort {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.letter())
-    }
-}
-
-/// A decoded parameter (see [Parameter encoding](crate::robot::ev3::protocol#parameter-encoding)).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Param {
-    Const(i32),
-    Str(String),
-    Local(usize),
-    Global(usize),
-}
-
-/// Appends the shortest constant form of `v` (LC0, LC1, LC2 or LC4).
-pub fn push_const(buf: &mut Vec<u8>, v: i32) {
-    if (-32..=31).contains(&v) {
-        buf.push((v as u8) & 0x3F);
-    } else if (-127..=127).contains(&v) {
-        buf.push(0x81);
-        buf.push(v as i8 as u8);
-    } else if (-32767..=32767).contains(&v) {
-        buf.push(0x82);
-        buf.extend_from_slice(&(v as i16).to_le_bytes());
-    } else {
-        buf.push(0x83);
-        buf.extend_from_slice(&v.to_le_bytes());
-    }
-}
-
-/// Appends a global-variable reference (GV0 when it fits, else GV1/GV2).
-pub fn push_global(buf: &mut Vec<u8>, offset: usize) {
-    if offset < 32 {
-        buf.push(0x60 | offset as u8);
-    } else if offset < 256 {
-        buf.push(0xE1);
-        buf.push(offset as u8);
-    } else {
-        buf.push(0xE2);
-        buf.extend_from_slice(&(offset as u16).to_le_bytes());
-    }
-}
-
-/// Decodes one parameter at `*pos`, advancing it. Accepts every form of [Parameter encoding](crate::robot::ev3::protocol#parameter-encoding), not only the shortest.
-pub fn decode_param(bytes: &[u8], pos: &mut usize) -> Result<Param, ProtocolError> {
-    let at = *pos;
-    let err = |what: &str| ProtocolError::Param {
-        at,
-        what: what.to_string(),
-    };
-    let first = *bytes.get(at).ok_or_else(|| err("missing"))?;
-    *pos += 1;
-    if first & 0x80 == 0 {
-        let value = (first & 0x1F) as usize;
-        return Ok(match first & 0x60 {
-            0x40 => Param::Local(value),
-            0x60 => Param::Global(value),
-            _ => {
-                let mut v = (first & 0x3F) as i32;
-                if first & 0x20 != 0 {
-                    v |= !0x3F;
-                }
-                Param::Const(v)
-            }
-        });
-    }
-    let variable = first & 0x40 != 0;
-    let global = first & 0x20 != 0;
-    if first & 0x18 != 0 {
-        return Err(err("address/handle forms are not supported"));
-    }
-    let size = first & 0x07;
-    if !variable && (size == 4 || size == 0) {
-        let rest = &bytes[*pos..];
-        let end = rest
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or_else(|| err("unterminated string"))?;
-        let s = String::from_utf8_lossy(&rest[..end]).into_owned();
-        *pos += end + 1;
-        return Ok(Param::Str(s));
-    }
-    let n = match size {
-        1 => 1,
-        2 => 2,
-        3 => 4,
-        _ => return Err(err(&format!("bad size code {size}"))),
-    };
-    let data = bytes
-        .get(*pos..*pos + n)
-        .ok_or_else(|| err("truncated value"))?;
-    *pos += n;
-    let value = match n {
-        1 => data[0] as i8 as i32,
-        2 => i16::from_le_bytes([data[0], data[1]]) as i32,
-        _ => i32::from_le_bytes([data[0], data[1], data[2], data[3]]),
-    };
-    Ok(if !variable {
-        Param::Const(value)
-    } else {
-        // Variable offsets are unsigned.
-        let off = match n {
-            1 => data[0] as usize,
-            2 => u16::from_le_bytes([data[0], data[1]]) as usize,
-            _ => u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as usize,
-        };
-        if global {
-            Param::Global(off)
-        } else {
-            Param::Local(off)
-        }
-    })
-}
-
-/// Where one value lands in the reply's global memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slot {
-    pub offset: usize,
-    pub kind: SlotKind,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SlotKind {
-    I8,
-    I32,
-    F32,
-    /// A string of at most this many bytes, its terminating zero included.
-    Str(u8),
-}
-
-impl SlotKind {
-    fn size(self) -> usize {
-        match self {
-            SlotKind::I8 => 1,
-            SlotKind::I32 | SlotKind::F32 => 4,
-            SlotKind::Str(n) => n as usize,
-        }
-    }
-
-    /// The offsets a slot of this kind may start at are multiples of this.
-    fn align(self) -> usize {
-        match self {
-            SlotKind::I32 | SlotKind::F32 => 4,
-            SlotKind::I8 | SlotKind::Str(_) => 1,
-        }
-    }
-}
-
-/// A direct command being built: operations plus the global memory they write.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DirectCommand {
-    pub ops: Vec<u8>,
-    pub global: usize,
-    pub local: usize,
-    pub reply: bool,
-}
-
-impl Default for DirectCommand {
-    fn default() -> Self {
-        DirectCommand::new()
-    }
-}
-
-impl DirectCommand {
-    /// A command that asks for a reply.
-    pub fn new() -> DirectCommand {
-        DirectCommand {
-            ops: Vec::new(),
-            global: 0,
-            local: 0,
-            reply: true,
-        }
-    }
-
-    /// A fire-and-forget command.
-    pub fn no_reply() -> DirectCommand {
-        DirectCommand {
-            reply: false,
-            ..DirectCommand::new()
-        }
-    }
-
-    /// Allocates a global slot in the order of the operations, rounding a 4-byte slot up to an
-    /// offset divisible by 4 (see [Global memory](crate::robot::ev3::protocol#global-memory)).
-    fn alloc(&mut self, kind: SlotKind) -> Slot {
-        let align = kind.align();
-        let offset = self.global.div_ceil(align) * align;
-        self.global = offset + kind.size();
-        Slot { offset, kind }
-    }
-
-    fn c(&mut self, v: i32) -> &mut Self {
-        push_const(&mut self.ops, v);
-        self
-    }
-
-    fn g(&mut self, kind: SlotKind) -> Slot {
-        let s = self.alloc(kind);
-        push_global(&mut self.ops, s.offset);
-        s
-    }
-
-    pub fn nop(&mut self) -> &mut Self {
-        self.ops.push(op::NOP);
-        self
-    }
-
-    /// LED pattern 0..9 (0 off, 1 green, 2 red, 3 orange, +3 flash, +6 pulse).
-    pub fn led(&mut self, pattern: u8) -> &mut Self {
-        self.ops
-            .extend_from_slice(&[op::UI_WRITE, op::UI_WRITE_LED]);
-        self.c(pattern as i32)
-    }
-
-    /// UI_READ GET_VBATT: battery voltage (DATAF).
-    pub fn battery_volts(&mut self) -> Slot {
-        self.ops
-            .extend_from_slice(&[op::UI_READ, op::UI_READ_GET_VBATT]);
-        self.g(SlotKind::F32)
-    }
-
-    /// UI_READ GET_LBATT: battery level 0..100 (DATA8).
-    pub fn battery_level(&mut self) -> Slot {
-        self.ops
-            .extend_from_slice(&[op::UI_READ, op::UI_READ_GET_LBATT]);
-        self.g(SlotKind::I8)
-    }
-
-    /// A string query (UI_READ or COM_GET with `sub`): LENGTH `len` (1..127), then a string
-    /// slot of `len` bytes.
-    fn text(&mut self, code: u8, sub: u8, len: u8) -> Slot {
-        let len = len.clamp(1, 127);
-        self.ops.extend_from_slice(&[code, sub]);
-        self.c(len as i32);
-        self.g(SlotKind::Str(len))
-    }
-
-    /// UI_READ GET_FW_VERS: the firmware version, at most `len` bytes with its zero.
-    pub fn firmware_version(&mut self, len: u8) -> Slot {
-        self.text(op::UI_READ, op::UI_READ_GET_FW_VERS, len)
-    }
-
-    /// UI_READ GET_HW_VERS: the hardware version, at most `len` bytes with its zero.
-    pub fn hardware_version(&mut self, len: u8) -> Slot {
-        self.text(op::UI_READ, op::UI_READ_GET_HW_VERS, len)
-    }
-
-    /// COM_GET GET_BRICKNAME: the brick's name, at most `len` bytes with its zero.
-    pub fn brick_name(&mut self, len: u8) -> Slot {
-        self.text(op::COM_GET, op::COM_GET_BRICKNAME, len)
-    }
-
-    /// OUTPUT_POLARITY: −1 reversed, 0 toggle, 1 normal (see [Polarity](crate::robot::ev3::protocol#polarity)).
-    pub fn output_polarity(&mut self, nos: u8, pol: i8) -> &mut Self {
-        self.out(op::OUTPUT_POLARITY, nos).c(pol as i32)
-    }
-
-    pub fn tone(&mut self, volume: u8, freq_hz: u16, ms: u16) -> &mut Self {
-        self.ops.extend_from_slice(&[op::SOUND, op::SOUND_TONE]);
-        self.c(volume as i32).c(freq_hz as i32).c(ms as i32)
-    }
-
-    fn out(&mut self, code: u8, nos: u8) -> &mut Self {
-        self.ops.push(code);
-        self.c(0).c(nos as i32)
-    }
-
-    pub fn output_reset(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_RESET, nos)
-    }
-
-    pub fn output_stop(&mut self, nos: u8, brake: bool) -> &mut Self {
-        self.out(op::OUTPUT_STOP, nos).c(brake as i32)
-    }
-
-    pub fn output_power(&mut self, nos: u8, power: i8) -> &mut Self {
-        self.out(op::OUTPUT_POWER, nos).c(power as i32)
-    }
-
-    pub fn output_speed(&mut self, nos: u8, speed: i8) -> &mut Self {
-        self.out(op::OUTPUT_SPEED, nos).c(speed as i32)
-    }
-
-    pub fn output_start(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_START, nos)
-    }
-
-    pub fn output_ready(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_READY, nos)
-    }
-
-    pub fn output_clr_count(&mut self, nos: u8) -> &mut Self {
-        self.out(op::OUTPUT_CLR_COUNT, nos)
-    }
-
-    /// OUTPUT_TEST: busy flag (DATA8) of the selected motors.
-    pub fn output_test(&mut self, nos: u8) -> Slot {
-        self.out(op::OUTPUT_TEST, nos);
-        self.g(SlotKind::I8)
-    }
-
-    /// OUTPUT_READ: (speed DATA8, movement count DATA32) of one motor.
-    pub fn output_read(&mut self, port: OutputPort) -> (Slot, Slot) {
-        self.ops.push(op::OUTPUT_READ);
-        self.c(0).c(port.no() as i32);
-        // The speed byte goes first on the wire; keep the i32 aligned after it.
-        let speed = self.g(SlotKind::I8);
-        let tacho = self.g(SlotKind::I32);
-        (speed, tacho)
-    }
-
-    /// OUTPUT_GET_COUNT: sensor tacho count (DATA32) of one motor.
-    pub fn output_get_count(&mut self, port: OutputPort) -> Slot {
-        self.ops.push(op::OUTPUT_GET_COUNT);
-        self.c(0).c(port.no() as i32);
-        self.g(SlotKind::I32)
-    }
-
-    fn profile(&mut self, code: u8, nos: u8, speed: i8, p: [u32; 3], brake: bool) -> &mut Self {
-        self.out(code, nos).c(speed as i32);
-        for v in p {
-            self.c(v.min(i32::MAX as u32) as i32);
-        }
-        self.c(brake as i32)
-    }
-
-    /// OUTPUT_STEP_SPEED: ramp-up, constant, ramp-down degrees; direction = sign of speed.
-    pub fn step_speed(&mut self, nos: u8, speed: i8, steps: [u32; 3], brake: bool) -> &mut Self {
-        self.profile(op::OUTPUT_STEP_SPEED, nos, speed, steps, brake)
-    }
-
-    pub fn step_power(&mut self, nos: u8, power: i8, steps: [u32; 3], brake: bool) -> &mut Self {
-        self.profile(op::OUTPUT_STEP_POWER, nos, power, steps, brake)
-    }
-
-    /// OUTPUT_TIME_SPEED: ramp-up, constant, ramp-down milliseconds.
-    pub fn time_speed(&mut self, nos: u8, speed: i8, ms: [u32; 3], brake: bool) -> &mut Self {
-        self.profile(op::OUTPUT_TIME_SPEED, nos, speed, ms, brake)
-    }
-
-    pub fn time_power(&mut self, nos: u8, power: i8, ms: [u32; 3], brake: bool) -> &mut Self {
-        self.profile(op::OUTPUT_TIME_POWER, nos, power, ms, brake)
-    }
-
-    /// INPUT_DEVICE GET_TYPEMODE: (type, mode), both DATA8.
-    pub fn get_typemode(&mut self, input: u8) -> (Slot, Slot) {
-        self.ops
-            .extend_from_slice(&[op::INPUT_DEVICE, op::INPUT_GET_TYPEMODE]);
-        self.c(0).c(input as i32);
-        let t = self.g(SlotKind::I8);
-        let m = self.g(SlotKind::I8);
-        (t, m)
-    }
-
-    fn ready(&mut self, sub: u8, input: u8, typ: i8, mode: i8, n: u8, kind: SlotKind) -> Vec<Slot> {
-        self.ops.extend_from_slice(&[op::INPUT_DEVICE, sub]);
-        self.c(0)
-            .c(input as i32)
-            .c(typ as i32)
-            .c(mode as i32)
-            .c(n as i32);
-        (0..n).map(|_| self.g(kind)).collect()
-    }
-
-    /// INPUT_DEVICE READY_RAW: `n` DATA32 values.
-    pub fn ready_raw(&mut self, input: u8, typ: i8, mode: i8, n: u8) -> Vec<Slot> {
-        self.ready(op::INPUT_READY_RAW, input, typ, mode, n, SlotKind::I32)
-    }
-
-    /// INPUT_DEVICE READY_SI: `n` DATAF values.
-    pub fn ready_si(&mut self, input: u8, typ: i8, mode: i8, n: u8) -> Vec<Slot> {
-        self.ready(op::INPUT_READY_SI, input, typ, mode, n, SlotKind::F32)
-    }
-
-    /// The whole message with `counter`.
-    pub fn encode(&self, counter: u16) -> Vec<u8> {
-        let len = 5 + self.ops.len();
-        let mut out = Vec::with_capacity(len + 2);
-        out.extend_from_slice(&(len as u16).to_le_bytes());
-        out.extend_from_slice(&counter.to_le_bytes());
-        out.push(if self.reply {
-            DIRECT_COMMAND_REPLY
-        } else {
-            DIRECT_COMMAND_NO_REPLY
-        });
-        let mem = ((self.local as u16) << 10) | (self.global as u16 & 0x3FF);
-        out.extend_from_slice(&mem.to_le_bytes());
-        out.extend_from_slice(&self.ops);
-        out
-    }
-}
-
-/// A decoded reply.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Reply {
-    pub counter: u16,
-    pub ok: bool,
-    pub globals: Vec<u8>,
-}
-
-impl Reply {
-    fn bytes(&self, slot: Slot) -> Result<&[u8], ProtocolError> {
-        let n = slot.kind.size();
-        self.globals
-            .get(slot.offset..slot.offset + n)
-            .ok_or(ProtocolError::Global {
-                have: self.globals.len(),
-                need: n,
-                offset: slot.offset,
-            })
-    }
-
-    pub fn i8(&self, slot: Slot) -> Result<i8, ProtocolError> {
-        Ok(self.bytes(slot)?[0] as i8)
-    }
-
-    pub fn i32(&self, slot: Slot) -> Result<i32, ProtocolError> {
-        let b = self.bytes(slot)?;
-        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    pub fn f32(&self, slot: Slot) -> Result<f32, ProtocolError> {
-        let b = self.bytes(slot)?;
-        Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    /// A string slot's text, up to its terminating zero (one is required within the slot).
-    pub fn string(&self, slot: Slot) -> Result<String, ProtocolError> {
-        let b = self.bytes(slot)?;
-        let end = b.iter().position(|&c| c == 0).ok_or_else(|| {
-            ProtocolError::Other(format!(
-                "the string at global {} does not end within its {} bytes",
-                slot.offset,
-                b.len()
-            ))
-        })?;
-        Ok(String::from_utf8_lossy(&b[..end]).into_owned())
-    }
-}
-
-/// The header every frame (command or reply) starts with: checks the length field against
-/// the frame and returns the message counter and the type byte.
-fn frame_header(frame: &[u8]) -> Result<(u16, u8), ProtocolError> {
-    if frame.len() < 5 {
-        return Err(ProtocolError::Short {
-            len: frame.len(),
-            need: 5,
-        });
-    }
-    let field = u16::from_le_bytes([frame[0], frame[1]]) as usize;
-    if field != frame.len() - 2 {
-        return Err(ProtocolError::Length {
-            field,
-            actual: frame.len() - 2,
-        });
-    }
-    let counter = u16::from_le_bytes([frame[2], frame[3]]);
-    Ok((counter, frame[4]))
-}
-
-/// Decodes one framed reply (length field included).
-pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
-    let (counter, kind) = frame_header(frame)?;
-    let ok = match kind {
-        DIRECT_REPLY => true,
-        DIRECT_REPLY_ERROR => false,
-        other => return Err(ProtocolError::Type(other)),
-    };
-    Ok(Reply {
-        counter,
-        ok,
-        globals: frame[5..].to_vec(),
-    })
-}
-
-/// Encodes a reply (simulator side).
-pub fn encode_reply(counter: u16, ok: bool, globals: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(5 + globals.len());
-    out.extend_from_slice(&((3 + globals.len()) as u16).to_le_bytes());
-    out.extend_from_slice(&counter.to_le_bytes());
-    out.push(if ok { DIRECT_REPLY } else { DIRECT_REPLY_ERROR });
-    out.extend_from_slice(globals);
-    out
-}
-
-/// A decoded command frame (simulator side).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CommandFrame {
-    pub counter: u16,
-    pub kind: u8,
-    pub global: usize,
-    pub local: usize,
-    /// Operations (direct) or the system command bytes (system).
-    pub body: Vec<u8>,
-}
-
-impl CommandFrame {
-    pub fn wants_reply(&self) -> bool {
-        self.kind == DIRECT_COMMAND_REPLY || self.kind == SYSTEM_COMMAND_REPLY
-    }
-
-    pub fn is_system(&self) -> bool {
-        self.kind == SYSTEM_COMMAND_REPLY || self.kind == SYSTEM_COMMAND_NO_REPLY
-    }
-}
-
-/// Decodes one framed command (length field included).
-pub fn decode_command(frame: &[u8]) -> Result<CommandFrame, ProtocolError> {
-    let (counter, kind) = frame_header(frame)?;
-    match kind {
-        DIRECT_COMMAND_REPLY | DIRECT_COMMAND_NO_REPLY => {
-            if frame.len() < 7 {
-                return Err(ProtocolError::Short {
-                    len: frame.len(),
-                    need: 7,
-                });
-            }
-            let mem = u16::from_le_bytes([frame[5], frame[6]]);
-            Ok(CommandFrame {
-                counter,
-                kind,
-                global: (mem & 0x3FF) as usize,
-                local: (mem >> 10) as usize,
-                body: frame[7..].to_vec(),
-            })
-        }
-        SYSTEM_COMMAND_REPLY | SYSTEM_COMMAND_NO_REPLY => Ok(CommandFrame {
-            counter,
-            kind,
-            global: 0,
-            local: 0,
-            body: frame[5..].to_vec(),
-        }),
-        other => Err(ProtocolError::Type(other)),
-    }
-}
-
-/// Splits a byte stream into frames (length-prefixed), tolerating split and merged reads.
-#[derive(Debug, Default)]
-pub struct FrameBuffer {
-    buf: Vec<u8>,
-}
-
-impl FrameBuffer {
-    pub fn push(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
-    }
-
-    /// The next complete frame, if any.
-    pub fn pop(&mut self) -> Option<Vec<u8>> {
-        if self.buf.len() < 2 {
-            return None;
-        }
-        let len = u16::from_le_bytes([self.buf[0], self.buf[1]]) as usize;
-        if self.buf.len() < len + 2 {
-            return None;
-        }
-        let frame: Vec<u8> = self.buf.drain(..len + 2).collect();
-        Some(frame)
-    }
-
-    pub fn pending(&self) -> usize {
-        self.buf.len()
-    }
-
-    pub fn clear(&mut self) {
-        self.buf.clear();
     }
 }
 

@@ -6,42 +6,8 @@
 //!
 //! Level: robot (part of the codec; no I/O).
 
+use super::ops::{self, op, Invalid, Role, WalkError};
 use super::{push_const, push_global, DirectCommand, OutputPort, Slot, SlotKind, MAX_MESSAGE};
-
-/// Opcode numbers of the virtual machine's arithmetic, move, compare, branch, timer and
-/// array opcodes (`bytecodes.h`). Each width-coded family holds DATA8, DATA16, DATA32 and
-/// DATAF members at consecutive codes; the float members are not used.
-pub mod op {
-    pub const ADD8: u8 = 0x10;
-    pub const ADD16: u8 = 0x11;
-    pub const ADD32: u8 = 0x12;
-    pub const SUB8: u8 = 0x14;
-    pub const SUB16: u8 = 0x15;
-    pub const SUB32: u8 = 0x16;
-    pub const MUL8: u8 = 0x18;
-    pub const MUL16: u8 = 0x19;
-    pub const MUL32: u8 = 0x1A;
-    pub const MOVE8_8: u8 = 0x30;
-    pub const MOVE8_32: u8 = 0x32;
-    pub const MOVE16_16: u8 = 0x35;
-    pub const MOVE32_8: u8 = 0x38;
-    pub const MOVE32_32: u8 = 0x3A;
-    pub const JR: u8 = 0x40;
-    pub const JR_FALSE: u8 = 0x41;
-    pub const JR_TRUE: u8 = 0x42;
-    pub const CP_LT8: u8 = 0x44;
-    pub const CP_LT32: u8 = 0x46;
-    pub const CP_GTEQ32: u8 = 0x5A;
-    pub const JR_LT8: u8 = 0x64;
-    pub const JR_LT32: u8 = 0x66;
-    pub const JR_GT32: u8 = 0x6A;
-    pub const JR_GTEQ32: u8 = 0x7A;
-    pub const TIMER_READ: u8 = 0x87;
-    pub const READ8: u8 = 0xC8;
-    pub const READ32: u8 = 0xCA;
-    pub const WRITE8: u8 = 0xCC;
-    pub const WRITE32: u8 = 0xCE;
-}
 
 /// Most global memory a direct command can get back: the reply (length, counter, status,
 /// globals) must fit in [`MAX_MESSAGE`] bytes. The firmware loads a command that asks for
@@ -183,6 +149,10 @@ pub enum ProgramError {
     Locals(usize),
     #[error("the command is {0} bytes; a message is at most {MAX_MESSAGE}")]
     Size(usize),
+    #[error("the operations do not read back: {0}")]
+    Walk(WalkError),
+    #[error("the firmware's validator would refuse the command: {0}")]
+    Invalid(Invalid),
 }
 
 /// A direct command with control flow, built in order; [`Program::finish`] resolves the
@@ -295,21 +265,39 @@ impl Program {
         self.fixups.push((at, end, l));
     }
 
-    /// JR: always to `l`.
-    pub fn jr(&mut self, l: Label) -> &mut Self {
-        self.cmd.ops.push(op::JR);
+    /// Appends the operation `code` (with `sub`, for one that takes a sub-code) with its
+    /// parameters as `args`, in the order of the [table of operations](ops): inputs as
+    /// constants or variables, outputs as variables, READY_*'s VALUES outputs last; for a
+    /// jump, all but its OFFSET, which [`Program::jump_to`] then appends.
+    fn instr(&mut self, code: u8, sub: Option<u8>, args: &[Operand]) -> &mut Self {
+        if cfg!(debug_assertions) {
+            check_args(code, sub, args);
+        }
+        self.cmd.ops.push(code);
+        if let Some(s) = sub {
+            push_const(&mut self.cmd.ops, s as i32);
+        }
+        for &a in args {
+            self.operand(a);
+        }
+        self
+    }
+
+    /// The OFFSET of the jump just appended by [`Program::instr`]: to `l`.
+    fn jump_to(&mut self, l: Label) -> &mut Self {
         self.offset(l);
         self
     }
 
+    /// JR: always to `l`.
+    pub fn jr(&mut self, l: Label) -> &mut Self {
+        self.instr(op::JR, None, &[]).jump_to(l)
+    }
+
     /// JR_TRUE / JR_FALSE on a DATA8 flag.
     pub fn jr_flag(&mut self, when: bool, flag: impl Into<Operand>, l: Label) -> &mut Self {
-        self.cmd
-            .ops
-            .push(if when { op::JR_TRUE } else { op::JR_FALSE });
-        self.operand(flag.into());
-        self.offset(l);
-        self
+        let code = if when { op::JR_TRUE } else { op::JR_FALSE };
+        self.instr(code, None, &[flag.into()]).jump_to(l)
     }
 
     /// `JR_<cmp><w>`: to `l` when `a cmp b` at width `w`.
@@ -321,11 +309,8 @@ impl Program {
         b: impl Into<Operand>,
         l: Label,
     ) -> &mut Self {
-        self.cmd.ops.push(0x60 + cmp.family() + w.code());
-        self.operand(a.into());
-        self.operand(b.into());
-        self.offset(l);
-        self
+        let code = 0x60 + cmp.family() + w.code();
+        self.instr(code, None, &[a.into(), b.into()]).jump_to(l)
     }
 
     /// `CP_<cmp><w>`: `flag` (DATA8) = 1 when `a cmp b`, else 0.
@@ -337,19 +322,12 @@ impl Program {
         b: impl Into<Operand>,
         flag: Var,
     ) -> &mut Self {
-        self.cmd.ops.push(0x40 + cmp.family() + w.code());
-        self.operand(a.into());
-        self.operand(b.into());
-        self.variable(flag);
-        self
+        let code = 0x40 + cmp.family() + w.code();
+        self.instr(code, None, &[a.into(), b.into(), flag.into()])
     }
 
     fn math(&mut self, base: u8, w: Width, a: Operand, b: Operand, dst: Var) -> &mut Self {
-        self.cmd.ops.push(base + w.code());
-        self.operand(a);
-        self.operand(b);
-        self.variable(dst);
-        self
+        self.instr(base + w.code(), None, &[a, b, dst.into()])
     }
 
     /// `ADD<w>`: `dst = a + b`.
@@ -387,10 +365,8 @@ impl Program {
 
     /// `MOVE<from>_<to>`: `dst = src` (narrowing saturates).
     pub fn mov(&mut self, from: Width, to: Width, src: impl Into<Operand>, dst: Var) -> &mut Self {
-        self.cmd.ops.push(0x30 + 4 * from.code() + to.code());
-        self.operand(src.into());
-        self.variable(dst);
-        self
+        let code = 0x30 + 4 * from.code() + to.code();
+        self.instr(code, None, &[src.into(), dst.into()])
     }
 
     /// `READ<w>`: `dst = array[index]`.
@@ -401,11 +377,8 @@ impl Program {
         index: impl Into<Operand>,
         dst: Var,
     ) -> &mut Self {
-        self.cmd.ops.push(op::READ8 + w.code());
-        self.variable(array);
-        self.operand(index.into());
-        self.variable(dst);
-        self
+        let code = op::READ8 + w.code();
+        self.instr(code, None, &[array.into(), index.into(), dst.into()])
     }
 
     /// `WRITE<w>`: `array[index] = src`.
@@ -416,51 +389,35 @@ impl Program {
         index: impl Into<Operand>,
         array: Var,
     ) -> &mut Self {
-        self.cmd.ops.push(op::WRITE8 + w.code());
-        self.operand(src.into());
-        self.operand(index.into());
-        self.variable(array);
-        self
+        let code = op::WRITE8 + w.code();
+        self.instr(code, None, &[src.into(), index.into(), array.into()])
     }
 
     /// TIMER_READ: `dst` (DATA32) = milliseconds since the command started.
     pub fn timer_read(&mut self, dst: Var) -> &mut Self {
-        self.cmd.ops.push(op::TIMER_READ);
-        self.variable(dst);
-        self
+        self.instr(op::TIMER_READ, None, &[dst.into()])
     }
 
     /// TIMER_WAIT: arms `timer` (a DATA32 variable) to expire `ms` from now.
     pub fn timer_wait(&mut self, ms: impl Into<Operand>, timer: Var) -> &mut Self {
-        self.cmd.ops.push(super::op::TIMER_WAIT);
-        self.operand(ms.into());
-        self.variable(timer);
-        self
+        self.instr(op::TIMER_WAIT, None, &[ms.into(), timer.into()])
     }
 
     /// TIMER_READY: holds the program until `timer` expires.
     pub fn timer_ready(&mut self, timer: Var) -> &mut Self {
-        self.cmd.ops.push(super::op::TIMER_READY);
-        self.variable(timer);
-        self
+        self.instr(op::TIMER_READY, None, &[timer.into()])
     }
 
     /// OUTPUT_GET_COUNT into `dst` (DATA32): the sensor count of one motor.
     pub fn get_count(&mut self, port: OutputPort, dst: Var) -> &mut Self {
-        self.cmd.ops.push(super::op::OUTPUT_GET_COUNT);
-        push_const(&mut self.cmd.ops, 0);
-        push_const(&mut self.cmd.ops, port.no() as i32);
-        self.variable(dst);
-        self
+        let args = [0.into(), (port.no() as i32).into(), dst.into()];
+        self.instr(op::OUTPUT_GET_COUNT, None, &args)
     }
 
     /// OUTPUT_TEST into `dst` (DATA8): 1 while a selected motor runs a step or time job.
     pub fn output_test(&mut self, nos: u8, dst: Var) -> &mut Self {
-        self.cmd.ops.push(super::op::OUTPUT_TEST);
-        push_const(&mut self.cmd.ops, 0);
-        push_const(&mut self.cmd.ops, nos as i32);
-        self.variable(dst);
-        self
+        let args = [0.into(), (nos as i32).into(), dst.into()];
+        self.instr(op::OUTPUT_TEST, None, &args)
     }
 
     /// OUTPUT_STEP_SPEED with the steps as operands (the sign of `speed` is the direction).
@@ -471,43 +428,41 @@ impl Program {
         steps: [Operand; 3],
         brake: bool,
     ) -> &mut Self {
-        self.cmd.ops.push(super::op::OUTPUT_STEP_SPEED);
-        push_const(&mut self.cmd.ops, 0);
-        push_const(&mut self.cmd.ops, nos as i32);
-        push_const(&mut self.cmd.ops, speed as i32);
-        for s in steps {
-            self.operand(s);
-        }
-        push_const(&mut self.cmd.ops, brake as i32);
-        self
+        let [s1, s2, s3] = steps;
+        let args = [
+            0.into(),
+            (nos as i32).into(),
+            (speed as i32).into(),
+            s1,
+            s2,
+            s3,
+            (brake as i32).into(),
+        ];
+        self.instr(op::OUTPUT_STEP_SPEED, None, &args)
     }
 
     /// INPUT_DEVICE READY_RAW into `out.len()` DATA32 variables.
     pub fn ready_raw(&mut self, input: u8, typ: i8, mode: i8, out: &[Var]) -> &mut Self {
-        self.cmd
-            .ops
-            .extend_from_slice(&[super::op::INPUT_DEVICE, super::op::INPUT_READY_RAW]);
-        for v in [0, input as i32, typ as i32, mode as i32, out.len() as i32] {
-            push_const(&mut self.cmd.ops, v);
-        }
-        for &v in out {
-            self.variable(v);
-        }
-        self
+        let mut args: Vec<Operand> = [0, input as i32, typ as i32, mode as i32, out.len() as i32]
+            .map(Operand::Const)
+            .to_vec();
+        args.extend(out.iter().map(|&v| Operand::Var(v)));
+        self.instr(op::INPUT_DEVICE, Some(op::INPUT_READY_RAW), &args)
     }
 
-    /// Any opcode (with its sub-command bytes, if any) and its parameters as operands:
-    /// constants in their shortest form, variables where the opcode takes them (outputs,
-    /// or inputs given as variables).
+    /// Any operation of the [table](ops) (`code`: the opcode, and its sub-code if it takes
+    /// one) and its parameters as operands: constants in their shortest form, variables
+    /// where the opcode takes them (outputs, or inputs given as variables).
     pub fn emit(&mut self, code: &[u8], params: &[Operand]) -> &mut Self {
-        self.cmd.ops.extend_from_slice(code);
-        for &p in params {
-            self.operand(p);
-        }
-        self
+        debug_assert!(
+            matches!(code.len(), 1 | 2),
+            "an opcode and at most a sub-code"
+        );
+        self.instr(code[0], code.get(1).copied(), params)
     }
 
-    /// The command: jumps resolved, the firmware's limits checked.
+    /// The command: jumps resolved, the firmware's limits checked, its operations read back
+    /// through the [table](ops) and passed by the [firmware's validator](ops::validate).
     pub fn finish(mut self) -> Result<DirectCommand, ProgramError> {
         for &(at, end, l) in &self.fixups {
             let target = self.labels[l.0].ok_or(ProgramError::Unbound(l.0))?;
@@ -525,7 +480,40 @@ impl Program {
         if size > MAX_MESSAGE {
             return Err(ProgramError::Size(size));
         }
+        // The operations as the brick will read them: in the table, and nothing the
+        // firmware's validator refuses.
+        let walk = ops::walk(&self.cmd.ops);
+        if let Some(e) = walk.error {
+            return Err(ProgramError::Walk(e));
+        }
+        if let Some(v) = ops::validate(&walk.instrs).into_iter().next() {
+            return Err(ProgramError::Invalid(v));
+        }
         Ok(self.cmd)
+    }
+}
+
+/// Whether `args` are the parameters the table gives the operation (a debug check of the
+/// builders): as many, outputs as variables; a jump's OFFSET left for [`Program::jump_to`].
+fn check_args(code: u8, sub: Option<u8>, args: &[Operand]) {
+    let Some(op) = ops::find(code, sub) else {
+        panic!("opcode 0x{code:02X} {sub:?} is not in the table of operations");
+    };
+    let mut params: Vec<ops::Par> = op.params.to_vec();
+    if params.last().is_some_and(|p| p.role == Role::Offset) {
+        params.pop();
+    }
+    let count = params.len().checked_sub(1).and_then(|k| args.get(k));
+    if let (Some(kind), Some(Operand::Const(n))) = (op.values, count) {
+        params.extend((0..*n).map(|_| ops::out(kind)));
+    }
+    assert_eq!(params.len(), args.len(), "{}: {args:?}", op.name);
+    for (p, a) in params.iter().zip(args) {
+        assert!(
+            !p.out || matches!(a, Operand::Var(_)),
+            "{}: {args:?}",
+            op.name
+        );
     }
 }
 
@@ -569,5 +557,30 @@ mod tests {
         let mut q = Program::new();
         q.local_array(Width::B4, 16);
         assert_eq!(q.finish().unwrap_err(), ProgramError::Locals(64));
+    }
+
+    #[test]
+    fn a_program_the_firmware_would_refuse_is_not_finished() {
+        // DATA8's lowest value as MOVE8_32's first parameter.
+        let mut p = Program::new();
+        let g = p.global(Width::B4);
+        p.mov(Width::B1, Width::B4, -128, g);
+        assert!(matches!(
+            p.finish().unwrap_err(),
+            ProgramError::Invalid(Invalid::Range { value: -128, .. })
+        ));
+        // A DATA32 variable at global offset 2.
+        let mut p = Program::new();
+        p.global_array(Width::B1, 8);
+        p.add(Width::B4, 1, 2, Var::Global(2));
+        assert!(matches!(
+            p.finish().unwrap_err(),
+            ProgramError::Invalid(Invalid::Alignment { offset: 2, .. })
+        ));
+        // The same value as a later parameter runs.
+        let mut p = Program::new();
+        let g = p.global(Width::B1);
+        p.add(Width::B1, 1, -128, g);
+        assert!(p.finish().is_ok());
     }
 }

@@ -266,7 +266,7 @@ impl<'a> Builder<'a> {
     /// The move routine: reads the motor's count, moves by the difference to `mt` (none
     /// within 2°, the driver's deadband), with the ramps when they fit in the distance and
     /// none when they do not, then jumps back to the caller numbered `ret`. The driver's
-    /// [absolute targets](crate::robot::ev3::driver#absolute-targets), on the brick.
+    /// [absolute targets](crate::robot::ev3::driver::motion#absolute-targets), on the brick.
     pub(super) fn emit_routine(&mut self) {
         use crate::robot::ev3::protocol::op as o;
         let (b1, b4) = (Width::B1, Width::B4);
@@ -727,7 +727,7 @@ impl MindCub3r {
     }
 
     /// The program's own time limit: twice the nominal time of its moves and pauses (as
-    /// the driver's [time budgets](crate::robot::ev3::driver#time-budgets)), plus the
+    /// the driver's [time budgets](crate::robot::ev3::driver::motion#time-budgets)), plus the
     /// configured allowance.
     fn face_deadline_ms(&self, size: Size, spec: &FaceSpec<'_>, end_deg: f64) -> i32 {
         let (a, t, s) = (

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::color::{Appearance, Scale};
 use crate::cube::{Face, FaceletCube, Move, Size};
 use crate::robot::ev3::protocol::{
-    self, decode_command, decode_param, device, encode_reply, op, CommandFrame, Param,
+    self, decode_command, device, encode_reply, op, CommandFrame, Param,
 };
 use crate::robot::mindcub3r::model::Primitive;
 
@@ -199,6 +199,9 @@ impl SimMotor {
 #[derive(Clone, Debug)]
 struct Suspended {
     frame: CommandFrame,
+    /// Its operations, decoded against the table of operations.
+    code: std::sync::Arc<protocol::ops::Walk>,
+    /// The next operation to run (an index into `code`).
     pc: usize,
     globals: Vec<u8>,
     locals: Vec<u8>,
@@ -322,6 +325,9 @@ pub(crate) struct Brick {
     appearance: Appearance,
     rng: ChaCha8Rng,
     suspended: Option<Suspended>,
+    /// The direct commands' global memory: one buffer that outlives them (see the
+    /// interpreter's "Memory").
+    cmd_globals: Vec<u8>,
     /// Replies of commands that ended while time advanced, with the time they ended.
     outbox: Vec<(f64, Vec<u8>)>,
     pub faults: Faults,
@@ -452,6 +458,7 @@ impl Brick {
             appearance,
             rng,
             suspended: None,
+            cmd_globals: vec![0; protocol::ops::MAX_COMMAND_GLOBALS],
             outbox: Vec::new(),
             faults: cfg.faults.clone(),
             commands: 0,

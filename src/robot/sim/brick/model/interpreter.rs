@@ -14,9 +14,33 @@
 //! motor count, say) therefore runs for as long as its loop needs, the motors moving
 //! meanwhile, and, as on the brick, nothing else is answered until it ends.
 //!
+//! ## Before it runs
+//!
+//! A command is decoded whole through the [table of operations](protocol::ops) when it
+//! arrives and checked as the firmware's validator checks it: a command it refuses (a
+//! constant first parameter outside its kind's range, a misaligned variable), one with an
+//! operation the table does not hold or that does not decode, or one that gives an output
+//! as a constant, gets DIRECT_REPLY_ERROR and none of it runs. What fails while it runs (a
+//! NOS out of range, a jump out of the command, nothing on an input) ends it there with an
+//! error reply, after the operations before have run.
+//!
+//! ## Memory
+//!
+//! A command's local memory starts zeroed; its global memory does not. The firmware keeps
+//! one global buffer for direct commands (`c_com.h:1566`, handed to the command slot at
+//! `c_com.c:3440`) and clears only the program's own memory when it loads a command
+//! (`lms2012.c:1426-1431`; the slot's globals are that buffer, `:1446-1449`). So a command
+//! finds in its global bytes what the commands before it left there, and the simulated
+//! brick keeps one such buffer. A reply carries the command's global bytes whatever its
+//! status (`c_com.c:3508`): an error reply too, as they were.
+//!
 //! Level: robot (uses [`crate::robot::ev3::protocol`]). No I/O, no printing.
 
+use std::sync::Arc;
+
+use super::vm::{load, narrow, Var};
 use super::*;
+use crate::robot::ev3::protocol::ops::{self, Instr, Walk};
 
 impl Brick {
     /// Handles one frame; returns the reply bytes to send (if any).
@@ -161,8 +185,22 @@ impl Brick {
             ));
             return f.wants_reply().then(|| encode_reply(f.counter, false, &[]));
         }
+        let code = ops::walk(&f.body);
+        if let Some(why) = refusal(&code) {
+            // As the firmware's validator does: the whole command refused before any of it
+            // runs.
+            self.note(format!(
+                "error reply to command {}: {why}; nothing of it runs ({})",
+                f.counter,
+                protocol::hex(&f.body)
+            ));
+            return f
+                .wants_reply()
+                .then(|| encode_reply(f.counter, false, &self.cmd_globals[..f.global]));
+        }
         let s = Suspended {
-            globals: vec![0; f.global],
+            code: Arc::new(code),
+            globals: self.cmd_globals[..f.global].to_vec(),
             locals: vec![0; f.local],
             pc: 0,
             frame: f,
@@ -231,22 +269,23 @@ impl Brick {
     /// Runs at most `budget` instructions of `s`; the reply if it ended, else `None` with
     /// the command kept running.
     fn run(&mut self, mut s: Suspended, budget: usize) -> Option<Vec<u8>> {
-        let ops = s.frame.body.clone();
+        let code = s.code.clone();
         let mut left = budget;
         let result = loop {
-            if s.pc >= ops.len() {
+            let Some(ins) = code.instrs.get(s.pc) else {
                 break Ok(());
-            }
+            };
             if left == 0 {
                 self.suspended = Some(s);
                 return None;
             }
             left -= 1;
             let start = s.pc;
-            match self.exec(&ops, &mut s) {
+            s.pc += 1;
+            match self.exec(ins, &code, &mut s) {
                 Ok(true) => {}
                 Ok(false) => {
-                    // Blocked: rewind to the blocking op and wait.
+                    // Blocked: back to the blocking op, to try it again.
                     s.pc = start;
                     self.suspended = Some(s);
                     return None;
@@ -254,49 +293,48 @@ impl Brick {
                 Err(e) => break Err(e),
             }
         };
+        // What the command left in global memory stays there for the next one.
+        self.cmd_globals[..s.globals.len()].copy_from_slice(&s.globals);
         let f = &s.frame;
-        match result {
-            Ok(()) => f
-                .wants_reply()
-                .then(|| encode_reply(f.counter, true, &s.globals)),
-            Err(e) => {
-                self.note(format!(
-                    "error reply to command {}: {e} ({})",
-                    f.counter,
-                    protocol::hex(&f.body)
-                ));
-                f.wants_reply()
-                    .then(|| encode_reply(f.counter, false, &vec![0; f.global]))
-            }
+        if let Err(e) = &result {
+            self.note(format!(
+                "error reply to command {}: {e} ({})",
+                f.counter,
+                protocol::hex(&f.body)
+            ));
+        }
+        f.wants_reply()
+            .then(|| encode_reply(f.counter, result.is_ok(), &s.globals))
+    }
+
+    /// Input parameter `k` of `ins`: a constant as its kind reads it (widened to 32 bits,
+    /// then read at the kind's width), or the variable's value at that width.
+    pub(super) fn int(&self, ins: &Instr, k: usize, s: &Suspended) -> Result<i32, String> {
+        let a = &ins.args[k];
+        match a.param {
+            Param::Const(v) => Ok(narrow(a.par.kind, v)),
+            Param::Global(o) => load(s, (true, o), a.par.kind),
+            Param::Local(o) => load(s, (false, o), a.par.kind),
+            Param::Str(_) => Err(format!(
+                "{}: a string where parameter {} is a number",
+                ins.op.name,
+                k + 1
+            )),
         }
     }
 
-    fn int(&self, ops: &[u8], s: &mut Suspended) -> Result<i32, String> {
-        let p = decode_param(ops, &mut s.pc).map_err(|e| e.to_string())?;
-        match p {
-            Param::Const(v) => Ok(v),
-            Param::Global(o) => read_i32(&s.globals, o),
-            Param::Local(o) => read_i32(&s.locals, o),
-            Param::Str(_) => Err("string where a number was expected".into()),
-        }
-    }
-
-    pub(super) fn out_param(&self, ops: &[u8], s: &mut Suspended) -> Result<(bool, usize), String> {
-        match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
+    /// Output parameter `k` of `ins`: the variable it names.
+    pub(super) fn dst(&self, ins: &Instr, k: usize) -> Result<Var, String> {
+        match ins.args[k].param {
             Param::Global(o) => Ok((true, o)),
             Param::Local(o) => Ok((false, o)),
-            other => Err(format!(
+            ref other => Err(format!(
                 "output parameter must be a variable, got {other:?}"
             )),
         }
     }
 
-    pub(super) fn write(
-        &self,
-        s: &mut Suspended,
-        dst: (bool, usize),
-        bytes: &[u8],
-    ) -> Result<(), String> {
+    pub(super) fn write(&self, s: &mut Suspended, dst: Var, bytes: &[u8]) -> Result<(), String> {
         let mem = if dst.0 { &mut s.globals } else { &mut s.locals };
         let end = dst.1 + bytes.len();
         if end > mem.len() {
@@ -349,55 +387,37 @@ impl Brick {
         }
     }
 
-    /// Executes one op; Ok(false) = must wait.
-    fn exec(&mut self, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
-        let at = s.pc;
-        let code = ops[at];
-        s.pc += 1;
-        match code {
-            op::NOP => {}
-            op::UI_READ => self.ui_read(ops, s)?,
+    /// Executes one operation (`code`: the command's operations, for jumps); Ok(false) =
+    /// must wait.
+    fn exec(&mut self, ins: &Instr, code: &Walk, s: &mut Suspended) -> Result<bool, String> {
+        match ins.op.code {
+            op::NOP | op::SOUND_READY => {}
+            op::UI_READ => self.ui_read(ins, s)?,
             op::COM_GET => {
-                let sub = self.int(ops, s)?;
-                if sub as u8 != op::COM_GET_BRICKNAME {
-                    return Err(format!("COM_GET sub-command {sub} not simulated"));
-                }
                 let name = self.name.clone();
-                self.text(ops, s, &name)?;
+                self.text(ins, s, &name)?;
             }
             op::UI_WRITE => {
-                let sub = self.int(ops, s)?;
-                if sub as u8 != op::UI_WRITE_LED {
-                    return Err(format!("UI_WRITE sub-command {sub} not simulated"));
-                }
-                self.int(ops, s)?;
+                self.int(ins, 0, s)?;
             }
             op::SOUND => {
-                let sub = self.int(ops, s)?;
-                match sub {
-                    0 => {}
-                    1 => {
-                        for _ in 0..3 {
-                            self.int(ops, s)?;
-                        }
-                    }
-                    _ => return Err(format!("SOUND sub-command {sub} not simulated")),
+                for k in 0..ins.op.params.len() {
+                    self.int(ins, k, s)?;
                 }
             }
-            op::SOUND_READY => {}
             op::TIMER_WAIT => {
-                let ms = self.int(ops, s)?;
-                let dst = self.out_param(ops, s)?;
+                let ms = self.int(ins, 0, s)?;
+                let dst = self.dst(ins, 1)?;
                 let until = (self.clock * 1000.0) as i32 + ms;
                 self.write(s, dst, &until.to_le_bytes())?;
             }
             op::TIMER_READY => {
-                let until = self.int(ops, s)?;
+                let until = self.int(ins, 0, s)?;
                 if ((self.clock * 1000.0) as i32) < until {
                     return Ok(false);
                 }
             }
-            op::INPUT_DEVICE => return self.input_device(ops, s),
+            op::INPUT_DEVICE => return self.input_device(ins, s),
             op::OUTPUT_RESET
             | op::OUTPUT_STOP
             | op::OUTPUT_POWER
@@ -410,27 +430,26 @@ impl Brick {
             | op::OUTPUT_TIME_POWER
             | op::OUTPUT_STEP_SPEED
             | op::OUTPUT_TIME_SPEED
-            | op::OUTPUT_CLR_COUNT => return self.output_motors(code, ops, s),
-            op::OUTPUT_READ | op::OUTPUT_GET_COUNT => self.output_read(code, ops, s)?,
-            code if Self::is_vm_op(code) => self.vm_op(code, ops, s)?,
-            other => return Err(format!("unknown opcode 0x{other:02X} at byte {at}")),
+            | op::OUTPUT_CLR_COUNT => return self.output_motors(ins, s),
+            op::OUTPUT_READ | op::OUTPUT_GET_COUNT => self.output_read(ins, s)?,
+            _ => self.vm_op(ins, code, s)?,
         }
         Ok(true)
     }
 
     /// The output ops that take a layer and a motor bit set; Ok(false) = must wait.
-    fn output_motors(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
-        let _layer = self.int8(ops, s)?;
-        let nos = self.int8(ops, s)?;
+    fn output_motors(&mut self, ins: &Instr, s: &mut Suspended) -> Result<bool, String> {
+        let _layer = self.int(ins, 0, s)?;
+        let nos = self.int(ins, 1, s)?;
         let ms = self.motors_of(nos)?;
-        match code {
+        match ins.op.code {
             op::OUTPUT_RESET => {
                 for &m in &ms {
                     self.motors[m].move_zero = self.motors[m].phys;
                 }
             }
             op::OUTPUT_STOP => {
-                self.int8(ops, s)?;
+                self.int(ins, 2, s)?;
                 for &m in &ms {
                     self.motors[m].job = Job::Idle;
                     self.motors[m].v = 0.0;
@@ -438,7 +457,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_POWER | op::OUTPUT_SPEED => {
-                let v = self.int8(ops, s)?.clamp(-100, 100) as i8;
+                let v = self.int(ins, 2, s)?.clamp(-100, 100) as i8;
                 for &m in &ms {
                     self.motors[m].pending_speed = v;
                 }
@@ -453,7 +472,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_POLARITY => {
-                let p = self.int8(ops, s)?;
+                let p = self.int(ins, 2, s)?;
                 for &m in &ms {
                     self.motors[m].polarity = match p {
                         0 => -self.motors[m].polarity,
@@ -463,7 +482,7 @@ impl Brick {
                 }
             }
             op::OUTPUT_TEST => {
-                let dst = self.out_param(ops, s)?;
+                let dst = self.dst(ins, 2)?;
                 let busy = ms.iter().any(|&m| self.motors[m].busy()) as u8;
                 self.write(s, dst, &[busy])?;
             }
@@ -477,44 +496,42 @@ impl Brick {
                     self.motors[m].zero = self.motors[m].phys;
                 }
             }
-            _ => self.output_profile(code, &ms, ops, s)?,
+            _ => self.output_profile(ins, &ms, s)?,
         }
         Ok(true)
     }
 
     /// UI_READ: the battery's voltage and level, the firmware and hardware versions, as
     /// `c_ui.c` writes them (see "Brick queries" in the protocol module's docs).
-    fn ui_read(&mut self, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let sub = self.int(ops, s)? as u8;
-        match sub {
-            op::UI_READ_GET_VBATT => {
-                let d = self.out_param(ops, s)?;
+    fn ui_read(&mut self, ins: &Instr, s: &mut Suspended) -> Result<(), String> {
+        match ins.op.sub {
+            Some(op::UI_READ_GET_VBATT) => {
+                let d = self.dst(ins, 0)?;
                 self.write(s, d, &(self.battery as f32).to_le_bytes())?;
             }
-            op::UI_READ_GET_LBATT => {
-                let d = self.out_param(ops, s)?;
+            Some(op::UI_READ_GET_LBATT) => {
+                let d = self.dst(ins, 0)?;
                 let mv = (self.battery * 1000.0) as i32;
                 let pct = ((mv - 6200) * 100 / (7500 - 6200)).clamp(0, 100);
                 self.write(s, d, &[pct as u8])?;
             }
-            op::UI_READ_GET_FW_VERS => {
+            Some(op::UI_READ_GET_FW_VERS) => {
                 let t = self.firmware.clone();
-                self.text(ops, s, &t)?;
+                self.text(ins, s, &t)?;
             }
-            op::UI_READ_GET_HW_VERS => {
+            _ => {
                 let t = self.hardware.clone();
-                self.text(ops, s, &t)?;
+                self.text(ins, s, &t)?;
             }
-            other => return Err(format!("UI_READ sub-command {other} not simulated")),
         }
         Ok(())
     }
 
     /// LENGTH, *DESTINATION: at most LENGTH − 1 characters of `text` and a zero, as the
     /// firmware's `snprintf` writes them (LENGTH −1, "no check", writes the whole text).
-    fn text(&mut self, ops: &[u8], s: &mut Suspended, text: &str) -> Result<(), String> {
-        let len = self.int(ops, s)?;
-        let d = self.out_param(ops, s)?;
+    fn text(&mut self, ins: &Instr, s: &mut Suspended, text: &str) -> Result<(), String> {
+        let len = self.int(ins, 0, s)?;
+        let d = self.dst(ins, 1)?;
         let room = if len == -1 {
             text.len() + 1
         } else if (1..=127).contains(&len) {
@@ -530,25 +547,24 @@ impl Brick {
     /// STEP_/TIME_ SPEED/POWER: SPEED, P1, P2, P3, BRAKE, started on the motors `ms`.
     fn output_profile(
         &mut self,
-        code: u8,
+        ins: &Instr,
         ms: &[usize],
-        ops: &[u8],
         s: &mut Suspended,
     ) -> Result<(), String> {
-        let speed = self.int8(ops, s)?.clamp(-100, 100);
+        let speed = self.int(ins, 2, s)?.clamp(-100, 100);
         let mut p = [0.0; 3];
-        for x in &mut p {
-            let v = self.int(ops, s)?;
+        for (k, x) in p.iter_mut().enumerate() {
+            let v = self.int(ins, 3 + k, s)?;
             if v < 0 {
                 return Err(format!("negative step/time {v}"));
             }
             *x = v as f64;
         }
-        self.int8(ops, s)?;
+        self.int(ins, 6, s)?;
         for &m in ms {
             let vmax = speed.unsigned_abs() as f64 / 100.0 * self.motors[m].full_speed;
             let dir = speed.signum() as f64;
-            let job = if matches!(code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
+            let job = if matches!(ins.op.code, op::OUTPUT_STEP_SPEED | op::OUTPUT_STEP_POWER) {
                 Job::Step {
                     dir,
                     vmax,
@@ -572,9 +588,9 @@ impl Brick {
     }
 
     /// OUTPUT_READ (speed and movement count) or OUTPUT_GET_COUNT (sensor count) of one motor.
-    fn output_read(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let _layer = self.int8(ops, s)?;
-        let no = self.int8(ops, s)?;
+    fn output_read(&mut self, ins: &Instr, s: &mut Suspended) -> Result<(), String> {
+        let _layer = self.int(ins, 0, s)?;
+        let no = self.int(ins, 1, s)?;
         if !(0..4).contains(&no) {
             return Err(format!("motor number {no} out of range (0..3)"));
         }
@@ -586,13 +602,13 @@ impl Brick {
             }
             None => (0.0, 0, 0.0),
         };
-        if code == op::OUTPUT_READ {
-            let d1 = self.out_param(ops, s)?;
-            let d2 = self.out_param(ops, s)?;
+        if ins.op.code == op::OUTPUT_READ {
+            let d1 = self.dst(ins, 2)?;
+            let d2 = self.dst(ins, 3)?;
             self.write(s, d1, &[speed as u8])?;
             self.write(s, d2, &(mv.round() as i32).to_le_bytes())?;
         } else {
-            let d = self.out_param(ops, s)?;
+            let d = self.dst(ins, 2)?;
             self.write(s, d, &(count.round() as i32).to_le_bytes())?;
         }
         Ok(())
@@ -609,32 +625,32 @@ impl Brick {
         }
     }
 
-    fn input_device(&mut self, ops: &[u8], s: &mut Suspended) -> Result<bool, String> {
-        let sub = self.int(ops, s)? as u8;
-        let _layer = self.int(ops, s)?;
-        let no = self.int(ops, s)?;
+    fn input_device(&mut self, ins: &Instr, s: &mut Suspended) -> Result<bool, String> {
+        let _layer = self.int(ins, 0, s)?;
+        let no = self.int(ins, 1, s)?;
         let (dtype, motor) = self.device_at(no)?;
-        match sub {
-            op::INPUT_GET_TYPEMODE => {
-                let d1 = self.out_param(ops, s)?;
-                let d2 = self.out_param(ops, s)?;
+        match ins.op.sub {
+            Some(op::INPUT_GET_TYPEMODE) => {
+                let d1 = self.dst(ins, 2)?;
+                let d2 = self.dst(ins, 3)?;
                 let mode = if dtype == device::COLOR { 4 } else { 0 };
                 self.write(s, d1, &[dtype as u8])?;
                 self.write(s, d2, &[mode])?;
             }
-            op::INPUT_CLR_CHANGES => {}
-            op::INPUT_GET_RAW => {
-                let d = self.out_param(ops, s)?;
+            Some(op::INPUT_CLR_CHANGES) => {}
+            Some(op::INPUT_GET_RAW) => {
+                let d = self.dst(ins, 2)?;
                 let v = match motor {
                     Some(m) => self.motors[m].count().round() as i32,
                     None => 0,
                 };
                 self.write(s, d, &v.to_le_bytes())?;
             }
-            op::INPUT_READY_PCT | op::INPUT_READY_RAW | op::INPUT_READY_SI => {
-                let typ = self.int(ops, s)?;
-                let mode = self.int(ops, s)?;
-                let n = self.int(ops, s)?;
+            sub => {
+                // READY_PCT, READY_RAW, READY_SI.
+                let typ = self.int(ins, 2, s)?;
+                let mode = self.int(ins, 3, s)?;
+                let n = self.int(ins, 4, s)?;
                 if !(0..=8).contains(&n) {
                     return Err(format!("{n} values requested"));
                 }
@@ -670,29 +686,48 @@ impl Brick {
                 };
                 for i in 0..n as usize {
                     let v = values.get(i).copied().unwrap_or(0.0);
-                    let d = self.out_param(ops, s)?;
+                    let d = self.dst(ins, 5 + i)?;
                     let bytes = match sub {
-                        op::INPUT_READY_PCT => vec![v.round().clamp(-128.0, 127.0) as i8 as u8],
-                        op::INPUT_READY_RAW => (v.round() as i32).to_le_bytes().to_vec(),
+                        Some(op::INPUT_READY_PCT) => {
+                            vec![v.round().clamp(-128.0, 127.0) as i8 as u8]
+                        }
+                        Some(op::INPUT_READY_RAW) => (v.round() as i32).to_le_bytes().to_vec(),
                         _ => (v as f32).to_le_bytes().to_vec(),
                     };
                     self.write(s, d, &bytes)?;
                 }
-            }
-            other => {
-                return Err(format!(
-                    "INPUT_DEVICE sub-command 0x{other:02X} not simulated"
-                ))
             }
         }
         Ok(true)
     }
 }
 
-fn read_i32(mem: &[u8], o: usize) -> Result<i32, String> {
-    mem.get(o..o + 4)
-        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .ok_or_else(|| format!("variable at {o} outside memory"))
+/// Why the simulated brick refuses a command before running any of it, if it does: what
+/// the firmware's validator refuses ([`ops::validate`]: a constant first parameter outside
+/// its kind's range, a misaligned variable), an operation that is not in the table or does
+/// not decode (the firmware refuses an unknown opcode or a parameter cut short; an opcode
+/// it knows but the table does not, the simulator cannot run), and, the simulator's own
+/// rule, an output given as a constant (the firmware writes it into a scratch word,
+/// `lms2012.c` `PrimParPointer`, a string past its end).
+fn refusal(code: &Walk) -> Option<String> {
+    if let Some(e) = &code.error {
+        return Some(format!("{e}: not an operation the simulator runs"));
+    }
+    if let Some(v) = ops::validate(&code.instrs).first() {
+        return Some(format!("the firmware's validator refuses it: {v}"));
+    }
+    code.instrs.iter().find_map(|ins| {
+        let k = ins
+            .args
+            .iter()
+            .position(|a| a.par.out && !matches!(a.param, Param::Global(_) | Param::Local(_)))?;
+        Some(format!(
+            "{} at byte {}: output parameter {} is a constant, not a variable",
+            ins.op.name,
+            ins.at,
+            k + 1
+        ))
+    })
 }
 
 /// COL-COLOR code from RGB-RAW (rough; not used by the scan).
@@ -764,10 +799,11 @@ mod tests {
             .handle(&h("0E 00 0B 00 00 04 00 99 1D 00 03 81 21 00 01 60"))
             .unwrap();
         assert_eq!(r, h("07 00 0B 00 02 00 00 D0 41"));
-        // E15: unknown opcode → error reply with the same global size.
+        // E15: unknown opcode → error reply with the same global size, the bytes as E12
+        // left them (global memory outlives a command).
         assert_eq!(
             b.handle(&h("06 00 77 00 00 04 00 FE")).unwrap(),
-            h("07 00 77 00 04 00 00 00 00")
+            h("07 00 77 00 04 00 00 D0 41")
         );
         // E16: name, firmware, battery.
         let r = b
@@ -813,6 +849,58 @@ mod tests {
         // An output parameter given as a constant is malformed → error reply.
         let r = decode_reply(&b.handle(&h("09 00 02 00 00 04 00 B3 00 02 00")).unwrap()).unwrap();
         assert!(!r.ok);
+    }
+
+    #[test]
+    fn a_command_the_validator_refuses_runs_none_of_it() {
+        let mut b = brick();
+        let c = OutputPort::C.bit();
+        let busy = |b: &mut Brick| {
+            let mut cmd = DirectCommand::new();
+            let s = cmd.output_test(c);
+            decode_reply(&b.handle(&cmd.encode(50)).unwrap())
+                .unwrap()
+                .i8(s)
+                .unwrap()
+                != 0
+        };
+        // A move of C, then MOVE8_32 with DATA8's lowest value as its first parameter: the
+        // firmware's validator refuses the whole command, so the move never starts.
+        let refused = [
+            "17 00 01 00 00 04 00 AE 00 04 81 28 00 82 2C 01 00 01 A6 00 04 32 81 80 60",
+            // The same move, then a DATA32 output at global offset 2.
+            "17 00 02 00 00 08 00 AE 00 04 81 28 00 82 2C 01 00 01 A6 00 04 B3 00 02 62",
+        ];
+        for (i, frame) in refused.iter().enumerate() {
+            let r = decode_reply(&b.handle(&h(frame)).unwrap()).unwrap();
+            assert!(!r.ok, "{frame}");
+            b.advance(0.05);
+            assert!(!busy(&mut b), "command {i}: the move ran");
+        }
+        // DATA8's lowest value as a later parameter (BRAKE of the move) is not refused.
+        let r = b.handle(&h(
+            "14 00 03 00 00 00 00 AE 00 04 81 28 00 82 2C 01 00 81 80 A6 00 04",
+        ));
+        assert!(decode_reply(&r.unwrap()).unwrap().ok);
+        b.advance(0.05);
+        assert!(busy(&mut b), "the move runs");
+    }
+
+    #[test]
+    fn global_memory_keeps_what_the_command_before_left() {
+        let mut b = brick();
+        // Command 1 writes 0x11223344 at GV0 and 7 at GV4.
+        let r = b.handle(&h("0F 00 01 00 00 08 00 3A 83 44 33 22 11 60 3A 07 64"));
+        assert_eq!(r.unwrap(), h("0B 00 01 00 02 44 33 22 11 07 00 00 00"));
+        // Command 2 has 8 global bytes and writes only GV4: GV0 is what command 1 left.
+        let r = b.handle(&h("09 00 02 00 00 08 00 3A 81 63 64"));
+        assert_eq!(r.unwrap(), h("0B 00 02 00 02 44 33 22 11 63 00 00 00"));
+        // Local memory starts at zero: LV0 copied to GV0.
+        let r = b.handle(&h("08 00 03 00 00 04 10 3A 40 60"));
+        assert_eq!(r.unwrap(), h("07 00 03 00 02 00 00 00 00"));
+        // A refused command's error reply carries the global bytes as they are.
+        let r = b.handle(&h("08 00 04 00 00 08 00 3A 05 62"));
+        assert_eq!(r.unwrap(), h("0B 00 04 00 04 00 00 00 00 63 00 00 00"));
     }
 
     #[test]

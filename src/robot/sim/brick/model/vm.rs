@@ -9,224 +9,175 @@
 //! Level: robot (simulators; uses [`crate::robot::ev3::protocol`]). No I/O, no printing.
 
 use super::*;
+use crate::robot::ev3::protocol::ops::{Instr, Kind, Walk};
 
-/// Integer widths of the VM's data types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Width {
-    /// DATA8
-    B1,
-    /// DATA16
-    B2,
-    /// DATA32
-    B4,
+/// A constant as a parameter of `kind` reads it: the firmware widens it to 32 bits, the
+/// operation reads its own width there (two's complement truncation, sign-extended).
+pub(super) fn narrow(kind: Kind, v: i32) -> i32 {
+    match kind {
+        Kind::D8 | Kind::Str => v as i8 as i32,
+        Kind::D16 => v as i16 as i32,
+        Kind::D32 | Kind::F => v,
+    }
 }
 
-impl Width {
-    /// The width an opcode of a width-coded family works on (the family's low two bits:
-    /// 00 DATA8, 01 DATA16, 10 DATA32; 11, DATAF, is not simulated).
-    fn of(code: u8) -> Option<Width> {
-        match code & 0x03 {
-            0 => Some(Width::B1),
-            1 => Some(Width::B2),
-            2 => Some(Width::B4),
-            _ => None,
-        }
-    }
-
-    fn bytes(self) -> usize {
-        match self {
-            Width::B1 => 1,
-            Width::B2 => 2,
-            Width::B4 => 4,
-        }
-    }
-
-    /// A 32-bit value as this width reads it (two's complement truncation, sign-extended).
-    fn narrow(self, v: i32) -> i32 {
-        match self {
-            Width::B1 => v as i8 as i32,
-            Width::B2 => v as i16 as i32,
-            Width::B4 => v,
-        }
-    }
-
-    /// The "not a number" pattern the firmware's moves carry over between widths
-    /// (`DATA8_NAN` 0x80, `DATA16_NAN` 0x8000, `DATA32_NAN` 0x80000000).
-    fn nan(self) -> i32 {
-        match self {
-            Width::B1 => i8::MIN as i32,
-            Width::B2 => i16::MIN as i32,
-            Width::B4 => i32::MIN,
-        }
-    }
-
-    fn range(self) -> (i32, i32) {
-        match self {
-            Width::B1 => (i8::MIN as i32, i8::MAX as i32),
-            Width::B2 => (i16::MIN as i32, i16::MAX as i32),
-            Width::B4 => (i32::MIN, i32::MAX),
-        }
+/// The "not a number" pattern the firmware's moves carry over between widths
+/// (`DATA8_NAN` 0x80, `DATA16_NAN` 0x8000, `DATA32_NAN` 0x80000000).
+fn nan(kind: Kind) -> i32 {
+    match kind {
+        Kind::D8 | Kind::Str => i8::MIN as i32,
+        Kind::D16 => i16::MIN as i32,
+        Kind::D32 | Kind::F => i32::MIN,
     }
 }
 
 /// Where a variable lives: global or local memory, byte offset.
-type Var = (bool, usize);
+pub(super) type Var = (bool, usize);
 
 impl Brick {
-    /// Whether `code` is one of the VM opcodes this file runs (the integer members of the
-    /// width-coded families, whose low two bits 11 are their float member).
-    pub(super) fn is_vm_op(code: u8) -> bool {
-        let integer = code & 0x03 != 0x03;
-        match code {
-            op::JR | op::JR_FALSE | op::JR_TRUE | op::TIMER_READ => true,
-            0x10..=0x1B | 0x30..=0x3B | 0x44..=0x5B | 0x64..=0x7B | 0xC8..=0xCF => integer,
-            _ => false,
-        }
-    }
-
-    /// Runs one VM opcode (the opcode byte is already consumed).
-    pub(super) fn vm_op(&mut self, code: u8, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        match code {
+    /// Runs one VM operation of the [table](crate::robot::ev3::protocol::ops): arithmetic,
+    /// moves, compares, jumps, the program timer, indexed reads and writes. Each reads its
+    /// parameters at the kinds the table gives them.
+    pub(super) fn vm_op(
+        &mut self,
+        ins: &Instr,
+        code: &Walk,
+        s: &mut Suspended,
+    ) -> Result<(), String> {
+        let c = ins.op.code;
+        match c {
             op::JR => {
-                let off = self.read(ops, s, Width::B4)?;
-                self.jump(ops, s, off)?;
+                let off = self.int(ins, 0, s)?;
+                self.jump(ins, code, s, off)?;
             }
             op::JR_FALSE | op::JR_TRUE => {
-                let flag = self.read(ops, s, Width::B1)?;
-                let off = self.read(ops, s, Width::B4)?;
-                if (flag != 0) == (code == op::JR_TRUE) {
-                    self.jump(ops, s, off)?;
+                let flag = self.int(ins, 0, s)?;
+                let off = self.int(ins, 1, s)?;
+                if (flag != 0) == (c == op::JR_TRUE) {
+                    self.jump(ins, code, s, off)?;
                 }
             }
             op::TIMER_READ => {
-                let dst = self.var(ops, s)?;
+                let dst = self.dst(ins, 0)?;
                 let ms = ((self.clock - s.started) * 1000.0).floor() as i32;
-                self.store(s, dst, Width::B4, ms)?;
+                self.store(s, dst, Kind::D32, ms)?;
             }
-            _ => {
-                let w = Width::of(code).ok_or_else(|| format!("float opcode 0x{code:02X}"))?;
-                match code & 0xFC {
-                    0x10 | 0x14 | 0x18 => self.arith(code, w, ops, s)?,
-                    0x30 | 0x34 | 0x38 => self.mov(code, w, ops, s)?,
-                    0x44..=0x58 => self.compare(code, w, ops, s)?,
-                    0x64..=0x78 => {
-                        let (a, b) = (self.read(ops, s, w)?, self.read(ops, s, w)?);
-                        let off = self.read(ops, s, Width::B4)?;
-                        if holds(code - 0x60, a, b) {
-                            self.jump(ops, s, off)?;
-                        }
-                    }
-                    0xC8 => self.read_indexed(w, ops, s)?,
-                    0xCC => self.write_indexed(w, ops, s)?,
-                    _ => return Err(format!("opcode 0x{code:02X} not simulated")),
+            _ => match c & 0xFC {
+                0x10 | 0x14 | 0x18 => self.arith(ins, s)?,
+                0x30 | 0x34 | 0x38 => self.mov(ins, s)?,
+                0x44..=0x58 => {
+                    let (a, b) = (self.int(ins, 0, s)?, self.int(ins, 1, s)?);
+                    let dst = self.dst(ins, 2)?;
+                    self.store(s, dst, Kind::D8, holds(c - 0x40, a, b) as i32)?;
                 }
-            }
+                0x64..=0x78 => {
+                    let (a, b) = (self.int(ins, 0, s)?, self.int(ins, 1, s)?);
+                    let off = self.int(ins, 2, s)?;
+                    if holds(c - 0x60, a, b) {
+                        self.jump(ins, code, s, off)?;
+                    }
+                }
+                0xC8 => self.read_indexed(ins, s)?,
+                0xCC => self.write_indexed(ins, s)?,
+                _ => return Err(format!("{} not simulated", ins.op.name)),
+            },
         }
         Ok(())
     }
 
-    /// ADD, SUB, MUL at width `w`: SOURCE1, SOURCE2, *DESTINATION (wrapping, as the
-    /// firmware's C arithmetic does).
-    fn arith(&mut self, code: u8, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let a = self.read(ops, s, w)?;
-        let b = self.read(ops, s, w)?;
-        let dst = self.var(ops, s)?;
-        let v = match code & 0xFC {
+    /// ADD, SUB, MUL: SOURCE1, SOURCE2, *DESTINATION (wrapping, as the firmware's C
+    /// arithmetic does).
+    fn arith(&mut self, ins: &Instr, s: &mut Suspended) -> Result<(), String> {
+        let a = self.int(ins, 0, s)?;
+        let b = self.int(ins, 1, s)?;
+        let dst = self.dst(ins, 2)?;
+        let v = match ins.op.code & 0xFC {
             0x10 => a.wrapping_add(b),
             0x14 => a.wrapping_sub(b),
             _ => a.wrapping_mul(b),
         };
-        self.store(s, dst, w, v)
+        self.store(s, dst, ins.args[2].par.kind, v)
     }
 
-    /// MOVEx_y: SOURCE at width x into *DESTINATION at width y; narrowing saturates and
-    /// the "not a number" pattern carries over (`c_move.c`).
-    fn mov(&mut self, code: u8, to: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let from = match code & 0xFC {
-            0x30 => Width::B1,
-            0x34 => Width::B2,
-            _ => Width::B4,
-        };
-        let v = self.read(ops, s, from)?;
-        let dst = self.var(ops, s)?;
-        let out = if v == from.nan() && from != to {
-            to.nan()
+    /// MOVEx_y: SOURCE at width x into *DESTINATION at width y, as `c_move.c` does: a move
+    /// within one width copies; between widths the "not a number" pattern carries over and
+    /// any other value is held to DATA8_MIN..DATA8_MAX (−127..127) or DATA16_MIN..DATA16_MAX
+    /// (−32767..32767), so narrowing never makes a "not a number".
+    fn mov(&mut self, ins: &Instr, s: &mut Suspended) -> Result<(), String> {
+        let (from, to) = (ins.args[0].par.kind, ins.args[1].par.kind);
+        let v = self.int(ins, 0, s)?;
+        let dst = self.dst(ins, 1)?;
+        let out = if from == to {
+            v
+        } else if v == nan(from) {
+            nan(to)
         } else {
-            let (lo, hi) = to.range();
+            let (lo, hi) = to.range().unwrap_or((i32::MIN, i32::MAX));
             v.clamp(lo, hi)
         };
         self.store(s, dst, to, out)
     }
 
-    /// CP_xx: LEFT, RIGHT, *FLAG (DATA8, 1 when the relation holds).
-    fn compare(&mut self, code: u8, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let a = self.read(ops, s, w)?;
-        let b = self.read(ops, s, w)?;
-        let dst = self.var(ops, s)?;
-        self.store(s, dst, Width::B1, holds(code - 0x40, a, b) as i32)
-    }
-
     /// READx: SOURCE (the first element of an array, a variable), INDEX (DATA8),
     /// *DESTINATION. The firmware does not check the index; the simulator refuses one
     /// that leaves the command's memory.
-    fn read_indexed(&mut self, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let base = self.var(ops, s)?;
-        let i = self.read(ops, s, Width::B1)?;
-        let dst = self.var(ops, s)?;
+    fn read_indexed(&mut self, ins: &Instr, s: &mut Suspended) -> Result<(), String> {
+        let w = ins.args[0].par.kind;
+        let base = self.dst(ins, 0)?;
+        let i = self.int(ins, 1, s)?;
+        let dst = self.dst(ins, 2)?;
         let at = element(base, i, w)?;
         let v = load(s, at, w)?;
         self.store(s, dst, w, v)
     }
 
     /// WRITEx: SOURCE, INDEX (DATA8), DESTINATION (the first element of an array).
-    fn write_indexed(&mut self, w: Width, ops: &[u8], s: &mut Suspended) -> Result<(), String> {
-        let v = self.read(ops, s, w)?;
-        let i = self.read(ops, s, Width::B1)?;
-        let base = self.var(ops, s)?;
+    fn write_indexed(&mut self, ins: &Instr, s: &mut Suspended) -> Result<(), String> {
+        let w = ins.args[2].par.kind;
+        let v = self.int(ins, 0, s)?;
+        let i = self.int(ins, 1, s)?;
+        let base = self.dst(ins, 2)?;
         let at = element(base, i, w)?;
         self.store(s, at, w, v)
     }
 
     /// A relative jump: `off` bytes from the end of the jump instruction. Landing on the
     /// command's end finishes it (the firmware appends OBJECT_END there); anywhere outside
-    /// the command is refused.
-    fn jump(&mut self, ops: &[u8], s: &mut Suspended, off: i32) -> Result<(), String> {
-        let to = s.pc as i64 + off as i64;
-        if to < 0 || to > ops.len() as i64 {
+    /// the command, or inside an operation, is refused.
+    fn jump(
+        &mut self,
+        ins: &Instr,
+        code: &Walk,
+        s: &mut Suspended,
+        off: i32,
+    ) -> Result<(), String> {
+        let len = s.frame.body.len();
+        let to = ins.end as i64 + off as i64;
+        if to < 0 || to > len as i64 {
             return Err(format!(
-                "jump by {off} from byte {} leaves the command ({} bytes)",
-                s.pc,
-                ops.len()
+                "jump by {off} from byte {} leaves the command ({len} bytes)",
+                ins.end
             ));
         }
-        s.pc = to as usize;
+        let to = to as usize;
+        s.pc = if to == len {
+            code.instrs.len()
+        } else {
+            code.instrs
+                .binary_search_by_key(&to, |i| i.at)
+                .map_err(|_| {
+                    format!(
+                        "jump by {off} from byte {} lands inside an operation",
+                        ins.end
+                    )
+                })?
+        };
         Ok(())
     }
 
-    /// A DATA8 parameter (LAYER, NOS, NO, SPEED, POWER, BRAKE, ...): a constant's low
-    /// byte, or the byte at a variable's address, sign-extended.
-    pub(super) fn int8(&self, ops: &[u8], s: &mut Suspended) -> Result<i32, String> {
-        self.read(ops, s, Width::B1)
-    }
-
-    /// An input operand at width `w`.
-    fn read(&self, ops: &[u8], s: &mut Suspended, w: Width) -> Result<i32, String> {
-        match decode_param(ops, &mut s.pc).map_err(|e| e.to_string())? {
-            Param::Const(v) => Ok(w.narrow(v)),
-            Param::Global(o) => load(s, (true, o), w),
-            Param::Local(o) => load(s, (false, o), w),
-            Param::Str(_) => Err("string where a number was expected".into()),
-        }
-    }
-
-    /// An output operand: it must be a variable.
-    fn var(&self, ops: &[u8], s: &mut Suspended) -> Result<Var, String> {
-        self.out_param(ops, s)
-    }
-
-    fn store(&self, s: &mut Suspended, dst: Var, w: Width, v: i32) -> Result<(), String> {
+    fn store(&self, s: &mut Suspended, dst: Var, kind: Kind, v: i32) -> Result<(), String> {
         let bytes = v.to_le_bytes();
-        self.write(s, dst, &bytes[..w.bytes()])
+        self.write(s, dst, &bytes[..kind.bytes()])
     }
 }
 
@@ -243,16 +194,17 @@ fn holds(rel: u8, a: i32, b: i32) -> bool {
     }
 }
 
-fn element(base: Var, i: i32, w: Width) -> Result<Var, String> {
+fn element(base: Var, i: i32, kind: Kind) -> Result<Var, String> {
     if i < 0 {
         return Err(format!("negative array index {i}"));
     }
-    Ok((base.0, base.1 + i as usize * w.bytes()))
+    Ok((base.0, base.1 + i as usize * kind.bytes()))
 }
 
-fn load(s: &Suspended, at: Var, w: Width) -> Result<i32, String> {
+/// The value of `kind` at a variable (a DATAF's bits as an integer).
+pub(super) fn load(s: &Suspended, at: Var, kind: Kind) -> Result<i32, String> {
     let mem = if at.0 { &s.globals } else { &s.locals };
-    let b = mem.get(at.1..at.1 + w.bytes()).ok_or_else(|| {
+    let b = mem.get(at.1..at.1 + kind.bytes()).ok_or_else(|| {
         format!(
             "variable at {} of {} memory outside its {} bytes",
             at.1,
@@ -260,10 +212,10 @@ fn load(s: &Suspended, at: Var, w: Width) -> Result<i32, String> {
             mem.len()
         )
     })?;
-    Ok(match w {
-        Width::B1 => b[0] as i8 as i32,
-        Width::B2 => i16::from_le_bytes([b[0], b[1]]) as i32,
-        Width::B4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+    Ok(match b.len() {
+        1 => b[0] as i8 as i32,
+        2 => i16::from_le_bytes([b[0], b[1]]) as i32,
+        _ => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
     })
 }
 
@@ -332,13 +284,23 @@ mod tests {
         let mut b = brick();
         let mut p = Program::new();
         let (small, flag, wide) = (p.global(W::B1), p.global(W::B1), p.global(W::B4));
+        let nan = p.local(W::B1);
+        let (low, low16) = (p.global(W::B1), p.global(W::B2));
         p.mov(W::B4, W::B1, 300, small);
+        // Narrowing stops at −127 / −32767: DATA8's and DATA16's lowest values are their
+        // "not a number", which only a "not a number" becomes.
+        p.mov(W::B4, W::B1, -300, low);
+        p.mov(W::B4, W::B2, -40_000, low16);
         p.cp(Cmp::GtEq, W::B4, -5, -7, flag);
-        // A DATA8 constant read as DATA8 keeps its sign; -128 is DATA8's "not a number".
-        p.mov(W::B1, W::B4, -128, wide);
+        // -128 is DATA8's "not a number" (as a constant first parameter the firmware's
+        // validator refuses it, so it is made by arithmetic, which wraps).
+        p.sub(W::B1, -127, 1, nan);
+        p.mov(W::B1, W::B4, nan, wide);
         let (r, _) = run(&mut b, p, 1.0);
         assert_eq!(r.globals[0] as i8, 127);
         assert_eq!(r.globals[1], 1);
+        assert_eq!(r.globals[8] as i8, -127);
+        assert_eq!(i16::from_le_bytes([r.globals[10], r.globals[11]]), -32767);
         assert_eq!(r.i32(wide.slot(SlotKind::I32).unwrap()).unwrap(), i32::MIN);
     }
 

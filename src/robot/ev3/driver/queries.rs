@@ -1,0 +1,120 @@
+//! Questions to the brick: what is plugged in where, its name, versions and battery, and
+//! the motors' polarity.
+//!
+//! Level: robot (part of the driver). No printing.
+//!
+//! ## Device check
+//!
+//! Ports differ between builds, so at start-up INPUT_DEVICE GET_TYPEMODE is asked for every
+//! expected device (motors as inputs 16..19, sensors as 0..3). On any mismatch the error
+//! lists every port, what was expected and what was found.
+//!
+//!
+//! ## Polarity
+//!
+//! The firmware restores a motor's default direction only when a user program starts or
+//! ends, not when a host connects (see [Polarity](crate::robot::ev3::protocol#polarity)),
+//! so [`Ev3::set_polarity`] exists for the robot to set it on every connect (the MindCub3r
+//! does). The turntable's sense is a calibration sign, not a polarity.
+//!
+//!
+//! ## Brick queries
+//!
+//! [`Ev3::brick_info`] asks in one round trip for the brick's name, firmware and hardware
+//! versions, battery voltage and level; [`Ev3::typemodes`] for the device type and mode of
+//! several inputs. Both only read.
+
+use super::{BrickInfo, DeviceExpectation, Ev3, Ev3Error};
+use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
+
+impl Ev3 {
+    /// Type and mode of the device on an input (sensor port 0..3 or motor 16..19).
+    pub fn typemode(&mut self, input: u8) -> Result<(i8, i8), Ev3Error> {
+        let mut c = DirectCommand::new();
+        let (t, m) = c.get_typemode(input);
+        let name = format!("INPUT_DEVICE GET_TYPEMODE input {input}");
+        let r = self.query(&name, &c)?;
+        Ok((
+            r.i8(t).map_err(|e| Self::malformed(&name, e))?,
+            r.i8(m).map_err(|e| Self::malformed(&name, e))?,
+        ))
+    }
+
+    /// Type and mode of the devices on several inputs (sensor ports 0..3, motors 16..19), in
+    /// one round trip, in the order given.
+    pub fn typemodes(&mut self, inputs: &[u8]) -> Result<Vec<(i8, i8)>, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let slots: Vec<_> = inputs.iter().map(|&i| c.get_typemode(i)).collect();
+        let name = format!("INPUT_DEVICE GET_TYPEMODE inputs {inputs:?}");
+        let r = self.query(&name, &c)?;
+        slots
+            .into_iter()
+            .map(|(t, m)| {
+                Ok((
+                    r.i8(t).map_err(|e| Self::malformed(&name, e))?,
+                    r.i8(m).map_err(|e| Self::malformed(&name, e))?,
+                ))
+            })
+            .collect()
+    }
+
+    /// The brick's name, firmware and hardware versions and battery, in one round trip.
+    pub fn brick_info(&mut self) -> Result<BrickInfo, Ev3Error> {
+        let mut c = DirectCommand::new();
+        let name = c.brick_name(32);
+        let fw = c.firmware_version(16);
+        let hw = c.hardware_version(16);
+        let volts = c.battery_volts();
+        let level = c.battery_level();
+        let what = "COM_GET GET_BRICKNAME + UI_READ GET_FW_VERS, GET_HW_VERS, GET_VBATT, GET_LBATT";
+        let r = self.call(what, &c)?;
+        let m = |e| Self::malformed(what, e);
+        Ok(BrickInfo {
+            name: r.string(name).map_err(m)?,
+            firmware: r.string(fw).map_err(m)?,
+            hardware: r.string(hw).map_err(m)?,
+            battery_volts: r.f32(volts).map_err(m)? as f64,
+            battery_level: r.i8(level).map_err(m)?.clamp(0, 100) as u8,
+        })
+    }
+
+    /// OUTPUT_POLARITY of the motors in `nos`: 1 normal, −1 reversed (see
+    /// [Polarity](crate::robot::ev3::driver::queries#polarity)).
+    pub fn set_polarity(&mut self, nos: u8, pol: i8) -> Result<(), Ev3Error> {
+        let mut c = DirectCommand::new();
+        c.output_polarity(nos, pol);
+        let ports: String = OutputPort::ALL
+            .iter()
+            .filter(|p| nos & p.bit() != 0)
+            .map(|p| p.letter())
+            .collect();
+        self.call(&format!("OUTPUT_POLARITY {pol} motors {ports}"), &c)
+            .map(|_| ())
+    }
+
+    /// Checks every expected device; the error lists what was found on every port.
+    pub fn check_devices(&mut self, expect: &[DeviceExpectation]) -> Result<(), Ev3Error> {
+        let mut report = Vec::new();
+        let mut bad = false;
+        let inputs: Vec<u8> = expect.iter().map(|e| e.input).collect();
+        let found = self.typemodes(&inputs)?;
+        for (e, &(t, _)) in expect.iter().zip(&found) {
+            let ok = t == e.expected;
+            bad |= !ok;
+            report.push(format!(
+                "port {} ({}): expected {}, found {}{}",
+                e.port_label,
+                e.role,
+                device::name(e.expected),
+                device::name(t),
+                if ok { "" } else { "  <-- wrong" }
+            ));
+        }
+        if bad {
+            return Err(Ev3Error::WrongDevice {
+                report: report.join("; "),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! Tests of the driver over an in-memory link.
+
+use super::*;
+use crate::robot::ev3::protocol::encode_reply;
+use crate::robot::link::MemoryLink;
+
+#[test]
+fn stale_replies_are_discarded_and_counters_match() {
+    // Answer each command twice: once with a stale counter, then with the right one.
+    let t = MemoryLink::with_responder(|m| {
+        let c = u16::from_le_bytes([m[2], m[3]]);
+        vec![
+            encode_reply(c.wrapping_sub(7), true, &[]),
+            encode_reply(c, true, &[]),
+        ]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    ev3.nop().unwrap();
+    ev3.nop().unwrap();
+    assert_eq!(ev3.stale_discarded, 2);
+}
+
+#[test]
+fn error_reply_names_the_command() {
+    let t = MemoryLink::with_responder(|m| {
+        vec![encode_reply(u16::from_le_bytes([m[2], m[3]]), false, &[])]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    let e = ev3.count(OutputPort::C).unwrap_err();
+    assert!(matches!(e, Ev3Error::ErrorReply { .. }));
+    assert!(e.to_string().contains("OUTPUT_GET_COUNT motor C"), "{e}");
+}
+
+#[test]
+fn silence_is_a_timeout() {
+    let mut ev3 = Ev3::new(Box::new(MemoryLink::new()));
+    ev3.timeouts.reply = Duration::from_millis(10);
+    let e = ev3.nop().unwrap_err();
+    assert!(matches!(e, Ev3Error::Timeout { .. }), "{e}");
+    assert!(e.link_failed());
+}
+
+#[test]
+fn a_count_no_motion_can_reach_stops_at_once() {
+    // The motor reads 100, then (one corrupted byte) 100 + 2^24.
+    let counts = std::sync::Mutex::new(vec![100i32, 100 + (1 << 24)].into_iter());
+    let t = MemoryLink::with_responder(move |m| {
+        let c = u16::from_le_bytes([m[2], m[3]]);
+        let v = counts.lock().unwrap().next().unwrap_or(0);
+        vec![encode_reply(c, true, &v.to_le_bytes())]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    assert_eq!(ev3.count(OutputPort::B).unwrap(), 100);
+    let e = ev3.count(OutputPort::B).unwrap_err();
+    assert!(matches!(e, Ev3Error::Implausible { .. }), "{e}");
+    assert!(e.to_string().contains("corrupted"), "{e}");
+    // A move that long is refused before it is sent.
+    let mut m = Motor::new(OutputPort::A, MotorKind::Large, 1050.0);
+    ev3.idle_count[0] = Some(0);
+    let e = ev3
+        .start_move_to(&mut m, 5000, 50, (10, 10), true)
+        .unwrap_err();
+    assert!(matches!(e, Ev3Error::MoveTooLong { .. }), "{e}");
+}
+
+#[test]
+fn a_colour_the_sensor_cannot_give_is_read_again() {
+    // One corrupted byte turns a red channel of 120 into 120 + 2^28; the read is sent
+    // again and the true reading comes back.
+    let replies =
+        std::sync::Mutex::new(vec![[120 + (1 << 28), 40, 20], [120i32, 40, 20]].into_iter());
+    let t = MemoryLink::with_responder(move |m| {
+        let c = u16::from_le_bytes([m[2], m[3]]);
+        let rgb = replies.lock().unwrap().next().unwrap_or([0, 0, 0]);
+        let g: Vec<u8> = rgb.iter().flat_map(|v| v.to_le_bytes()).collect();
+        vec![encode_reply(c, true, &g)]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    assert_eq!(ev3.read_rgb(1).unwrap(), [120.0, 40.0, 20.0]);
+    assert_eq!(ev3.recoveries, 1);
+}
+
+#[test]
+fn a_lost_read_reply_is_read_again() {
+    // The first reply is lost; the same read sent again is answered.
+    let n = std::sync::atomic::AtomicU32::new(0);
+    let t = MemoryLink::with_responder(move |m| {
+        let c = u16::from_le_bytes([m[2], m[3]]);
+        if n.fetch_add(1, Ordering::SeqCst) == 0 {
+            return vec![];
+        }
+        vec![encode_reply(c, true, &42i32.to_le_bytes())]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    ev3.timeouts.reply = Duration::from_millis(20);
+    assert_eq!(ev3.count(OutputPort::C).unwrap(), 42);
+    assert_eq!(ev3.recoveries, 1);
+}
+
+#[test]
+fn wrong_device_report_says_what_is_where() {
+    let t = MemoryLink::with_responder(|m| {
+        let c = u16::from_le_bytes([m[2], m[3]]);
+        // One GET_TYPEMODE per device, six bytes each after the seven-byte header, the
+        // input number the fourth; answer "large motor" for motors and "infrared" for
+        // sensor port 2.
+        let global: Vec<u8> = m[7..]
+            .chunks(6)
+            .flat_map(|op| [if op[3] >= 16 { 7 } else { 33 }, 0])
+            .collect();
+        vec![encode_reply(c, true, &global)]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    let e = ev3
+        .check_devices(&[
+            DeviceExpectation {
+                role: "tilt arm".into(),
+                port_label: "A".into(),
+                input: 16,
+                expected: device::LARGE_MOTOR,
+            },
+            DeviceExpectation {
+                role: "colour sensor".into(),
+                port_label: "2".into(),
+                input: 1,
+                expected: device::COLOR,
+            },
+        ])
+        .unwrap_err();
+    let s = e.to_string();
+    assert!(
+        s.contains("port 2 (colour sensor): expected colour sensor, found infrared sensor"),
+        "{s}"
+    );
+    assert!(
+        s.contains("port A (tilt arm): expected large motor, found large motor"),
+        "{s}"
+    );
+}
