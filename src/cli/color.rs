@@ -404,10 +404,10 @@ fn scan_solved_on_robot(a: &CalibrateArgs, g: &Global) -> anyhow::Result<RawScan
         b.set_message("scanning the solved cube");
         b
     });
-    let (scan, _) = robot.scan(size, &mut |done, total| {
+    let (scan, _) = robot.scan(size, &mut |step| {
         if let Some(b) = &bar {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
+            b.set_length(step.total as u64);
+            b.set_position(step.done as u64);
         }
     })?;
     if let Some(b) = bar {

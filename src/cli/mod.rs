@@ -45,6 +45,7 @@ pub mod scan;
 pub mod scan_images;
 pub mod solve;
 pub mod timings;
+pub mod view;
 
 pub use args::Global;
 pub use output::Out;
@@ -118,6 +119,8 @@ pub enum Command {
     Restore(run::RestoreArgs),
     /// Benchmarks.
     Bench(bench::BenchArgs),
+    /// The live page's history: past runs' journals, listed and replayed in a browser.
+    View(view::ViewCmdArgs),
 }
 
 /// Runs the program; maps the outcome to the documented exit codes.
@@ -163,5 +166,6 @@ fn dispatch(command: Command, g: &Global) -> CmdResult {
         Command::Save(a) => run::save(a, g),
         Command::Restore(a) => run::restore(a, g),
         Command::Bench(a) => bench::bench(a, g),
+        Command::View(a) => view::view(a, g),
     }
 }

@@ -11,6 +11,7 @@ use anyhow::{anyhow, Context, Result};
 use super::args::SizeArg;
 use super::common::{cache_dir, load_solver, progress_bar};
 use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
+use super::view::{Live, LiveOptions, ViewArgs};
 use super::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
 use crate::job::{
@@ -82,6 +83,8 @@ pub struct RunArgs {
     /// Also solve the 48 whole-cube symmetric variants of the problem.
     #[arg(long)]
     pub symmetries: bool,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -92,6 +95,8 @@ pub struct SaveArgs {
     pub connect: ConnectArgs,
     #[command(flatten)]
     pub scan: ScanOpts,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -104,6 +109,8 @@ pub struct RestoreArgs {
     pub scan: ScanOpts,
     #[command(flatten)]
     pub execute: ExecuteOpts,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 fn default_journal(g: &Global) -> PathBuf {
@@ -210,31 +217,61 @@ fn run_options(
     }
 }
 
+/// The live page of a command that connects to a robot (`--view`): Stop does what Ctrl-C
+/// does; a simulator's time runs `--speed` times the robot's.
+fn live(
+    view: &ViewArgs,
+    g: &Global,
+    connect: &ConnectArgs,
+    stop: &Arc<AtomicBool>,
+) -> Result<Live> {
+    Live::start(
+        view,
+        g,
+        LiveOptions {
+            stop: Some(stop.clone()),
+            time_scale: if connect.sim { connect.speed } else { 1.0 },
+            ..LiveOptions::default()
+        },
+    )
+}
+
 pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let stop = stop_on_ctrlc();
+    let live = live(&a.view, g, &a.connect, &stop)?;
+    let r = run_live(&a, g, stop, &live);
+    live.ended(&r);
+    r
+}
+
+fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdResult {
     let journal_path = a
         .execute
         .journal
         .clone()
         .unwrap_or_else(|| default_journal(g));
     if let Some(jpath) = &a.resume {
-        return resume(&a, g, jpath, journal_path, stop);
+        return resume(a, g, jpath, journal_path, stop, live);
     }
     let size = a.connect.size.into();
     // Everything that can be checked is checked before the robot moves.
-    let target = target_spec(&a)?;
+    let target = target_spec(a)?;
     if let Some(t) = &target {
         job::check_spec(t, size).context("bad target")?;
     }
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
-    let opts = run_options(&a, size, target, journal_path, &stop);
+    let opts = run_options(a, size, target, journal_path, &stop);
+    live.phase("connect and home");
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
-    let tools = tools(&solver, &a, resolve);
-    let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
+    let tools = tools(&solver, a, resolve);
+    let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| {
+        live.event(&e);
+        rep.event(e)
+    });
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, &a)
+    outcome(g, r, a, live)
 }
 
 fn resume(
@@ -243,6 +280,7 @@ fn resume(
     jpath: &Path,
     journal_path: PathBuf,
     stop: Arc<AtomicBool>,
+    live: &Live,
 ) -> CmdResult {
     let rec = journal::read(jpath)?;
     if rec.ended == Some(true) {
@@ -270,20 +308,32 @@ fn resume(
     };
     let resolve = checked_resolve_options(&connect_args, &a.scan)?;
     let opts = run_options(a, size, None, journal, &stop);
+    live.phase("connect and home");
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = load_solver(g)?;
     let tools = tools(&solver, a, resolve);
-    let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
+    let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| {
+        live.event(&e);
+        rep.event(e)
+    });
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, a)
+    outcome(g, r, a, live)
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     let stop = stop_on_ctrlc();
+    let live = live(&a.view, g, &a.connect, &stop)?;
+    let r = save_live(&a, g, &stop, &live);
+    live.ended(&r);
+    r
+}
+
+fn save_live(a: &SaveArgs, g: &Global, stop: &Arc<AtomicBool>, live: &Live) -> CmdResult {
     let size = a.connect.size.into();
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
-    let mut robot = connect(&a.connect, None, &stop)?;
+    live.phase("connect and home");
+    let mut robot = connect(&a.connect, None, stop)?;
     let mut rep = Reporter::new(g);
     let calibration = serde_json::json!({
         "robot": robot.kind(),
@@ -297,10 +347,16 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
         size,
         a.scan.max_rescans,
         calibration,
-        &mut |e| rep.event(e),
+        &mut |e| {
+            live.event(&e);
+            rep.event(e)
+        },
     );
     match r {
-        Ok(saved) => saved_state(g, &a.file, &saved),
+        Ok(saved) => {
+            live.text(&format!("saved {} to {}", saved.state, a.file.display()));
+            saved_state(g, &a.file, &saved)
+        }
         Err(e) if e.is_no() => {
             eprintln!("{e}");
             Ok(Exit::No)
@@ -336,6 +392,7 @@ pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
         resume: None,
         execute: a.execute,
         symmetries: false,
+        view: a.view,
     };
     run(args, g)
 }
@@ -362,6 +419,9 @@ impl Reporter {
     }
 
     fn event(&mut self, e: RunEvent) {
+        if e.is_evidence() {
+            return;
+        }
         match &e {
             RunEvent::ScanProgress { done, total } => {
                 if let Some(b) = &self.scan_bar {
@@ -374,6 +434,7 @@ impl Reporter {
                 done,
                 total,
                 robot_seconds,
+                ..
             } => {
                 if let Some(b) = &self.exec_bar {
                     b.set_length(*total as u64);
@@ -631,7 +692,7 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
 
 /// Reports a stopped run (where the cube is, and the exact command that resumes it) and
 /// exits 2.
-fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
+fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
     if let RunError::Interrupted(i) = e {
         let job::error::Interruption {
             cause,
@@ -645,6 +706,19 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
             motors_stopped,
         } = i.as_ref();
         let resume = resume_command(&a.connect, &a.scan, journal);
+        live.note(serde_json::json!({
+            "type": "stopped",
+            "journal": journal,
+            "state": state,
+            "robot_state": robot_state,
+            "steps": steps,
+            "robot_seconds": seconds,
+            "reason": e.to_string(),
+            "candidates": candidates,
+            "robot_candidates": robot_candidates,
+            "motors_stopped": motors_stopped,
+            "resume": resume,
+        }));
         if g.json {
             super::output::json_line(&serde_json::json!({
                 "type": "interrupted",
@@ -664,6 +738,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
         eprintln!("resume with: {resume}");
     }
     let _ = std::io::stdout().flush();
+    live.end(2, Some(e.to_string()));
     std::process::exit(2)
 }
 
@@ -692,7 +767,7 @@ fn stop_note(
     }
 }
 
-fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
+fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs, live: &Live) -> CmdResult {
     match r {
         Ok(mut r) => {
             // A simulator in this process runs `--speed` times faster than the robot it
@@ -700,9 +775,14 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult
             if a.connect.sim {
                 r.measured_seconds = r.measured_seconds.map(|m| m * a.connect.speed);
             }
+            if live.on() {
+                let mut v = serde_json::to_value(&r).unwrap_or_default();
+                v["type"] = "summary".into();
+                live.note(v);
+            }
             Ok(report(g, &r))
         }
-        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
+        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a, live),
         Err(e) if e.is_no() => {
             if g.json {
                 let mut v = serde_json::json!({"type": "no", "message": e.to_string()});
