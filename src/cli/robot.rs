@@ -9,7 +9,9 @@ use serde_json::json;
 use super::args::{PaletteArg, RobotKind, SizeArg};
 use super::connect::{brick_link, connect_brick, stop_on_ctrlc, BrickLink, BrickPlace};
 use super::output::{json_line, progress_allowed};
+use super::view::{Live, LiveOptions, ViewArgs};
 use super::{CmdResult, Exit, Global};
+use crate::job::RunEvent;
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{FaceletCube, Size};
 use crate::robot::mindcub3r::error::stop_note;
@@ -97,6 +99,8 @@ pub struct RobotArgs {
     /// built-in defaults, which equal that file).
     #[arg(long, global = true, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -346,6 +350,37 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
 }
 
 pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
+    let live = Live::start(
+        &a.view,
+        g,
+        LiveOptions {
+            stop: Some(stop_on_ctrlc()),
+            time_scale: if a.sim { a.speed } else { 1.0 },
+            ..LiveOptions::default()
+        },
+    )?;
+    live.phase(&format!("robot {}", action_name(&a.action)));
+    let r = robot_live(a, g, &live);
+    live.ended(&r);
+    r
+}
+
+/// The action's name as typed.
+fn action_name(a: &RobotAction) -> String {
+    let debug = format!("{a:?}");
+    let name: String = debug
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .enumerate()
+        .flat_map(|(i, c)| {
+            let dash = (i > 0 && c.is_uppercase()).then_some('-');
+            dash.into_iter().chain(c.to_lowercase())
+        })
+        .collect();
+    name
+}
+
+fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
     if let RobotAction::Spin { n } | RobotAction::Turn { n } = &a.action {
         if !matches!(n, 1 | -1 | 2 | -2) {
             bail!("a spin or turn takes 1, -1, 2 or -2 quarter turns, not {n}");
@@ -365,15 +400,15 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
         return super::timings::calibrate(&c, &place, a.robot_config.as_deref(), g);
     }
     if let RobotAction::Check = a.action {
-        return check(&place, a.robot_config.as_deref(), g);
+        return check(&place, a.robot_config.as_deref(), g, live);
     }
     let (mut r, _sim) = connect_brick(&place, a.robot_config.as_deref(), g)?;
-    let result = run_action(&mut r, &a.action, g);
+    let result = run_action(&mut r, &a.action, g, live);
     stopped_on_error(&mut r, result)
 }
 
 /// `cubot robot check`: each finding printed as it is made; exit 1 when one must be fixed.
-fn check(place: &BrickPlace, config: Option<&Path>, g: &Global) -> CmdResult {
+fn check(place: &BrickPlace, config: Option<&Path>, g: &Global, live: &Live) -> CmdResult {
     use crate::robot::mindcub3r::check::{check as run_check, Level};
     let config = super::connect::robot_config(config)?;
     let BrickLink { link, sim: _sim } = brick_link(place)?;
@@ -383,6 +418,7 @@ fn check(place: &BrickPlace, config: Option<&Path>, g: &Global) -> CmdResult {
         ev3.set_log(|l| eprintln!("ev3: {l}"));
     }
     let findings = run_check(ev3, config, Some(stop_on_ctrlc()), &mut |f| {
+        live.text(&format!("{:?} {}: {}", f.level, f.topic, f.message));
         if g.json {
             json_line(
                 &json!({"type": "check", "level": f.level, "topic": f.topic, "message": f.message}),
@@ -437,11 +473,12 @@ fn stopped_on_error(r: &mut MindCub3r, result: CmdResult) -> CmdResult {
     }
 }
 
-fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult {
+fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global, live: &Live) -> CmdResult {
     let prim = match action {
         RobotAction::Check => unreachable!("robot check runs before connecting"),
         RobotAction::Home => {
             r.home()?;
+            live.text("homed");
             if g.json {
                 json_line(&json!({"type": "robot", "done": "home"}));
             } else {
@@ -449,7 +486,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             }
             return Ok(Exit::Ok);
         }
-        RobotAction::Scan(s) => return scan_with(r, s, g),
+        RobotAction::Scan(s) => return scan_with(r, s, g, live),
         RobotAction::CalibrateTimings(_) => unreachable!("handled before connecting"),
         RobotAction::Tilt => Primitive::Tilt,
         RobotAction::Spin { n } => Primitive::Spin(*n),
@@ -470,6 +507,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             r.execute(Primitive::Sensor(SensorPosition::Centre))?;
             let rgb = r.read_rgb()?;
             r.finish(false)?;
+            live.text(&format!("read {} {} {}", rgb[0], rgb[1], rgb[2]));
             if g.json {
                 json_line(&json!({"type": "reading", "rgb_raw": rgb}));
             } else {
@@ -480,6 +518,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
     };
     r.execute(prim)?;
     r.finish(false)?;
+    live.text(&format!("done: {prim:?}"));
     if g.json {
         json_line(&json!({"type": "robot", "done": prim}));
     } else {
@@ -494,6 +533,7 @@ pub fn scan_robot(
     robot_config: Option<&Path>,
     a: &RobotScanArgs,
     g: &Global,
+    live: &Live,
 ) -> CmdResult {
     super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
     let place = BrickPlace {
@@ -501,11 +541,12 @@ pub fn scan_robot(
         sim: None,
     };
     let (mut r, _sim) = connect_brick(&place, robot_config, g)?;
-    let res = scan_with(&mut r, a, g);
+    let res = scan_with(&mut r, a, g, live);
     stopped_on_error(&mut r, res)
 }
 
-fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
+fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> CmdResult {
+    let raw_scale = Some(crate::color::Scale::Ev3Raw);
     let size: Size = a.size.into();
     r.home()?;
     let bar = progress_allowed(g).then(|| {
@@ -514,6 +555,11 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         b
     });
     let mut scan: RawScan = r.scan(size, &mut |p| {
+        live.event(&RunEvent::readings(
+            raw_scale,
+            false,
+            p.readings.iter().copied(),
+        ));
         if let Some(b) = &bar {
             b.set_position(p.done as u64);
         }
@@ -529,6 +575,11 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
     let mut round = 0;
     let outcome = loop {
         let outcome = resolve_scan(&scan, &opts);
+        match &outcome {
+            Ok(res) => live.event(&RunEvent::resolution(res)),
+            Err(ResolveError::Ambiguous { best, .. }) => live.event(&RunEvent::resolution(best)),
+            _ => {}
+        }
         // Re-read what the resolver doubts (or, with no legal cube, suspects).
         let reread = match &outcome {
             Err(ResolveError::Ambiguous { doubtful, .. }) => doubtful.clone(),
@@ -546,6 +597,11 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                     );
                 }
                 let fresh = r.rescan(&doubtful)?;
+                live.event(&RunEvent::readings(
+                    raw_scale,
+                    true,
+                    doubtful.iter().copied().zip(fresh.iter().copied()),
+                ));
                 for (&i, rgb) in doubtful.iter().zip(fresh) {
                     let old = scan.facelets[i];
                     scan.facelets[i] = std::array::from_fn(|k| (old[k] + rgb[k]) / 2.0);

@@ -358,6 +358,7 @@ fn save_live(a: &SaveArgs, g: &Global, stop: &Arc<AtomicBool>, live: &Live) -> C
             saved_state(g, &a.file, &saved)
         }
         Err(e) if e.is_no() => {
+            live.text(&e.to_string());
             eprintln!("{e}");
             Ok(Exit::No)
         }
@@ -713,7 +714,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
             "robot_state": robot_state,
             "steps": steps,
             "robot_seconds": seconds,
-            "reason": e.to_string(),
+            "reason": cause.reason(),
             "candidates": candidates,
             "robot_candidates": robot_candidates,
             "motors_stopped": motors_stopped,
@@ -784,6 +785,7 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs, live: &Live)
         }
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a, live),
         Err(e) if e.is_no() => {
+            live.text(&e.to_string());
             if g.json {
                 let mut v = serde_json::json!({"type": "no", "message": e.to_string()});
                 if let RunError::Ambiguous {

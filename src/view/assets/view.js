@@ -81,7 +81,8 @@ function netSvg(count, cells, data) {
     const fill = c.fill || '#bbbbbb';
     el('rect', { x: x + 0.3, y: y + 0.3, width: cell - 0.6, height: cell - 0.6, rx: 1, fill }, g);
     if (c.frame) {
-      el('rect', { class: 'frame', x: x + 1.3, y: y + 1.3, width: cell - 2.6, height: cell - 2.6, stroke: c.frame }, g);
+      // The style, not the attribute: the sheet's stroke for cells would win over it.
+      el('rect', { class: 'frame', x: x + 1.3, y: y + 1.3, width: cell - 2.6, height: cell - 2.6 }, g).style.stroke = c.frame;
     }
     if (c.mark) el('rect', { class: 'mark', x: x + 0.9, y: y + 0.9, width: cell - 1.8, height: cell - 1.8 }, g);
     if (c.letter) el('text', { x: x + cell / 2, y: y + cell / 2, fill: inkFor(fill) }, g).textContent = c.letter;
