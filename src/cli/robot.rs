@@ -11,9 +11,9 @@ use super::connect::{brick_link, connect_brick, stop_on_ctrlc, BrickLink, BrickP
 use super::output::{json_line, progress_allowed};
 use super::view::{Live, LiveOptions, ViewArgs};
 use super::{CmdResult, Exit, Global};
-use crate::job::RunEvent;
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{FaceletCube, Size};
+use crate::job::RunEvent;
 use crate::robot::mindcub3r::error::stop_note;
 use crate::robot::mindcub3r::model::{Primitive, SensorPosition};
 use crate::robot::mindcub3r::{MindCub3r, RobotError};

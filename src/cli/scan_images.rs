@@ -94,7 +94,11 @@ mod imp {
                 live.event(&frame_event(&faces[i], &readings[i], Some(face)));
             }
             let read = raw.facelets.iter().copied().enumerate();
-            live.event(&RunEvent::readings(Some(crate::color::Scale::Rgb8), false, read));
+            live.event(&RunEvent::readings(
+                Some(crate::color::Scale::Rgb8),
+                false,
+                read,
+            ));
         }
         raw.provenance = Some(serde_json::json!({
             "source": if a.images.is_some() { "images" } else { "camera" },

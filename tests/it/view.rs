@@ -532,3 +532,67 @@ fn every_request_needs_the_token_streams_are_bounded_and_100_connections_leave_t
         assert_eq!(got[k], want[k], "{k}");
     }
 }
+
+#[test]
+fn a_camera_rig_is_aligned_and_saved_from_the_page() {
+    let Some(mut b) = Browser::launch("calibrate-camera") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rig = dir.path().join("rig.toml");
+    let v = start(&[
+        "calibrate-camera",
+        "--sim",
+        "--seed",
+        "3",
+        "-o",
+        rig.to_str().unwrap(),
+    ]);
+    b.navigate(&v.url);
+    b.wait_for("!document.querySelector('#save').hidden", WAIT);
+    b.wait_for(
+        "document.querySelector('#frame svg[data-grid=\"complete\"][data-loaded]')",
+        WAIT,
+    );
+    b.screenshot(&shots().join("calibrate-camera.png"), 1280, false);
+    b.eval("document.querySelector('#save').click()");
+    let (code, lines) = v.finish();
+    assert_eq!(code, Some(0), "{lines:?}");
+    let text = std::fs::read_to_string(&rig).expect("the rig was written");
+    assert!(text.contains("stickers"), "{text}");
+    let faces = lines
+        .iter()
+        .filter(|l| l["type"] == "calibrated-face")
+        .count();
+    assert_eq!(faces, 6, "{lines:?}");
+}
+
+#[test]
+fn calibrating_a_no_white_cube_shows_its_six_colour_classes() {
+    let Some(mut b) = Browser::launch("calibrate") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("nowhite.toml");
+    let v = start(&[
+        "calibrate",
+        "--sim",
+        "--palette",
+        "no-white",
+        "--speed",
+        "20",
+        "-o",
+        profile.to_str().unwrap(),
+    ]);
+    b.navigate(&v.url);
+    b.wait_for("!document.querySelector('#calibration').hidden", WAIT);
+    let (code, lines) = v.finish();
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert!(profile.is_file());
+    assert_eq!(attr(&mut b, "#calibration-plot svg", "data-classes"), "6");
+    assert_eq!(attr(&mut b, "#scan-net svg", "data-read"), "54");
+    // A solved cube: each face one colour on the page's resolved net.
+    let cube = attr(&mut b, "#resolved-net svg", "data-cube");
+    assert!(solved(cube.as_str().unwrap()), "{cube}");
+    b.screenshot(&shots().join("calibrate-no-white.png"), 1280, false);
+}

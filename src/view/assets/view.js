@@ -127,7 +127,9 @@ function drawScanner() {
 function drawFrame() {
   const f = S.frame;
   if (!f) return;
-  const svg = el('svg', { viewBox: `0 0 ${f.width} ${f.height}`, 'data-face': f.face || '', 'data-stickers': f.stickers.length });
+  const seen = f.stickers.filter((s) => s.detected).length;
+  const grid = !f.stickers.length ? 'none' : seen === f.stickers.length ? 'complete' : 'partial';
+  const svg = el('svg', { viewBox: `0 0 ${f.width} ${f.height}`, 'data-face': f.face || '', 'data-stickers': f.stickers.length, 'data-grid': grid });
   if (f.frame) {
     // Fetched at once (a frame is kept a short while); shown once it has loaded.
     const img = el('image', { width: f.width, height: f.height }, svg);
@@ -143,7 +145,14 @@ function drawFrame() {
     el('circle', { class: 'sample', cx, cy, r, fill: hex(...s.rgb) }, svg);
     if (f.face) el('text', { class: 'frame-letter', x: cx, y: cy - r * 1.9 }, svg).textContent = f.face + (k + 1);
   });
+  if (grid === 'none') {
+    el('text', { class: 'frame-letter', x: f.width / 2, y: 24 }, svg).textContent = 'no cube found in this frame';
+  }
   put('frame', svg);
+  if (S.hello && S.hello.save) {
+    $('scan-text').textContent = grid === 'complete' ? `all ${f.stickers.length} stickers found: Save stores them`
+      : grid === 'partial' ? `${seen} of ${f.stickers.length} stickers found` : 'no cube found';
+  }
 }
 
 function abPlot(stickers, classes, doubtful) {
@@ -170,6 +179,7 @@ function abPlot(stickers, classes, doubtful) {
 function drawResolution() {
   const r = S.resolution;
   if (!r) return;
+  $('resolution').hidden = false;
   const doubt = r.doubtful || [];
   const cells = r.stickers.map((s, i) => {
     const c = { fill: labHex(s.lab), letter: s.face, cls: s.read === false ? 'unread' : '',
@@ -203,6 +213,7 @@ function drawPlan() {
   const ol = $('plan');
   ol.replaceChildren();
   if (!p) return;
+  $('run').hidden = false;
   $('solution').textContent = `round ${p.round}: ${p.solution || '(nothing to turn)'} — ${p.actions.length} robot actions`;
   for (const a of p.actions) {
     const li = document.createElement('li');
@@ -312,8 +323,12 @@ function fold(m) {
       $('stop').hidden = !m.stop;
       $('save').hidden = !m.save;
       $('history').hidden = !m.history;
+      $('calibration').hidden = !m.save;
+      if (m.save) $('calibration-text').textContent = 'Move the camera or the cube until every sticker is outlined in solid green (dashed orange: placed from the grid, not seen), then press Save.';
       ['scan-net', 'frame', 'resolved-net', 'ab-plot', 'now-net', 'plan', 'checks', 'notes'].forEach((id) => $(id).replaceChildren());
       drawStopped(); drawSummary();
+      $('resolution').hidden = true;
+      $('run').hidden = true;
       setPhase('starting');
       if (m.history && !replaying) loadJournals();
       if (probe.firstShown === null) probe.firstShown = Date.now() - m.started;
@@ -340,14 +355,18 @@ function fold(m) {
       for (const c of m.classes) S.palette[c.face] = labHex(c.mean);
       drawResolution(); drawScanner();
       break;
-    case 'scanned': S.scanned = m; setPhase('think'); if (!S.resolution) put('resolved-net', stateNet(m.state)); break;
+    case 'scanned':
+      S.scanned = m;
+      setPhase('think');
+      if (!S.resolution) { $('resolution').hidden = false; put('resolved-net', stateNet(m.state)); }
+      break;
     case 'palette': for (const [sym, lab] of m.colors || []) S.palette[sym] = labHex(lab); break;
     case 'solved': case 'planned': setPhase('think'); if (m.type === 'planned') note(`plan: ${m.solution} (${m.actions} actions, ${secs(m.robot_seconds)})`); break;
     case 'executes': S.plan = m; S.exec = null; setPhase(m.round > 1 ? `execute, round ${m.round}` : 'execute'); drawPlan(); break;
     case 'executing': m.round = S.plan ? S.plan.round : 1; S.exec = m; drawExec(); break;
     case 'verifying': setPhase('check'); note(`checking: ${m.by}`); break;
     case 'checked':
-      S.checks.push(m); drawChecks();
+      S.checks.push(m); drawChecks(); $('run').hidden = false;
       setPhase(m.next === 'replan' ? 'another round' : m.at_target ? 'done' : 'check');
       break;
     case 'resumed': note(`resume: the cube is ${m.seen} (by ${m.by}): ${m.decision}`); break;
@@ -356,8 +375,10 @@ function fold(m) {
     case 'end':
       S.ended = m;
       if (m.exit !== 0 && S.phase !== 'stopped') setPhase(m.exit === 1 ? 'ended: no' : 'error');
+      if (m.exit === 0 && S.phase !== 'done' && !S.summary) setPhase('done');
       if (m.message) note(m.message);
       $('stop').disabled = true;
+      $('save').disabled = true;
       break;
     case 'calibration': S.calibration = m; drawCalibration(); break;
     case 'note': note(m.text || ''); break;
