@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Installs, idempotently, the Debian packages the default `cubot` build needs.
+# Installs, idempotently, the Debian packages the default `cubot` build and its tests need.
 #   build-essential pkg-config  - C toolchain for -sys crates
 #   libopencv-dev clang libclang-dev - the `opencv` crate (vision feature) and its binding generator
 #   libudev-dev                 - serialport's port enumeration (serial feature) and
 #                                 hidapi's hidraw backend, the EV3 over USB (usb feature)
 #   nasm                        - SIMD for nokhwa's MJPEG decoder (camera feature)
+#   chromium                    - a headless browser for the live page's tests (view feature)
 # Packages already present are not touched; nothing runs when all are installed.
 set -euo pipefail
-pkgs=(build-essential pkg-config libopencv-dev clang libclang-dev libudev-dev nasm)
+pkgs=(build-essential pkg-config libopencv-dev clang libclang-dev libudev-dev nasm chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -128,9 +128,10 @@ impl Live {
     /// Whether a page is served.
     pub fn on(&self) -> bool {
         #[cfg(feature = "view")]
-        return self.view.is_some();
+        let on = self.view.is_some();
         #[cfg(not(feature = "view"))]
-        false
+        let on = false;
+        on
     }
 
     /// A job's event.

@@ -340,8 +340,9 @@ mod tests {
         assert_eq!(hub.restarts(), 1);
         let n = hub.next(id, Duration::ZERO);
         assert!(matches!(n, Next::Restart(..)));
-        assert_eq!(texts(&n).last().map(String::as_str), Some("f2"));
-        assert_eq!(texts(&n).len(), 1 + 1 + QUEUE + 10);
+        // The replay: the log and the newest frame, in the order they were published.
+        assert_eq!(&texts(&n)[..3], ["a1", "f2", "x0"]);
+        assert_eq!(texts(&n).len(), 2 + QUEUE + 10);
     }
 
     #[test]

@@ -97,10 +97,14 @@ fn latency(b: &mut Browser, name: &str) {
     let p = b.eval(
         "(() => { const l = window.cubotView.lags.slice().sort((a, b) => a - b); \
          return {first: window.cubotView.firstShown, n: l.length, max: l[l.length - 1] || 0, \
-         median: l[Math.floor(l.length / 2)] || 0, p99: l[Math.floor(l.length * 0.99)] || 0}; })()",
+         median: l[Math.floor(l.length / 2)] || 0, p99: l[Math.floor(l.length * 0.99)] || 0, \
+         worst: window.cubotView.worst}; })()",
     );
-    eprintln!("{name}: first state {} ms after the start; {} live messages, lateness median {} ms, 99th {} ms, max {} ms",
-        p["first"], p["n"], p["median"], p["p99"], p["max"]);
+    eprintln!(
+        "{name}: first state {} ms after the start; {} live messages, lateness median {} ms, \
+         99th {} ms, max {} ms; worst by type {}",
+        p["first"], p["n"], p["median"], p["p99"], p["max"], p["worst"]
+    );
     std::fs::create_dir_all(shots()).unwrap();
     std::fs::write(shots().join(format!("{name}.json")), p.to_string()).unwrap();
     assert!(p["n"].as_u64().unwrap() > 10, "{p}");
@@ -159,6 +163,11 @@ fn the_page_follows_a_mindcub3r_run_from_each_sensor_reading_to_the_end() {
     );
     latency(&mut b, "run-mindcub3r");
     b.screenshot(&shots().join("run-mindcub3r.png"), 1280, false);
+    b.screenshot_of(
+        &shots().join("readme-run.png"),
+        1100,
+        "header, #scanner, #resolution, #run",
+    );
     // On a phone's width nothing runs off the side.
     b.viewport(390, 844, true);
     let fits = b.eval("document.documentElement.scrollWidth <= window.innerWidth + 1");
@@ -282,6 +291,11 @@ fn a_doubt_is_shown_with_its_stickers_framed_in_the_rival_cubes_colours() {
         let verdict = b.eval("document.querySelector('#verdict').textContent");
         assert!(verdict.as_str().unwrap().contains("in doubt"), "{verdict}");
         b.screenshot(&shots().join("doubt.png"), 1280, false);
+        b.screenshot_of(
+            &shots().join("readme-doubt.png"),
+            1100,
+            "#scanner, #resolution",
+        );
         return;
     }
     panic!("no seed of {DOUBT_SEEDS:?} left the first scan in doubt");
@@ -344,6 +358,11 @@ fn a_stall_stops_the_run_and_the_page_shows_where_the_cube_is_and_the_resume_com
     let motors = b.eval("document.querySelector('#stop-motors').textContent");
     assert!(motors.as_str().unwrap().contains("motors"), "{motors}");
     b.screenshot(&shots().join("stall.png"), 1280, false);
+    b.screenshot_of(
+        &shots().join("readme-stop.png"),
+        1100,
+        "header, #stopped, #scanner, #resolution",
+    );
 }
 
 #[test]
@@ -595,4 +614,9 @@ fn calibrating_a_no_white_cube_shows_its_six_colour_classes() {
     let cube = attr(&mut b, "#resolved-net svg", "data-cube");
     assert!(solved(cube.as_str().unwrap()), "{cube}");
     b.screenshot(&shots().join("calibrate-no-white.png"), 1280, false);
+    b.screenshot_of(
+        &shots().join("readme-calibrate.png"),
+        1100,
+        "#scanner, #resolution, #calibration",
+    );
 }

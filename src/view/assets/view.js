@@ -19,7 +19,7 @@ function fresh() {
 }
 let S = fresh();
 // What the browser test reads: how late each live message was shown (ms), the first state.
-const probe = { lags: [], maxLag: 0, firstShown: null, count: 0, types: {}, opened: Infinity };
+const probe = { lags: [], maxLag: 0, worst: {}, firstShown: null, count: 0, types: {}, opened: Infinity };
 window.cubotView = probe;
 let replaying = false;
 
@@ -335,16 +335,17 @@ function fold(m) {
       break;
     case 'phase': setPhase(m.phase); break;
     case 'scan-progress':
-      setPhase('scan');
+      if (S.phase !== 'check') setPhase('scan');
       S.scanCount = m.total > 1 ? m.total : S.scanCount;
       $('scan-text').textContent = `${m.done} of ${m.total} read`;
       break;
     case 'readings':
-      setPhase('scan');
+      if (S.phase !== 'check') setPhase('scan');
       S.scale = m.scale || S.scale;
       for (const r of m.readings) {
+        // A re-read adds to the sticker's readings; a new scan (a check's) starts over.
         const old = S.readings[r.index];
-        S.readings[r.index] = { value: r.value, reads: old && m.reread ? old.reads + 1 : (old ? old.reads : 1) };
+        S.readings[r.index] = { value: r.value, reads: old && m.reread ? old.reads + 1 : 1 };
         for (let c = 0; c < 3; c++) S.rawMax[c] = Math.max(S.rawMax[c], r.value[c]);
       }
       drawScanner();
@@ -398,6 +399,7 @@ function receive(m) {
     const lag = Date.now() - m.t;
     probe.lags.push(lag);
     probe.maxLag = Math.max(probe.maxLag, lag);
+    probe.worst[m.type] = Math.max(probe.worst[m.type] || 0, Math.round(lag));
   }
 }
 
