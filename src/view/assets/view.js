@@ -81,11 +81,16 @@ function netSvg(count, cells, data) {
     const fill = c.fill || '#bbbbbb';
     el('rect', { x: x + 0.3, y: y + 0.3, width: cell - 0.6, height: cell - 0.6, rx: 1, fill }, g);
     if (c.frame) {
-      // The style, not the attribute: the sheet's stroke for cells would win over it.
-      el('rect', { class: 'frame', x: x + 1.3, y: y + 1.3, width: cell - 2.6, height: cell - 2.6 }, g).style.stroke = c.frame;
+      // A doubt: a magenta edge, the rival cube's colour inside it, its letter in the corner.
+      // (The style, not the attribute: the sheet's stroke for cells would win over it.)
+      el('rect', { class: 'doubt-edge', x: x + 0.5, y: y + 0.5, width: cell - 1, height: cell - 1 }, g);
+      el('rect', { class: 'frame', x: x + 1.8, y: y + 1.8, width: cell - 3.6, height: cell - 3.6 }, g).style.stroke = c.frame;
     }
     if (c.mark) el('rect', { class: 'mark', x: x + 0.9, y: y + 0.9, width: cell - 1.8, height: cell - 1.8 }, g);
     if (c.letter) el('text', { x: x + cell / 2, y: y + cell / 2, fill: inkFor(fill) }, g).textContent = c.letter;
+    if (c.rival) {
+      el('text', { class: 'rival', x: x + cell - 1.6, y: y + cell - 1.8, fill: inkFor(fill) }, g).textContent = c.rival;
+    }
   }
   return svg;
 }
@@ -188,6 +193,7 @@ function drawResolution() {
       const rival = r.rival ? r.rival[i] : (s.runner_up || '?');
       c.cls += ' doubt';
       c.frame = symbolHex(rival);
+      c.rival = rival;
       c.title += `; the rival cube has ${rival} here`;
     }
     return c;
