@@ -16,6 +16,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use serde_json::{json, Value};
 
+#[cfg(feature = "view")]
 use super::common::cache_dir;
 use super::{CmdResult, Exit, Global};
 use crate::job::RunEvent;
@@ -78,6 +79,7 @@ pub struct Live {
 }
 
 /// The command line as typed, for the page's title.
+#[cfg(feature = "view")]
 fn command_line() -> String {
     let args: Vec<String> = std::env::args().skip(1).collect();
     format!("cubot {}", args.join(" "))
