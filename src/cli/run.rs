@@ -707,8 +707,8 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
             motors_stopped,
         } = i.as_ref();
         let resume = resume_command(&a.connect, &a.scan, journal);
-        live.note(serde_json::json!({
-            "type": "stopped",
+        let mut line = serde_json::json!({
+            "type": "interrupted",
             "journal": journal,
             "state": state,
             "robot_state": robot_state,
@@ -719,22 +719,12 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
             "robot_candidates": robot_candidates,
             "motors_stopped": motors_stopped,
             "resume": resume,
-        }));
+        });
         if g.json {
-            super::output::json_line(&serde_json::json!({
-                "type": "interrupted",
-                "journal": journal,
-                "state": state,
-                "robot_state": robot_state,
-                "steps": steps,
-                "robot_seconds": seconds,
-                "reason": cause.reason(),
-                "candidates": candidates,
-                "robot_candidates": robot_candidates,
-                "motors_stopped": motors_stopped,
-                "resume": resume,
-            }));
+            super::output::json_line(&line);
         }
+        line["type"] = "stopped".into();
+        live.note(line);
         eprintln!("error: {e}");
         eprintln!("resume with: {resume}");
     }

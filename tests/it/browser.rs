@@ -171,21 +171,44 @@ impl Browser {
         }
     }
 
-    /// A PNG of the whole page, `width` wide, written to `path`.
-    pub fn screenshot(&mut self, path: &Path, width: u32, mobile: bool) {
+    /// Lays the page out `width` wide and as high as it is.
+    fn whole_page(&mut self, width: u32, mobile: bool) {
         self.viewport(width, 900, mobile);
         let h = self
             .eval("Math.ceil(document.documentElement.scrollHeight)")
             .as_u64()
             .unwrap_or(900) as u32;
         self.viewport(width, h.clamp(300, 8000), mobile);
-        let shot = self.call("Page.captureScreenshot", json!({"format": "png"}), true);
+    }
+
+    /// Captures a PNG (`params` of `Page.captureScreenshot`) to `path`.
+    fn capture(&mut self, path: &Path, params: Value) {
+        let shot = self.call("Page.captureScreenshot", params, true);
         let png = base64(shot["data"].as_str().expect("screenshot data"));
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).unwrap();
         }
         std::fs::write(path, png).expect("write the screenshot");
         self.viewport(1280, 900, false);
+    }
+
+    /// A PNG of the whole page, `width` wide, written to `path`.
+    pub fn screenshot(&mut self, path: &Path, width: u32, mobile: bool) {
+        self.whole_page(width, mobile);
+        self.capture(path, json!({"format": "png"}));
+    }
+
+    /// A PNG of the part of the page the elements `selector` matches cover, the page laid
+    /// out `width` wide (the pictures in the README).
+    pub fn screenshot_of(&mut self, path: &Path, width: u32, selector: &str) {
+        self.whole_page(width, false);
+        let clip = self.eval(&format!(
+            "(() => {{ const rs = [...document.querySelectorAll({selector:?})].filter(e => !e.hidden).map(e => e.getBoundingClientRect()); \
+             const x = Math.min(...rs.map(r => r.left)) - 8, y = Math.min(...rs.map(r => r.top)) - 8; \
+             return {{x: Math.max(0, x), y: Math.max(0, y), width: Math.max(...rs.map(r => r.right)) - x + 8, \
+                     height: Math.max(...rs.map(r => r.bottom)) - y + 8, scale: 1}}; }})()"
+        ));
+        self.capture(path, json!({"format": "png", "clip": clip}));
     }
 }
 
@@ -197,36 +220,6 @@ impl Drop for Browser {
             libc::kill(-(self.child.id() as i32), libc::SIGKILL);
         }
         let _ = self.child.wait();
-    }
-}
-
-impl Browser {
-    /// A PNG of the part of the page the elements `selector` matches cover, the page laid
-    /// out `width` wide (the pictures in the README).
-    pub fn screenshot_of(&mut self, path: &Path, width: u32, selector: &str) {
-        self.viewport(width, 900, false);
-        let h = self
-            .eval("Math.ceil(document.documentElement.scrollHeight)")
-            .as_u64()
-            .unwrap_or(900) as u32;
-        self.viewport(width, h.clamp(300, 8000), false);
-        let r = self.eval(&format!(
-            "(() => {{ const rs = [...document.querySelectorAll({selector:?})].filter(e => !e.hidden).map(e => e.getBoundingClientRect()); \
-             const x = Math.min(...rs.map(r => r.left)) - 8, y = Math.min(...rs.map(r => r.top)) - 8; \
-             return {{x: Math.max(0, x), y: Math.max(0, y), width: Math.max(...rs.map(r => r.right)) - x + 8, \
-                     height: Math.max(...rs.map(r => r.bottom)) - y + 8, scale: 1}}; }})()"
-        ));
-        let shot = self.call(
-            "Page.captureScreenshot",
-            json!({"format": "png", "clip": r}),
-            true,
-        );
-        let png = base64(shot["data"].as_str().expect("screenshot data"));
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).unwrap();
-        }
-        std::fs::write(path, png).expect("write the screenshot");
-        self.viewport(1280, 900, false);
     }
 }
 
