@@ -60,7 +60,8 @@ import statistics, sys
 rows = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
 a = [r[0] for r in rows]; b = [r[1] for r in rows]
 d = [(y - x) / x * 100 for x, y in rows]
+se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
 print(f"{len(rows)} pairs: without {statistics.mean(a) / 1000:.2f} s, with the page open "
-      f"{statistics.mean(b) / 1000:.2f} s (mean); difference {statistics.mean(d):+.1f} % mean, "
-      f"{statistics.median(d):+.1f} % median")
+      f"{statistics.mean(b) / 1000:.2f} s (mean); difference {statistics.mean(d):+.1f} % "
+      f"± {se:.1f} % (mean ± standard error), {statistics.median(d):+.1f} % median")
 PY

@@ -214,6 +214,7 @@ let planItems = [];
 let currentItem = null;
 function drawPlan() {
   const p = S.plan;
+  S.drawnDone = 0;
   planItems = [];
   currentItem = null;
   const ol = $('plan');
@@ -242,7 +243,10 @@ function drawExec() {
   bar.setAttribute('data-total', len);
   $('progress-text').textContent = `round ${p.round}: action ${k} of ${len}`;
   if (currentItem) currentItem.classList.remove('current');
-  planItems.forEach((li, i) => li.classList.toggle('done', i < k));
+  // Only the items whose state changed since the last action (a step changes one).
+  const from = Math.min(k, S.drawnDone || 0), to = Math.max(k, S.drawnDone || 0);
+  for (let i = from; i < to && i < planItems.length; i++) planItems[i].classList.toggle('done', i < k);
+  S.drawnDone = k;
   currentItem = planItems[k] || null;
   if (currentItem) {
     currentItem.classList.add('current');
@@ -252,12 +256,31 @@ function drawExec() {
   const measured = e && e.round === p.round ? (e.t - p.t) / 1000 * scale : 0;
   $('times').textContent = `robot time: predicted ${secs(e && e.round === p.round ? e.robot_seconds : 0)} of ${secs(p.robot_seconds)}, measured ${secs(measured)}`;
   const state = e && e.round === p.round ? e.state : p.state;
-  if (state) {
+  if (state) showNow(state);
+}
+
+// The cube as it should be now: drawn once, then only the stickers an action moved change.
+function showNow(state) {
+  const svg = document.querySelector('#now-net svg');
+  if (!svg || svg.getAttribute('data-state').length !== state.length) {
     const box = document.createElement('div');
     box.appendChild(label('the cube as it should be now'));
     box.appendChild(stateNet(state));
     put('now-net', box);
+    return;
   }
+  const old = svg.getAttribute('data-state');
+  const cells = svg.querySelectorAll('g.cell');
+  for (let i = 0; i < state.length; i++) {
+    if (old[i] === state[i]) continue;
+    const fill = symbolHex(state[i]);
+    cells[i].setAttribute('data-letter', state[i]);
+    cells[i].querySelector('rect').setAttribute('fill', fill);
+    const t = cells[i].querySelector('text');
+    t.textContent = state[i];
+    t.setAttribute('fill', inkFor(fill));
+  }
+  svg.setAttribute('data-state', state);
 }
 
 function drawChecks() {
