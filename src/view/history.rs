@@ -51,8 +51,38 @@ fn lines(text: &str) -> impl Iterator<Item = Value> + '_ {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
 }
 
+/// The first line and the last few lines of a journal: what the list needs, read in
+/// bounded time however long the journal is.
+fn head_and_tail(dir: &Path, name: &str) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    const PART: u64 = 4096;
+    let Ok(mut f) = std::fs::File::open(dir.join(name)) else {
+        return String::new();
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let mut head = vec![0u8; PART.min(len) as usize];
+    let _ = f.read_exact(&mut head);
+    let mut text = String::from_utf8_lossy(&head)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    if len > PART && f.seek(SeekFrom::Start(len - PART)).is_ok() {
+        let mut tail = Vec::new();
+        let _ = f.take(PART).read_to_end(&mut tail);
+        // The first line of the tail may be cut: left out.
+        for l in String::from_utf8_lossy(&tail).lines().skip(1) {
+            text.push('\n');
+            text.push_str(l);
+        }
+    } else {
+        text = String::from_utf8_lossy(&head).to_string();
+    }
+    text
+}
+
 /// The journals in `dir`, newest first: name, size, when it was last written (Unix
-/// seconds), the robot, and how the run ended as far as the journal says.
+/// seconds), the robot, and how the run ended as far as the journal's last lines say.
 pub fn list(dir: &Path) -> Value {
     let mut found: Vec<(u64, String, u64)> = std::fs::read_dir(dir)
         .into_iter()
@@ -76,7 +106,8 @@ pub fn list(dir: &Path) -> Value {
         .take(LISTED)
         .map(|(modified, name, bytes)| {
             let (mut robot, mut outcome, mut steps) = (Value::Null, "unfinished", 0u64);
-            if let Ok(text) = read(dir, &name) {
+            {
+                let text = head_and_tail(dir, &name);
                 for l in lines(&text) {
                     match l["type"].as_str() {
                         Some("start") => robot = l["robot"].clone(),

@@ -359,7 +359,17 @@ function fold(m) {
       $('resolution').hidden = true;
       $('run').hidden = true;
       setPhase('starting');
-      if (m.history && !replaying) loadJournals();
+      // Listing reads the journals: at once for `cubot view`, on demand beside a run.
+      if (m.history && !replaying) {
+        if (!m.stop && !m.save) loadJournals();
+        else {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.textContent = 'list past runs';
+          b.addEventListener('click', loadJournals);
+          $('journals').replaceChildren(b);
+        }
+      }
       if (probe.firstShown === null) probe.firstShown = Date.now() - m.started;
       break;
     case 'phase': setPhase(m.phase); break;
