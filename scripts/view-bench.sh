@@ -3,13 +3,16 @@
 # with it while a headless Chromium shows the page, in alternating pairs (the same seed in
 # a pair, the order flipped every pair). Prints each pair and the means.
 #
-#   scripts/view-bench.sh [PAIRS] [SPEED]      (defaults: 10 pairs, --speed 20)
+#   scripts/view-bench.sh [PAIRS] [SPEED] [CLIENT]   (defaults: 10 pairs, --speed 20, chromium)
 #
-# Needs the release build (built if missing), chromium, curl and python3.
+# CLIENT `curl` reads the event stream only (no browser): what serving costs cubot itself,
+# without a browser's own work on the same cores. Needs the release build (built if
+# missing), chromium, curl and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-10}
 speed=${2:-20}
+client=${3:-chromium}
 bin=target/release/cubot
 [ -x "$bin" ] || cargo build --release -q
 for tool in chromium curl python3; do
@@ -40,8 +43,15 @@ run() { # SEED VIEW -> wall milliseconds on stdout
       url=$(grep -o 'http://[^ ]*' "$tmp/run.err" | head -1) && [ -n "$url" ] && break
       sleep 0.01
     done
-    curl -s -X PUT "http://$devtools/json/new?$url" >/dev/null
-    wait "$pid"
+    if [ "$client" = curl ]; then
+      curl -sN "${url}events" >/dev/null &
+      local reader=$!
+      wait "$pid"
+      kill "$reader" 2>/dev/null || true
+    else
+      curl -s -X PUT "http://$devtools/json/new?$url" >/dev/null
+      wait "$pid"
+    fi
   else
     "$bin" run --sim --seed "$seed" --speed "$speed" --search-ms 0 -q >/dev/null 2>&1
   fi
