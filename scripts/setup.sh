@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs, idempotently, the Debian packages the default `cubot` build needs.
+# Installs, idempotently, the Debian packages the default `cubot` build and its tests need.
 #   build-essential pkg-config  - C toolchain for -sys crates
 #   libopencv-dev clang libclang-dev - the `opencv` crate (vision feature) and its binding generator
 #   libudev-dev                 - serialport's port enumeration (serial feature) and
@@ -11,10 +11,11 @@
 #                                 Bluetooth, D-Bus and X11 code compile (it links against
 #                                 cubot's own "no device" stand-ins, not these libraries)
 #   default-jre-headless        - LEGO's bundled bytecode assembler (Java), only if no java
+#   chromium                    - a headless browser for the live page's tests (view feature)
 # Packages already present are not touched; nothing runs when all are installed.
 set -euo pipefail
 pkgs=(build-essential pkg-config libopencv-dev clang libclang-dev libudev-dev nasm
-  gcc-multilib libbluetooth-dev libdbus-1-dev libx11-dev libxpm-dev)
+  gcc-multilib libbluetooth-dev libdbus-1-dev libx11-dev libxpm-dev chromium)
 command -v java >/dev/null || pkgs+=(default-jre-headless)
 missing=()
 for p in "${pkgs[@]}"; do

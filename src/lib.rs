@@ -37,10 +37,12 @@
 //! | `scan`   | `color`, `cube`                            | image files, camera, sticker detection (OpenCV)   |
 //! | `robot`  | `cube`, `solver`, `color`                  | link, EV3 protocol and driver, MindCub3r, line robot, simulators |
 //! | `job`    | all of the above                           | run, save, restore, resume, journal, verification |
+//! | `view`   | all of the above                           | the live page: HTTP, event stream, assets (feature `view`) |
 //! | `cli`    | everything                                 | the `cubot` program (the only place that prints)  |
 //!
 //! Features: `cli` (the program), `serial` (serialport), `vision` (OpenCV), `camera`
-//! (nokhwa), `bench-peers` (min2phase in `cubot bench solve`); all on by default.
+//! (nokhwa), `bench-peers` (min2phase in `cubot bench solve`), `view` (tiny_http, the
+//! live page of `--view`); all on by default.
 
 pub mod color;
 pub mod cube;
@@ -49,6 +51,8 @@ pub mod job;
 pub mod robot;
 pub mod scan;
 pub mod solver;
+#[cfg(feature = "view")]
+pub mod view;
 
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -1,5 +1,7 @@
 //! `calibrate-camera` and `camera list`: the command-line face of the camera rig and the
-//! cameras.
+//! cameras. With a live camera (`--camera INDEX`, or `--sim`'s rendered frames) the rig is
+//! aligned on the live page (`--view`): every frame with the grid found on it, and Save
+//! writes the rig from the newest frame whose every sticker was detected.
 //!
 //! Level: `cli`. Depends on `cube`, `scan` (features `vision`, `camera`) and the shared cli
 //! argument types; without those features the commands answer that they were left out.
@@ -13,7 +15,18 @@ use super::{CmdResult, Global};
 pub struct CalibrateCameraArgs {
     /// A photo of the cube on the rig (one face, as the camera sees it), or a directory of
     /// six face images (U R F D L B naming) to calibrate every face.
-    pub image: std::path::PathBuf,
+    #[arg(required_unless_present_any = ["camera", "sim"])]
+    pub image: Option<std::path::PathBuf>,
+    /// Align a live camera instead (see `cubot camera list`), on the live page (--view):
+    /// Save there writes the rig.
+    #[arg(long, value_name = "INDEX", conflicts_with = "image")]
+    pub camera: Option<u32>,
+    /// Align a simulated camera (rendered frames of a cube face) on the live page.
+    #[arg(long, conflicts_with_all = ["image", "camera"])]
+    pub sim: bool,
+    /// With --sim: seed of the simulated face and frames.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Where to write the camera rig (TOML).
     #[arg(short, long, value_name = "FILE")]
     pub output: std::path::PathBuf,
@@ -35,6 +48,8 @@ pub struct CalibrateCameraArgs {
     /// other faces.
     #[arg(long, value_name = "FILE", alias = "update")]
     pub rig: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub view: super::view::ViewArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -63,10 +78,16 @@ mod imp {
 
     use anyhow::{bail, Context};
 
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
     use super::*;
+    use crate::cli::connect::stop_on_ctrlc;
+    use crate::cli::view::{Live, LiveOptions};
     use crate::cli::Exit;
     use crate::cube::Face;
-    use crate::scan::detect::read_face;
+    use crate::job::camera::frame_event;
+    use crate::scan::detect::{read_face, FaceReading};
     use crate::scan::io;
     use crate::scan::rig::Orientation;
     use crate::scan::{Rig, RigFace};
@@ -116,23 +137,52 @@ mod imp {
         Ok(rig)
     }
 
+    /// The faces `--faces` names.
+    fn named_faces(a: &CalibrateCameraArgs) -> anyhow::Result<Vec<Face>> {
+        a.faces
+            .chars()
+            .map(|ch| {
+                Face::from_letter(ch.to_ascii_uppercase())
+                    .with_context(|| format!("--faces: {ch:?} is not a face letter"))
+            })
+            .collect()
+    }
+
     /// Which image calibrates which face: the six faces of a directory, or the single
     /// image for every face `--faces` names.
-    fn face_jobs(a: &CalibrateCameraArgs) -> anyhow::Result<Vec<(Face, PathBuf)>> {
-        let mut jobs = Vec::new();
-        if a.image.is_dir() {
-            let paths = io::find_face_images(&a.image)?;
-            for f in Face::ALL {
-                jobs.push((f, paths[f.index()].clone()));
-            }
-        } else {
-            for ch in a.faces.chars() {
-                let f = Face::from_letter(ch.to_ascii_uppercase())
-                    .with_context(|| format!("--faces: {ch:?} is not a face letter"))?;
-                jobs.push((f, a.image.clone()));
-            }
+    fn face_jobs(a: &CalibrateCameraArgs, image: &Path) -> anyhow::Result<Vec<(Face, PathBuf)>> {
+        if image.is_dir() {
+            let paths = io::find_face_images(image)?;
+            return Ok(Face::ALL
+                .iter()
+                .map(|f| (*f, paths[f.index()].clone()))
+                .collect());
         }
-        Ok(jobs)
+        Ok(named_faces(a)?
+            .into_iter()
+            .map(|f| (f, image.to_path_buf()))
+            .collect())
+    }
+
+    /// Stores a face's sticker regions, as detected on an image `w` x `h`, in the rig.
+    fn store_face(
+        rig: &mut Rig,
+        face: Face,
+        reading: &FaceReading,
+        (w, h): (usize, usize),
+        orient: &[(Face, Orientation)],
+    ) {
+        let mut rf: RigFace = rig.face(face);
+        if let Some((_, o)) = orient.iter().find(|(f, _)| *f == face) {
+            rf.orientation = *o;
+        }
+        rf.image_size = Some([w, h]);
+        rf.stickers = reading
+            .stickers
+            .iter()
+            .map(|s| s.quad.map(|p| p.map(|v| (v * 10.0).round() / 10.0)))
+            .collect();
+        rig.set_face(face, rf);
     }
 
     /// A detected image: its path, the reading and the image's width and height.
@@ -162,10 +212,30 @@ mod imp {
     }
 
     pub fn calibrate_camera(a: CalibrateCameraArgs, g: &Global) -> CmdResult {
+        let save = Arc::new(AtomicBool::new(false));
+        let aligning = a.camera.is_some() || a.sim;
+        let live = Live::start(
+            &a.view,
+            g,
+            LiveOptions {
+                stop: Some(stop_on_ctrlc()),
+                save: aligning.then(|| save.clone()),
+                ..LiveOptions::default()
+            },
+        )?;
+        let r = match &a.image {
+            Some(image) => from_images(&a, image, g, &live),
+            None => align(&a, g, &live, &save),
+        };
+        live.ended(&r);
+        r
+    }
+
+    fn from_images(a: &CalibrateCameraArgs, image: &Path, g: &Global, live: &Live) -> CmdResult {
         let n = a.size.n();
-        let mut rig = starting_rig(&a, n)?;
+        let mut rig = starting_rig(a, n)?;
         rig.name = a.name.clone().or(rig.name);
-        let jobs = face_jobs(&a)?;
+        let jobs = face_jobs(a, image)?;
         let orient = match &a.orient {
             Some(s) => parse_orient(s)?,
             None => Vec::new(),
@@ -177,28 +247,151 @@ mod imp {
                 let img = io::load_image(path)?;
                 let reading = read_face(&img, n, None)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                live.event(&frame_event(&img, &reading, Some(*face)));
                 cache.push((path.clone(), reading, img.width, img.height));
             }
             let (_, reading, w, h) = cache.iter().find(|c| &c.0 == path).expect("cached");
-            let mut rf: RigFace = rig.face(*face);
-            if let Some((_, o)) = orient.iter().find(|(f, _)| f == face) {
-                rf.orientation = *o;
-            }
-            rf.image_size = Some([*w, *h]);
-            rf.stickers = reading
-                .stickers
-                .iter()
-                .map(|s| s.quad.map(|p| p.map(|v| (v * 10.0).round() / 10.0)))
-                .collect();
-            rig.set_face(*face, rf);
+            store_face(&mut rig, *face, reading, (*w, *h), &orient);
             let found = reading.stickers.iter().filter(|s| s.detected).count();
             report_face(g, *face, path, found, n);
         }
         rig.save(&a.output)?;
+        live.text(&format!("wrote the rig {}", a.output.display()));
         if !g.json {
             outln!("{}", a.output.display());
         }
         Ok(Exit::Ok)
+    }
+
+    /// Where live frames come from.
+    enum Source {
+        #[cfg(feature = "camera")]
+        Camera(Box<crate::scan::camera::Capture>),
+        /// Rendered frames of one face of a seeded cube, each from another pose.
+        Sim {
+            colors: Vec<[u8; 3]>,
+            seed: u64,
+            frames: u64,
+        },
+    }
+
+    /// Simulated frames a second (a real camera gives its own).
+    const SIM_FPS: u64 = 4;
+
+    impl Source {
+        fn open(a: &CalibrateCameraArgs) -> anyhow::Result<Source> {
+            if let Some(_index) = a.camera {
+                #[cfg(feature = "camera")]
+                return Ok(Source::Camera(Box::new(
+                    crate::scan::camera::Capture::open(_index)?,
+                )));
+                #[cfg(not(feature = "camera"))]
+                bail!("cameras need nokhwa: rebuilt without feature camera");
+            }
+            use rand::SeedableRng;
+            let n = a.size.n();
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed);
+            let cube = crate::cube::random_state(a.size.into(), &mut rng);
+            let palette = crate::color::Palette::Standard;
+            let look = crate::color::synth::Appearance::new(
+                palette,
+                crate::color::synth::Conditions::for_palette(palette),
+                a.seed,
+            );
+            let colors = (0..n * n)
+                .map(|i| {
+                    look.reading(cube.colors()[i], i, i, crate::color::Scale::Rgb8, &mut rng)
+                        .map(|v| v.round().clamp(0.0, 255.0) as u8)
+                })
+                .collect();
+            Ok(Source::Sim {
+                colors,
+                seed: a.seed,
+                frames: 0,
+            })
+        }
+
+        fn frame(&mut self, n: usize) -> anyhow::Result<crate::scan::RgbImage> {
+            match self {
+                #[cfg(feature = "camera")]
+                Source::Camera(c) => Ok(c.frame(0)?),
+                Source::Sim {
+                    colors,
+                    seed,
+                    frames,
+                } => {
+                    std::thread::sleep(std::time::Duration::from_millis(1000 / SIM_FPS));
+                    *frames += 1;
+                    let opts = crate::scan::render::RenderOptions::default();
+                    let k = seed.wrapping_mul(1000).wrapping_add(*frames);
+                    Ok(crate::scan::render::render_face(colors, n, &opts, k))
+                }
+            }
+        }
+    }
+
+    /// Live alignment: frames with the grid found on them go to the page until Save (or a
+    /// stop); Save writes the rig from the newest frame whose every sticker was detected.
+    fn align(a: &CalibrateCameraArgs, g: &Global, live: &Live, save: &AtomicBool) -> CmdResult {
+        if !live.on() {
+            bail!("a live camera is aligned on the live page: add --view");
+        }
+        let n = a.size.n();
+        let faces = named_faces(a)?;
+        let orient = match &a.orient {
+            Some(s) => parse_orient(s)?,
+            None => Vec::new(),
+        };
+        let mut rig = starting_rig(a, n)?;
+        rig.name = a.name.clone().or(rig.name);
+        let mut source = Source::open(a)?;
+        let stop = stop_on_ctrlc();
+        live.phase("align the camera");
+        live.text("move the camera (or the cube) until every sticker is outlined in solid green, then press Save");
+        let mut good: Option<(FaceReading, (usize, usize))> = None;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                bail!("stopped before Save: no rig written");
+            }
+            let img = source.frame(n)?;
+            match read_face(&img, n, None) {
+                Ok(reading) => {
+                    live.event(&frame_event(&img, &reading, None));
+                    if reading.stickers.iter().all(|s| s.detected) {
+                        good = Some((reading, (img.width, img.height)));
+                    }
+                }
+                Err(_) => live.event(&frame_event(&img, &no_grid(n), None)),
+            }
+            if !save.swap(false, Ordering::SeqCst) {
+                continue;
+            }
+            let Some((reading, size)) = &good else {
+                live.text("no frame has shown the whole grid yet: align the cube, then Save again");
+                continue;
+            };
+            for &face in &faces {
+                store_face(&mut rig, face, reading, *size, &orient);
+                report_face(g, face, Path::new("live camera"), n * n, n);
+            }
+            rig.save(&a.output)?;
+            live.text(&format!("saved the rig to {}", a.output.display()));
+            if !g.json {
+                outln!("{}", a.output.display());
+            }
+            return Ok(Exit::Ok);
+        }
+    }
+
+    /// A reading of a frame where no grid was found: no stickers.
+    fn no_grid(n: usize) -> FaceReading {
+        FaceReading {
+            n,
+            stickers: Vec::new(),
+            grid: None,
+            candidates: Vec::new(),
+            from_rig: false,
+        }
     }
 }
 

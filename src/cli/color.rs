@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::args::{PaletteArg, SizeArg};
 use super::output::json_line;
+use super::view::{Live, LiveOptions};
 use super::{CmdResult, Exit, Global};
 use crate::color::calibrate::{calibrate as learn, CalibrateError};
 use crate::color::resolve::facelet_names;
@@ -21,6 +22,7 @@ use crate::color::{
 };
 use crate::cube::{random_state, FaceletCube, Size};
 use crate::input::{read_text, FileKind};
+use crate::job::RunEvent;
 
 #[derive(clap::Args, Debug)]
 pub struct ResolveArgs {
@@ -67,6 +69,8 @@ pub struct CalibrateArgs {
     /// cube of --palette).
     #[command(flatten)]
     pub connect: super::connect::ConnectArgs,
+    #[command(flatten)]
+    pub view: super::view::ViewArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -408,20 +412,42 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
     if let Some(p) = &a.raw_out {
         super::common::check_writable(p, "--raw-out")?;
     }
-    let scan = match &a.scan {
-        Some(p) => read_scan(p)?,
-        None => scan_solved_on_robot(&a, g)?,
-    };
-    learn_and_save(&scan, &a, g)
+    let stop = super::connect::stop_on_ctrlc();
+    let live = Live::start(
+        &a.view,
+        g,
+        LiveOptions {
+            stop: Some(stop.clone()),
+            time_scale: if a.connect.sim { a.connect.speed } else { 1.0 },
+            ..LiveOptions::default()
+        },
+    )?;
+    let r = (|| {
+        let scan = match &a.scan {
+            Some(p) => read_scan(p)?,
+            None => {
+                live.phase("connect and home");
+                scan_solved_on_robot(&a, g, &stop, &live)?
+            }
+        };
+        learn_and_save(&scan, &a, g, &live)
+    })();
+    live.ended(&r);
+    r
 }
 
 /// `calibrate --port/--sim`: the robot's scan of the solved cube in it (a simulated robot
 /// starts with a solved cube).
-fn scan_solved_on_robot(a: &CalibrateArgs, g: &Global) -> anyhow::Result<RawScan> {
+fn scan_solved_on_robot(
+    a: &CalibrateArgs,
+    g: &Global,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    live: &Live,
+) -> anyhow::Result<RawScan> {
     let size: Size = a.connect.size.into();
-    let stop = super::connect::stop_on_ctrlc();
     let start = a.connect.sim.then(|| FaceletCube::solved(size));
-    let mut robot = super::connect::connect(&a.connect, start, &stop)?;
+    let mut robot = super::connect::connect(&a.connect, start, stop)?;
+    let scale = robot.scan_scale();
     let bar = super::output::progress_allowed(g).then(|| {
         let b = indicatif::ProgressBar::new(size.stickers() as u64);
         b.set_message("scanning the solved cube");
@@ -430,10 +456,18 @@ fn scan_solved_on_robot(a: &CalibrateArgs, g: &Global) -> anyhow::Result<RawScan
     if bar.is_none() && !g.quiet && !g.json {
         eprintln!("scanning the solved cube: {} stickers…", size.stickers());
     }
-    let (scan, _) = robot.scan(size, &mut |done, total| {
+    let (scan, _) = robot.scan(size, &mut |step| {
+        if let Some(frame) = step.frame {
+            live.event(frame);
+        }
+        live.event(&RunEvent::readings(
+            scale,
+            false,
+            step.readings.iter().copied(),
+        ));
         if let Some(b) = &bar {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
+            b.set_length(step.total as u64);
+            b.set_position(step.done as u64);
         }
     })?;
     if let Some(b) = bar {
@@ -446,10 +480,29 @@ fn scan_solved_on_robot(a: &CalibrateArgs, g: &Global) -> anyhow::Result<RawScan
     Ok(scan)
 }
 
-fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global) -> CmdResult {
+/// The learned classes for the live page: each colour's mean and spread, and where every
+/// sticker of the calibration scan reads.
+fn calibration_note(profile: &Profile, output: &Path) -> serde_json::Value {
+    json!({
+        "type": "calibration",
+        "text": format!("learned {} colours; saved to {}", profile.colors.len(), output.display()),
+        "classes": profile.colors.iter().map(|c| json!({
+            "face": c.face.to_string(), "mean": c.lab, "spread": c.spread,
+        })).collect::<Vec<_>>(),
+        "stickers": profile.stickers.iter().flatten().map(|lab| json!({"lab": lab})).collect::<Vec<_>>(),
+    })
+}
+
+fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global, live: &Live) -> CmdResult {
+    if live.on() {
+        if let Ok(res) = resolve_scan(scan, &ResolveOptions::default()) {
+            live.event(&RunEvent::resolution(&res));
+        }
+    }
     match learn(scan, a.name.clone(), 1) {
         Ok(profile) => {
             profile.save(&a.output)?;
+            live.note(calibration_note(&profile, &a.output));
             if g.json {
                 json_line(
                     &json!({"type": "profile", "path": a.output.display().to_string(), "gains": profile.gains, "colors": profile.colors.iter().map(|c| json!({"face": c.face.to_string(), "lab": c.lab, "spread": c.spread})).collect::<Vec<_>>()}),
@@ -460,6 +513,9 @@ fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global) -> CmdResult {
             Ok(Exit::Ok)
         }
         Err(CalibrateError::NotSolved { cube, off }) => {
+            live.text(&format!(
+                "not solved: the scan resolves to {cube}; stickers off their face: {off}"
+            ));
             if g.json {
                 json_line(&json!({"type": "not-solved", "cube": cube, "off": off}));
             } else {
@@ -473,6 +529,7 @@ fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global) -> CmdResult {
             | CalibrateError::NotUniform { .. }
             | CalibrateError::Unread { .. }),
         ) => {
+            live.text(&format!("refused: {e}"));
             if g.json {
                 json_line(&json!({"type": "refused", "reason": e.to_string()}));
             } else {

@@ -92,26 +92,32 @@ pub fn robot_config(path: Option<&Path>) -> Result<Config> {
     })
 }
 
-/// A stop flag that Ctrl-C sets. The robot stops within a second and the run says where
-/// the cube is; a second Ctrl-C exits at once (130) without waiting for that (every motion
-/// is bounded on the robot, and the journal already names what was in flight).
+/// The stop flag that Ctrl-C sets (one for the process: the live page's Stop button sets
+/// the same). The robot stops within a second and the run says where the cube is; a second
+/// Ctrl-C exits at once (130) without waiting for that (every motion is bounded on the
+/// robot, and the journal already names what was in flight).
 pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    // A second handler cannot be installed; ignore (the first one sets the same flag).
-    let _ = ctrlc::set_handler(move || {
-        if let Some(note) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
-            eprintln!("{note}");
-            std::process::exit(130);
-        }
-        if s.swap(true, Ordering::SeqCst) {
-            eprintln!("{}", second_ctrlc_note());
-            std::process::exit(130);
-        } else {
-            eprintln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");
-        }
-    });
-    stop
+    static STOP: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    STOP.get_or_init(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        // A handler another library installed first cannot be replaced: Ctrl-C then does
+        // what it does, and the flag still works for the page's Stop.
+        let _ = ctrlc::set_handler(move || {
+            if let Some(note) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
+                eprintln!("{note}");
+                std::process::exit(130);
+            }
+            if s.swap(true, Ordering::SeqCst) {
+                eprintln!("{}", second_ctrlc_note());
+                std::process::exit(130);
+            } else {
+                eprintln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");
+            }
+        });
+        stop
+    })
+    .clone()
 }
 
 /// Set while the robot stands still (the solver's tables loading, a session waiting for

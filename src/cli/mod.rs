@@ -47,6 +47,7 @@ pub mod scan_images;
 pub mod session;
 pub mod solve;
 pub mod timings;
+pub mod view;
 
 pub use args::Global;
 pub use output::Out;
@@ -122,6 +123,8 @@ pub enum Command {
     Journals(journals::JournalsArgs),
     /// Benchmarks.
     Bench(bench::BenchArgs),
+    /// The live page's history: past runs' journals, listed and replayed in a browser.
+    View(view::ViewCmdArgs),
 }
 
 /// Runs the program; maps the outcome to the documented exit codes.
@@ -168,5 +171,6 @@ fn dispatch(command: Command, g: &Global) -> CmdResult {
         Command::Restore(a) => run::restore(a, g),
         Command::Journals(a) => journals::journals(a, g),
         Command::Bench(a) => bench::bench(a, g),
+        Command::View(a) => view::view(a, g),
     }
 }

@@ -9,9 +9,11 @@ use serde_json::json;
 use super::args::{PaletteArg, RobotKind, SizeArg};
 use super::connect::{brick_link, connect_brick, stop_on_ctrlc, BrickLink, BrickPlace};
 use super::output::{json_line, progress_allowed};
+use super::view::{Live, LiveOptions, ViewArgs};
 use super::{session, CmdResult, Exit, Global};
 use crate::color::{resolve as resolve_scan, Palette, RawScan, ResolveError, ResolveOptions};
 use crate::cube::{FaceletCube, Size};
+use crate::job::RunEvent;
 use crate::robot::mindcub3r::error::stop_note;
 use crate::robot::mindcub3r::model::{Primitive, SensorPosition};
 use crate::robot::mindcub3r::{MindCub3r, RobotError};
@@ -105,6 +107,8 @@ pub struct RobotArgs {
     /// `sensor_arm.edge=[-650,-650,-645,-640]`), checked as the file is; repeatable.
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -405,6 +409,37 @@ fn step_config(a: &RobotArgs) -> anyhow::Result<crate::robot::mindcub3r::Config>
 }
 
 pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
+    let live = Live::start(
+        &a.view,
+        g,
+        LiveOptions {
+            stop: Some(stop_on_ctrlc()),
+            time_scale: if a.sim { a.speed } else { 1.0 },
+            ..LiveOptions::default()
+        },
+    )?;
+    live.phase(&format!("robot {}", action_name(&a.action)));
+    let r = robot_live(a, g, &live);
+    live.ended(&r);
+    r
+}
+
+/// The action's name as typed.
+fn action_name(a: &RobotAction) -> String {
+    let debug = format!("{a:?}");
+    let name: String = debug
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .enumerate()
+        .flat_map(|(i, c)| {
+            let dash = (i > 0 && c.is_uppercase()).then_some('-');
+            dash.into_iter().chain(c.to_lowercase())
+        })
+        .collect();
+    name
+}
+
+fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
     if let RobotAction::Spin { n } | RobotAction::Turn { n } = &a.action {
         session::quarters(*n)?;
     }
@@ -439,15 +474,20 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
     }
     let config = step_config(&a)?;
     if let RobotAction::Check = a.action {
-        return check(&place, config, g);
+        return check(&place, config, g, live);
     }
     let (mut r, _sim) = connect_brick(&place, config, g)?;
-    let result = run_action(&mut r, &a.action, g);
+    let result = run_action(&mut r, &a.action, g, live);
     stopped_on_error(&mut r, result)
 }
 
 /// `cubot robot check`: each finding printed as it is made; exit 1 when one must be fixed.
-fn check(place: &BrickPlace, config: crate::robot::mindcub3r::Config, g: &Global) -> CmdResult {
+fn check(
+    place: &BrickPlace,
+    config: crate::robot::mindcub3r::Config,
+    g: &Global,
+    live: &Live,
+) -> CmdResult {
     use crate::robot::mindcub3r::check::{check as run_check, Level};
     let BrickLink { link, sim: _sim } = brick_link(place)?;
     let port = link.name();
@@ -456,6 +496,7 @@ fn check(place: &BrickPlace, config: crate::robot::mindcub3r::Config, g: &Global
         ev3.set_log(|l| eprintln!("ev3: {l}"));
     }
     let findings = run_check(ev3, config, Some(stop_on_ctrlc()), &mut |f| {
+        live.text(&format!("{:?} {}: {}", f.level, f.topic, f.message));
         if g.json {
             json_line(
                 &json!({"type": "check", "level": f.level, "topic": f.topic, "message": f.message}),
@@ -510,19 +551,20 @@ fn stopped_on_error(r: &mut MindCub3r, result: CmdResult) -> CmdResult {
     }
 }
 
-fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult {
+fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global, live: &Live) -> CmdResult {
     let prim = match action {
         RobotAction::Check => unreachable!("robot check runs before connecting"),
         RobotAction::CalibrateTimings(_) => unreachable!("handled before connecting"),
         RobotAction::Home => {
             r.home()?;
+            live.text("done: home");
             session::print_done(g, "home");
             return Ok(Exit::Ok);
         }
         RobotAction::Session => {
             return session::run_session(r, g, std::io::stdin().lock());
         }
-        RobotAction::Scan(s) => return scan_with(r, s, g),
+        RobotAction::Scan(s) => return scan_with(r, s, g, live),
         RobotAction::Tilt => Primitive::Tilt,
         RobotAction::Spin { n } => Primitive::Spin(*n),
         RobotAction::Turn { n } => Primitive::Turn(*n),
@@ -548,12 +590,14 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global) -> CmdResult 
             session::move_sensor(r, place.position, place.slot)?;
             let rgb = r.read_rgb()?;
             r.finish(false)?;
+            live.text(&format!("read {} {} {}", rgb[0], rgb[1], rgb[2]));
             session::print_reading(g, r, Some(place), rgb);
             return Ok(Exit::Ok);
         }
     };
     r.execute(prim)?;
     r.finish(false)?;
+    live.text(&format!("done: {prim}"));
     session::print_done(g, &prim.to_string());
     Ok(Exit::Ok)
 }
@@ -564,17 +608,19 @@ pub fn scan_robot(
     robot_config: Option<&Path>,
     a: &RobotScanArgs,
     g: &Global,
+    live: &Live,
 ) -> CmdResult {
     super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
     if let Some(p) = &a.raw_out {
         super::common::check_writable(p, "--raw-out")?;
     }
     let (mut r, _sim) = connect_brick(place, super::connect::robot_config(robot_config)?, g)?;
-    let res = scan_with(&mut r, a, g);
+    let res = scan_with(&mut r, a, g, live);
     stopped_on_error(&mut r, res)
 }
 
-fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
+fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> CmdResult {
+    let raw_scale = Some(crate::color::Scale::Ev3Raw);
     let size: Size = a.size.into();
     r.home()?;
     let bar = progress_allowed(g).then(|| {
@@ -589,6 +635,11 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
         );
     }
     let mut scan: RawScan = r.scan(size, &mut |p| {
+        live.event(&RunEvent::readings(
+            raw_scale,
+            false,
+            p.readings.iter().copied(),
+        ));
         if let Some(b) = &bar {
             b.set_position(p.done as u64);
         }
@@ -604,6 +655,11 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
     let mut round = 0;
     let outcome = loop {
         let outcome = resolve_scan(&scan, &opts);
+        match &outcome {
+            Ok(res) => live.event(&RunEvent::resolution(res)),
+            Err(ResolveError::Ambiguous { best, .. }) => live.event(&RunEvent::resolution(best)),
+            _ => {}
+        }
         // Re-read what the resolver doubts (or, with no legal cube, suspects).
         let reread = match &outcome {
             Err(ResolveError::Ambiguous { doubtful, .. }) => doubtful.clone(),
@@ -622,6 +678,11 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global) -> CmdResult {
                     );
                 }
                 let fresh = r.rescan(&doubtful)?;
+                live.event(&RunEvent::readings(
+                    raw_scale,
+                    true,
+                    doubtful.iter().copied().zip(fresh.iter().copied()),
+                ));
                 for (&i, rgb) in doubtful.iter().zip(fresh) {
                     let old = scan.facelets[i];
                     scan.facelets[i] = std::array::from_fn(|k| (old[k] + rgb[k]) / 2.0);

@@ -11,6 +11,7 @@ use anyhow::{anyhow, Context, Result};
 use super::args::SizeArg;
 use super::common::progress_bar;
 use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
+use super::view::{Live, LiveOptions, ViewArgs};
 use super::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
 use crate::job::{
@@ -84,6 +85,8 @@ pub struct RunArgs {
     /// Also solve the 48 whole-cube symmetric variants of the problem.
     #[arg(long)]
     pub symmetries: bool,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -94,6 +97,8 @@ pub struct SaveArgs {
     pub connect: ConnectArgs,
     #[command(flatten)]
     pub scan: ScanOpts,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -106,6 +111,8 @@ pub struct RestoreArgs {
     pub scan: ScanOpts,
     #[command(flatten)]
     pub execute: ExecuteOpts,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 fn default_journal(g: &Global) -> PathBuf {
@@ -220,8 +227,34 @@ fn run_options(
     }
 }
 
+/// The live page of a command that connects to a robot (`--view`): Stop does what Ctrl-C
+/// does; a simulator's time runs `--speed` times the robot's.
+fn live(
+    view: &ViewArgs,
+    g: &Global,
+    connect: &ConnectArgs,
+    stop: &Arc<AtomicBool>,
+) -> Result<Live> {
+    Live::start(
+        view,
+        g,
+        LiveOptions {
+            stop: Some(stop.clone()),
+            time_scale: if connect.sim { connect.speed } else { 1.0 },
+            ..LiveOptions::default()
+        },
+    )
+}
+
 pub fn run(a: RunArgs, g: &Global) -> CmdResult {
     let stop = stop_on_ctrlc();
+    let live = live(&a.view, g, &a.connect, &stop)?;
+    let r = run_live(&a, g, stop, &live);
+    live.ended(&r);
+    r
+}
+
+fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdResult {
     let journal_path = a
         .execute
         .journal
@@ -237,14 +270,14 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         } else {
             jpath.clone()
         };
-        return resume(&a, g, &jpath, journal_path, stop);
+        return resume(a, g, &jpath, journal_path, stop, live);
     }
     let size = a.connect.size.into();
     // Everything that can be checked is checked before the robot moves.
     if let Some(j) = &a.execute.journal {
         super::common::check_writable(j, "--journal")?;
     }
-    let target = target_spec(&a)?;
+    let target = target_spec(a)?;
     if let Some(t) = &target {
         job::check_spec(t, size).context("bad target")?;
     }
@@ -253,15 +286,19 @@ pub fn run(a: RunArgs, g: &Global) -> CmdResult {
         &journal_path,
         resume_command(&a.connect, &a.scan, &journal_path),
     );
-    let opts = run_options(&a, size, target, journal_path, &stop);
+    let opts = run_options(a, size, target, journal_path, &stop);
+    live.phase("connect and home");
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = super::connect::load_solver_standing_still(g)?;
-    let tools = tools(&solver, &a, resolve);
+    let tools = tools(&solver, a, resolve);
     rep.searching = searches(&a.connect, &tools);
-    let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| rep.event(e));
+    let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| {
+        live.event(&e);
+        rep.event(e)
+    });
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, &a, rep.turning)
+    outcome(g, r, a, rep.turning, live)
 }
 
 fn resume(
@@ -270,6 +307,7 @@ fn resume(
     jpath: &Path,
     journal_path: PathBuf,
     stop: Arc<AtomicBool>,
+    live: &Live,
 ) -> CmdResult {
     let rec = journal::read(jpath)?;
     if rec.ended == Some(true) {
@@ -298,23 +336,35 @@ fn resume(
     let resolve = checked_resolve_options(&connect_args, &a.scan)?;
     super::connect::set_resume_hint(&journal, resume_command(&connect_args, &a.scan, &journal));
     let opts = run_options(a, size, None, journal, &stop);
+    live.phase("connect and home");
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
     let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, a, resolve);
     rep.searching = searches(&connect_args, &tools);
-    let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| rep.event(e));
+    let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| {
+        live.event(&e);
+        rep.event(e)
+    });
     let r = stop_note(robot.as_mut(), r);
     // A resume continues a run that turned layers already.
-    outcome(g, r, a, true)
+    outcome(g, r, a, true, live)
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     super::common::check_writable(&a.file, "save")?;
     let stop = stop_on_ctrlc();
+    let live = live(&a.view, g, &a.connect, &stop)?;
+    let r = save_live(&a, g, &stop, &live);
+    live.ended(&r);
+    r
+}
+
+fn save_live(a: &SaveArgs, g: &Global, stop: &Arc<AtomicBool>, live: &Live) -> CmdResult {
     let size = a.connect.size.into();
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
-    let mut robot = connect(&a.connect, None, &stop)?;
+    live.phase("connect and home");
+    let mut robot = connect(&a.connect, None, stop)?;
     let mut rep = Reporter::new(g);
     let calibration = serde_json::json!({
         "robot": robot.kind(),
@@ -328,11 +378,18 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
         size,
         a.scan.max_rescans,
         calibration,
-        &mut |e| rep.event(e),
+        &mut |e| {
+            live.event(&e);
+            rep.event(e)
+        },
     );
     match r {
-        Ok(saved) => saved_state(g, &a.file, &saved),
+        Ok(saved) => {
+            live.text(&format!("saved {} to {}", saved.state, a.file.display()));
+            saved_state(g, &a.file, &saved)
+        }
         Err(e) if e.is_no() => {
+            live.text(&e.to_string());
             eprintln!("{e}");
             Ok(Exit::No)
         }
@@ -367,6 +424,7 @@ pub fn restore(a: RestoreArgs, g: &Global) -> CmdResult {
         resume: None,
         execute: a.execute,
         symmetries: false,
+        view: a.view,
     };
     run(args, g)
 }
@@ -417,6 +475,9 @@ impl Reporter {
     }
 
     fn event(&mut self, e: RunEvent) {
+        if e.is_evidence() {
+            return;
+        }
         match &e {
             RunEvent::ScanProgress { done, total } => {
                 if let Some(b) = &self.scan_bar {
@@ -433,6 +494,7 @@ impl Reporter {
                 done,
                 total,
                 robot_seconds,
+                ..
             } => {
                 self.turning = true;
                 if let Some(b) = &self.exec_bar {
@@ -715,7 +777,7 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
 
 /// Reports a stopped run (where the cube is, and the exact command that resumes it) and
 /// exits 2.
-fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
+fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
     if let RunError::Interrupted(i) = e {
         let job::error::Interruption {
             cause,
@@ -729,25 +791,29 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs) -> ! {
             motors_stopped,
         } = i.as_ref();
         let resume = resume_command(&a.connect, &a.scan, journal);
+        let mut line = serde_json::json!({
+            "type": "interrupted",
+            "journal": journal,
+            "state": state,
+            "robot_state": robot_state,
+            "steps": steps,
+            "robot_seconds": seconds,
+            "reason": cause.reason(),
+            "candidates": candidates,
+            "robot_candidates": robot_candidates,
+            "motors_stopped": motors_stopped,
+            "resume": resume,
+        });
         if g.json {
-            super::output::json_line(&serde_json::json!({
-                "type": "interrupted",
-                "journal": journal,
-                "state": state,
-                "robot_state": robot_state,
-                "steps": steps,
-                "robot_seconds": seconds,
-                "reason": cause.reason(),
-                "candidates": candidates,
-                "robot_candidates": robot_candidates,
-                "motors_stopped": motors_stopped,
-                "resume": resume,
-            }));
+            super::output::json_line(&line);
         }
+        line["type"] = "stopped".into();
+        live.note(line);
         eprintln!("error: {e}");
         eprintln!("resume with: {resume}");
     }
     let _ = std::io::stdout().flush();
+    live.end(2, Some(e.to_string()));
     std::process::exit(2)
 }
 
@@ -788,7 +854,13 @@ fn stopped_by_user(e: &RunError) -> Option<Option<bool>> {
     }
 }
 
-fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs, turning: bool) -> CmdResult {
+fn outcome(
+    g: &Global,
+    r: Result<RunReport, RunError>,
+    a: &RunArgs,
+    turning: bool,
+    live: &Live,
+) -> CmdResult {
     if let Err(e) = &r {
         if let (false, Some(stopped)) = (turning, stopped_by_user(e)) {
             let motors = match stopped {
@@ -813,10 +885,16 @@ fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs, turning: boo
             if a.connect.sim {
                 r.measured_seconds = r.measured_seconds.map(|m| m * a.connect.speed);
             }
+            if live.on() {
+                let mut v = serde_json::to_value(&r).unwrap_or_default();
+                v["type"] = "summary".into();
+                live.note(v);
+            }
             Ok(report(g, &r, a.connect.sim.then_some(a.connect.speed)))
         }
-        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
+        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a, live),
         Err(e) if e.is_no() => {
+            live.text(&e.to_string());
             if g.json {
                 let mut v = serde_json::json!({"type": "no", "message": e.to_string()});
                 if let RunError::Ambiguous {

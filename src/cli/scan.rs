@@ -60,6 +60,8 @@ pub struct ScanArgs {
     /// Print the most likely cube even when the resolver is not sure.
     #[arg(long)]
     pub best_effort: bool,
+    #[command(flatten)]
+    pub view: super::view::ViewArgs,
 }
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
@@ -73,6 +75,20 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
             a.palette != super::args::PaletteArg::Standard,
         )?;
     }
+    let live = super::view::Live::start(
+        &a.view,
+        g,
+        super::view::LiveOptions {
+            stop: Some(super::connect::stop_on_ctrlc()),
+            ..Default::default()
+        },
+    )?;
+    let r = scan_live(a, g, &live);
+    live.ended(&r);
+    r
+}
+
+fn scan_live(a: ScanArgs, g: &Global, live: &super::view::Live) -> CmdResult {
     if a.robot {
         let sim = if a.sim {
             Some(crate::robot::sim::SimConfig {
@@ -96,7 +112,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
             best_effort: a.best_effort,
             profile: a.profile,
         };
-        return super::robot::scan_robot(&place, a.robot_config.as_deref(), &opts, g);
+        return super::robot::scan_robot(&place, a.robot_config.as_deref(), &opts, g, live);
     }
     if a.images.is_some() || a.camera.is_some() {
         return super::scan_images::scan(
@@ -112,6 +128,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
                 profile: a.profile,
             },
             g,
+            live,
         );
     }
     anyhow::bail!(

@@ -29,7 +29,7 @@ pub struct ImageScan {
 }
 
 #[cfg(not(feature = "vision"))]
-pub fn scan(_a: ImageScan, _g: &Global) -> CmdResult {
+pub fn scan(_a: ImageScan, _g: &Global, _live: &super::view::Live) -> CmdResult {
     anyhow::bail!("scanning images needs OpenCV: rebuilt without feature vision (build with --features vision)")
 }
 
@@ -43,8 +43,11 @@ mod imp {
     use anyhow::{bail, Context};
 
     use super::*;
+    use crate::cli::view::Live;
     use crate::cli::Exit;
     use crate::cube::Face;
+    use crate::job::camera::frame_event;
+    use crate::job::RunEvent;
     use crate::scan::detect::{scan_faces_with, unclipped_scan, FaceReading, ReadOptions};
     use crate::scan::io;
     use crate::scan::{RawScan, RgbImage, Rig};
@@ -90,7 +93,7 @@ mod imp {
         Ok(())
     }
 
-    pub fn scan(a: ImageScan, g: &Global) -> CmdResult {
+    pub fn scan(a: ImageScan, g: &Global, live: &Live) -> CmdResult {
         let profile =
             crate::cli::color::profile_for(a.profile.as_deref(), crate::color::Scale::Rgb8)?;
         let rig = match &a.rig {
@@ -126,6 +129,18 @@ mod imp {
             ..ReadOptions::default()
         };
         let (mut raw, readings) = scan_faces_with(&faces, n, rig.as_ref(), &opts)?;
+        if live.on() {
+            for face in Face::ALL {
+                let i = face.index();
+                live.event(&frame_event(&faces[i], &readings[i], Some(face)));
+            }
+            let read = raw.facelets.iter().copied().enumerate();
+            live.event(&RunEvent::readings(
+                Some(crate::color::Scale::Rgb8),
+                false,
+                read,
+            ));
+        }
         raw.provenance = Some(serde_json::json!({
             "source": if a.images.is_some() { "images" } else { "camera" },
             "images": names,
@@ -137,7 +152,7 @@ mod imp {
         if let Some(path) = &a.raw_out {
             write_raw(path, &raw)?;
         }
-        let outcome = resolve_scan(&raw, a.best_effort, profile, g)?;
+        let outcome = resolve_scan(&raw, a.best_effort, profile, g, live)?;
         if let Some(dir) = &a.annotate {
             let rig_face = |f: Face| rig.as_ref().map(|r| r.face(f)).unwrap_or_default();
             std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
@@ -292,6 +307,7 @@ mod imp {
         best_effort: bool,
         profile: Option<crate::color::Profile>,
         g: &Global,
+        live: &Live,
     ) -> anyhow::Result<Outcome> {
         use crate::cli::color::{print_ambiguous, print_no_legal_cube, print_resolution};
         use crate::color::{resolve, ResolveError, ResolveOptions};
@@ -301,7 +317,13 @@ mod imp {
             ..ResolveOptions::default()
         };
         let size = raw.cube_size();
-        match resolve(raw, &opts) {
+        let resolved = resolve(raw, &opts);
+        match &resolved {
+            Ok(res) => live.event(&RunEvent::resolution(res)),
+            Err(ResolveError::Ambiguous { best, .. }) => live.event(&RunEvent::resolution(best)),
+            _ => {}
+        }
+        match resolved {
             Ok(res) => {
                 print_resolution(g, &res);
                 if !g.json && g.verbose > 0 {

@@ -19,7 +19,7 @@ use crate::color::synth::{Appearance, Conditions, Palette};
 use crate::cube::{Alg, Face, FaceletCube, Size};
 use crate::robot::mindcub3r::cost::RobotState;
 use crate::robot::mindcub3r::model::Orientation;
-use crate::scan::detect::{read_face, scan_faces};
+use crate::scan::detect::{read_face, scan_faces, FaceReading};
 use crate::scan::image::RgbImage;
 use crate::scan::render::{render_face, RenderOptions};
 use crate::scan::VisionError;
@@ -28,7 +28,8 @@ use super::error::{CameraError, RunError};
 use super::journal::Action;
 use super::line::LineRun;
 use super::mindcub3r::Mc3Run;
-use super::robot::{Answer, Progress, RobotPlan, RunRobot};
+use super::report::{FrameImage, FrameSticker, RunEvent};
+use super::robot::{Answer, Progress, RobotPlan, RunRobot, ScanStep};
 
 /// The robot under the camera.
 pub enum Presenter {
@@ -93,12 +94,16 @@ const TAKES: usize = 4;
 impl Camera {
     /// A frame of the stickers `shown` in which the vision pipeline finds the cube: retaken
     /// (fresh light noise and pose) up to [`TAKES`] times; the last failure otherwise.
-    fn readable_frame(&mut self, n: usize, shown: &[(Face, usize)]) -> Result<RgbImage, RunError> {
+    fn readable_frame(
+        &mut self,
+        n: usize,
+        shown: &[(Face, usize)],
+    ) -> Result<(RgbImage, FaceReading), RunError> {
         let mut last = None;
         for _ in 0..TAKES {
             let img = self.frame(n, shown);
             match read_face(&img, n, None) {
-                Ok(_) => return Ok(img),
+                Ok(reading) => return Ok((img, reading)),
                 Err(e) => last = Some(e),
             }
         }
@@ -129,6 +134,38 @@ impl Camera {
             seed.wrapping_add(k.wrapping_mul(7919)),
         )
     }
+}
+
+/// A camera frame as read, as an event ([`RunEvent::CameraFrame`]): the image, the stickers
+/// found on it and the face it shows, when known.
+pub fn frame_event(img: &RgbImage, reading: &FaceReading, face: Option<Face>) -> RunEvent {
+    RunEvent::CameraFrame {
+        face: face.map(Face::letter),
+        n: reading.n,
+        width: img.width,
+        height: img.height,
+        stickers: reading
+            .stickers
+            .iter()
+            .map(|s| FrameSticker {
+                quad: s.quad,
+                rgb: s.rgb,
+                detected: s.detected,
+            })
+            .collect(),
+        image: FrameImage(std::sync::Arc::new(img.clone())),
+    }
+}
+
+/// Each sticker's sampled colour at the facelet index its position stands for (`at`, image
+/// row-major).
+fn sampled(reading: &FaceReading, at: &[usize]) -> Vec<(usize, [f64; 3])> {
+    reading
+        .stickers
+        .iter()
+        .zip(at)
+        .map(|(s, &f)| (f, s.rgb))
+        .collect()
 }
 
 /// What the top face shows: for each top position (row-major), the colour of the sticker
@@ -166,7 +203,7 @@ impl RunRobot for CameraRun {
     fn scan(
         &mut self,
         size: Size,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut dyn FnMut(ScanStep<'_>),
     ) -> Result<(RawScan, Orientation), RunError> {
         let n = size.n();
         let per = size.per_face();
@@ -177,14 +214,21 @@ impl RunRobot for CameraRun {
             Presenter::Mc3(r) => r.present_faces(size, &mut |step, top, sim| {
                 let sim = sim.ok_or_else(no_sim)?;
                 let cube = sim.cube();
-                let img = camera.readable_frame(n, &top_shown(&cube, top))?;
+                let (img, reading) = camera.readable_frame(n, &top_shown(&cube, top))?;
                 let (face, q) =
                     quarters_to_facelet_order(n, top).ok_or_else(|| CameraError::NotOneFace {
                         step,
                         top: top.to_vec(),
                     })?;
+                let event = frame_event(&img, &reading, Some(face));
+                let read = sampled(&reading, top);
                 images[face.index()] = Some(img.rotated(q));
-                progress((step + 1) * per, 6 * per);
+                progress(ScanStep {
+                    done: (step + 1) * per,
+                    total: 6 * per,
+                    readings: &read,
+                    frame: Some(&event),
+                });
                 Ok(())
             })?,
             Presenter::Line(r) => {
@@ -204,8 +248,17 @@ impl RunRobot for CameraRun {
                             (cube.colors()[f], f)
                         })
                         .collect();
-                    images[face.index()] = Some(camera.readable_frame(n, &shown)?);
-                    progress((face.index() + 1) * per, 6 * per);
+                    let (img, reading) = camera.readable_frame(n, &shown)?;
+                    let event = frame_event(&img, &reading, Some(face));
+                    let at: Vec<usize> = shown.iter().map(|&(_, f)| f).collect();
+                    let read = sampled(&reading, &at);
+                    images[face.index()] = Some(img);
+                    progress(ScanStep {
+                        done: (face.index() + 1) * per,
+                        total: 6 * per,
+                        readings: &read,
+                        frame: Some(&event),
+                    });
                 }
                 Orientation::IDENTITY
             }
@@ -244,14 +297,14 @@ impl RunRobot for CameraRun {
                     let (pos, sim) = r.present_sticker(want)?;
                     let cube = sim.ok_or_else(no_sim)?.cube();
                     let top = r.robot.top_facelets().ok_or(RunError::ScanFrameLost)?;
-                    (camera.readable_frame(n, &top_shown(&cube, &top))?, pos)
+                    (camera.readable_frame(n, &top_shown(&cube, &top))?.0, pos)
                 }
                 Presenter::Line(r) => {
                     let cube = r.sim.as_ref().ok_or_else(no_sim)?.cube();
                     let base = want / per * per;
                     let shown: Vec<(Face, usize)> =
                         (base..base + per).map(|f| (cube.colors()[f], f)).collect();
-                    (camera.readable_frame(n, &shown)?, want - base)
+                    (camera.readable_frame(n, &shown)?.0, want - base)
                 }
             };
             let reading = read_face(&img, n, None).map_err(CameraError::Vision)?;

@@ -151,6 +151,13 @@ pub fn finish_thought(
     // The first round's execution time as measured, beside its plan's prediction.
     let mut measured = None;
     loop {
+        events(RunEvent::Executes {
+            round,
+            solution: plan.alg.to_string(),
+            actions: plan.actions.clone(),
+            robot_seconds: plan.seconds,
+            state: run.cube_state(),
+        });
         let executing = std::time::Instant::now();
         run.execute(robot, &plan, opts, events)?;
         measured.get_or_insert(executing.elapsed().as_secs_f64());
@@ -527,6 +534,7 @@ impl Execution {
                     done: self.done,
                     total,
                     robot_seconds: secs,
+                    state: self.cube_state(),
                 });
                 if stop.load(Ordering::SeqCst) {
                     return Err(RunError::Stopped);
@@ -535,6 +543,11 @@ impl Execution {
             }
         });
         result.map_err(|e| self.interrupted(robot, e, opts))
+    }
+
+    /// The cube as tracked (cube frame, first-scan symbols).
+    fn cube_state(&self) -> String {
+        journal::encode(&to_cube(&self.tracked, &self.orientation), &self.symbols)
     }
 
     /// One action the robot confirmed (`by`: what confirmed it when its reply did not).

@@ -21,7 +21,7 @@ use crate::robot::sim::line::LineSimHandle;
 
 use super::error::RunError;
 use super::journal::Action;
-use super::robot::{Answer, Progress, RobotPlan, RunRobot};
+use super::robot::{Answer, Progress, RobotPlan, RunRobot, ScanStep};
 
 /// Steps per `MOVE` line: short enough that a robot finishing its chunk after Ctrl-C stops
 /// within a second, long enough that a chunk's round trip is small beside its turns.
@@ -43,7 +43,7 @@ impl RunRobot for LineRun {
     fn scan(
         &mut self,
         size: Size,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut dyn FnMut(ScanStep<'_>),
     ) -> Result<(RawScan, Orientation), RunError> {
         let Some(scale) = self.robot.caps().scan else {
             return Err(RunError::NoColourSensor {
@@ -56,9 +56,15 @@ impl RunRobot for LineRun {
                 wanted: size,
             });
         }
-        progress(0, 1);
+        progress(ScanStep::count(0, 1));
         let readings = self.robot.scan(&[])?;
-        progress(1, 1);
+        let read: Vec<(usize, [f64; 3])> = readings.iter().copied().enumerate().collect();
+        progress(ScanStep {
+            done: 1,
+            total: 1,
+            readings: &read,
+            frame: None,
+        });
         Ok((RawScan::new(size, scale, readings), Orientation::IDENTITY))
     }
 

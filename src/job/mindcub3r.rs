@@ -11,14 +11,14 @@ use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
 use crate::robot::mindcub3r::model::{Orientation, Primitive};
 use crate::robot::mindcub3r::planner::{self, Planner};
-use crate::robot::mindcub3r::scan::face_read_plans;
+use crate::robot::mindcub3r::scan::{face_read_plans, ScanProgress};
 use crate::robot::mindcub3r::{scan_steps, MindCub3r, Settled};
 use crate::robot::sim::SimHandle;
 use crate::solver::costed::SequenceCost;
 
 use super::error::RunError;
 use super::journal::Action;
-use super::robot::{Answer, Planning, Progress, RobotPlan, RunRobot};
+use super::robot::{Answer, Planning, Progress, RobotPlan, RunRobot, ScanStep};
 
 /// The MindCub3r's planning apart from the robot ([`RunRobot::planning`]): the planner, from
 /// a start state as given (after a fresh scan that is where the robot plans from).
@@ -76,6 +76,16 @@ pub fn mindcub3r_plan(
         chosen,
         start: *start,
     })
+}
+
+/// The robot's scan progress as the job's: each face's readings as they arrive.
+fn step_of<'a>(p: &ScanProgress<'a>) -> ScanStep<'a> {
+    ScanStep {
+        done: p.done,
+        total: p.total,
+        readings: p.readings,
+        frame: None,
+    }
 }
 
 /// A MindCub3r driven by a job (plus its simulated brick, if any).
@@ -189,18 +199,18 @@ impl RunRobot for Mc3Run {
     fn scan(
         &mut self,
         size: Size,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut dyn FnMut(ScanStep<'_>),
     ) -> Result<(RawScan, Orientation), RunError> {
         self.scan_start = self.robot.orientation;
         self.scanned = true;
-        let raw = self.robot.scan(size, &mut |p| progress(p.done, p.total))?;
+        let raw = self.robot.scan(size, &mut |p| progress(step_of(&p)))?;
         Ok((raw, self.relative_orientation()))
     }
 
     fn scan_with_preview(
         &mut self,
         size: Size,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut dyn FnMut(ScanStep<'_>),
         preview: &mut dyn FnMut(&RawScan, Orientation),
     ) -> Result<(RawScan, Orientation), RunError> {
         self.scan_start = self.robot.orientation;
@@ -210,11 +220,11 @@ impl RunRobot for Mc3Run {
             .iter()
             .flatten()
             .fold(Orientation::IDENTITY, |o, &p| o.after(p));
-        let raw = self.robot.scan_with_preview(
-            size,
-            &mut |p| progress(p.done, p.total),
-            &mut |partial| preview(partial, end),
-        )?;
+        let raw =
+            self.robot
+                .scan_with_preview(size, &mut |p| progress(step_of(&p)), &mut |partial| {
+                    preview(partial, end)
+                })?;
         Ok((raw, self.relative_orientation()))
     }
 

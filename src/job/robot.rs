@@ -22,6 +22,7 @@ use crate::solver::costed::SequenceCost;
 
 use super::error::RunError;
 use super::journal::Action;
+use super::report::RunEvent;
 
 /// A robot the job can drive.
 pub trait RunRobot {
@@ -32,7 +33,7 @@ pub trait RunRobot {
     fn scan(
         &mut self,
         size: Size,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut dyn FnMut(ScanStep<'_>),
     ) -> Result<(RawScan, Orientation), RunError>;
     /// [`RunRobot::scan`], and where the robot reads its last face by itself (the
     /// MindCub3r's colour sensor), `preview` is handed the readings of the others first
@@ -42,7 +43,7 @@ pub trait RunRobot {
     fn scan_with_preview(
         &mut self,
         size: Size,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut dyn FnMut(ScanStep<'_>),
         _preview: &mut dyn FnMut(&RawScan, Orientation),
     ) -> Result<(RawScan, Orientation), RunError> {
         self.scan(size, progress)
@@ -116,6 +117,29 @@ pub trait RunRobot {
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)>;
     /// Whether the cube's orientation changes as the robot works (false: fixed motors).
     fn reorients(&self) -> bool;
+}
+
+/// What a scan tells as it goes: stickers read so far of all, what this step read (facelet
+/// index in the frame of the scan's start, value on the scanner's scale), and the camera
+/// frame it read them from, if any.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanStep<'a> {
+    pub done: usize,
+    pub total: usize,
+    pub readings: &'a [(usize, [f64; 3])],
+    pub frame: Option<&'a RunEvent>,
+}
+
+impl ScanStep<'_> {
+    /// A step that read nothing yet (or says nothing of what it read).
+    pub fn count(done: usize, total: usize) -> ScanStep<'static> {
+        ScanStep {
+            done,
+            total,
+            readings: &[],
+            frame: None,
+        }
+    }
 }
 
 /// What planning needs of a robot: the cheapest execution of candidate solutions on its

@@ -95,9 +95,25 @@ pub fn scan_and_resolve_previewed(
     if let Some(scale) = robot.scan_scale() {
         check_profile(resolve_opts, scale)?;
     }
+    let scale = robot.scan_scale();
     let (mut raw, orientation) = robot.scan_with_preview(
         size,
-        &mut |done, total| events(RunEvent::ScanProgress { done, total }),
+        &mut |step| {
+            if let Some(frame) = step.frame {
+                events(frame.clone());
+            }
+            if !step.readings.is_empty() {
+                events(RunEvent::readings(
+                    scale,
+                    false,
+                    step.readings.iter().copied(),
+                ));
+            }
+            events(RunEvent::ScanProgress {
+                done: step.done,
+                total: step.total,
+            })
+        },
         preview,
     )?;
     // A covered sensor or an empty tray, said at once rather than after re-reads.
@@ -106,7 +122,13 @@ pub fn scan_and_resolve_previewed(
     // Every reading of each sticker, averaged.
     let mut reads: Vec<Vec<[f64; 3]>> = raw.facelets.iter().map(|&r| vec![r]).collect();
     loop {
-        match resolve(&raw, resolve_opts) {
+        let resolved = resolve(&raw, resolve_opts);
+        match &resolved {
+            Ok(r) => events(RunEvent::resolution(r)),
+            Err(ResolveError::Ambiguous { best, .. }) => events(RunEvent::resolution(best)),
+            _ => {}
+        }
+        match resolved {
             Ok(r) if r.doubtful.is_empty() || rescans >= max_rescans => {
                 let resolved = Resolved::from(&r);
                 events(RunEvent::Scanned {
@@ -124,7 +146,7 @@ pub fn scan_and_resolve_previewed(
                 });
             }
             Ok(r) => {
-                reread(robot, &mut raw, &mut reads, &r.doubtful)?;
+                reread(robot, &mut raw, &mut reads, &r.doubtful, events)?;
             }
             Err(ResolveError::Ambiguous { doubtful, best }) => {
                 if rescans >= max_rescans || doubtful.is_empty() {
@@ -135,7 +157,7 @@ pub fn scan_and_resolve_previewed(
                         margin: best.cube_margin,
                     });
                 }
-                reread(robot, &mut raw, &mut reads, &doubtful)?;
+                reread(robot, &mut raw, &mut reads, &doubtful, events)?;
             }
             Err(ResolveError::ProfileScale { profile, scan }) => {
                 return Err(RunError::ProfileScale {
@@ -149,7 +171,7 @@ pub fn scan_and_resolve_previewed(
                 }
                 // Nothing names a sticker: read the whole cube's stickers again.
                 let all: Vec<usize> = (0..raw.facelets.len()).collect();
-                reread(robot, &mut raw, &mut reads, &all)?;
+                reread(robot, &mut raw, &mut reads, &all, events)?;
             }
         }
         rescans += 1;
@@ -162,8 +184,14 @@ fn reread(
     raw: &mut RawScan,
     reads: &mut [Vec<[f64; 3]>],
     stickers: &[usize],
+    events: &mut dyn FnMut(RunEvent),
 ) -> Result<(), RunError> {
     let fresh = robot.rescan(stickers)?;
+    events(RunEvent::readings(
+        raw.scale,
+        true,
+        stickers.iter().copied().zip(fresh.iter().copied()),
+    ));
     for (&i, v) in stickers.iter().zip(fresh) {
         if let Some(list) = reads.get_mut(i) {
             list.push(v);

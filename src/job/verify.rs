@@ -498,7 +498,7 @@ mod tests {
         fn scan(
             &mut self,
             _: Size,
-            _: &mut dyn FnMut(usize, usize),
+            _: &mut dyn FnMut(super::super::robot::ScanStep<'_>),
         ) -> Result<(crate::color::raw::RawScan, Orientation), RunError> {
             unreachable!("the proof reads faces")
         }

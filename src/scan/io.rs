@@ -1,5 +1,6 @@
 //! Image files: loading face photos (any format OpenCV reads) into [`RgbImage`], finding
-//! the six face images of a directory, writing PNGs, and annotated pictures of a reading.
+//! the six face images of a directory, writing PNGs, JPEG bytes for a live view, and
+//! annotated pictures of a reading.
 //!
 //! Level: part of `scan` (feature `vision`); depends on `cube` and the scan detection,
 //! geometry and image. Must not depend on anything above `scan`.
@@ -69,6 +70,19 @@ pub fn save_image(path: &Path, img: &RgbImage) -> Result<(), VisionError> {
         return Err(io_err(path, "could not write the image"));
     }
     Ok(())
+}
+
+/// An image as JPEG bytes (`quality` 0..=100), e.g. a camera frame for a live view.
+pub fn encode_jpeg(img: &RgbImage, quality: i32) -> Result<Vec<u8>, VisionError> {
+    let bgr = rgb_to_bgr_mat(img)?;
+    let mut buf = Vector::<u8>::new();
+    let params = Vector::<i32>::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, quality]);
+    if !imgcodecs::imencode(".jpg", &bgr, &mut buf, &params)? {
+        return Err(VisionError::OpenCv(
+            "could not encode the image as JPEG".into(),
+        ));
+    }
+    Ok(buf.to_vec())
 }
 
 const EXTENSIONS: [&str; 6] = ["png", "jpg", "jpeg", "bmp", "tif", "tiff"];

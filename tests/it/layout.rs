@@ -25,8 +25,14 @@ const LEVELS: &[(&str, &[&str])] = &[
         &["cube", "input", "solver", "color", "scan", "robot"],
     ),
     (
-        "cli",
+        "view",
         &["cube", "input", "solver", "color", "scan", "robot", "job"],
+    ),
+    (
+        "cli",
+        &[
+            "cube", "input", "solver", "color", "scan", "robot", "job", "view",
+        ],
     ),
 ];
 

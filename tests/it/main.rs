@@ -1,5 +1,6 @@
 //! The integration tests: one test binary (link time), one module per area.
 
+mod browser;
 mod calibrate;
 mod check;
 mod cli_cube;
@@ -16,4 +17,5 @@ mod scan;
 mod solver;
 mod stops;
 mod support;
+mod view;
 mod wire;

@@ -16,6 +16,8 @@ pub(super) struct Sim {
     child: Child,
     pub(super) path: String,
     pub(super) state: PathBuf,
+    /// The cube it started with (robot frame, its own naming).
+    pub(super) initial: String,
 }
 
 impl Sim {
@@ -31,8 +33,13 @@ impl Sim {
             .expect("start cubot sim");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let path = lines.next().unwrap().unwrap();
-        lines.next();
-        Sim { child, path, state }
+        let initial = lines.next().unwrap().unwrap();
+        Sim {
+            child,
+            path,
+            state,
+            initial,
+        }
     }
 
     /// The simulator's cube (robot frame, its own naming) and its rotation- and

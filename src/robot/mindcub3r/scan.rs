@@ -265,10 +265,13 @@ pub fn face_read_plans(
 
 /// What a scan progress callback receives.
 #[derive(Clone, Copy, Debug)]
-pub struct ScanProgress {
+pub struct ScanProgress<'a> {
     pub done: usize,
     pub total: usize,
     pub face_step: usize,
+    /// What this step read: facelet index (frame of the scan's start) and RGB-RAW reading,
+    /// as each face's readings arrive (a live view places them on the net).
+    pub readings: &'a [(usize, [f64; 3])],
 }
 
 #[cfg(test)]

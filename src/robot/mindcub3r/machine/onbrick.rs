@@ -358,6 +358,7 @@ impl MindCub3r {
             done,
             total,
             face_step: 0,
+            readings: &[],
         });
         for (step, prims) in scan_steps().iter().enumerate() {
             self.check_interrupt()?;
@@ -382,9 +383,13 @@ impl MindCub3r {
                 last: step + 1 == scan_steps().len(),
             };
             let readings = self.guard(|r| r.run_face(size, &spec))?;
+            let mut read = Vec::with_capacity(samples.len());
             for ((_, index), rgb) in samples.iter().zip(readings) {
                 match rgb {
-                    Some(rgb) => facelets[*index] = rgb,
+                    Some(rgb) => {
+                        facelets[*index] = rgb;
+                        read.push((*index, rgb));
+                    }
                     None => missed.push(*index),
                 }
                 done += 1;
@@ -393,6 +398,7 @@ impl MindCub3r {
                 done,
                 total,
                 face_step: step,
+                readings: &read,
             });
         }
         let at_rest = missed.len();

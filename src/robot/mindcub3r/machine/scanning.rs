@@ -66,14 +66,17 @@ impl MindCub3r {
                 .map(|&(_, s, i)| (s, i))
                 .collect();
             let readings = self.guard(|r| r.scan_face(size, &samples))?;
+            let mut read = Vec::with_capacity(samples.len());
             for ((_, index), rgb) in samples.iter().zip(readings) {
                 facelets[*index] = rgb;
+                read.push((*index, rgb));
                 done += 1;
             }
             progress(ScanProgress {
                 done,
                 total,
                 face_step: step,
+                readings: &read,
             });
         }
         let mut scan = RawScan::new(size, Scale::Ev3Raw, facelets);

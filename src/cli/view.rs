@@ -1,0 +1,229 @@
+//! `--view` on the commands that scan, calibrate or drive a robot, and `cubot view` (the
+//! history of past runs): the command line's side of the live page (`crate::view`).
+//!
+//! A command that takes `--view` starts a [`Live`] before it connects, hands it every
+//! [`RunEvent`] beside its terminal output (which does not change), and says how it ended.
+//! Without feature `view` the flag is refused with a clear message; [`Live`] is then
+//! always off.
+//!
+//! Level: `cli`. Depends on `view` (feature `view`), `job` and the shared cli types.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use super::{CmdResult, Exit, Global};
+use crate::job::RunEvent;
+
+/// The live page's flags, shared by the commands that take them.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ViewArgs {
+    /// Serve a live page of what the command sees and does, on 127.0.0.1 at a free port;
+    /// its address (with a random token) is printed on stderr as `view: URL`.
+    #[arg(long, global = true)]
+    pub view: bool,
+    /// Serve the live page on this address instead (implies --view), e.g. 0.0.0.0:8080
+    /// to watch from a phone on the same network: anyone who has the URL can stop the run.
+    #[arg(long, global = true, value_name = "ADDR")]
+    pub view_addr: Option<SocketAddr>,
+}
+
+impl ViewArgs {
+    pub fn wanted(&self) -> bool {
+        self.view || self.view_addr.is_some()
+    }
+}
+
+/// `cubot view`: the history of past runs.
+#[derive(clap::Args, Debug)]
+pub struct ViewCmdArgs {
+    /// A journal to replay at once: a file name in the cache directory's journals/, or a
+    /// path to a journal elsewhere.
+    pub journal: Option<PathBuf>,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// What a live page is asked to serve.
+pub struct LiveOptions {
+    pub stop: Option<Arc<AtomicBool>>,
+    pub save: Option<Arc<AtomicBool>>,
+    /// Robot seconds per wall second (a simulator's `--speed`).
+    pub time_scale: f64,
+    /// Another journals directory than the cache directory's.
+    pub journals: Option<PathBuf>,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            stop: None,
+            save: None,
+            time_scale: 1.0,
+            journals: None,
+        }
+    }
+}
+
+/// The command's live page, or nothing when `--view` was not given.
+#[derive(Default)]
+pub struct Live {
+    #[cfg(feature = "view")]
+    view: Option<crate::view::View>,
+}
+
+/// The command line as typed, for the page's title.
+#[cfg(feature = "view")]
+fn command_line() -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    format!("cubot {}", args.join(" "))
+}
+
+impl Live {
+    /// No page.
+    pub fn off() -> Live {
+        Live::default()
+    }
+
+    /// Starts the page when `a` asks for one, and says where it is (stderr, and a `view`
+    /// line with `--json`).
+    #[cfg(feature = "view")]
+    pub fn start(a: &ViewArgs, g: &Global, o: LiveOptions) -> Result<Live> {
+        if !a.wanted() {
+            return Ok(Live::off());
+        }
+        // Where `run` writes its journals and `cubot journals` lists them.
+        let journals = Some(
+            o.journals
+                .unwrap_or_else(|| super::journals::journal_dir(g)),
+        );
+        let view = crate::view::View::start(crate::view::ViewOptions {
+            addr: a
+                .view_addr
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0))),
+            title: command_line(),
+            stop: o.stop,
+            save: o.save,
+            journals,
+            time_scale: o.time_scale,
+        })?;
+        if g.json {
+            super::output::json_line(&json!({"type": "view", "url": view.url()}));
+        }
+        eprintln!("view: {}", view.url());
+        Ok(Live { view: Some(view) })
+    }
+
+    /// Without feature `view`: refuses the flag.
+    #[cfg(not(feature = "view"))]
+    pub fn start(a: &ViewArgs, _g: &Global, _o: LiveOptions) -> Result<Live> {
+        if a.wanted() {
+            anyhow::bail!("--view: this cubot was rebuilt without feature view");
+        }
+        Ok(Live::off())
+    }
+
+    /// Whether a page is served.
+    pub fn on(&self) -> bool {
+        #[cfg(feature = "view")]
+        let on = self.view.is_some();
+        #[cfg(not(feature = "view"))]
+        let on = false;
+        on
+    }
+
+    /// A job's event.
+    pub fn event(&self, _e: &RunEvent) {
+        #[cfg(feature = "view")]
+        if let Some(v) = &self.view {
+            v.event(_e);
+        }
+    }
+
+    /// A message of the command's own (an object with a `type`).
+    pub fn note(&self, _value: Value) {
+        #[cfg(feature = "view")]
+        if let Some(v) = &self.view {
+            v.note(_value);
+        }
+    }
+
+    /// The phase the command is in (`connect`, `home`, ...).
+    pub fn phase(&self, phase: &str) {
+        self.note(json!({"type": "phase", "phase": phase}));
+    }
+
+    /// A line for the page's log.
+    pub fn text(&self, text: &str) {
+        self.note(json!({"type": "note", "text": text}));
+    }
+
+    /// Says how the command ended (`exit`, and the error's message) and gives the pages
+    /// up to a second to receive it before the process exits.
+    pub fn end(&self, exit: u8, message: Option<String>) {
+        if !self.on() {
+            return;
+        }
+        self.note(json!({"type": "end", "exit": exit, "message": message}));
+        #[cfg(feature = "view")]
+        if let Some(v) = &self.view {
+            v.drain(std::time::Duration::from_secs(1));
+        }
+    }
+
+    /// [`Live::end`] with a command's result.
+    pub fn ended(&self, r: &CmdResult) {
+        match r {
+            Ok(Exit::Ok) => self.end(0, None),
+            Ok(Exit::No) => self.end(1, None),
+            Err(e) => self.end(2, Some(super::output::error_message(e))),
+        }
+    }
+}
+
+/// `cubot view`: serves the history (and replays `journal`) until Ctrl-C.
+pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
+    let (journals, open) = match &a.journal {
+        Some(p) if p.components().count() > 1 || p.is_file() => {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("."));
+            (
+                Some(dir),
+                p.file_name().map(|n| n.to_string_lossy().to_string()),
+            )
+        }
+        Some(name) => (None, Some(name.to_string_lossy().to_string())),
+        None => (None, None),
+    };
+    let wanted = ViewArgs {
+        view: true,
+        view_addr: a.view.view_addr,
+    };
+    let stop = super::connect::stop_on_ctrlc();
+    let live = Live::start(
+        &wanted,
+        g,
+        LiveOptions {
+            journals,
+            ..LiveOptions::default()
+        },
+    )?;
+    live.phase("history");
+    if let Some(name) = open {
+        live.note(json!({"type": "journal-open", "name": name}));
+    }
+    if !g.quiet {
+        eprintln!("serving the history of runs; Ctrl-C ends");
+    }
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Ok(Exit::Ok)
+}
