@@ -8,6 +8,7 @@
 
 pub mod brick;
 pub mod line;
+pub mod lms2012;
 pub mod misread;
 pub mod pty;
 
