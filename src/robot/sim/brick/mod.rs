@@ -69,11 +69,9 @@
 //! Level: robot (simulators; uses `cube`, `color::synth`, [`crate::robot::ev3::protocol`]).
 //! No printing: the log is read through [`SimHandle::take_log`].
 
-pub mod config;
 mod model;
 
-pub use config::{Dropout, Faults, Port, SimConfig, SimError};
-pub use model::Physics;
+pub use crate::robot::sim::config::{Dropout, Faults, Port, SimConfig, SimError};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -346,7 +344,7 @@ impl Peer for BrickPeer {
         s.clock = brick.clock;
         s.motion = brick.motion;
         s.running = brick.motors_running();
-        s.tilts = brick.tilts;
+        s.tilts = brick.tilts();
         s.cube = brick.cube();
         s.log.append(&mut brick.log);
         brick.clock
