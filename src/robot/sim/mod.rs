@@ -9,6 +9,7 @@
 pub mod brick;
 pub mod config;
 pub mod line;
+pub mod link;
 pub mod misread;
 pub mod pty;
 pub mod world;

@@ -65,14 +65,8 @@ pub(crate) struct Brick {
     commands: u64,
     /// Commands of at least [`crate::robot::sim::config::PROGRAM_BYTES`] received.
     programs: u64,
-    silent: bool,
+    /// A `stall` fault waits for the next positioning move.
     stall_armed: bool,
-    /// The running command whose reply a `drop` fault loses when it ends.
-    drop_running: Option<u64>,
-    /// The next reply gets one byte corrupted (a `corrupt` fault).
-    corrupt_next: bool,
-    /// Simulated time until which the link is down (a `dropout` fault).
-    link_down_until: f64,
     pub log: Vec<String>,
 }
 
@@ -107,11 +101,7 @@ impl Brick {
             faults: cfg.faults.clone(),
             commands: 0,
             programs: 0,
-            silent: false,
             stall_armed: false,
-            drop_running: None,
-            corrupt_next: false,
-            link_down_until: 0.0,
             log,
         };
         for &port in &cfg.faults.reversed {
@@ -141,7 +131,7 @@ impl Brick {
         self.motors.iter().any(|m| m.job != Job::Idle)
     }
 
-    fn note(&mut self, s: String) {
+    pub fn note(&mut self, s: String) {
         self.log.push(format!("[t={:.3}s] {s}", self.clock));
     }
 

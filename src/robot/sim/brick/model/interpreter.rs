@@ -19,31 +19,15 @@
 use super::*;
 
 impl Brick {
-    /// Handles one frame; returns the reply bytes to send (if any).
+    /// Handles one frame; returns the reply bytes to send (if any). The link's faults are
+    /// not the brick's: [`crate::robot::sim::link`] applies them around it.
     pub fn handle(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
-        if self.link_down() {
-            self.note(format!(
-                "link drop-out: a frame from the host is lost ({})",
-                protocol::hex(frame)
-            ));
-            return None;
-        }
         self.commands += 1;
         let n = self.commands;
         let program = (frame.len() >= crate::robot::sim::config::PROGRAM_BYTES).then(|| {
             self.programs += 1;
             self.programs
         });
-        if self.silent
-            || self.faults.silent_at.is_some_and(|s| n >= s)
-            || (program.is_some() && program == self.faults.silent_program)
-        {
-            if !self.silent {
-                self.silent = true;
-                self.note(format!("fault injected: link silent from command {n} on"));
-            }
-            return None;
-        }
         if program.is_some() && self.faults.stall_program == program {
             self.stall_armed = true;
             self.note(format!(
@@ -57,71 +41,7 @@ impl Brick {
                 "fault injected: the next positioning move from command {n} on stalls"
             ));
         }
-        if let Some(d) = self
-            .faults
-            .dropouts
-            .iter()
-            .find(|d| {
-                if d.program {
-                    program == Some(d.at)
-                } else {
-                    d.at == n
-                }
-            })
-            .copied()
-        {
-            self.link_down_until = self.clock + d.ms as f64 / 1000.0;
-            self.note(format!(
-                "fault injected: the link drops out for {} ms from command {n} on",
-                d.ms
-            ));
-        }
-        let drop = self.faults.drop_at == Some(n)
-            || (program.is_some() && self.faults.drop_program == program);
-        if self.faults.corrupt.contains(&n)
-            || program.is_some_and(|k| self.faults.corrupt_programs.contains(&k))
-        {
-            self.corrupt_next = true;
-        }
-        let reply = self.handle_inner(frame);
-        if drop && reply.is_some() {
-            self.note(format!("fault injected: reply to command {n} lost"));
-            return None;
-        }
-        if drop && self.suspended.is_some() {
-            // A command still running (a program, or one waiting for its motors): its
-            // reply is lost when it ends.
-            self.drop_running = Some(n);
-        }
-        self.through_link(reply)
-    }
-
-    /// Whether a link drop-out is under way.
-    fn link_down(&self) -> bool {
-        self.clock < self.link_down_until
-    }
-
-    /// A reply as the host gets it: lost while the link is down, one byte changed by a
-    /// `corrupt` fault.
-    fn through_link(&mut self, reply: Option<Vec<u8>>) -> Option<Vec<u8>> {
-        let mut r = reply?;
-        if std::mem::take(&mut self.corrupt_next) && !r.is_empty() {
-            let i = self.world.rng().gen_range(0..r.len());
-            let old = r[i];
-            r[i] = old ^ self.world.rng().gen_range(1..=255u8);
-            self.note(format!(
-                "fault injected: reply byte {i} corrupted (0x{old:02X} -> 0x{:02X})",
-                r[i]
-            ));
-        }
-        if self.link_down() {
-            self.note(format!(
-                "link drop-out: a reply is lost ({})",
-                protocol::hex(&r)
-            ));
-            return None;
-        }
-        Some(r)
+        self.handle_inner(frame)
     }
 
     fn handle_inner(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
@@ -215,14 +135,7 @@ impl Brick {
     pub(super) fn vm_step(&mut self) {
         if let Some(s) = self.suspended.take() {
             let per_step = (DT / INSTRUCTION_S).round() as usize;
-            let mut reply = self.run(s, per_step);
-            if reply.is_some() && self.suspended.is_none() {
-                if let Some(n) = self.drop_running.take() {
-                    self.note(format!("fault injected: reply to command {n} lost"));
-                    reply = None;
-                }
-            }
-            if let Some(r) = self.through_link(reply) {
+            if let Some(r) = self.run(s, per_step) {
                 self.outbox.push((self.clock, r));
             }
         }
