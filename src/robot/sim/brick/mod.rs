@@ -69,22 +69,20 @@
 //! Level: robot (simulators; uses `cube`, `color::synth`, [`crate::robot::ev3::protocol`]).
 //! No printing: the log is read through [`SimHandle::take_log`].
 
-pub mod config;
 mod model;
 
-pub use config::{Dropout, Faults, Port, SimConfig, SimError};
-pub use model::Physics;
+pub use crate::robot::sim::config::{Dropout, Faults, Port, SimConfig, SimError};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::cube::{random_state, FaceletCube};
-use crate::robot::ev3::protocol::{FrameBuffer, MAX_MESSAGE};
 use crate::robot::link::hid::{report_pipe, HidLink, PipeDevice};
-use crate::robot::sim::pty::{Endpoint, Peer, PtyServer, Server};
+use crate::robot::sim::link::{self, Link};
+use crate::robot::sim::pty::{Endpoint, PtyServer, Server};
 
 use model::Brick;
 
@@ -189,8 +187,10 @@ pub fn starting_cube(cfg: &SimConfig) -> Result<FaceletCube, SimError> {
     }
 }
 
-/// The brick as a peer, and what its handle shares with it.
-fn brick_peer(cfg: &SimConfig) -> Result<(BrickPeer, FaceletCube, Arc<Mutex<Shared>>), SimError> {
+/// The brick behind its link, and what its handle shares with it.
+fn brick_peer(
+    cfg: &SimConfig,
+) -> Result<(Link<BrickPeer>, FaceletCube, Arc<Mutex<Shared>>), SimError> {
     let cube = starting_cube(cfg)?;
     if let Some(m) = &cfg.faults.misread {
         m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
@@ -205,18 +205,15 @@ fn brick_peer(cfg: &SimConfig) -> Result<(BrickPeer, FaceletCube, Arc<Mutex<Shar
     }));
     let peer = BrickPeer {
         brick: Brick::new(cfg, cube.clone()),
-        frames: FrameBuffer::default(),
         shared: shared.clone(),
-        jitter: Jitter::new(cfg),
-        latency: (cfg.latency_ms + cfg.faults.latency_ms as f64).max(0.0) / 1000.0,
     };
-    Ok((peer, cube, shared))
+    Ok((Link::new(peer, cfg), cube, shared))
 }
 
 /// Starts a simulated brick on a new pty, served by a thread.
 pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
     let (peer, initial, shared) = brick_peer(&cfg)?;
-    let latency = peer.latency;
+    let latency = Link::<BrickPeer>::latency_of(&cfg);
     let server = PtyServer::spawn("ev3-sim", peer, cfg.speed, latency)?;
     Ok(SimHandle {
         path: server.path().to_path_buf(),
@@ -232,7 +229,7 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
 /// 1024 bytes); one that is not is refused and noted in the log.
 pub fn spawn_hid(cfg: SimConfig) -> Result<(SimHandle, HidLink), SimError> {
     let (peer, initial, shared) = brick_peer(&cfg)?;
-    let latency = peer.latency;
+    let latency = Link::<BrickPeer>::latency_of(&cfg);
     let (host, device) = report_pipe();
     let end = HidEnd {
         device,
@@ -276,112 +273,45 @@ impl Endpoint for HidEnd {
     }
 }
 
-/// The brick as a peer of the pty server: whole frames in, replies out, its state
-/// published for the handle after every round.
+/// Our brick as the link serves it: whole frames in, replies out, its state published
+/// for the handle after every round.
 struct BrickPeer {
     brick: Brick,
-    frames: FrameBuffer,
     shared: Arc<Mutex<Shared>>,
-    jitter: Jitter,
-    /// The link latency the pty server adds to every stamp (simulated seconds).
-    latency: f64,
 }
 
-/// The `jitter=MS` fault: each reply's delay moves by a seeded draw in ±`spread`
-/// (simulated seconds), never below the bare production time and never ahead of the reply
-/// before it (a serial link does not reorder).
-struct Jitter {
-    spread: f64,
-    rng: ChaCha8Rng,
-    last: f64,
-}
-
-impl Jitter {
-    fn new(cfg: &SimConfig) -> Jitter {
-        Jitter {
-            spread: cfg.faults.jitter_ms as f64 / 1000.0,
-            // A stream of its own, so the jitter never changes the sensor noise of a seed.
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0717_7E12),
-            last: f64::NEG_INFINITY,
+impl link::Brick for BrickPeer {
+    fn deliver(&mut self, frame: &[u8], out: &mut Vec<(f64, Vec<u8>)>) {
+        if let Some(r) = self.brick.handle(frame) {
+            out.push((self.brick.clock, r));
         }
-    }
-
-    /// The time to stamp on a reply produced at `t` when the link adds `latency`
-    /// (simulated seconds) on top of the stamp.
-    fn stamp(&mut self, t: f64, latency: f64) -> f64 {
-        let mut s = t;
-        if self.spread > 0.0 {
-            let d: f64 = self.rng.gen_range(-self.spread..=self.spread);
-            s = t + d.max(-latency);
-        }
-        s = s.max(self.last);
-        self.last = s;
-        s
-    }
-}
-
-impl Peer for BrickPeer {
-    fn receive(&mut self, bytes: &[u8]) {
-        self.frames.push(bytes);
     }
 
     fn run_until(&mut self, now: f64, out: &mut Vec<(f64, Vec<u8>)>) -> f64 {
         let brick = &mut self.brick;
-        let latency = self.latency;
         if now > brick.clock {
             brick.advance(now - brick.clock);
         }
-        for (t, r) in brick.take_replies() {
-            out.push((self.jitter.stamp(t, latency), r));
-        }
-        while let Some(f) = self.frames.pop() {
-            if f.len() > MAX_MESSAGE {
-                continue;
-            }
-            if let Some(r) = brick.handle(&f) {
-                out.push((self.jitter.stamp(brick.clock, latency), r));
-            }
-        }
+        out.extend(brick.take_replies());
+        brick.clock
+    }
+
+    fn clock(&self) -> f64 {
+        self.brick.clock
+    }
+
+    fn note(&mut self, line: String) {
+        self.brick.note(line);
+    }
+
+    fn publish(&mut self) {
+        let brick = &mut self.brick;
         let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         s.clock = brick.clock;
         s.motion = brick.motion;
         s.running = brick.motors_running();
-        s.tilts = brick.tilts;
+        s.tilts = brick.tilts();
         s.cube = brick.cube();
         s.log.append(&mut brick.log);
-        brick.clock
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn stamps(seed: u64, faults: &str) -> Vec<f64> {
-        let cfg = SimConfig {
-            seed,
-            faults: faults.parse().unwrap(),
-            ..SimConfig::default()
-        };
-        let mut j = Jitter::new(&cfg);
-        (0..200).map(|i| j.stamp(i as f64 * 0.01, 0.05)).collect()
-    }
-
-    #[test]
-    fn jitter_is_seeded_bounded_and_keeps_the_order() {
-        let a = stamps(4, "jitter=20");
-        assert_eq!(a, stamps(4, "jitter=20"), "same seed, same delays");
-        assert_ne!(a, stamps(5, "jitter=20"));
-        let mut spread = (f64::INFINITY, f64::NEG_INFINITY);
-        for (i, (w, s)) in a.windows(2).zip(&a).enumerate() {
-            let d = s - i as f64 * 0.01;
-            assert!((-0.020 - 1e-9..=0.020 + 1e-9).contains(&d), "{d}");
-            assert!(w[1] >= w[0], "replies never overtake each other");
-            spread = (spread.0.min(d), spread.1.max(d));
-        }
-        assert!(spread.1 - spread.0 > 0.03, "{spread:?}");
-        // Without the fault, stamps are the production times.
-        let plain = stamps(4, "");
-        assert!(plain.iter().enumerate().all(|(i, &s)| s == i as f64 * 0.01));
     }
 }

@@ -19,31 +19,15 @@
 use super::*;
 
 impl Brick {
-    /// Handles one frame; returns the reply bytes to send (if any).
+    /// Handles one frame; returns the reply bytes to send (if any). The link's faults are
+    /// not the brick's: [`crate::robot::sim::link`] applies them around it.
     pub fn handle(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
-        if self.link_down() {
-            self.note(format!(
-                "link drop-out: a frame from the host is lost ({})",
-                protocol::hex(frame)
-            ));
-            return None;
-        }
         self.commands += 1;
         let n = self.commands;
-        let program = (frame.len() >= super::super::config::PROGRAM_BYTES).then(|| {
+        let program = (frame.len() >= crate::robot::sim::config::PROGRAM_BYTES).then(|| {
             self.programs += 1;
             self.programs
         });
-        if self.silent
-            || self.faults.silent_at.is_some_and(|s| n >= s)
-            || (program.is_some() && program == self.faults.silent_program)
-        {
-            if !self.silent {
-                self.silent = true;
-                self.note(format!("fault injected: link silent from command {n} on"));
-            }
-            return None;
-        }
         if program.is_some() && self.faults.stall_program == program {
             self.stall_armed = true;
             self.note(format!(
@@ -57,71 +41,7 @@ impl Brick {
                 "fault injected: the next positioning move from command {n} on stalls"
             ));
         }
-        if let Some(d) = self
-            .faults
-            .dropouts
-            .iter()
-            .find(|d| {
-                if d.program {
-                    program == Some(d.at)
-                } else {
-                    d.at == n
-                }
-            })
-            .copied()
-        {
-            self.link_down_until = self.clock + d.ms as f64 / 1000.0;
-            self.note(format!(
-                "fault injected: the link drops out for {} ms from command {n} on",
-                d.ms
-            ));
-        }
-        let drop = self.faults.drop_at == Some(n)
-            || (program.is_some() && self.faults.drop_program == program);
-        if self.faults.corrupt.contains(&n)
-            || program.is_some_and(|k| self.faults.corrupt_programs.contains(&k))
-        {
-            self.corrupt_next = true;
-        }
-        let reply = self.handle_inner(frame);
-        if drop && reply.is_some() {
-            self.note(format!("fault injected: reply to command {n} lost"));
-            return None;
-        }
-        if drop && self.suspended.is_some() {
-            // A command still running (a program, or one waiting for its motors): its
-            // reply is lost when it ends.
-            self.drop_running = Some(n);
-        }
-        self.through_link(reply)
-    }
-
-    /// Whether a link drop-out is under way.
-    fn link_down(&self) -> bool {
-        self.clock < self.link_down_until
-    }
-
-    /// A reply as the host gets it: lost while the link is down, one byte changed by a
-    /// `corrupt` fault.
-    fn through_link(&mut self, reply: Option<Vec<u8>>) -> Option<Vec<u8>> {
-        let mut r = reply?;
-        if std::mem::take(&mut self.corrupt_next) && !r.is_empty() {
-            let i = self.rng.gen_range(0..r.len());
-            let old = r[i];
-            r[i] = old ^ self.rng.gen_range(1..=255u8);
-            self.note(format!(
-                "fault injected: reply byte {i} corrupted (0x{old:02X} -> 0x{:02X})",
-                r[i]
-            ));
-        }
-        if self.link_down() {
-            self.note(format!(
-                "link drop-out: a reply is lost ({})",
-                protocol::hex(&r)
-            ));
-            return None;
-        }
-        Some(r)
+        self.handle_inner(frame)
     }
 
     fn handle_inner(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
@@ -215,14 +135,7 @@ impl Brick {
     pub(super) fn vm_step(&mut self) {
         if let Some(s) = self.suspended.take() {
             let per_step = (DT / INSTRUCTION_S).round() as usize;
-            let mut reply = self.run(s, per_step);
-            if reply.is_some() && self.suspended.is_none() {
-                if let Some(n) = self.drop_running.take() {
-                    self.note(format!("fault injected: reply to command {n} lost"));
-                    reply = None;
-                }
-            }
-            if let Some(r) = self.through_link(reply) {
+            if let Some(r) = self.run(s, per_step) {
                 self.outbox.push((self.clock, r));
             }
         }
@@ -312,30 +225,28 @@ impl Brick {
         Ok(())
     }
 
-    /// The mechanisms driven by the motors on the ports of a NOS bit field (an empty port
-    /// drives nothing, as on the brick).
+    /// The output ports of a NOS bit field that have a motor (an empty port drives
+    /// nothing, as on the brick).
     fn motors_of(&self, nos: i32) -> Result<Vec<usize>, String> {
         if !(0..=15).contains(&nos) {
             return Err(format!("bad NOS {nos}"));
         }
         Ok((0..4)
             .filter(|i| nos & (1 << i) != 0)
-            .filter_map(|i| self.wiring[i])
+            .filter(|&i| self.world.output_type(i).is_some())
             .collect())
     }
 
-    /// The output port (letter) a mechanism's motor is plugged into, for notes.
-    pub(super) fn port_letter(&self, m: usize) -> char {
-        let port = self.wiring.iter().position(|&w| w == Some(m)).unwrap_or(m);
+    /// An output port's letter, for notes.
+    pub(super) fn port_letter(&self, port: usize) -> char {
         (b'A' + port as u8) as char
     }
 
     fn start_job(&mut self, m: usize, job: Job) {
-        let motor = &mut self.motors[m];
-        motor.job = job;
-        motor.blocked = false;
-        motor.overshoot = if matches!(job, Job::Step { .. }) {
-            self.rng.gen_range(0.0..2.5)
+        self.motors[m].job = job;
+        self.world.release(m);
+        self.motors[m].overshoot = if matches!(job, Job::Step { .. }) {
+            self.world.rng().gen_range(0.0..2.5)
         } else {
             0.0
         };
@@ -343,7 +254,7 @@ impl Brick {
         // against a stop: the injected stall hits the next positioning job.
         if self.stall_armed && matches!(job, Job::Step { .. }) {
             self.stall_armed = false;
-            self.motors[m].blocked = true;
+            self.world.stall(m);
             let port = self.port_letter(m);
             self.note(format!("fault injected: motor {port} stalls"));
         }
@@ -426,7 +337,7 @@ impl Brick {
         match code {
             op::OUTPUT_RESET => {
                 for &m in &ms {
-                    self.motors[m].move_zero = self.motors[m].phys;
+                    self.motors[m].move_zero = self.world.angle(m);
                 }
             }
             op::OUTPUT_STOP => {
@@ -434,7 +345,7 @@ impl Brick {
                 for &m in &ms {
                     self.motors[m].job = Job::Idle;
                     self.motors[m].v = 0.0;
-                    self.motors[m].blocked = false;
+                    self.world.release(m);
                 }
             }
             op::OUTPUT_POWER | op::OUTPUT_SPEED => {
@@ -474,7 +385,7 @@ impl Brick {
             }
             op::OUTPUT_CLR_COUNT => {
                 for &m in &ms {
-                    self.motors[m].zero = self.motors[m].phys;
+                    self.motors[m].zero = self.world.angle(m);
                 }
             }
             _ => self.output_profile(code, &ms, ops, s)?,
@@ -489,11 +400,11 @@ impl Brick {
         match sub {
             op::UI_READ_GET_VBATT => {
                 let d = self.out_param(ops, s)?;
-                self.write(s, d, &(self.battery as f32).to_le_bytes())?;
+                self.write(s, d, &(self.world.battery() as f32).to_le_bytes())?;
             }
             op::UI_READ_GET_LBATT => {
                 let d = self.out_param(ops, s)?;
-                let mv = (self.battery * 1000.0) as i32;
+                let mv = (self.world.battery() * 1000.0) as i32;
                 let pct = ((mv - 6200) * 100 / (7500 - 6200)).clamp(0, 100);
                 self.write(s, d, &[pct as u8])?;
             }
@@ -554,7 +465,7 @@ impl Brick {
                     vmax,
                     r: p,
                     done: 0.0,
-                    from: self.motors[m].count().round(),
+                    from: self.count(m).round(),
                 }
             } else {
                 Job::Time {
@@ -579,10 +490,15 @@ impl Brick {
             return Err(format!("motor number {no} out of range (0..3)"));
         }
         // An empty port reads as a motor that never moved.
-        let (count, speed, mv) = match self.wiring[no as usize] {
-            Some(m) => {
-                let m = &self.motors[m];
-                (m.count(), m.speed_pct(), m.phys - m.move_zero)
+        let port = no as usize;
+        let (count, speed, mv) = match self.world.output_type(port) {
+            Some(_) => {
+                let m = &self.motors[port];
+                (
+                    self.count(port),
+                    m.speed_pct(),
+                    self.world.angle(port) - m.move_zero,
+                )
             }
             None => (0.0, 0, 0.0),
         };
@@ -600,9 +516,9 @@ impl Brick {
 
     fn device_at(&self, no: i32) -> Result<(i8, Option<usize>), String> {
         match no {
-            0..=3 => Ok((self.sensors[no as usize], None)),
-            16..=19 => match self.wiring[(no - 16) as usize] {
-                Some(m) => Ok((self.motors[m].kind, Some(m))),
+            0..=3 => Ok((self.world.input_type(no as usize), None)),
+            16..=19 => match self.world.output_type((no - 16) as usize) {
+                Some(kind) => Ok((kind, Some((no - 16) as usize))),
                 None => Ok((device::NONE, None)),
             },
             _ => Err(format!("input {no} out of range")),
@@ -626,7 +542,7 @@ impl Brick {
             op::INPUT_GET_RAW => {
                 let d = self.out_param(ops, s)?;
                 let v = match motor {
-                    Some(m) => self.motors[m].count().round() as i32,
+                    Some(m) => self.count(m).round() as i32,
                     None => 0,
                 };
                 self.write(s, d, &v.to_le_bytes())?;
@@ -647,14 +563,13 @@ impl Brick {
                 let values: Vec<f64> = if dtype == device::NONE {
                     return Err(format!("nothing connected on input {no}"));
                 } else if let Some(m) = motor {
-                    let mo = &self.motors[m];
                     match mode {
-                        1 => vec![mo.count() / 360.0],
-                        2 => vec![mo.speed_pct() as f64],
-                        _ => vec![mo.count()],
+                        1 => vec![self.count(m) / 360.0],
+                        2 => vec![self.motors[m].speed_pct() as f64],
+                        _ => vec![self.count(m)],
                     }
                 } else if dtype == device::COLOR {
-                    let rgb = self.rgb_raw().map(|v| v as f64);
+                    let rgb = self.world.rgb_raw().map(|v| v as f64);
                     let m = if mode < 0 { 4 } else { mode };
                     match m {
                         4 => rgb.to_vec(),
@@ -718,7 +633,9 @@ fn color_code(rgb: [f64; 3]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cube::Size;
     use crate::robot::ev3::protocol::{decode_reply, DirectCommand, OutputPort};
+    use crate::robot::mindcub3r::model::Primitive;
 
     use crate::robot::ev3::protocol::from_hex as h;
 
@@ -893,14 +810,14 @@ mod tests {
             r.i8(busy).unwrap() != 0
         };
         // Sensor arm C parked at its stop (physical 0).
-        b.motors[2].phys = 0.0;
+        b.world.place(2, 0.0);
         // C +10° into the stop: it stays busy, pushing.
         assert!(step(&mut b, 30, 10));
         // Stopped, then out 300° and back 300° to the stop: the count is reached (in whole
         // degrees) both ways, so both moves end.
         b.handle(&DirectCommand::new().output_stop(c, true).encode(99));
         assert!(!step(&mut b, -30, 300));
-        assert!(!step(&mut b, 30, 300), "at {}", b.motors[2].phys);
-        assert!(b.motors[2].phys.abs() < 0.5);
+        assert!(!step(&mut b, 30, 300), "at {}", b.world.angle(2));
+        assert!(b.world.angle(2).abs() < 0.5);
     }
 }

@@ -270,6 +270,7 @@ fn load(s: &Suspended, at: Var, w: Width) -> Result<i32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cube::Size;
     use crate::robot::ev3::protocol::{
         decode_reply, Cmp, OutputPort, Program, SlotKind, Width as W,
     };
@@ -364,7 +365,7 @@ mod tests {
         p.mov(W::B4, W::B4, now, seen);
         p.timer_read(t);
         let c = p.finish().unwrap();
-        let start = b.motors[1].count().round() as i32;
+        let start = b.count(1).round() as i32;
         assert!(b.handle(&c.encode(1)).is_none(), "still waiting");
         // A ping meanwhile is dropped without an answer.
         b.advance(0.1);

@@ -1,0 +1,308 @@
+//! The simulated physical world of the MindCub3r: the motors and what they turn, the
+//! mechanism (arms, turntable, end stops, collisions, the cube in the tray), the colour
+//! sensor's optics, the wiring of ports to mechanisms and the faults the world can have.
+//!
+//! "The firmware is LEGO's, the world is ours": one world serves every brick that drives
+//! it. Our simulated brick ([`super::brick`]) runs its own interpreter and motor
+//! controller and drives the world with a kinematic velocity per output port
+//! ([`Drive::Velocity`]); it reads the motors' angles back and asks the colour sensor for
+//! readings.
+//!
+//! ## The API
+//!
+//! * [`World::new`] builds the world of a [`SimConfig`] around a starting cube.
+//! * [`World::step`] advances it by `dt` with one [`Drive`] per output port (A..D) and
+//!   returns how far each port's motor turned (motor degrees).
+//! * [`World::angle`], [`World::output_type`], [`World::input_type`], [`World::stuck`]
+//!   answer what a brick can sense of the motors and ports; [`World::rgb_raw`] is the
+//!   colour sensor's RGB-RAW sample on an input port.
+//! * [`World::stall`] / [`World::release`]: a mechanism stopped by an injected stall, and
+//!   a motor letting go of a blocked mechanism.
+//! * [`World::cube`], [`World::tilts`], [`World::take_log`] report to the simulator's
+//!   handle.
+//!
+//! Level: robot (simulators; uses `cube`, `color`, the MindCub3r's primitives and the
+//! device numbers of [`crate::robot::ev3::protocol`]). Must not depend on a brick, `job`
+//! or `cli`. No printing: the log is read through [`World::take_log`].
+
+pub mod mindcub3r;
+pub mod motor;
+pub mod optics;
+pub mod wiring;
+
+pub use mindcub3r::Physics;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::color::Appearance;
+use crate::cube::FaceletCube;
+use crate::robot::ev3::protocol::device;
+use crate::robot::sim::config::SimConfig;
+use crate::robot::sim::misread::MisreadSensor;
+
+use mindcub3r::{Event, Mechanism, Motion, TILT_ARM};
+use motor::Body;
+use optics::Optics;
+use wiring::Wiring;
+
+/// What drives one output port's motor during a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Drive {
+    /// Nothing: no job runs on the motor, which stays where it is.
+    Idle,
+    /// Our brick's controller: the shaft turns at this many motor degrees per second
+    /// (signed), as far as the mechanism lets it.
+    Velocity(f64),
+}
+
+/// The physical world around a brick.
+pub struct World {
+    clock: f64,
+    /// The motors by mechanism: 0 tilt arm, 1 turntable, 2 sensor arm, 3 nothing (a
+    /// placeholder of type "none").
+    bodies: [Body; 4],
+    wiring: Wiring,
+    mech: Mechanism,
+    optics: Optics,
+    /// Battery voltage (V).
+    battery: f64,
+    /// The world's seeded stream (sensor noise, the arms' starting angles). Our brick
+    /// draws from it too (see [`World::rng`]), so a seed replays the same run.
+    rng: ChaCha8Rng,
+    log: Vec<String>,
+}
+
+impl World {
+    /// The world of `cfg` with `cube` in the tray (robot frame): the tilt arm and the
+    /// sensor arm at seeded angles near their stops, the world's faults of `cfg.faults`
+    /// in place (each noted in the log).
+    pub fn new(cfg: &SimConfig, cube: &FaceletCube) -> World {
+        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xB41C);
+        let mech = Mechanism::new(cube);
+        let appearance = Appearance::new(
+            cfg.palette,
+            crate::color::Conditions::for_palette(cfg.palette),
+            cfg.seed,
+        );
+        let a0 = rng.gen_range(10.0..50.0);
+        let c0 = rng.gen_range(-250.0..-60.0);
+        let p = &mech.physics;
+        let bodies = [
+            Body::new(device::LARGE_MOTOR, a0, 0.0, p.arm_max),
+            Body::new(device::LARGE_MOTOR, 0.0, f64::NEG_INFINITY, f64::INFINITY),
+            Body::new(device::MEDIUM_MOTOR, c0, p.sensor_min, 0.0),
+            Body::new(device::NONE, 0.0, 0.0, 0.0),
+        ];
+        let wiring = Wiring::new(cfg);
+        let mut w = World {
+            clock: 0.0,
+            bodies,
+            wiring,
+            mech,
+            optics: Optics {
+                appearance,
+                covered: cfg.faults.covered,
+                empty: cfg.faults.empty,
+                misread: None,
+            },
+            battery: cfg.faults.battery_mv.unwrap_or(cfg.battery_mv) as f64 / 1000.0,
+            rng,
+            log: Vec::new(),
+        };
+        for &port in &cfg.faults.jammed {
+            if let Some(m) = w.wiring.outputs[port as usize] {
+                w.bodies[m].jammed = true;
+            }
+        }
+        for &port in &cfg.faults.free {
+            if let Some(m) = w.wiring.outputs[port as usize] {
+                w.bodies[m].min = f64::NEG_INFINITY;
+                w.bodies[m].max = f64::INFINITY;
+            }
+        }
+        if let Some(m) = &cfg.faults.misread {
+            // spawn_pty checked the pair.
+            if let Ok(pair) = m.pair(cube, cfg.seed) {
+                w.optics.misread = Some(MisreadSensor::new(pair, &w.mech.ids));
+                w.note(format!(
+                    "fault injected: stickers {} and {} read as each other until a layer turns",
+                    pair.0, pair.1
+                ));
+            }
+        }
+        if cfg.faults.wrong_device {
+            w.note("fault injected: the colour-sensor port holds an infrared sensor".into());
+        }
+        for (a, c) in &cfg.faults.swaps {
+            w.note(format!(
+                "fault injected: the devices of ports {a} and {c} are exchanged"
+            ));
+        }
+        for p in &cfg.faults.unplugged {
+            w.note(format!("fault injected: nothing is plugged into port {p}"));
+        }
+        for m in &cfg.faults.free {
+            let port = (b'A' + m) as char;
+            w.note(format!(
+                "fault injected: the mechanism of motor {port} has no end stop"
+            ));
+        }
+        for m in &cfg.faults.jammed {
+            let port = (b'A' + m) as char;
+            w.note(format!(
+                "fault injected: the mechanism of motor {port} is jammed"
+            ));
+        }
+        w
+    }
+
+    fn note(&mut self, s: String) {
+        self.log.push(format!("[t={:.3}s] {s}", self.clock));
+    }
+
+    /// Log lines (faults, mechanical events) since the last call.
+    pub fn take_log(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.log)
+    }
+
+    /// The world's seeded stream. Our brick draws from the same stream (its motors'
+    /// starting counts, the overshoot of its step moves), so that a seed replays one run.
+    pub(crate) fn rng(&mut self) -> &mut ChaCha8Rng {
+        &mut self.rng
+    }
+
+    /// The cube now (robot frame).
+    pub fn cube(&self) -> FaceletCube {
+        self.mech.cube()
+    }
+
+    /// Tilts performed so far.
+    pub fn tilts(&self) -> u64 {
+        self.mech.tilts
+    }
+
+    /// The battery's voltage (V).
+    pub fn battery(&self) -> f64 {
+        self.battery
+    }
+
+    /// The mechanism on output port `port` (0..3), if a motor is plugged in there.
+    fn mechanism(&self, port: usize) -> Option<usize> {
+        self.wiring.outputs.get(port).copied().flatten()
+    }
+
+    /// The device type of the motor on output port `port` (0..3), `None` when the port is
+    /// empty.
+    pub fn output_type(&self, port: usize) -> Option<i8> {
+        self.mechanism(port).map(|m| self.bodies[m].kind)
+    }
+
+    /// The device type on input port `port` (0..3).
+    pub fn input_type(&self, port: usize) -> i8 {
+        self.wiring.inputs[port]
+    }
+
+    /// The physical angle of the motor on output port `port` (motor degrees from the
+    /// mechanism's homing stop; 0 for an empty port).
+    pub fn angle(&self, port: usize) -> f64 {
+        self.mechanism(port).map_or(0.0, |m| self.bodies[m].angle)
+    }
+
+    /// Whether the mechanism on `port` cannot move now (jammed, or blocked until its
+    /// motor lets go).
+    pub fn stuck(&self, port: usize) -> bool {
+        self.mechanism(port).is_some_and(|m| self.bodies[m].stuck())
+    }
+
+    /// An injected stall: the mechanism on `port` stops where it is until its motor lets
+    /// go ([`release`](Self::release)).
+    pub fn stall(&mut self, port: usize) {
+        if let Some(m) = self.mechanism(port) {
+            self.bodies[m].blocked = true;
+        }
+    }
+
+    /// The motor on `port` stopped pushing (stopped, or started afresh): a mechanism
+    /// blocked by a collision or a stall comes free.
+    pub fn release(&mut self, port: usize) {
+        if let Some(m) = self.mechanism(port) {
+            self.bodies[m].blocked = false;
+        }
+    }
+
+    /// The output port letter of a mechanism's motor, for notes.
+    fn port_letter(&self, m: usize) -> char {
+        self.wiring.port_letter(m)
+    }
+
+    fn block(&mut self, m: usize, why: String) {
+        if !self.bodies[m].blocked {
+            self.bodies[m].blocked = true;
+            let port = self.port_letter(m);
+            self.note(format!("mechanical fault: motor {port} jammed: {why}"));
+        }
+    }
+
+    /// Advances the world by `dt` seconds with `drives[p]` on output port `p`; returns
+    /// how far each port's motor turned (motor degrees, after the mechanism's reaction).
+    pub fn step(&mut self, dt: f64, drives: &[Drive; 4]) -> [f64; 4] {
+        self.clock += dt;
+        let mut by_mech = [Drive::Idle; 4];
+        for (port, d) in drives.iter().enumerate() {
+            if let Some(m) = self.mechanism(port) {
+                by_mech[m] = *d;
+            }
+        }
+        let before = [0, 1, 2].map(|m| self.bodies[m].angle);
+        for (m, d) in by_mech.iter().enumerate().take(3) {
+            self.bodies[m].step(dt, d);
+        }
+        let mut motion = Motion {
+            before,
+            after: [0, 1, 2].map(|m| self.bodies[m].angle),
+            arm_idle: by_mech[TILT_ARM] == Drive::Idle,
+        };
+        let events = self.mech.react(&mut motion);
+        for m in 0..3 {
+            self.bodies[m].angle = motion.after[m];
+        }
+        for e in events {
+            match e {
+                Event::Jam(m, why) => self.block(m, why),
+                Event::LayerTurned => {
+                    if self
+                        .optics
+                        .misread
+                        .as_mut()
+                        .is_some_and(|m| m.layer_turned())
+                    {
+                        self.note("misread fault over: a layer turned".into());
+                    }
+                }
+                Event::Tilted => {}
+            }
+        }
+        let mut moved = [0.0; 4];
+        for (port, out) in moved.iter_mut().enumerate() {
+            if let Some(m) = self.mechanism(port).filter(|&m| m < 3) {
+                *out = motion.after[m] - before[m];
+            }
+        }
+        moved
+    }
+
+    /// One RGB-RAW sample (r, g, b in 0..1023) of what the colour sensor sees now.
+    pub fn rgb_raw(&mut self) -> [i32; 3] {
+        let angles = [0, 1, 2].map(|m| self.bodies[m].angle);
+        self.optics.rgb_raw(&self.mech, &angles, &mut self.rng)
+    }
+
+    /// Test support: puts the motor on `port` at `angle` (physical degrees).
+    #[cfg(test)]
+    pub fn place(&mut self, port: usize, angle: f64) {
+        if let Some(m) = self.mechanism(port) {
+            self.bodies[m].angle = angle;
+        }
+    }
+}
