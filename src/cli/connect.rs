@@ -76,6 +76,8 @@ pub struct ConnectArgs {
     /// Cube size.
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
+    #[command(flatten)]
+    pub brick: super::args::BrickArgs,
 }
 
 /// The MindCub3r configuration: the file given, else calibration/mindcub3r.toml in the
@@ -132,6 +134,7 @@ pub fn connect_options(
         link,
         config,
         faults: a.faults.clone(),
+        brick: a.brick.kind(),
         seed: a.seed,
         speed: a.speed,
         palette: a.palette.into(),

@@ -57,6 +57,8 @@ pub struct SimArgs {
     /// Start from this cube (facelet string in the robot frame) instead of a random one.
     #[arg(long, value_name = "STATE")]
     pub start: Option<String>,
+    #[command(flatten)]
+    pub brick: super::args::BrickArgs,
     /// Transport latency added to every reply, in simulated ms (USB ≈ 10, Bluetooth ≈ 60).
     #[arg(long, default_value_t = 0.0, value_parser = super::args::latency_ms)]
     pub latency: f64,
@@ -97,6 +99,8 @@ pub struct RobotArgs {
     /// built-in defaults, which equal that file).
     #[arg(long, global = true, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub brick: super::args::BrickArgs,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -233,6 +237,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         start,
         size,
         latency_ms: a.latency,
+        brick: a.brick.kind(),
         ..SimConfig::default()
     })?;
     announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
@@ -334,6 +339,7 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
             seed: a.seed,
             speed: a.speed,
             faults,
+            brick: a.brick.kind(),
             ..SimConfig::default()
         })
     } else {

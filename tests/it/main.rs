@@ -5,6 +5,7 @@ mod check;
 mod cli_cube;
 mod color;
 mod cube;
+mod firmware;
 mod inputs;
 mod layout;
 mod misread;

@@ -110,6 +110,8 @@ pub enum SimError {
     StartSize { cube: Size, sim: Size },
     #[error("bad fault spec: {0}")]
     Misread(String),
+    #[error(transparent)]
+    Firmware(#[from] crate::robot::sim::lms2012::ProcessError),
 }
 
 impl FromStr for Faults {
@@ -270,6 +272,8 @@ pub struct SimConfig {
     pub brick_name: String,
     /// The battery's voltage in millivolts (the `battery=MV` fault replaces it).
     pub battery_mv: u32,
+    /// Which brick runs the commands: ours, or LEGO's firmware.
+    pub brick: crate::robot::sim::lms2012::BrickKind,
 }
 
 impl Default for SimConfig {
@@ -287,6 +291,7 @@ impl Default for SimConfig {
             latency_ms: 0.0,
             brick_name: "EV3".into(),
             battery_mv: 8100,
+            brick: Default::default(),
         }
     }
 }

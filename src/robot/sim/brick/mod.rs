@@ -82,18 +82,21 @@ use rand_chacha::ChaCha8Rng;
 use crate::cube::{random_state, FaceletCube};
 use crate::robot::link::hid::{report_pipe, HidLink, PipeDevice};
 use crate::robot::sim::link::{self, Link};
+use crate::robot::sim::lms2012::{brick::FirmwareBrick, BrickKind};
 use crate::robot::sim::pty::{Endpoint, PtyServer, Server};
+use crate::robot::sim::world::World;
 
 use model::Brick;
 
-struct Shared {
-    clock: f64,
-    motion: f64,
+/// What a running brick shares with its handle (published after every round).
+pub(crate) struct Shared {
+    pub clock: f64,
+    pub motion: f64,
     /// Whether any motor has a job (is driving).
-    running: bool,
-    cube: FaceletCube,
-    tilts: u64,
-    log: Vec<String>,
+    pub running: bool,
+    pub cube: FaceletCube,
+    pub tilts: u64,
+    pub log: Vec<String>,
 }
 
 /// The server behind a simulated brick.
@@ -210,8 +213,12 @@ fn brick_peer(
     Ok((Link::new(peer, cfg), cube, shared))
 }
 
-/// Starts a simulated brick on a new pty, served by a thread.
+/// Starts a simulated brick on a new pty, served by a thread: ours, or LEGO's firmware
+/// ([`SimConfig::brick`]).
 pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
+    if let BrickKind::Lms2012(dir) = &cfg.brick {
+        return spawn_firmware_pty(&cfg, &BrickKind::lms2012_dir(dir.as_deref()));
+    }
     let (peer, initial, shared) = brick_peer(&cfg)?;
     let latency = Link::<BrickPeer>::latency_of(&cfg);
     let server = PtyServer::spawn("ev3-sim", peer, cfg.speed, latency)?;
@@ -219,6 +226,33 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
         path: server.path().to_path_buf(),
         server: Serving::Pty(server),
         initial,
+        shared,
+    })
+}
+
+/// LEGO's firmware as the brick, on a new pty: its process started and booted, the same
+/// world and link around it as around ours.
+fn spawn_firmware_pty(cfg: &SimConfig, dir: &Path) -> Result<SimHandle, SimError> {
+    let cube = starting_cube(cfg)?;
+    if let Some(m) = &cfg.faults.misread {
+        m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
+    }
+    let shared = Arc::new(Mutex::new(Shared {
+        clock: 0.0,
+        motion: 0.0,
+        running: false,
+        cube: cube.clone(),
+        tilts: 0,
+        log: Vec::new(),
+    }));
+    let world = World::new(cfg, &cube);
+    let brick = FirmwareBrick::start(dir, cfg, world, shared.clone())?;
+    let latency = Link::<FirmwareBrick>::latency_of(cfg);
+    let server = PtyServer::spawn("ev3-lms2012", Link::new(brick, cfg), cfg.speed, latency)?;
+    Ok(SimHandle {
+        path: server.path().to_path_buf(),
+        server: Serving::Pty(server),
+        initial: cube,
         shared,
     })
 }

@@ -37,6 +37,9 @@ pub struct Physics {
     /// the quarter ends this much short, which is why turns over-rotate and come back
     /// (see [Over-rotation](crate::robot::mindcub3r#over-rotation)).
     pub layer_play: f64,
+    /// How far (table °) the tray may turn while the arm is neither clear nor holding
+    /// before the cube catches on it.
+    pub between_play: f64,
 }
 
 impl Default for Physics {
@@ -60,6 +63,7 @@ impl Default for Physics {
             align_tolerance: 20.0,
             tilt_tolerance: 4.0,
             layer_play: 5.0,
+            between_play: 1.0,
         }
     }
 }
@@ -134,6 +138,11 @@ pub struct Mechanism {
     seated: bool,
     arm_region: Region,
     pub tilts: u64,
+    /// Table degrees the tray has turned while the arm was neither clear nor holding
+    /// (since it got there): the cube gives that much before it catches on the arm.
+    between_travel: f64,
+    /// The tilt arm's last non-zero move (motor degrees, signed).
+    arm_last_move: f64,
 }
 
 /// The mechanisms' angles before and after the motors moved in a step, and whether the
@@ -161,6 +170,8 @@ impl Mechanism {
             seated: false,
             arm_region: Region::Away,
             tilts: 0,
+            between_travel: 0.0,
+            arm_last_move: 0.0,
         }
     }
 
@@ -236,9 +247,16 @@ impl Mechanism {
                 ));
             }
             self.arm_region = self.region(m.after[TILT_ARM]);
+            self.between_travel = 0.0;
+        }
+        // The arm comes to rest at hold: it is not driven, or it turns back there (a
+        // braked motor pulling back its overshoot).
+        let turned_back = da * self.arm_last_move < 0.0;
+        if da != 0.0 {
+            self.arm_last_move = da;
         }
         match self.arm_region {
-            Region::Hold if m.arm_idle => self.seated = true,
+            Region::Hold if m.arm_idle || turned_back => self.seated = true,
             Region::Away | Region::Between => self.seated = false,
             _ => {}
         }
@@ -292,6 +310,16 @@ impl Mechanism {
                     self.tray += table;
                     let p = self.physics.layer_play;
                     self.bottom = self.bottom.clamp(self.tray - p, self.tray + p);
+                }
+                Region::Between | Region::Tilting
+                    if (self.between_travel + table.abs()) <= self.physics.between_play =>
+                {
+                    // A tray settling by a fraction of a degree under an arm on its way
+                    // moves the cube within its play.
+                    self.between_travel += table.abs();
+                    self.upper += table;
+                    self.bottom += table;
+                    self.tray += table;
                 }
                 Region::Between | Region::Tilting => {
                     m.after[TURNTABLE] -= db;

@@ -46,6 +46,10 @@ use motor::Body;
 use optics::Optics;
 use wiring::Wiring;
 
+/// Below this speed (motor °/s) the tilt arm at hold counts as at rest: the cube seats
+/// under it before a tilt.
+const SEAT_SPEED: f64 = 40.0;
+
 /// What drives one output port's motor during a step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Drive {
@@ -261,7 +265,10 @@ impl World {
         let mut motion = Motion {
             before,
             after: [0, 1, 2].map(|m| self.bodies[m].angle),
-            arm_idle: by_mech[TILT_ARM] == Drive::Idle,
+            // At rest: not driven, or driven so slowly that the cube seats under it (a
+            // braked motor's hold, the end of a ramp).
+            arm_idle: by_mech[TILT_ARM] == Drive::Idle
+                || ((self.bodies[TILT_ARM].angle - before[TILT_ARM]) / dt).abs() < SEAT_SPEED,
         };
         let events = self.mech.react(&mut motion);
         for m in 0..3 {
