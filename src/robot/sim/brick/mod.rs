@@ -17,11 +17,14 @@
 //! firmware does (its `c_com.c`, `c_bt.c` and `d_pwm.c`; see
 //! [Execution on the brick](crate::robot::ev3::protocol#execution-on-the-brick)):
 //!
-//! * **One command at a time.** A frame arriving while a command runs (one suspended on
-//!   OUTPUT_READY, TIMER_READY or SOUND_READY) is dropped without any answer. The one
-//!   exception: a direct command that wants a reply, arriving while a *no-reply* command
-//!   runs, is answered at once with DIRECT_REPLY_ERROR and no global memory. A host that
-//!   sends a second command before the first one's reply therefore waits in vain.
+//! * **One command at a time; the others wait.** A frame arriving while a command runs
+//!   (one suspended on OUTPUT_READY, TIMER_READY or SOUND_READY, or a program still
+//!   looping) is not read: it waits and runs after that command ends, in arrival order,
+//!   whether or not either wants a reply (`c_com.c`: a direct command closes the `VmReady`
+//!   gate and no channel is read until the command's reply has been written). A host that
+//!   sends a second command before the first one's reply gets both replies, the second
+//!   only once the first command has ended; a STOP sent to cut a running program runs
+//!   after the program.
 //! * **A step move ends at its count.** OUTPUT_STEP_* ends when the motor's count (whole
 //!   tacho degrees) has moved by the steps asked for, never within a tolerance of it: a
 //!   motor held short by an end stop, the cube or an injected stall stays busy, pushing,

@@ -59,6 +59,8 @@ pub(crate) struct Brick {
     pub firmware: String,
     pub hardware: String,
     suspended: Option<Suspended>,
+    /// Frames that arrived while a command ran, waiting to be read, oldest first.
+    queue: std::collections::VecDeque<Vec<u8>>,
     /// Replies of commands that ended while time advanced, with the time they ended.
     outbox: Vec<(f64, Vec<u8>)>,
     pub faults: Faults,
@@ -97,6 +99,7 @@ impl Brick {
             firmware: "V1.09H".into(),
             hardware: "V0.60".into(),
             suspended: None,
+            queue: std::collections::VecDeque::new(),
             outbox: Vec::new(),
             faults: cfg.faults.clone(),
             commands: 0,

@@ -19,9 +19,28 @@
 use super::*;
 
 impl Brick {
-    /// Handles one frame; returns the reply bytes to send (if any). The link's faults are
-    /// not the brick's: [`crate::robot::sim::link`] applies them around it.
+    /// Handles one frame; returns the reply bytes to send (if any). A frame arriving while
+    /// a command runs waits, unread, and runs after it, in order, as the firmware's
+    /// communication module does (see "As the firmware does" in [`super`]'s docs). The
+    /// link's faults are not the brick's: [`crate::robot::sim::link`] applies them around
+    /// it.
     pub fn handle(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        if self.suspended.is_some() || !self.queue.is_empty() {
+            let counter = frame
+                .get(2..4)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .unwrap_or(0);
+            self.note(format!(
+                "command {counter} arrived while another was running: it waits until that one ends"
+            ));
+            self.queue.push_back(frame.to_vec());
+            return None;
+        }
+        self.start(frame)
+    }
+
+    /// Reads and runs one frame (the brick is free); its reply if it ended at once.
+    fn start(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
         self.commands += 1;
         let n = self.commands;
         let program = (frame.len() >= crate::robot::sim::config::PROGRAM_BYTES).then(|| {
@@ -45,10 +64,6 @@ impl Brick {
     }
 
     fn handle_inner(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
-        if let Some(running) = &self.suspended {
-            let running_wants_reply = running.frame.wants_reply();
-            return self.while_busy(frame, running_wants_reply);
-        }
         let f = match decode_command(frame) {
             Ok(f) => f,
             Err(e) => {
@@ -91,28 +106,6 @@ impl Brick {
         self.run(s, SLICE)
     }
 
-    /// A frame arriving while a command runs, as the firmware's communication module
-    /// treats it (see "Execution on the brick" in the protocol module's docs): dropped
-    /// without any answer, except a direct command that wants a reply while the running
-    /// command is a no-reply one, which gets DIRECT_REPLY_ERROR with no global memory.
-    fn while_busy(&mut self, frame: &[u8], running_wants_reply: bool) -> Option<Vec<u8>> {
-        let counter = frame
-            .get(2..4)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .unwrap_or(0);
-        let kind = frame.get(4).copied();
-        if kind == Some(protocol::DIRECT_COMMAND_REPLY) && !running_wants_reply {
-            self.note(format!(
-                "command {counter} arrived while a no-reply command was running: error reply"
-            ));
-            return Some(encode_reply(counter, false, &[]));
-        }
-        self.note(format!(
-            "command {counter} arrived while another was running: dropped, no answer"
-        ));
-        None
-    }
-
     /// The reply of a command that ended while time advanced (oldest first), if any.
     #[cfg(test)]
     pub fn poll_suspended(&mut self) -> Option<Vec<u8>> {
@@ -136,6 +129,15 @@ impl Brick {
         if let Some(s) = self.suspended.take() {
             let per_step = (DT / INSTRUCTION_S).round() as usize;
             if let Some(r) = self.run(s, per_step) {
+                self.outbox.push((self.clock, r));
+            }
+        }
+        // The brick is free: the frames that waited run, in order, until one blocks.
+        while self.suspended.is_none() {
+            let Some(f) = self.queue.pop_front() else {
+                break;
+            };
+            if let Some(r) = self.start(&f) {
                 self.outbox.push((self.clock, r));
             }
         }
@@ -733,7 +735,7 @@ mod tests {
     }
 
     #[test]
-    fn one_command_at_a_time() {
+    fn one_command_at_a_time_the_others_wait() {
         let mut b = brick();
         // E3: a blocking move of B; its reply comes when the move is done.
         assert!(b
@@ -741,17 +743,23 @@ mod tests {
                 "13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
             ))
             .is_none());
-        // Meanwhile a command that wants a reply is dropped without an answer, as the
-        // firmware does while a reply-wanting command runs; so is a no-reply one (a STOP
-        // here: the move goes on) and a system command.
+        // Meanwhile a ping, a no-reply STOP of every motor and a system command arrive:
+        // they wait, unread, and run after the move, in order, as the firmware does (its
+        // communication module reads no channel while a direct command runs).
         assert!(b.handle(&h("06 00 09 00 00 00 00 01")).is_none());
         assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
         assert!(b.handle(&h("05 00 0B 00 01 9D")).is_none());
         b.advance(0.3);
         assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
         b.advance(1.0);
-        assert_eq!(b.poll_suspended().unwrap(), h("03 00 01 00 02"));
-        // 270° of the turntable at the table = one spin with the arm away.
+        let replies: Vec<Vec<u8>> = b.take_replies().into_iter().map(|(_, r)| r).collect();
+        assert_eq!(replies.len(), 3, "{replies:?}");
+        assert_eq!(replies[0], h("03 00 01 00 02"));
+        assert_eq!(replies[1], h("03 00 09 00 02"));
+        // The system command (too short to decode) gets its error reply.
+        assert_eq!(replies[2], h("03 00 0B 00 04"));
+        // The STOP came after the move had ended: 270° of the turntable at the table = one
+        // spin with the arm away.
         let mut expect = FaceletCube::solved(Size::Three);
         expect
             .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1)
@@ -762,26 +770,34 @@ mod tests {
     }
 
     #[test]
-    fn a_command_during_a_no_reply_one_gets_an_error_reply() {
+    fn a_command_during_a_no_reply_one_waits_too() {
         let mut b = brick();
+        let count_b = |b: &mut Brick, counter: &str| {
+            b.handle(&h(&format!("09 00 {counter} 00 00 04 00 B3 00 01 60")))
+        };
+        let r = count_b(&mut b, "04").unwrap();
+        let slot = crate::robot::ev3::protocol::Slot {
+            offset: 0,
+            kind: crate::robot::ev3::protocol::SlotKind::I32,
+        };
+        let before = decode_reply(&r).unwrap().i32(slot).unwrap();
         // E3's move sent without a reply wanted: it still runs to the end.
         assert!(b
             .handle(&h(
                 "13 00 01 00 80 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
             ))
             .is_none());
-        // A reply-wanting command meanwhile: DIRECT_REPLY_ERROR with no global memory.
-        assert_eq!(
-            b.handle(&h("09 00 05 00 00 04 00 B3 00 02 60")).unwrap(),
-            h("03 00 05 00 04")
-        );
-        b.advance(1.5);
-        assert!(
-            b.poll_suspended().is_none(),
-            "a no-reply command answers nothing"
-        );
+        // A reply-wanting command meanwhile runs once the move has ended.
+        assert!(count_b(&mut b, "05").is_none());
+        b.advance(0.3);
+        assert!(b.poll_suspended().is_none(), "the move still runs");
+        b.advance(1.2);
+        let r = decode_reply(&b.poll_suspended().expect("the count after the move")).unwrap();
+        assert_eq!(r.counter, 5);
+        let moved = r.i32(slot).unwrap() - before;
+        assert!((270..=273).contains(&moved), "{moved}");
         assert!(!b.is_waiting());
-        // Free again: answered normally.
+        // Free again: answered at once.
         assert_eq!(
             b.handle(&h("06 00 06 00 00 00 00 01")).unwrap(),
             h("03 00 06 00 02")
