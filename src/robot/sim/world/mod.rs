@@ -14,8 +14,11 @@
 //! * [`World::step`] advances it by `dt` with one [`Drive`] per output port (A..D) and
 //!   returns how far each port's motor turned (motor degrees).
 //! * [`World::angle`], [`World::output_type`], [`World::input_type`], [`World::stuck`]
-//!   answer what a brick can sense of the motors and ports; [`World::rgb_raw`] is the
-//!   colour sensor's RGB-RAW sample on an input port.
+//!   answer what a brick can sense of the motors and ports.
+//! * [`World::request_mode`] asks the sensor on an input port for a mode;
+//!   [`World::sensor`] says which mode its data is in now (and whether a switch is under
+//!   way), [`World::sensor_values`] what it sends, in that mode's raw units (see
+//!   [Modes](optics#modes)).
 //! * [`World::stall`] / [`World::release`]: a mechanism stopped by an injected stall, and
 //!   a motor letting go of a blocked mechanism.
 //! * [`World::cube`], [`World::tilts`], [`World::take_log`] report to the simulator's
@@ -43,7 +46,7 @@ use crate::robot::sim::misread::MisreadSensor;
 
 use mindcub3r::{Event, Mechanism, Motion, TILT_ARM};
 use motor::Body;
-use optics::Optics;
+use optics::{ColorSensor, Optics, SensorState};
 use wiring::Wiring;
 
 /// What drives one output port's motor during a step.
@@ -65,6 +68,8 @@ pub struct World {
     wiring: Wiring,
     mech: Mechanism,
     optics: Optics,
+    /// The colour sensors' modes, by input port.
+    sensors: [Option<ColorSensor>; 4],
     /// Battery voltage (V).
     battery: f64,
     /// The world's seeded stream (sensor noise, the arms' starting angles). Our brick
@@ -95,6 +100,9 @@ impl World {
             Body::new(device::NONE, 0.0, 0.0, 0.0),
         ];
         let wiring = Wiring::new(cfg);
+        let sensors = wiring
+            .inputs
+            .map(|t| (t == device::COLOR).then(ColorSensor::default));
         let mut w = World {
             clock: 0.0,
             bodies,
@@ -106,6 +114,7 @@ impl World {
                 empty: cfg.faults.empty,
                 misread: None,
             },
+            sensors,
             battery: cfg.faults.battery_mv.unwrap_or(cfg.battery_mv) as f64 / 1000.0,
             rng,
             log: Vec::new(),
@@ -248,6 +257,9 @@ impl World {
     /// how far each port's motor turned (motor degrees, after the mechanism's reaction).
     pub fn step(&mut self, dt: f64, drives: &[Drive; 4]) -> [f64; 4] {
         self.clock += dt;
+        for c in self.sensors.iter_mut().flatten() {
+            c.advance(self.clock);
+        }
         let mut by_mech = [Drive::Idle; 4];
         for (port, d) in drives.iter().enumerate() {
             if let Some(m) = self.mechanism(port) {
@@ -292,10 +304,49 @@ impl World {
         moved
     }
 
-    /// One RGB-RAW sample (r, g, b in 0..1023) of what the colour sensor sees now.
-    pub fn rgb_raw(&mut self) -> [i32; 3] {
-        let angles = [0, 1, 2].map(|m| self.bodies[m].angle);
-        self.optics.rgb_raw(&self.mech, &angles, &mut self.rng)
+    /// The brick asks the sensor on input port `port` (0..3) for `mode` (a colour sensor
+    /// switches in [`optics::MODE_SWITCH_S`]; other sensors have one mode here).
+    pub fn request_mode(&mut self, port: usize, mode: u8) {
+        let now = self.clock;
+        if let Some(c) = self.sensors.get_mut(port).and_then(Option::as_mut) {
+            c.request(mode, now);
+        }
+    }
+
+    /// The mode the data of the sensor on input port `port` is in now; `None` when the
+    /// port holds no sensor.
+    pub fn sensor(&self, port: usize) -> Option<SensorState> {
+        match self.sensors.get(port).copied().flatten() {
+            Some(c) => Some(c.state()),
+            None => (self.input_type(port) != device::NONE).then_some(SensorState {
+                mode: 0,
+                switching: false,
+            }),
+        }
+    }
+
+    /// What the sensor on input port `port` sends now, in its present mode's raw units:
+    /// one sample of the colour sensor (see [Modes](optics#modes)), the infrared sensor's
+    /// proximity of a cube in the tray. `None` when the port holds no sensor or the mode
+    /// is not simulated.
+    pub fn sensor_values(&mut self, port: usize) -> Option<Vec<i32>> {
+        match self.input_type(port) {
+            device::COLOR => {
+                let mode = self.sensor(port)?.mode;
+                let angles = [0, 1, 2].map(|m| self.bodies[m].angle);
+                self.optics.values(mode, &self.mech, &angles, &mut self.rng)
+            }
+            device::INFRARED => Some(vec![26]),
+            _ => None,
+        }
+    }
+
+    /// Test support: the colour sensor on input `port` never finishes a mode switch.
+    #[cfg(test)]
+    pub fn deafen_sensor(&mut self, port: usize) {
+        if let Some(c) = self.sensors[port].as_mut() {
+            c.deaf = true;
+        }
     }
 
     /// Test support: puts the motor on `port` at `angle` (physical degrees).
