@@ -190,10 +190,11 @@ pub fn starting_cube(cfg: &SimConfig) -> Result<FaceletCube, SimError> {
     }
 }
 
+/// Our brick behind its link, the starting cube, and what the handle shares with it.
+type Served = (Link<BrickPeer>, FaceletCube, Arc<Mutex<Shared>>);
+
 /// The brick behind its link, and what its handle shares with it.
-fn brick_peer(
-    cfg: &SimConfig,
-) -> Result<(Link<BrickPeer>, FaceletCube, Arc<Mutex<Shared>>), SimError> {
+fn brick_peer(cfg: &SimConfig) -> Result<Served, SimError> {
     let cube = starting_cube(cfg)?;
     if let Some(m) = &cfg.faults.misread {
         m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
