@@ -6,13 +6,19 @@
 //! it. Our simulated brick ([`super::brick`]) runs its own interpreter and motor
 //! controller and drives the world with a kinematic velocity per output port
 //! ([`Drive::Velocity`]); it reads the motors' angles back and asks the colour sensor for
-//! readings.
+//! readings. A brick running LEGO's motor driver (`d_pwm`) drives it every 2 ms tick with a
+//! PWM duty and a bridge mode per output port ([`Drive::Electrical`],
+//! [`World::tick_electrical`]) and reads back tacho edges, as its hardware would.
 //!
 //! ## The API
 //!
 //! * [`World::new`] builds the world of a [`SimConfig`] around a starting cube.
 //! * [`World::step`] advances it by `dt` with one [`Drive`] per output port (A..D) and
 //!   returns how far each port's motor turned (motor degrees).
+//! * [`World::tick_electrical`] is one tick of a brick that drives the motors
+//!   electrically: a duty and a [`Bridge`] mode per output port in, the tacho edges of the
+//!   tick (one per whole degree crossed, with its time in the tick and its direction) and
+//!   what each input port's sensor sends out ([`Tick`]).
 //! * [`World::angle`], [`World::output_type`], [`World::input_type`], [`World::stuck`]
 //!   answer what a brick can sense of the motors and ports.
 //! * [`World::request_mode`] asks the sensor on an input port for a mode;
@@ -28,11 +34,13 @@
 //! device numbers of [`crate::robot::ev3::protocol`]). Must not depend on a brick, `job`
 //! or `cli`. No printing: the log is read through [`World::take_log`].
 
+pub mod electric;
 pub mod mindcub3r;
 pub mod motor;
 pub mod optics;
 pub mod wiring;
 
+pub use electric::Bridge;
 pub use mindcub3r::Physics;
 
 use rand::{Rng, SeedableRng};
@@ -44,6 +52,7 @@ use crate::robot::ev3::protocol::device;
 use crate::robot::sim::config::SimConfig;
 use crate::robot::sim::misread::MisreadSensor;
 
+use electric::{Crossing, DcMotor, Load};
 use mindcub3r::{Event, Mechanism, Motion, TILT_ARM};
 use motor::Body;
 use optics::{ColorSensor, Optics, SensorState};
@@ -57,6 +66,40 @@ pub enum Drive {
     /// Our brick's controller: the shaft turns at this many motor degrees per second
     /// (signed), as far as the mechanism lets it.
     Velocity(f64),
+    /// LEGO's motor driver: a PWM duty (0..10000) and the bridge's mode; the motor turns
+    /// as its DC-motor model and its load say ([`electric`]).
+    Electrical { duty: u16, bridge: Bridge },
+}
+
+/// A tacho edge in a tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// Microseconds from the tick's start.
+    pub at_us: u16,
+    /// +1: the count goes up (forward), −1: down.
+    pub dir: i8,
+}
+
+/// What a sensor on an input port sends in a tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SensorReport {
+    /// The mode its data is in.
+    pub mode: u8,
+    /// The data is valid (a sensor is there and sends).
+    pub valid: bool,
+    /// A mode switch is under way.
+    pub switching: bool,
+    /// The values in that mode's raw units (unused ones 0).
+    pub values: [i16; 4],
+}
+
+/// The world's answer to one electrical tick.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tick {
+    /// The tacho edges of each output port's motor, in time order.
+    pub edges: [Vec<Edge>; 4],
+    /// What each input port's sensor sends now.
+    pub sensors: [SensorReport; 4],
 }
 
 /// The physical world around a brick.
@@ -70,6 +113,9 @@ pub struct World {
     optics: Optics,
     /// The colour sensors' modes, by input port.
     sensors: [Option<ColorSensor>; 4],
+    /// The whole degrees each mechanism's motor crossed in the last step while driven
+    /// electrically (time from the step's start, direction).
+    crossings: [Vec<Crossing>; 3],
     /// Battery voltage (V).
     battery: f64,
     /// The world's seeded stream (sensor noise, the arms' starting angles). Our brick
@@ -93,11 +139,31 @@ impl World {
         let a0 = rng.gen_range(10.0..50.0);
         let c0 = rng.gen_range(-250.0..-60.0);
         let p = &mech.physics;
+        let free = (f64::NEG_INFINITY, f64::INFINITY);
+        let large = Some(DcMotor::large());
         let bodies = [
-            Body::new(device::LARGE_MOTOR, a0, 0.0, p.arm_max),
-            Body::new(device::LARGE_MOTOR, 0.0, f64::NEG_INFINITY, f64::INFINITY),
-            Body::new(device::MEDIUM_MOTOR, c0, p.sensor_min, 0.0),
-            Body::new(device::NONE, 0.0, 0.0, 0.0),
+            Body::new(
+                device::LARGE_MOTOR,
+                a0,
+                (0.0, p.arm_max),
+                large,
+                Load::TILT_ARM,
+            ),
+            Body::new(device::LARGE_MOTOR, 0.0, free, large, Load::TURNTABLE),
+            Body::new(
+                device::MEDIUM_MOTOR,
+                c0,
+                (p.sensor_min, 0.0),
+                Some(DcMotor::medium()),
+                Load::SENSOR_ARM,
+            ),
+            Body::new(
+                device::NONE,
+                0.0,
+                (0.0, 0.0),
+                None,
+                Load { j: 0.0, tau_c: 0.0 },
+            ),
         ];
         let wiring = Wiring::new(cfg);
         let sensors = wiring
@@ -115,6 +181,7 @@ impl World {
                 misread: None,
             },
             sensors,
+            crossings: Default::default(),
             battery: cfg.faults.battery_mv.unwrap_or(cfg.battery_mv) as f64 / 1000.0,
             rng,
             log: Vec::new(),
@@ -268,15 +335,27 @@ impl World {
         }
         let before = [0, 1, 2].map(|m| self.bodies[m].angle);
         for (m, d) in by_mech.iter().enumerate().take(3) {
-            self.bodies[m].step(dt, d);
+            self.crossings[m].clear();
+            self.bodies[m].step(dt, d, self.battery, &mut self.crossings[m]);
         }
         let mut motion = Motion {
             before,
             after: [0, 1, 2].map(|m| self.bodies[m].angle),
-            arm_idle: by_mech[TILT_ARM] == Drive::Idle,
+            // At rest: no job drives it (our brick), or a driven motor stands still.
+            arm_idle: match by_mech[TILT_ARM] {
+                Drive::Idle => true,
+                Drive::Velocity(_) => false,
+                Drive::Electrical { .. } => self.bodies[TILT_ARM].omega.abs() < 1.0,
+            },
         };
         let events = self.mech.react(&mut motion);
         for m in 0..3 {
+            let moved = [motion.after[m], self.bodies[m].angle];
+            if moved[0] != moved[1] {
+                // The mechanism put the shaft back: the edges follow it.
+                self.bodies[m].omega = 0.0;
+                electric::crossings(moved[1], moved[0], dt, 0.0, &mut self.crossings[m]);
+            }
             self.bodies[m].angle = motion.after[m];
         }
         for e in events {
@@ -341,6 +420,47 @@ impl World {
         }
     }
 
+    /// The present speed of the motor on output port `port` (motor degrees per second).
+    pub fn speed(&self, port: usize) -> f64 {
+        self.mechanism(port).map_or(0.0, |m| self.bodies[m].omega)
+    }
+
+    /// One tick of `dt` seconds for a brick that drives the motors electrically: output
+    /// port `p` gets `outputs[p]` (duty 0..10000, bridge mode). Returns each output port's
+    /// tacho edges during the tick and what each input port's sensor sends at its end.
+    pub fn tick_electrical(&mut self, dt: f64, outputs: &[(u16, Bridge); 4]) -> Tick {
+        let drives = outputs.map(|(duty, bridge)| Drive::Electrical { duty, bridge });
+        self.step(dt, &drives);
+        let mut tick = Tick::default();
+        for (port, edges) in tick.edges.iter_mut().enumerate() {
+            if let Some(m) = self.mechanism(port).filter(|&m| m < 3) {
+                let dt_us = (dt * 1e6).round();
+                edges.extend(self.crossings[m].iter().map(|&(t, dir)| Edge {
+                    at_us: (t * 1e6).round().clamp(0.0, dt_us) as u16,
+                    dir,
+                }));
+            }
+        }
+        for port in 0..4 {
+            let Some(state) = self.sensor(port) else {
+                continue;
+            };
+            let mut values = [0i16; 4];
+            if let Some(v) = self.sensor_values(port) {
+                for (slot, x) in values.iter_mut().zip(v) {
+                    *slot = x.clamp(i16::MIN as i32, i16::MAX as i32) as i16;
+                }
+            }
+            tick.sensors[port] = SensorReport {
+                mode: state.mode,
+                valid: true,
+                switching: state.switching,
+                values,
+            };
+        }
+        tick
+    }
+
     /// Test support: the colour sensor on input `port` never finishes a mode switch.
     #[cfg(test)]
     pub fn deafen_sensor(&mut self, port: usize) {
@@ -355,5 +475,64 @@ impl World {
         if let Some(m) = self.mechanism(port) {
             self.bodies[m].angle = angle;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::Size;
+    use crate::robot::mindcub3r::model::Primitive;
+
+    const TICK: f64 = 0.002;
+
+    #[test]
+    fn electrical_ticks_turn_the_table_and_report_edges_and_the_sensor() {
+        let mut w = World::new(&SimConfig::default(), &FaceletCube::solved(Size::Three));
+        w.place(0, 0.0); // the tilt arm clear of the cube
+        let start = w.angle(1);
+        let mut net = 0i64;
+        let mut outputs = [(0, Bridge::Coast); 4];
+        outputs[1] = (2500, Bridge::Forward);
+        let mut ticks = 0;
+        while w.angle(1) - start < 268.0 {
+            let t = w.tick_electrical(TICK, &outputs);
+            assert!(t.edges[1].windows(2).all(|e| e[0].at_us <= e[1].at_us));
+            assert!(t.edges[1].iter().all(|e| e.at_us <= 2000));
+            assert!(t.edges[0].is_empty() && t.edges[2].is_empty());
+            net += t.edges[1].iter().map(|e| e.dir as i64).sum::<i64>();
+            ticks += 1;
+            assert!(ticks < 5000, "the table never got there");
+        }
+        outputs[1] = (0, Bridge::Brake);
+        for _ in 0..250 {
+            let t = w.tick_electrical(TICK, &outputs);
+            net += t.edges[1].iter().map(|e| e.dir as i64).sum::<i64>();
+        }
+        assert_eq!(net, (w.angle(1).floor() - start.floor()) as i64);
+        assert!(w.speed(1).abs() < 1.0);
+        // A quarter of the table with the arm away: the whole cube turned.
+        let mut spun = FaceletCube::solved(Size::Three);
+        spun.apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1)
+            .as_move()
+            .unwrap()]))
+            .unwrap();
+        assert_eq!(w.cube(), spun, "table at {}", w.angle(1) - start);
+        // The colour sensor (input 2) sends COL-REFLECT until asked for RGB-RAW.
+        let s = w.tick_electrical(TICK, &outputs).sensors[1];
+        assert_eq!((s.mode, s.valid, s.switching), (0, true, false));
+        assert!((0..=100).contains(&s.values[0]));
+        w.request_mode(1, 4);
+        let s = w.tick_electrical(TICK, &outputs).sensors[1];
+        assert_eq!((s.mode, s.switching), (0, true));
+        for _ in 0..10 {
+            w.tick_electrical(TICK, &outputs);
+        }
+        let s = w.tick_electrical(TICK, &outputs).sensors[1];
+        assert_eq!((s.mode, s.switching), (4, false));
+        assert!(s.values[..3].iter().all(|v| (0..=1023).contains(v)));
+        // The infrared sensor on 4; nothing on 1 and 3.
+        let t = w.tick_electrical(TICK, &outputs);
+        assert!(t.sensors[3].valid && !t.sensors[0].valid && !t.sensors[2].valid);
     }
 }
