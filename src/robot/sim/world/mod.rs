@@ -30,11 +30,16 @@
 //! * [`World::cube`], [`World::tilts`], [`World::take_log`] report to the simulator's
 //!   handle.
 //!
+//! The world's faults (a jammed mechanism, a tight cube, a tilt that fails, a slipping
+//! gear, a covered sensor, a cable in the wrong socket, ...) live in [`faults`]: they act
+//! the same whatever brick drives the world.
+//!
 //! Level: robot (simulators; uses `cube`, `color`, the MindCub3r's primitives and the
 //! device numbers of [`crate::robot::ev3::protocol`]). Must not depend on a brick, `job`
 //! or `cli`. No printing: the log is read through [`World::take_log`].
 
 pub mod electric;
+pub mod faults;
 pub mod mindcub3r;
 pub mod motor;
 pub mod optics;
@@ -50,9 +55,9 @@ use crate::color::Appearance;
 use crate::cube::FaceletCube;
 use crate::robot::ev3::protocol::device;
 use crate::robot::sim::config::SimConfig;
-use crate::robot::sim::misread::MisreadSensor;
 
 use electric::{Crossing, DcMotor, Load};
+use faults::Slip;
 use mindcub3r::{Event, Mechanism, Motion, TILT_ARM};
 use motor::Body;
 use optics::{ColorSensor, Optics, SensorState};
@@ -116,6 +121,10 @@ pub struct World {
     /// The whole degrees each mechanism's motor crossed in the last step while driven
     /// electrically (time from the step's start, direction).
     crossings: [Vec<Crossing>; 3],
+    /// The `slip` faults, and each mechanism's motor's starts from rest so far.
+    slips: Vec<Slip>,
+    starts: [u64; 3],
+    was_moving: [bool; 3],
     /// Battery voltage (V).
     battery: f64,
     /// The world's seeded stream (sensor noise, the arms' starting angles). Our brick
@@ -182,54 +191,14 @@ impl World {
             },
             sensors,
             crossings: Default::default(),
+            slips: Vec::new(),
+            starts: [0; 3],
+            was_moving: [false; 3],
             battery: cfg.faults.battery_mv.unwrap_or(cfg.battery_mv) as f64 / 1000.0,
             rng,
             log: Vec::new(),
         };
-        for &port in &cfg.faults.jammed {
-            if let Some(m) = w.wiring.outputs[port as usize] {
-                w.bodies[m].jammed = true;
-            }
-        }
-        for &port in &cfg.faults.free {
-            if let Some(m) = w.wiring.outputs[port as usize] {
-                w.bodies[m].min = f64::NEG_INFINITY;
-                w.bodies[m].max = f64::INFINITY;
-            }
-        }
-        if let Some(m) = &cfg.faults.misread {
-            // spawn_pty checked the pair.
-            if let Ok(pair) = m.pair(cube, cfg.seed) {
-                w.optics.misread = Some(MisreadSensor::new(pair, &w.mech.ids));
-                w.note(format!(
-                    "fault injected: stickers {} and {} read as each other until a layer turns",
-                    pair.0, pair.1
-                ));
-            }
-        }
-        if cfg.faults.wrong_device {
-            w.note("fault injected: the colour-sensor port holds an infrared sensor".into());
-        }
-        for (a, c) in &cfg.faults.swaps {
-            w.note(format!(
-                "fault injected: the devices of ports {a} and {c} are exchanged"
-            ));
-        }
-        for p in &cfg.faults.unplugged {
-            w.note(format!("fault injected: nothing is plugged into port {p}"));
-        }
-        for m in &cfg.faults.free {
-            let port = (b'A' + m) as char;
-            w.note(format!(
-                "fault injected: the mechanism of motor {port} has no end stop"
-            ));
-        }
-        for m in &cfg.faults.jammed {
-            let port = (b'A' + m) as char;
-            w.note(format!(
-                "fault injected: the mechanism of motor {port} is jammed"
-            ));
-        }
+        w.install_faults(cfg, cube);
         w
     }
 
@@ -334,13 +303,15 @@ impl World {
             }
         }
         let before = [0, 1, 2].map(|m| self.bodies[m].angle);
+        let mech_before = [0, 1, 2].map(|m| self.bodies[m].mech());
         for (m, d) in by_mech.iter().enumerate().take(3) {
             self.crossings[m].clear();
             self.bodies[m].step(dt, d, self.battery, &mut self.crossings[m]);
+            self.count_start(m, self.bodies[m].angle - before[m], dt);
         }
         let mut motion = Motion {
-            before,
-            after: [0, 1, 2].map(|m| self.bodies[m].angle),
+            before: mech_before,
+            after: [0, 1, 2].map(|m| self.bodies[m].mech()),
             // At rest: no job drives it (our brick), or a driven motor stands still.
             arm_idle: match by_mech[TILT_ARM] {
                 Drive::Idle => true,
@@ -350,13 +321,14 @@ impl World {
         };
         let events = self.mech.react(&mut motion);
         for m in 0..3 {
-            let moved = [motion.after[m], self.bodies[m].angle];
-            if moved[0] != moved[1] {
+            let b = &mut self.bodies[m];
+            if motion.after[m] != b.mech() {
                 // The mechanism put the shaft back: the edges follow it.
-                self.bodies[m].omega = 0.0;
-                electric::crossings(moved[1], moved[0], dt, 0.0, &mut self.crossings[m]);
+                let back = motion.after[m] + b.slip;
+                b.omega = 0.0;
+                electric::crossings(b.angle, back, dt, 0.0, &mut self.crossings[m]);
+                b.angle = back;
             }
-            self.bodies[m].angle = motion.after[m];
         }
         for e in events {
             match e {
@@ -372,12 +344,20 @@ impl World {
                     }
                 }
                 Event::Tilted => {}
+                Event::LayerFault(k, off) => self.note(format!(
+                    "fault: layer turn {k} goes on with a layer that ends {:.0}° {} the tray",
+                    off.abs(),
+                    if off < 0.0 { "short of" } else { "past" }
+                )),
+                Event::TiltFailed(k) => self.note(format!(
+                    "fault: tilt {k}: the cube slid back into the tray without rolling over"
+                )),
             }
         }
         let mut moved = [0.0; 4];
         for (port, out) in moved.iter_mut().enumerate() {
             if let Some(m) = self.mechanism(port).filter(|&m| m < 3) {
-                *out = motion.after[m] - before[m];
+                *out = self.bodies[m].angle - before[m];
             }
         }
         moved
@@ -412,7 +392,7 @@ impl World {
         match self.input_type(port) {
             device::COLOR => {
                 let mode = self.sensor(port)?.mode;
-                let angles = [0, 1, 2].map(|m| self.bodies[m].angle);
+                let angles = [0, 1, 2].map(|m| self.bodies[m].mech());
                 self.optics.values(mode, &self.mech, &angles, &mut self.rng)
             }
             device::INFRARED => Some(vec![26]),

@@ -17,9 +17,15 @@ use super::Drive;
 pub struct Body {
     /// The motor's device type (large or medium motor; "none" for the placeholder).
     pub kind: i8,
-    /// Physical angle (motor degrees; 0 = the end stop the robot homes against).
+    /// The motor shaft's angle (motor degrees; what its tacho counts).
     pub angle: f64,
-    /// Mechanical limits (physical degrees).
+    /// How far the mechanism lags its motor (motor degrees) since its gear skipped (the
+    /// `slip` fault): the mechanism is at `angle − slip` ([`Body::mech`]).
+    pub slip: f64,
+    /// Motor degrees the mechanism has still to lose (a skip under way).
+    pub slip_pending: f64,
+    /// The mechanism's limits (physical degrees: 0 = the end stop the robot homes
+    /// against).
     pub min: f64,
     pub max: f64,
     /// Stopped by a collision or an injected stall: does not move until its motor lets go
@@ -46,6 +52,8 @@ impl Body {
         Body {
             kind,
             angle,
+            slip: 0.0,
+            slip_pending: 0.0,
             min,
             max,
             blocked: false,
@@ -53,6 +61,21 @@ impl Body {
             omega: 0.0,
             dc,
             load,
+        }
+    }
+
+    /// The mechanism's angle (physical degrees, in motor degrees).
+    pub fn mech(&self) -> f64 {
+        self.angle - self.slip
+    }
+
+    /// The mechanism moved with its motor by `moved` motor degrees in a step: a skip under
+    /// way takes its share (the mechanism stood still for it).
+    pub fn skip(&mut self, moved: f64) {
+        if self.slip_pending > 0.0 && moved != 0.0 {
+            let lost = self.slip_pending.min(moved.abs());
+            self.slip_pending -= lost;
+            self.slip += lost * moved.signum();
         }
     }
 
@@ -69,7 +92,7 @@ impl Body {
             return 0.0;
         };
         let before = self.angle;
-        self.angle = (self.angle + v * dt).clamp(self.min, self.max);
+        self.angle = (self.angle + v * dt - self.slip).clamp(self.min, self.max) + self.slip;
         let moved = self.angle - before;
         self.omega = moved / dt;
         moved
@@ -109,8 +132,8 @@ impl Body {
         let mut shaft = Shaft {
             angle: self.angle,
             omega: self.omega,
-            min: self.min,
-            max: self.max,
+            min: self.min + self.slip,
+            max: self.max + self.slip,
         };
         shaft.integrate(&dc, &self.load, dt, duty, bridge, volts, edges);
         self.angle = shaft.angle;
