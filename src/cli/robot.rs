@@ -48,7 +48,11 @@ pub struct SimArgs {
     /// MindCub3r also `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS`, `corrupt@pK` (the same at the
     /// K-th program on the brick), `wrong-device`, `swap=AC` or `swap=23` (two cables exchanged),
     /// `unplugged=P`, `reversed=M` (polarity left reversed), `jammed=M`, `free=M` (no end
-    /// stop), `battery=MV` (millivolts), `covered` (sensor reads 0) and `empty` (no cube).
+    /// stop), `battery=MV` (millivolts), `covered` (sensor reads 0), `empty` (no cube),
+    /// `short-turn[@K][=DEG]` / `overshoot[@K][=DEG]` (the K-th layer turn ends DEG table
+    /// degrees short of / past the tray), `tilt-fail[@K]` (the K-th tilt does not roll the
+    /// cube) and `slip[@K]=M[:DEG]` (motor M's gear skips DEG degrees at its K-th start);
+    /// left-out K and DEG are seeded.
     #[arg(long, default_value = "")]
     pub faults: String,
     /// Cube size.

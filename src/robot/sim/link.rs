@@ -7,7 +7,7 @@
 //! command, from 1; one of at least [`PROGRAM_BYTES`] is also a program, from 1), hands
 //! them to the brick, and matches every reply the brick produces to the command it
 //! answers by the message counter (bytes 2..4 of both). On the way it applies the link
-//! faults of [`Faults`] (see [Faults](crate::robot::sim::brick#faults)):
+//! faults of [`Faults`] (see [Faults](crate::robot::sim::config#faults)):
 //!
 //! * `drop@N` / `drop@pK`: the reply to that command is lost; the command runs.
 //! * `silent@N` / `silent@pK`: from that command on no frame reaches the brick.

@@ -17,11 +17,14 @@
 //! firmware does (its `c_com.c`, `c_bt.c` and `d_pwm.c`; see
 //! [Execution on the brick](crate::robot::ev3::protocol#execution-on-the-brick)):
 //!
-//! * **One command at a time.** A frame arriving while a command runs (one suspended on
-//!   OUTPUT_READY, TIMER_READY or SOUND_READY) is dropped without any answer. The one
-//!   exception: a direct command that wants a reply, arriving while a *no-reply* command
-//!   runs, is answered at once with DIRECT_REPLY_ERROR and no global memory. A host that
-//!   sends a second command before the first one's reply therefore waits in vain.
+//! * **One command at a time; the others wait.** A frame arriving while a command runs
+//!   (one suspended on OUTPUT_READY, TIMER_READY or SOUND_READY, or a program still
+//!   looping) is not read: it waits and runs after that command ends, in arrival order,
+//!   whether or not either wants a reply (`c_com.c`: a direct command closes the `VmReady`
+//!   gate and no channel is read until the command's reply has been written). A host that
+//!   sends a second command before the first one's reply gets both replies, the second
+//!   only once the first command has ended; a STOP sent to cut a running program runs
+//!   after the program.
 //! * **A step move ends at its count.** OUTPUT_STEP_* ends when the motor's count (whole
 //!   tacho degrees) has moved by the steps asked for, never within a tolerance of it: a
 //!   motor held short by an end stop, the cube or an injected stall stays busy, pushing,
@@ -32,31 +35,10 @@
 //!
 //! ## Faults
 //!
-//! [`Faults`] (`--faults` of `cubot sim` and of the commands that start a simulator, such
-//! as `cubot run --sim`) is a comma list; N counts the commands the brick received, from
-//! 1; durations are simulated milliseconds; random draws come from the simulator's seed,
-//! so a seed replays the same faults:
-//!
-//! | Item | Fault |
-//! |------|-------|
-//! | `drop[@N]` | the reply to command N is lost (the command runs) |
-//! | `stall[@N]` | the first positioning move from command N on stalls |
-//! | `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS`, `corrupt@pK` | the same at (from) the K-th program: a command of at least 160 bytes (a scan face's program, a chunk of primitives), so a fault lands in a given face or chunk whatever the count of polls before it |
-//! | `wrong-device` | the colour-sensor port holds an infrared sensor |
-//! | `silent[@N]` | the brick answers nothing from command N on |
-//! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
-//! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
-//! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
-//! | `corrupt@N` | one byte of the reply to command N (seeded position, seeded new value) is changed on the way, as a noisy link does (repeatable) |
-//! | `swap=XY` | the devices of two output ports (`swap=AC`) or two sensor ports (`swap=23`) are exchanged: a cable in the wrong socket (repeatable) |
-//! | `unplugged=P` | nothing in port P (A..D or 1..4) (repeatable) |
-//! | `reversed=M` | motor M (A..D) starts with its polarity reversed, as an earlier session can leave it: its moves run backwards and its count falls until a host sends OUTPUT_POLARITY (see [Polarity](crate::robot::ev3::protocol#polarity)) (repeatable) |
-//! | `jammed=M` | the mechanism of motor M (A..D) is jammed: the motor never turns (repeatable) |
-//! | `free=M` | the mechanism of motor M lost its end stops (a gear slipped off): the motor turns freely and homing finds no stop (repeatable) |
-//! | `battery=MV` | the battery holds MV millivolts (default [`SimConfig::battery_mv`], 8100) |
-//! | `covered` | the colour sensor's window is covered: it reads (0, 0, 0) |
-//! | `empty` | no cube in the tray: the colour sensor sees the tray wherever it looks |
-//! | `misread[=A:B]` | until the first layer turn, the colour sensor reads stickers A and B (indices or names such as `U3` of the starting cube, robot frame; a seeded pair without a value) as each other ([`super::misread`]) |
+//! `--faults` ([`Faults`]) injects faults of the link ([`crate::robot::sim::link`]), of
+//! this brick (`stall`, `reversed`) and of the world (the mechanism, the cube, the
+//! sensors, the wiring: [`crate::robot::sim::world`]); the table is in
+//! [Faults](crate::robot::sim::config#faults).
 //!
 //! The brick answers the brick queries of
 //! [the codec](crate::robot::ev3::protocol#brick-queries) as the firmware does: its name
@@ -190,10 +172,11 @@ pub fn starting_cube(cfg: &SimConfig) -> Result<FaceletCube, SimError> {
     }
 }
 
+/// Our brick behind its link, the starting cube, and what the handle shares with it.
+type Served = (Link<BrickPeer>, FaceletCube, Arc<Mutex<Shared>>);
+
 /// The brick behind its link, and what its handle shares with it.
-fn brick_peer(
-    cfg: &SimConfig,
-) -> Result<(Link<BrickPeer>, FaceletCube, Arc<Mutex<Shared>>), SimError> {
+fn brick_peer(cfg: &SimConfig) -> Result<Served, SimError> {
     let cube = starting_cube(cfg)?;
     if let Some(m) = &cfg.faults.misread {
         m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;

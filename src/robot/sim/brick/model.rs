@@ -59,6 +59,12 @@ pub(crate) struct Brick {
     pub firmware: String,
     pub hardware: String,
     suspended: Option<Suspended>,
+    /// The mode the brick last set on each input port's sensor (0, COL-REFLECT, at
+    /// power-up), and since when a READY_* has waited for it to send in that mode.
+    device_mode: [u8; 4],
+    sensor_busy_since: [Option<f64>; 4],
+    /// Frames that arrived while a command ran, waiting to be read, oldest first.
+    queue: std::collections::VecDeque<Vec<u8>>,
     /// Replies of commands that ended while time advanced, with the time they ended.
     outbox: Vec<(f64, Vec<u8>)>,
     pub faults: Faults,
@@ -97,6 +103,9 @@ impl Brick {
             firmware: "V1.09H".into(),
             hardware: "V0.60".into(),
             suspended: None,
+            device_mode: [0; 4],
+            sensor_busy_since: [None; 4],
+            queue: std::collections::VecDeque::new(),
             outbox: Vec::new(),
             faults: cfg.faults.clone(),
             commands: 0,

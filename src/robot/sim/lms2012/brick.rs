@@ -9,9 +9,8 @@ use std::sync::{Arc, Mutex};
 use crate::robot::sim::brick::Shared;
 use crate::robot::sim::config::SimConfig;
 use crate::robot::sim::link::{self, Brick as _};
-use crate::robot::sim::world::World;
+use crate::robot::sim::world::{Bridge, World};
 
-use super::electric::Electric;
 use super::process::{BrickProcess, ProcessError};
 use super::wire::{self, FromBrick};
 use super::{ROUND_US, SILENT, SLICE_US, TICK_US};
@@ -20,7 +19,6 @@ use super::{ROUND_US, SILENT, SLICE_US, TICK_US};
 pub struct FirmwareBrick {
     process: BrickProcess,
     world: World,
-    electric: Electric,
     /// The brick's clock at boot (µs): the simulator's time 0.
     boot_us: u64,
     /// The brick's clock (µs since its process started).
@@ -61,7 +59,6 @@ impl FirmwareBrick {
         }))?;
         let mut b = FirmwareBrick {
             process,
-            electric: Electric::new(&world),
             world,
             boot_us: 0,
             clock_us: 0,
@@ -117,11 +114,16 @@ impl FirmwareBrick {
         requests: &[Option<u8>; 4],
     ) -> Result<(), ProcessError> {
         let dt = TICK_US as f64 / 1e6;
-        let answer = self.electric.tick(&mut self.world, dt, outputs, requests);
+        for (port, mode) in requests.iter().enumerate() {
+            if let Some(m) = mode {
+                self.world.request_mode(port, *m);
+            }
+        }
+        let answer = self.world.tick_electrical(dt, outputs);
         self.running = outputs
             .iter()
-            .any(|o| o.duty > 0 && o.bridge != wire::Bridge::Coast)
-            || self.electric.moving();
+            .any(|&(duty, bridge)| duty > 0 && bridge != Bridge::Coast)
+            || (0..4).any(|p| self.world.speed(p).abs() > 1.0);
         if self.running && t_us >= self.boot_us {
             self.motion += dt;
         }

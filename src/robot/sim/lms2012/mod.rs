@@ -31,7 +31,6 @@
 //! the brick's log.
 
 pub mod brick;
-pub mod electric;
 pub mod process;
 pub mod wire;
 

@@ -19,6 +19,8 @@
 //!
 //! Level: robot (simulators). Pure: bytes in, bytes out; no I/O.
 
+use crate::robot::sim::world::{Bridge, Tick};
+
 /// What decoding a message from the brick found wrong.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WireError {
@@ -30,25 +32,8 @@ pub enum WireError {
     Unknown(u8),
 }
 
-/// How a motor's H-bridge is set (d_pwm's DIR0/DIR1 pins).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Bridge {
-    /// Both low: the winding is open.
-    #[default]
-    Coast,
-    Forward,
-    Reverse,
-    /// Both high: the winding is shorted.
-    Brake,
-}
-
-/// One output port as d_pwm drives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Output {
-    /// PWM duty, 0..=10000.
-    pub duty: u16,
-    pub bridge: Bridge,
-}
+/// One output port as d_pwm drives it: PWM duty (0..=10000) and the H-bridge's setting.
+pub type Output = (u16, Bridge);
 
 /// The brick's configuration, sent once before it boots.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,33 +45,6 @@ pub struct Config {
     pub round_us: u32,
     pub seed: u64,
     pub name: String,
-}
-
-/// A tacho edge within a tick.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Edge {
-    /// Microseconds from the tick's start.
-    pub at_us: u16,
-    /// +1: the count goes up; −1: down.
-    pub dir: i8,
-}
-
-/// What a sensor on an input port sends now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct SensorData {
-    pub mode: u8,
-    /// Whether the values are data of `mode` (false while nothing is sent, e.g. while the
-    /// sensor switches modes).
-    pub valid: bool,
-    pub switching: bool,
-    pub values: [i16; 4],
-}
-
-/// The world's answer to one tick.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct WorldTick {
-    pub edges: [Vec<Edge>; 4],
-    pub sensors: [SensorData; 4],
 }
 
 /// A message from the brick.
@@ -152,7 +110,7 @@ pub fn quit() -> Vec<u8> {
 
 /// WORLD. At most 255 edges a port go out (a tick of 2 ms never holds more at any speed a
 /// motor reaches); the rest are dropped.
-pub fn world(w: &WorldTick) -> Vec<u8> {
+pub fn world(w: &Tick) -> Vec<u8> {
     let mut m = vec![b'W'];
     for edges in &w.edges {
         let n = edges.len().min(255);
@@ -205,11 +163,11 @@ pub fn decode(m: &[u8]) -> Result<FromBrick, WireError> {
         }
         b'T' => {
             need(8 + 12 + 4)?;
-            let mut outputs = [Output::default(); 4];
+            let mut outputs = [(0, Bridge::Coast); 4];
             for (p, o) in outputs.iter_mut().enumerate() {
                 let at = 8 + 3 * p;
-                o.duty = u16::from_le_bytes([body[at], body[at + 1]]);
-                o.bridge = match body[at + 2] {
+                o.0 = u16::from_le_bytes([body[at], body[at + 1]]);
+                o.1 = match body[at + 2] {
                     1 => Bridge::Forward,
                     2 => Bridge::Reverse,
                     3 => Bridge::Brake,
@@ -248,6 +206,7 @@ pub fn decode(m: &[u8]) -> Result<FromBrick, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::robot::sim::world::{Edge, SensorReport};
 
     #[test]
     fn config_is_65_bytes_in_the_shims_order() {
@@ -286,11 +245,10 @@ mod tests {
             panic!()
         };
         assert_eq!(t_us, 4000);
-        assert_eq!(outputs[0].duty, 5250);
-        assert_eq!(outputs[0].bridge, Bridge::Forward);
-        assert_eq!(outputs[1].bridge, Bridge::Brake);
-        assert_eq!(outputs[2].bridge, Bridge::Reverse);
-        assert_eq!(outputs[3].bridge, Bridge::Coast);
+        assert_eq!(outputs[0], (5250, Bridge::Forward));
+        assert_eq!(outputs[1].1, Bridge::Brake);
+        assert_eq!(outputs[2].1, Bridge::Reverse);
+        assert_eq!(outputs[3].1, Bridge::Coast);
         assert_eq!(mode_requests, [None, Some(4), None, None]);
         assert!(matches!(
             decode(&m[..10]),
@@ -300,12 +258,12 @@ mod tests {
 
     #[test]
     fn world_lays_out_edges_then_sensors() {
-        let mut w = WorldTick::default();
+        let mut w = Tick::default();
         w.edges[1] = vec![Edge {
             at_us: 700,
             dir: -1,
         }];
-        w.sensors[1] = SensorData {
+        w.sensors[1] = SensorReport {
             mode: 4,
             valid: true,
             switching: false,

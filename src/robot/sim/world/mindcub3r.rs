@@ -117,6 +117,31 @@ pub enum Event {
     LayerTurned,
     /// The cube tilted.
     Tilted,
+    /// Layer turn K began, and a fault makes it end this many table degrees past the
+    /// tray (negative: short of it).
+    LayerFault(u64, f64),
+    /// Tilt K did not roll the cube over (a fault).
+    TiltFailed(u64),
+}
+
+/// The faults a cube brings to the mechanism (resolved from the `short-turn`,
+/// `overshoot` and `tilt-fail` items of the faults).
+#[derive(Clone, Debug, Default)]
+pub struct CubeFaults {
+    /// Layer turn (from 1) → table degrees its layer ends past the tray (negative: short).
+    pub layer_turns: Vec<(u64, f64)>,
+    /// Tilts (from 1) that do not roll the cube over.
+    pub tilt_fails: Vec<u64>,
+}
+
+/// A layer turn under way: how far the tray has turned since it began, the turn's
+/// sense, and how far a fault carries the layer off the tray (table degrees, signed as
+/// the turn).
+#[derive(Clone, Copy, Debug)]
+struct Turn {
+    travel: f64,
+    sense: f64,
+    off: f64,
 }
 
 /// The cube in the tray and the state of the arms around it.
@@ -143,6 +168,11 @@ pub struct Mechanism {
     between_travel: f64,
     /// The tilt arm's last non-zero move (motor degrees, signed).
     arm_last_move: f64,
+    /// Tilts tried (rolled over or not) and layer turns begun, from 1.
+    tilt_tries: u64,
+    layer_turns: u64,
+    turn: Option<Turn>,
+    pub faults: CubeFaults,
 }
 
 /// The mechanisms' angles before and after the motors moved in a step, and whether the
@@ -172,6 +202,10 @@ impl Mechanism {
             tilts: 0,
             between_travel: 0.0,
             arm_last_move: 0.0,
+            tilt_tries: 0,
+            layer_turns: 0,
+            turn: None,
+            faults: CubeFaults::default(),
         }
     }
 
@@ -260,6 +294,10 @@ impl Mechanism {
             Region::Away | Region::Between => self.seated = false,
             _ => {}
         }
+        if self.arm_region != Region::Hold {
+            // The arm let go: a layer turn under way is over.
+            self.turn = None;
+        }
         if self.arm_region == Region::Tilting && !self.seated && !self.tilting && da > 0.0 {
             // Swinging up from away without seating at hold: the arm strikes the cube.
             m.after[TILT_ARM] = a_before;
@@ -280,6 +318,10 @@ impl Mechanism {
                         "tilt of a cube {mis:.0}° out of square with the bottom layer {l:.1}° off (a layer turned without enough over-rotation?)"
                     ),
                 ));
+            } else if self.tilt_fails() {
+                // The cube slides back into the tray as it was.
+                self.tilting = true;
+                out.push(Event::TiltFailed(self.tilt_tries));
             } else {
                 self.tilting = true;
                 self.quantise(true, &mut out);
@@ -306,10 +348,34 @@ impl Mechanism {
                     self.tray += table;
                 }
                 Region::Hold => {
-                    // The held layer follows the tray once the play is taken up.
+                    if self.turn.is_none() {
+                        self.layer_turns += 1;
+                        let k = self.layer_turns;
+                        let off = self.faults.layer_turns.iter().find(|f| f.0 == k);
+                        let off = off.map_or(0.0, |f| f.1);
+                        if off != 0.0 {
+                            out.push(Event::LayerFault(k, off));
+                        }
+                        self.turn = Some(Turn {
+                            travel: 0.0,
+                            sense: table.signum(),
+                            off,
+                        });
+                    }
+                    if let Some(t) = self.turn.as_mut() {
+                        t.travel += table;
+                    }
+                    // The held layer follows the tray once the play is taken up; a tight
+                    // or loose cube's layer falls behind or runs ahead of it over the
+                    // first quarter of the turn.
                     self.tray += table;
+                    let mut follow = self.tray;
+                    if let Some(t) = self.turn.filter(|t| t.off != 0.0) {
+                        let share = (t.travel.abs() / 90.0).min(1.0);
+                        follow += t.sense * t.off * share;
+                    }
                     let p = self.physics.layer_play;
-                    self.bottom = self.bottom.clamp(self.tray - p, self.tray + p);
+                    self.bottom = self.bottom.clamp(follow - p, follow + p);
                 }
                 Region::Between | Region::Tilting
                     if (self.between_travel + table.abs()) <= self.physics.between_play =>
@@ -332,6 +398,12 @@ impl Mechanism {
             self.quantise(false, &mut out);
         }
         out
+    }
+
+    /// A tilt is tried: whether a fault makes this one fail.
+    fn tilt_fails(&mut self) -> bool {
+        self.tilt_tries += 1;
+        self.faults.tilt_fails.contains(&self.tilt_tries)
     }
 
     /// Turns accumulated table angles into cube moves once they reach a quarter.

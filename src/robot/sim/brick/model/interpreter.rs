@@ -19,9 +19,28 @@
 use super::*;
 
 impl Brick {
-    /// Handles one frame; returns the reply bytes to send (if any). The link's faults are
-    /// not the brick's: [`crate::robot::sim::link`] applies them around it.
+    /// Handles one frame; returns the reply bytes to send (if any). A frame arriving while
+    /// a command runs waits, unread, and runs after it, in order, as the firmware's
+    /// communication module does (see "As the firmware does" in [`super`]'s docs). The
+    /// link's faults are not the brick's: [`crate::robot::sim::link`] applies them around
+    /// it.
     pub fn handle(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        if self.suspended.is_some() || !self.queue.is_empty() {
+            let counter = frame
+                .get(2..4)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .unwrap_or(0);
+            self.note(format!(
+                "command {counter} arrived while another was running: it waits until that one ends"
+            ));
+            self.queue.push_back(frame.to_vec());
+            return None;
+        }
+        self.start(frame)
+    }
+
+    /// Reads and runs one frame (the brick is free); its reply if it ended at once.
+    fn start(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
         self.commands += 1;
         let n = self.commands;
         let program = (frame.len() >= crate::robot::sim::config::PROGRAM_BYTES).then(|| {
@@ -45,10 +64,6 @@ impl Brick {
     }
 
     fn handle_inner(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
-        if let Some(running) = &self.suspended {
-            let running_wants_reply = running.frame.wants_reply();
-            return self.while_busy(frame, running_wants_reply);
-        }
         let f = match decode_command(frame) {
             Ok(f) => f,
             Err(e) => {
@@ -91,28 +106,6 @@ impl Brick {
         self.run(s, SLICE)
     }
 
-    /// A frame arriving while a command runs, as the firmware's communication module
-    /// treats it (see "Execution on the brick" in the protocol module's docs): dropped
-    /// without any answer, except a direct command that wants a reply while the running
-    /// command is a no-reply one, which gets DIRECT_REPLY_ERROR with no global memory.
-    fn while_busy(&mut self, frame: &[u8], running_wants_reply: bool) -> Option<Vec<u8>> {
-        let counter = frame
-            .get(2..4)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .unwrap_or(0);
-        let kind = frame.get(4).copied();
-        if kind == Some(protocol::DIRECT_COMMAND_REPLY) && !running_wants_reply {
-            self.note(format!(
-                "command {counter} arrived while a no-reply command was running: error reply"
-            ));
-            return Some(encode_reply(counter, false, &[]));
-        }
-        self.note(format!(
-            "command {counter} arrived while another was running: dropped, no answer"
-        ));
-        None
-    }
-
     /// The reply of a command that ended while time advanced (oldest first), if any.
     #[cfg(test)]
     pub fn poll_suspended(&mut self) -> Option<Vec<u8>> {
@@ -136,6 +129,15 @@ impl Brick {
         if let Some(s) = self.suspended.take() {
             let per_step = (DT / INSTRUCTION_S).round() as usize;
             if let Some(r) = self.run(s, per_step) {
+                self.outbox.push((self.clock, r));
+            }
+        }
+        // The brick is free: the frames that waited run, in order, until one blocks.
+        while self.suspended.is_none() {
+            let Some(f) = self.queue.pop_front() else {
+                break;
+            };
+            if let Some(r) = self.start(&f) {
                 self.outbox.push((self.clock, r));
             }
         }
@@ -534,7 +536,13 @@ impl Brick {
             op::INPUT_GET_TYPEMODE => {
                 let d1 = self.out_param(ops, s)?;
                 let d2 = self.out_param(ops, s)?;
-                let mode = if dtype == device::COLOR { 4 } else { 0 };
+                // The mode the brick last set (the firmware's DeviceMode: set when a READY_*
+                // asks for another mode, while the sensor still switches).
+                let mode = if dtype == device::COLOR && motor.is_none() {
+                    self.device_mode[no as usize]
+                } else {
+                    0
+                };
                 self.write(s, d1, &[dtype as u8])?;
                 self.write(s, d2, &[mode])?;
             }
@@ -568,26 +576,22 @@ impl Brick {
                         2 => vec![self.motors[m].speed_pct() as f64],
                         _ => vec![self.count(m)],
                     }
-                } else if dtype == device::COLOR {
-                    let rgb = self.world.rgb_raw().map(|v| v as f64);
-                    let m = if mode < 0 { 4 } else { mode };
-                    match m {
-                        4 => rgb.to_vec(),
-                        0 => vec![((rgb[0] + rgb[1] + rgb[2]) / 3.0 / 4.0).min(100.0)],
-                        1 => vec![4.0],
-                        2 => vec![color_code(rgb)],
-                        3 => vec![rgb[0], rgb[2]],
-                        _ => return Err(format!("colour sensor mode {m} not simulated")),
-                    }
                 } else {
-                    // Infrared proximity: a cube sits in the tray.
-                    vec![26.0]
+                    match self.ready_sensor(no as usize, mode)? {
+                        Some(v) => v,
+                        // The sensor switches mode: the program is held (BUSYBREAK).
+                        None => return Ok(false),
+                    }
                 };
                 for i in 0..n as usize {
                     let v = values.get(i).copied().unwrap_or(0.0);
                     let d = self.out_param(ops, s)?;
+                    // A value the sensor could not give is the firmware's "not a number"
+                    // of each width (DATA8_NAN, DATA32_NAN, DATAF_NAN).
                     let bytes = match sub {
+                        op::INPUT_READY_PCT if v.is_nan() => vec![0x80],
                         op::INPUT_READY_PCT => vec![v.round().clamp(-128.0, 127.0) as i8 as u8],
+                        op::INPUT_READY_RAW if v.is_nan() => i32::MIN.to_le_bytes().to_vec(),
                         op::INPUT_READY_RAW => (v.round() as i32).to_le_bytes().to_vec(),
                         _ => (v as f32).to_le_bytes().to_vec(),
                     };
@@ -604,30 +608,57 @@ impl Brick {
     }
 }
 
+impl Brick {
+    /// The values a READY_* reads from the sensor on input port `port` in `mode` (−1:
+    /// the mode it is in), as the firmware's `c_input.c` gives them: asking a colour
+    /// sensor for another mode makes it switch, and the program is held (`None`) until the
+    /// sensor sends in that mode; after [`MAX_DEVICE_BUSY_S`] of waiting every value is
+    /// "not a number" (NaN here).
+    fn ready_sensor(&mut self, port: usize, mode: i32) -> Result<Option<Vec<f64>>, String> {
+        if self.world.input_type(port) == device::COLOR {
+            let want = if mode < 0 {
+                self.device_mode[port]
+            } else {
+                mode as u8
+            };
+            if want > 4 {
+                return Err(format!("colour sensor mode {want} not simulated"));
+            }
+            if self.device_mode[port] != want {
+                self.device_mode[port] = want;
+                self.world.request_mode(port, want);
+            }
+            let sending = self.world.sensor(port).is_some_and(|st| st.mode == want);
+            if !sending {
+                let since = *self.sensor_busy_since[port].get_or_insert(self.clock);
+                if self.clock - since < MAX_DEVICE_BUSY_S - 1e-9 {
+                    return Ok(None);
+                }
+                self.sensor_busy_since[port] = None;
+                self.note(format!(
+                    "the colour sensor on port {} sent nothing in mode {want} for {MAX_DEVICE_BUSY_S} s: not a number",
+                    port + 1
+                ));
+                return Ok(Some(vec![f64::NAN; 8]));
+            }
+            self.sensor_busy_since[port] = None;
+        }
+        let values = self
+            .world
+            .sensor_values(port)
+            .ok_or_else(|| format!("nothing to read on input {port}"))?;
+        Ok(Some(values.into_iter().map(f64::from).collect()))
+    }
+}
+
+/// The longest a READY_* waits for a sensor to send in a new mode
+/// (`MAX_DEVICE_BUSY_TIME` of `lms2012.h`, 1200 ms).
+const MAX_DEVICE_BUSY_S: f64 = 1.2;
+
 fn read_i32(mem: &[u8], o: usize) -> Result<i32, String> {
     mem.get(o..o + 4)
         .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .ok_or_else(|| format!("variable at {o} outside memory"))
-}
-
-/// COL-COLOR code from RGB-RAW (rough; not used by the scan).
-fn color_code(rgb: [f64; 3]) -> f64 {
-    let [r, g, b] = rgb;
-    let sum = r + g + b;
-    if sum < 60.0 {
-        return 1.0;
-    }
-    if r > 1.5 * g && r > 1.5 * b {
-        5.0
-    } else if g > r && g > 1.5 * b && r < 0.6 * g {
-        3.0
-    } else if b > r && b > 0.8 * g {
-        2.0
-    } else if r > b * 2.0 && g > b * 2.0 && sum < 700.0 {
-        4.0
-    } else {
-        6.0
-    }
 }
 
 #[cfg(test)]
@@ -671,10 +702,13 @@ mod tests {
             b.handle(&h("09 00 04 00 00 01 00 A9 00 03 60")).unwrap(),
             h("04 00 04 00 02 00")
         );
-        // E6 RGB-RAW: 12 bytes of global memory.
-        let r = b
+        // E6 RGB-RAW: 12 bytes of global memory (once the sensor, in COL-REFLECT since
+        // power-up, has switched to RGB-RAW).
+        assert!(b
             .handle(&h("0F 00 03 00 00 0C 00 99 1C 00 01 1D 04 03 60 64 68"))
-            .unwrap();
+            .is_none());
+        b.advance(0.05);
+        let r = b.poll_suspended().unwrap();
         assert_eq!(&r[..5], &h("0F 00 03 00 02")[..]);
         // E12 IR proximity on port 4 (index 3): type 33 as LC1.
         let r = b
@@ -733,7 +767,7 @@ mod tests {
     }
 
     #[test]
-    fn one_command_at_a_time() {
+    fn one_command_at_a_time_the_others_wait() {
         let mut b = brick();
         // E3: a blocking move of B; its reply comes when the move is done.
         assert!(b
@@ -741,17 +775,23 @@ mod tests {
                 "13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
             ))
             .is_none());
-        // Meanwhile a command that wants a reply is dropped without an answer, as the
-        // firmware does while a reply-wanting command runs; so is a no-reply one (a STOP
-        // here: the move goes on) and a system command.
+        // Meanwhile a ping, a no-reply STOP of every motor and a system command arrive:
+        // they wait, unread, and run after the move, in order, as the firmware does (its
+        // communication module reads no channel while a direct command runs).
         assert!(b.handle(&h("06 00 09 00 00 00 00 01")).is_none());
         assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
         assert!(b.handle(&h("05 00 0B 00 01 9D")).is_none());
         b.advance(0.3);
         assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
         b.advance(1.0);
-        assert_eq!(b.poll_suspended().unwrap(), h("03 00 01 00 02"));
-        // 270° of the turntable at the table = one spin with the arm away.
+        let replies: Vec<Vec<u8>> = b.take_replies().into_iter().map(|(_, r)| r).collect();
+        assert_eq!(replies.len(), 3, "{replies:?}");
+        assert_eq!(replies[0], h("03 00 01 00 02"));
+        assert_eq!(replies[1], h("03 00 09 00 02"));
+        // The system command (too short to decode) gets its error reply.
+        assert_eq!(replies[2], h("03 00 0B 00 04"));
+        // The STOP came after the move had ended: 270° of the turntable at the table = one
+        // spin with the arm away.
         let mut expect = FaceletCube::solved(Size::Three);
         expect
             .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1)
@@ -762,29 +802,120 @@ mod tests {
     }
 
     #[test]
-    fn a_command_during_a_no_reply_one_gets_an_error_reply() {
+    fn a_command_during_a_no_reply_one_waits_too() {
         let mut b = brick();
+        let count_b = |b: &mut Brick, counter: &str| {
+            b.handle(&h(&format!("09 00 {counter} 00 00 04 00 B3 00 01 60")))
+        };
+        let r = count_b(&mut b, "04").unwrap();
+        let slot = crate::robot::ev3::protocol::Slot {
+            offset: 0,
+            kind: crate::robot::ev3::protocol::SlotKind::I32,
+        };
+        let before = decode_reply(&r).unwrap().i32(slot).unwrap();
         // E3's move sent without a reply wanted: it still runs to the end.
         assert!(b
             .handle(&h(
                 "13 00 01 00 80 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
             ))
             .is_none());
-        // A reply-wanting command meanwhile: DIRECT_REPLY_ERROR with no global memory.
-        assert_eq!(
-            b.handle(&h("09 00 05 00 00 04 00 B3 00 02 60")).unwrap(),
-            h("03 00 05 00 04")
-        );
-        b.advance(1.5);
-        assert!(
-            b.poll_suspended().is_none(),
-            "a no-reply command answers nothing"
-        );
+        // A reply-wanting command meanwhile runs once the move has ended.
+        assert!(count_b(&mut b, "05").is_none());
+        b.advance(0.3);
+        assert!(b.poll_suspended().is_none(), "the move still runs");
+        b.advance(1.2);
+        let r = decode_reply(&b.poll_suspended().expect("the count after the move")).unwrap();
+        assert_eq!(r.counter, 5);
+        let moved = r.i32(slot).unwrap() - before;
+        assert!((270..=273).contains(&moved), "{moved}");
         assert!(!b.is_waiting());
-        // Free again: answered normally.
+        // Free again: answered at once.
         assert_eq!(
             b.handle(&h("06 00 06 00 00 00 00 01")).unwrap(),
             h("03 00 06 00 02")
+        );
+    }
+
+    /// READY_RAW of the colour sensor on port 2 (input 1) in `mode`, three values.
+    fn ready_raw(counter: u8, mode: u8) -> Vec<u8> {
+        h(&format!(
+            "0F 00 {counter:02X} 00 00 0C 00 99 1C 00 01 1D {mode:02X} 03 60 64 68"
+        ))
+    }
+
+    /// GET_TYPEMODE of input 1: (type, mode).
+    fn typemode(b: &mut Brick) -> (u8, u8) {
+        let r = b
+            .handle(&h("0B 00 30 00 00 02 00 99 05 00 01 60 61"))
+            .unwrap();
+        (r[5], r[6])
+    }
+
+    #[test]
+    fn the_colour_sensor_switches_mode_while_the_program_waits() {
+        let mut b = brick();
+        // At power-up the sensor is in COL-REFLECT.
+        assert_eq!(typemode(&mut b), (29, 0));
+        // The first READY_RAW in RGB-RAW waits while the sensor switches.
+        let t0 = b.clock;
+        assert!(b.handle(&ready_raw(1, 4)).is_none(), "held while switching");
+        assert_eq!(typemode_queued(&mut b), None, "nothing runs meanwhile");
+        let mut took = None;
+        for _ in 0..100 {
+            b.advance(DT);
+            if let Some((t, r)) = b.take_replies().into_iter().next() {
+                let rep = decode_reply(&r).unwrap();
+                assert!(rep.ok);
+                let rgb = (0..3)
+                    .map(|i| i32::from_le_bytes(rep.globals[4 * i..4 * i + 4].try_into().unwrap()));
+                assert!(
+                    rgb.clone().all(|v| (0..=1023).contains(&v)),
+                    "{:?}",
+                    rgb.collect::<Vec<_>>()
+                );
+                took = Some(t - t0);
+                break;
+            }
+        }
+        let took = took.expect("a reading once the sensor sends RGB-RAW");
+        let switch = crate::robot::sim::world::optics::MODE_SWITCH_S;
+        assert!(
+            (switch - 1e-9..=switch + 2.0 * DT).contains(&took),
+            "{took} s"
+        );
+        // Now in RGB-RAW: the next reading comes at once, and GET_TYPEMODE says so (the
+        // GET_TYPEMODE queued meanwhile ran right after the reading).
+        b.take_replies();
+        assert_eq!(typemode(&mut b), (29, 4));
+        assert!(b.handle(&ready_raw(2, 4)).is_some());
+    }
+
+    /// A GET_TYPEMODE sent while a command runs: its reply, if it came at once.
+    fn typemode_queued(b: &mut Brick) -> Option<Vec<u8>> {
+        b.handle(&h("0B 00 31 00 00 02 00 99 05 00 01 60 61"))
+    }
+
+    #[test]
+    fn a_sensor_that_never_switches_reads_not_a_number_after_1_2_s() {
+        let mut b = brick();
+        b.world.deafen_sensor(1);
+        assert!(b.handle(&ready_raw(1, 4)).is_none());
+        b.advance(1.1);
+        assert!(b.take_replies().is_empty(), "still waiting after 1.1 s");
+        b.advance(0.2);
+        let (_, r) = b
+            .take_replies()
+            .into_iter()
+            .next()
+            .expect("given up by 1.3 s");
+        let rep = decode_reply(&r).unwrap();
+        assert!(rep.ok, "an OK reply, as the firmware's");
+        assert_eq!(&rep.globals[..4], &i32::MIN.to_le_bytes());
+        assert_eq!(&rep.globals[8..12], &i32::MIN.to_le_bytes());
+        assert!(
+            b.log.iter().any(|l| l.contains("not a number")),
+            "{:?}",
+            b.log
         );
     }
 
