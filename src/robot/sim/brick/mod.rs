@@ -51,7 +51,9 @@
 //! Level: robot (simulators; uses `cube`, `color::synth`, [`crate::robot::ev3::protocol`]).
 //! No printing: the log is read through [`SimHandle::take_log`].
 
+mod firmware;
 mod model;
+pub mod wire;
 
 pub use crate::robot::sim::config::{Dropout, Faults, Port, SimConfig, SimError};
 
@@ -64,9 +66,10 @@ use rand_chacha::ChaCha8Rng;
 use crate::cube::{random_state, FaceletCube};
 use crate::robot::link::hid::{report_pipe, HidLink, PipeDevice};
 use crate::robot::sim::link::{self, Link};
-use crate::robot::sim::lms2012::{brick::FirmwareBrick, BrickKind};
+use crate::robot::sim::lms2012::BrickKind;
 use crate::robot::sim::pty::{Endpoint, PtyServer, Server};
 use crate::robot::sim::world::World;
+use firmware::FirmwareBrick;
 
 use model::Brick;
 

@@ -5,7 +5,7 @@
 //! in user space) run as one separate 32-bit process, built by `scripts/firmware-brick.sh`
 //! from LEGO's published sources into `target/lms2012/` (nothing of LEGO's is in this
 //! repository; the harness that builds and hosts it is in `tests/lms2012/`). That process
-//! sees cubot only through the world link ([`wire`]): host frames in, replies out, and
+//! sees cubot only through the world link (its messages: `sim::brick`'s wire): host frames in, replies out, and
 //! every 2 ms d_pwm's outputs (PWM duty and H-bridge setting per motor) out and the
 //! world's answer (tacho edges, what each sensor sends) in. The world is the simulator's
 //! own [`World`](super::world::World), the same one our simulated brick drives, stepped
@@ -30,9 +30,7 @@
 //! Level: robot (simulators). No printing: the VM's printouts and the shim's notes go to
 //! the brick's log.
 
-pub mod brick;
 pub mod process;
-pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

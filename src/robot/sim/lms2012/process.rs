@@ -193,13 +193,12 @@ impl BrickProcess {
     }
 }
 
+/// The world link's QUIT message: the process ends (see the wire's table).
+pub const QUIT: &[u8] = b"Q";
+
 impl Drop for BrickProcess {
     fn drop(&mut self) {
-        let _ = send(
-            self.link.as_raw_fd(),
-            &super::wire::quit(),
-            MsgFlags::MSG_NOSIGNAL,
-        );
+        let _ = send(self.link.as_raw_fd(), QUIT, MsgFlags::MSG_NOSIGNAL);
         for _ in 0..50 {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
                 break;

@@ -1,19 +1,20 @@
 //! The firmware brick as the [link](crate::robot::sim::link) serves it: frames go to the
-//! VM's process, time is granted in slices, every tick the VM asks for is answered by the
-//! world, and replies come back stamped with the brick's clock.
+//! VM's process ([`crate::robot::sim::lms2012`]), time is granted in slices, every tick
+//! the VM asks for is answered by the world, and replies come back stamped with the
+//! brick's clock. It sits beside our own brick ([`super::model`]) so that both publish
+//! the same [`Shared`] state and the firmware's process and wire know nothing of serving.
 //!
 //! Level: robot (simulators). No printing.
 
 use std::sync::{Arc, Mutex};
 
-use crate::robot::sim::brick::Shared;
+use super::wire::{self, FromBrick};
+use super::Shared;
 use crate::robot::sim::config::SimConfig;
 use crate::robot::sim::link::{self, Brick as _};
+use crate::robot::sim::lms2012::process::{BrickProcess, ProcessError};
+use crate::robot::sim::lms2012::{ROUND_US, SILENT, SLICE_US, TICK_US};
 use crate::robot::sim::world::{Bridge, World};
-
-use super::process::{BrickProcess, ProcessError};
-use super::wire::{self, FromBrick};
-use super::{ROUND_US, SILENT, SLICE_US, TICK_US};
 
 /// LEGO's VM in its process, and the world it drives.
 pub struct FirmwareBrick {

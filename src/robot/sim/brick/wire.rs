@@ -105,7 +105,7 @@ pub fn run(until_us: u64) -> Vec<u8> {
 
 /// QUIT.
 pub fn quit() -> Vec<u8> {
-    vec![b'Q']
+    crate::robot::sim::lms2012::process::QUIT.to_vec()
 }
 
 /// WORLD. At most 255 edges a port go out (a tick of 2 ms never holds more at any speed a
