@@ -694,14 +694,7 @@ fn stop_note(
 
 fn outcome(g: &Global, r: Result<RunReport, RunError>, a: &RunArgs) -> CmdResult {
     match r {
-        Ok(mut r) => {
-            // A simulator in this process runs `--speed` times faster than the robot it
-            // simulates: its measured time, on the robot's clock.
-            if a.connect.sim {
-                r.measured_seconds = r.measured_seconds.map(|m| m * a.connect.speed);
-            }
-            Ok(report(g, &r))
-        }
+        Ok(r) => Ok(report(g, &r)),
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a),
         Err(e) if e.is_no() => {
             if g.json {

@@ -55,3 +55,50 @@ fn primitives_on_lego_firmware_move_the_cube_as_the_model_says() {
         );
     }
 }
+
+/// A whole `cubot run` (scan, solve, execute, verify) with LEGO's firmware as the brick.
+fn whole_run(size: &str, seed: &str, latency: &str) {
+    let Some(dir) = firmware_brick() else { return };
+    let dir = dir.to_string_lossy().to_string();
+    let faults = format!("latency={latency}");
+    let o = super::support::cubot(&[
+        "run",
+        "--sim",
+        "--brick",
+        "lms2012",
+        "--lms2012",
+        &dir,
+        "--size",
+        size,
+        "--seed",
+        seed,
+        "--faults",
+        &faults,
+        "-q",
+    ]);
+    let (out, err) = (super::support::stdout(&o), super::support::stderr(&o));
+    assert!(
+        o.status.success(),
+        "run --size {size} --seed {seed} on LEGO's firmware: {:?}\n{out}\n{err}",
+        o.status
+    );
+    assert!(out.contains("verified by"), "{out}");
+}
+
+/// The scan's tilts and the solution's tilts start from an arm at rest at hold (the
+/// programs wait for the count to stand still: LEGO's driver ends a move still running),
+/// and the arm's moves arrive slowly enough that the driver's count does not slip.
+#[test]
+fn a_whole_3x3x3_run_on_lego_firmware_reaches_its_target() {
+    whole_run("3", "2", "0");
+}
+
+#[test]
+fn a_whole_2x2x2_run_on_lego_firmware_reaches_its_target() {
+    whole_run("2", "1", "0");
+}
+
+#[test]
+fn a_whole_run_over_a_60_ms_link_on_lego_firmware_reaches_its_target() {
+    whole_run("3", "3", "60");
+}
