@@ -233,3 +233,37 @@ mod tests {
         );
     }
 }
+
+/// Which brick a simulated MindCub3r runs on.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BrickArg {
+    /// cubot's own simulated brick.
+    #[default]
+    Ours,
+    /// LEGO's EV3 firmware (lms2012) with LEGO's motor driver, built by
+    /// `scripts/firmware-brick.sh`.
+    Lms2012,
+}
+
+/// The simulated brick's choice, for every command that can start one.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct BrickArgs {
+    /// With --sim, the MindCub3r's brick: `ours` (cubot's simulated brick) or `lms2012`
+    /// (LEGO's own EV3 firmware and motor driver, built by scripts/firmware-brick.sh).
+    #[arg(long, global = true, value_enum, default_value_t = BrickArg::Ours)]
+    pub brick: BrickArg,
+    /// With --brick lms2012: the firmware brick's build folder (default:
+    /// $CUBOT_LMS2012_DIR, else target/lms2012).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub lms2012: Option<std::path::PathBuf>,
+}
+
+impl BrickArgs {
+    pub fn kind(&self) -> crate::robot::sim::lms2012::BrickKind {
+        use crate::robot::sim::lms2012::BrickKind;
+        match self.brick {
+            BrickArg::Ours => BrickKind::Ours,
+            BrickArg::Lms2012 => BrickKind::Lms2012(self.lms2012.clone()),
+        }
+    }
+}

@@ -79,6 +79,8 @@ pub struct ConnectArgs {
     /// The serial port's speed in baud (a line robot's USB serial port, a Bluetooth tty).
     #[arg(long, default_value_t = job::connect::SERIAL_BAUD, value_parser = clap::value_parser!(u32).range(300..=4_000_000))]
     pub baud: u32,
+    #[command(flatten)]
+    pub brick: super::args::BrickArgs,
 }
 
 /// The MindCub3r configuration: the file given, else calibration/mindcub3r.toml in the
@@ -234,6 +236,7 @@ pub fn connect_options(
         link,
         config,
         faults: a.faults.clone(),
+        brick: a.brick.kind(),
         seed: a.seed,
         speed: a.speed,
         palette: a.palette.into(),

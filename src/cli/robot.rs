@@ -50,7 +50,11 @@ pub struct SimArgs {
     /// MindCub3r also `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS`, `corrupt@pK` (the same at the
     /// K-th program on the brick), `wrong-device`, `swap=AC` or `swap=23` (two cables exchanged),
     /// `unplugged=P`, `reversed=M` (polarity left reversed), `jammed=M`, `free=M` (no end
-    /// stop), `battery=MV` (millivolts), `covered` (sensor reads 0) and `empty` (no cube).
+    /// stop), `battery=MV` (millivolts), `covered` (sensor reads 0), `empty` (no cube),
+    /// `short-turn[@K][=DEG]` / `overshoot[@K][=DEG]` (the K-th layer turn ends DEG table
+    /// degrees short of / past the tray), `tilt-fail[@K]` (the K-th tilt does not roll the
+    /// cube) and `slip[@K]=M[:DEG]` (motor M's gear skips DEG degrees at its K-th start);
+    /// left-out K and DEG are seeded.
     #[arg(long, default_value = "")]
     pub faults: String,
     /// Cube size.
@@ -59,6 +63,8 @@ pub struct SimArgs {
     /// Start from this cube (facelet string in the robot frame) instead of a random one.
     #[arg(long, value_name = "STATE")]
     pub start: Option<String>,
+    #[command(flatten)]
+    pub brick: super::args::BrickArgs,
     /// Transport latency added to every reply, in simulated ms (USB ≈ 10, Bluetooth ≈ 60).
     #[arg(long, default_value_t = 0.0, value_parser = super::args::latency_ms)]
     pub latency: f64,
@@ -109,6 +115,8 @@ pub struct RobotArgs {
     pub set: Vec<String>,
     #[command(flatten)]
     pub view: ViewArgs,
+    #[command(flatten)]
+    pub brick: super::args::BrickArgs,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -258,6 +266,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         start,
         size,
         latency_ms: a.latency,
+        brick: a.brick.kind(),
         ..SimConfig::default()
     })?;
     announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
@@ -376,6 +385,7 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
             speed: a.speed,
             palette: a.palette.into(),
             faults,
+            brick: a.brick.kind(),
             ..SimConfig::default()
         })
     } else {

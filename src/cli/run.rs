@@ -632,14 +632,15 @@ impl Reporter {
 }
 
 /// How a simulator in this process measured robot time: its wall time times its speed.
-fn self_sim_note(speed: Option<f64>) -> String {
-    match speed {
-        Some(s) if s != 1.0 => format!(" (wall time × {s}, the simulator's speed)"),
-        _ => String::new(),
+fn self_sim_note(sim: bool) -> &'static str {
+    if sim {
+        " (on the simulator's clock)"
+    } else {
+        ""
     }
 }
 
-fn report(g: &Global, r: &RunReport, sim_speed: Option<f64>) -> Exit {
+fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
     if g.json {
         let mut v = serde_json::to_value(r).unwrap_or_default();
         if let Some(m) = v.as_object_mut() {
@@ -667,7 +668,7 @@ fn report(g: &Global, r: &RunReport, sim_speed: Option<f64>) -> Exit {
             "robot time   {:.1} s planned{}{}",
             r.robot_seconds,
             r.measured_seconds
-                .map(|m| format!(", {m:.1} s measured{}", self_sim_note(sim_speed)))
+                .map(|m| format!(", {m:.1} s measured{}", self_sim_note(sim)))
                 .unwrap_or_default(),
             r.baseline_seconds
                 .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
@@ -879,18 +880,13 @@ fn outcome(
         }
     }
     match r {
-        Ok(mut r) => {
-            // A simulator in this process runs `--speed` times faster than the robot it
-            // simulates: its measured time, on the robot's clock.
-            if a.connect.sim {
-                r.measured_seconds = r.measured_seconds.map(|m| m * a.connect.speed);
-            }
+        Ok(r) => {
             if live.on() {
                 let mut v = serde_json::to_value(&r).unwrap_or_default();
                 v["type"] = "summary".into();
                 live.note(v);
             }
-            Ok(report(g, &r, a.connect.sim.then_some(a.connect.speed)))
+            Ok(report(g, &r, a.connect.sim))
         }
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a, live),
         Err(e) if e.is_no() => {

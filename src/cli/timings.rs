@@ -139,13 +139,19 @@ pub fn calibrate(
         if a.latencies.is_empty() {
             bail!("--latencies needs at least one value");
         }
+        let brick = place
+            .sim
+            .as_ref()
+            .map(|c| c.brick.clone())
+            .unwrap_or_default();
         std::thread::scope(|scope| {
             let handles: Vec<_> = a
                 .latencies
                 .iter()
                 .map(|&l| {
                     let (config, solver) = (&config, &solver);
-                    scope.spawn(move || measure_sim(a, config, solver, l))
+                    let brick = brick.clone();
+                    scope.spawn(move || measure_sim(a, config, solver, l, brick))
                 })
                 .collect();
             handles
@@ -179,11 +185,13 @@ fn measure_sim(
     config: &Config,
     solver: &Solver,
     latency: u32,
+    brick: crate::robot::sim::lms2012::BrickKind,
 ) -> Result<LinkSamples> {
     let h = spawn_pty(SimConfig {
         seed: a.seed,
         speed: 1.0,
         latency_ms: latency as f64,
+        brick,
         ..SimConfig::default()
     })?;
     let mut r = crate::job::connect::open_mindcub3r(h.path(), None, config.clone())

@@ -84,6 +84,8 @@ pub struct ConnectOptions {
     pub config: Config,
     /// Simulator fault injection, in the simulator's own syntax (`KIND[@N]`, comma list).
     pub faults: Option<String>,
+    /// The simulated MindCub3r's brick: ours, or LEGO's firmware.
+    pub brick: crate::robot::sim::lms2012::BrickKind,
     /// Seed of the simulated cube, its colours and the camera's frames.
     pub seed: u64,
     /// Simulated seconds per wall second.
@@ -219,6 +221,7 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
                 faults,
                 start: o.start.clone(),
                 size: o.size,
+                brick: o.brick.clone(),
                 ..Default::default()
             })?;
             let p = h.path().to_path_buf();

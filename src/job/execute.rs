@@ -158,9 +158,13 @@ pub fn finish_thought(
             robot_seconds: plan.seconds,
             state: run.cube_state(),
         });
-        let executing = std::time::Instant::now();
+        let (executing, sim_from) = (std::time::Instant::now(), robot.sim_clock());
         run.execute(robot, &plan, opts, events)?;
-        measured.get_or_insert(executing.elapsed().as_secs_f64());
+        let took = match (sim_from, robot.sim_clock()) {
+            (Some(a), Some(b)) => b - a,
+            _ => executing.elapsed().as_secs_f64(),
+        };
+        measured.get_or_insert(took);
         let belief = Belief {
             tracked: &run.tracked.clone(),
             orientation: run.orientation,

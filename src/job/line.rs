@@ -166,6 +166,10 @@ impl RunRobot for LineRun {
         self.sim.as_ref().map(|s| (s.initial_cube(), s.cube()))
     }
 
+    fn sim_clock(&self) -> Option<f64> {
+        self.sim.as_ref().map(|s| s.clock())
+    }
+
     fn reorients(&self) -> bool {
         false
     }

@@ -380,6 +380,10 @@ impl RunRobot for Mc3Run {
             .map(|s| (s.initial_cube().clone(), s.cube()))
     }
 
+    fn sim_clock(&self) -> Option<f64> {
+        self.sim.as_ref().map(|s| s.clock())
+    }
+
     fn reorients(&self) -> bool {
         true
     }

@@ -115,6 +115,12 @@ pub trait RunRobot {
     }
     /// A simulator's (initial, current) robot-frame cube, in its own colour naming.
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)>;
+    /// A simulator's clock (simulated seconds), when the robot is one: execution times
+    /// are measured on it, whatever its speed against the wall and however far a slow
+    /// brick falls behind it. `None`: a real robot, measured on the wall clock.
+    fn sim_clock(&self) -> Option<f64> {
+        None
+    }
     /// Whether the cube's orientation changes as the robot works (false: fixed motors).
     fn reorients(&self) -> bool;
 }

@@ -425,7 +425,7 @@ fn a_2x2x2_run_prints_face_letters() {
     );
     assert!(err.contains("s of robot time"), "{err}");
     assert!(
-        stdout(&o).contains("(wall time × 200, the simulator's speed)"),
+        stdout(&o).contains("s measured (on the simulator's clock)"),
         "{}",
         stdout(&o)
     );

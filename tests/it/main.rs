@@ -7,6 +7,7 @@ mod cli_cube;
 mod color;
 mod contract;
 mod cube;
+mod firmware;
 mod inputs;
 mod layout;
 mod misread;

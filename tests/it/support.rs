@@ -86,3 +86,39 @@ pub fn cubot_closed_stdout(args: &[&str], input: &str) -> (std::process::ExitSta
         .expect("read stderr");
     (child.wait().expect("wait for cubot"), err)
 }
+
+/// The firmware brick's build folder, building it once from LEGO's sources
+/// (`scripts/firmware-brick.sh`; `CUBOT_FIRMWARE_SRC` or `../shared/ev3-firmware`), or
+/// `CUBOT_LMS2012_DIR` when set. `None`, with the reason on stderr, when the sources are
+/// not there: the firmware tests then skip.
+pub fn firmware_brick() -> Option<std::path::PathBuf> {
+    use std::sync::OnceLock;
+    static BUILT: OnceLock<Result<std::path::PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        if let Some(d) = std::env::var_os("CUBOT_LMS2012_DIR").filter(|d| !d.is_empty()) {
+            return Ok(d.into());
+        }
+        let root = env!("CARGO_MANIFEST_DIR");
+        let out = std::process::Command::new("bash")
+            .arg(format!("{root}/scripts/firmware-brick.sh"))
+            .current_dir(root)
+            .output()
+            .map_err(|e| format!("cannot run scripts/firmware-brick.sh: {e}"))?;
+        match out.status.code() {
+            Some(0) => Ok(format!("{root}/target/lms2012").into()),
+            Some(3) => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+            _ => panic!(
+                "scripts/firmware-brick.sh failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    });
+    match built {
+        Ok(d) => Some(d.clone()),
+        Err(why) => {
+            eprintln!("skipping a firmware-brick test: {why}");
+            None
+        }
+    }
+}

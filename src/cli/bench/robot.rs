@@ -506,6 +506,7 @@ fn e2e_once(
         link: Link::Sim,
         config,
         faults: None,
+        brick: Default::default(),
         seed,
         speed: 5000.0,
         palette,

@@ -68,6 +68,8 @@ pub struct BenchRunArgs {
     /// Also print the README's figures row.
     #[arg(long)]
     pub markdown: bool,
+    #[command(flatten)]
+    pub brick: crate::cli::args::BrickArgs,
 }
 
 fn latency(s: &str) -> Result<u32, String> {
@@ -256,6 +258,7 @@ fn one(
         speed: a.speed,
         palette: Palette::from(a.palette),
         latency_ms: latency as f64,
+        brick: a.brick.kind(),
         ..SimConfig::default()
     })
     .map_err(|e| e.to_string())?;
@@ -265,6 +268,7 @@ fn one(
         link: Link::Port(sim.path().to_path_buf()),
         config: config.clone(),
         faults: None,
+        brick: Default::default(),
         seed,
         speed: a.speed,
         palette: Palette::from(a.palette),

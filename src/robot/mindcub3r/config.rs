@@ -91,7 +91,8 @@ pub struct Arm {
     pub ramp_down: u32,
     /// Percent for homing; the sign points at the retracted stop.
     pub home_speed: i8,
-    /// Pause after each arm move, ms (see [Speeds](crate::robot::mindcub3r#speeds)).
+    /// After each arm move, how long (ms) its count must stand still (see
+    /// [Speeds](crate::robot::mindcub3r#speeds)).
     pub settle_ms: u64,
     /// Hold angle for a 2x2x2 (clamps the top layer only; UNCERTAIN).
     pub hold_2x2: i32,
@@ -100,15 +101,15 @@ pub struct Arm {
 impl Default for Arm {
     fn default() -> Self {
         Arm {
-            away: 0,
+            away: 20,
             clear: 35,
             hold: 100,
             tilt_apex: 190,
-            speed: 45,
-            tilt_speed: 50,
-            back_speed: 55,
+            speed: 35,
+            tilt_speed: 40,
+            back_speed: 40,
             ramp_up: 15,
-            ramp_down: 25,
+            ramp_down: 50,
             home_speed: -25,
             settle_ms: 30,
             hold_2x2: 100,
@@ -148,7 +149,7 @@ impl Default for Turntable {
             over_rotation_speed: 15,
             scan_speed: 70,
             ramp_up: 30,
-            ramp_down: 45,
+            ramp_down: 120,
         }
     }
 }

@@ -94,7 +94,7 @@
 //!
 //! | Motor | Position | Default | Open ports |
 //! |-------|----------|---------|------------|
-//! | A | away | 0 | 0 |
+//! | A | away | 20 | 0 to 20 |
 //! | A | clear of the cube (the turntable may turn below it) | 35 | 35 (demo) |
 //! | A | hold | 100 | 85 (demo) to 100 (direct-command ports) |
 //! | A | tilt apex | 190 | 180 to 195 |
@@ -110,12 +110,29 @@
 //! ## Speeds
 //!
 //! Percent of full speed (1050 °/s large, 1560 °/s medium); the ports run their motors at
-//! 300–600 °/s for reliability. Defaults: arm 45 (away ↔ hold), 50 up to the apex, 55 back
-//! with the ramp-down doubled (with a broken ramp-down the demo's tilts were reported too
-//! aggressive, ev3dev-lang-python PR #173), homing −25; turntable 55 for spins and turns, 70 for the
-//! scanning revolution (see [Scan on the brick](#scan-on-the-brick)); sensor arm 75, homing +30. After each arm move the machine pauses
-//! `settle_ms = 30` (the demo pauses 50 ms because its motors sometimes stalled when
-//! commanded back to back).
+//! 300–600 °/s for reliability. Defaults: arm 35 (away ↔ hold), 40 up to the apex, 40 back
+//! with the ramp-down (50°) doubled (with a broken ramp-down the demo's tilts were reported
+//! too aggressive, ev3dev-lang-python PR #173), homing −25; turntable 55 for spins and
+//! turns, 70 for the scanning revolution (see [Scan on the brick](#scan-on-the-brick));
+//! sensor arm 75, homing +30.
+//!
+//! The arm's figures come from running the programs on LEGO's own firmware (the firmware
+//! brick, [`crate::robot::sim::lms2012`]), whose motor driver behaves in three ways that
+//! matter here:
+//!
+//! * **A move ends at its count, still running.** `d_pwm` ramps down linearly in counts,
+//!   but the motor cannot shed speed that fast: a move at 45 % reached its count at about
+//!   50 % of full speed, ran 15–25° past it and was braked back. Arm moves are slower and
+//!   ramp down over 50°, and `away` sits 20° off the homed stop so that the overshoot
+//!   does not strike it.
+//! * **Above 35 % of full speed the count does not read the direction pin** (`d_pwm.c`,
+//!   the tacho interrupts): it counts on in the last direction. A brake that reverses a
+//!   fast overshoot within a few milliseconds makes the count slip by the bounce — 20°
+//!   a time on the firmware brick with the old speeds, after which `hold` was 20° high and
+//!   the arm struck the cube. Slower arrivals keep the brake's pull-back gentle.
+//! * **Rest is not the end of a job.** After each arm move the machine waits until the
+//!   count stands still over `settle_ms` (at least 20 ms) instead of a fixed pause: a tilt
+//!   started while the arm still rises from its overshoot strikes the cube.
 //!
 //! ## Timings
 //!

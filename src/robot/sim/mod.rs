@@ -7,11 +7,14 @@
 //! the hosts' drivers, `job` or `cli`. No printing.
 
 pub mod brick;
+pub mod config;
 pub mod line;
+pub mod link;
+pub mod lms2012;
 pub mod misread;
 pub mod pty;
+pub mod world;
 
-pub use brick::{
-    spawn_hid, spawn_pty, starting_cube, Dropout, Faults, Physics, Port, SimConfig, SimError,
-    SimHandle,
-};
+pub use brick::{spawn_hid, spawn_pty, starting_cube, SimHandle};
+pub use config::{Dropout, Faults, Port, SimConfig, SimError};
+pub use world::Physics;

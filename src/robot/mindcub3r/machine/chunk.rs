@@ -231,7 +231,7 @@ impl MindCub3r {
         self.ev3
             .wait("the last move of a chunk", &[t.motor], budget)?;
         if t.motor.port == self.arm.port {
-            self.settle();
+            self.settle()?;
         }
         Ok(())
     }
@@ -667,7 +667,7 @@ impl MindCub3r {
             // Stage 1: the chunk before's last move settling.
             b.wait_idle(&[arm, table], "the chunk before settling");
             if tail.motor.port == arm {
-                b.pause(a.settle_ms);
+                b.settle(arm, a.settle_ms);
             }
             b.p.timer_read(at);
         }
@@ -719,7 +719,7 @@ impl MindCub3r {
             if *at != Some(target) {
                 b.call_move(arm, c(target), a.speed, arm_ramps);
                 b.wait_idle(&[arm], what);
-                b.pause(a.settle_ms);
+                b.settle(arm, a.settle_ms);
                 *at = Some(target);
             }
         };
@@ -739,7 +739,7 @@ impl MindCub3r {
             } else {
                 b.call_move(arm, c(a.away), a.speed, arm_ramps);
                 b.wait_idle(&[arm], "tilt arm away");
-                b.pause(a.settle_ms);
+                b.settle(arm, a.settle_ms);
             }
             *at = Some(a.away);
         };
@@ -762,7 +762,7 @@ impl MindCub3r {
                 Primitive::ArmHold => {
                     if lowering {
                         b.wait_idle(&[arm, table], "tilt arm down to hold");
-                        b.pause(a.settle_ms);
+                        b.settle(arm, a.settle_ms);
                         lowering = false;
                     } else {
                         arm_to(&mut b, hold, &mut arm_at, "tilt arm to hold");
@@ -777,7 +777,7 @@ impl MindCub3r {
                     tail = tail_of(i, s.prim);
                     if tail.is_none() {
                         b.wait_idle(&[arm], "tilt: arm back to hold");
-                        b.pause(a.settle_ms);
+                        b.settle(arm, a.settle_ms);
                     }
                 }
                 Primitive::Spin(_) => {

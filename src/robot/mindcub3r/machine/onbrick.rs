@@ -16,6 +16,8 @@ use crate::robot::ev3::protocol::{
 
 /// Words of one reading in the reply: R, G, B, turntable count, sensor-arm count.
 const REC: usize = 5;
+/// How long a motor's count must stand still to count as at rest (ms): under 50 motor °/s.
+pub(super) const REST_WINDOW_MS: u64 = 20;
 /// Most samples a face has (centre and eight).
 const MAX_SAMPLES: usize = 9;
 
@@ -228,6 +230,24 @@ impl<'a> Builder<'a> {
         self.p.jr_if(Cmp::GtEq, Width::B4, self.d, 0, pos);
         self.p.sub(Width::B4, 0, self.d, self.d);
         self.p.bind(pos);
+    }
+
+    /// Waits until `port`'s motor has come to rest: its count unchanged over `ms` (at
+    /// least [`REST_WINDOW_MS`]), under the stage waited for before. A step job ends when
+    /// its count is reached, not when the motor stops: LEGO's motor driver reaches the
+    /// count of a move at about a third of its speed and its brake then pulls the
+    /// overshoot back, which takes far longer than a fixed pause (`ev3-firmware-audit.md`
+    /// B5, measured on the firmware brick). A tilt started before the arm has settled at
+    /// hold strikes the cube instead of rolling it.
+    pub(super) fn settle(&mut self, port: OutputPort, ms: u64) {
+        let l = self.p.label();
+        self.p.bind(l);
+        self.check_deadline();
+        // `r2` is the move routine's scratch, free between moves.
+        self.p.get_count(port, self.r2);
+        self.pause(ms.max(REST_WINDOW_MS));
+        self.p.get_count(port, self.d);
+        self.p.jr_if(Cmp::Neq, Width::B4, self.d, self.r2, l);
     }
 
     pub(super) fn pause(&mut self, ms: u64) {
@@ -633,11 +653,12 @@ impl MindCub3r {
             b.call_move(arm, c(hold), a.speed, (a.ramp_up, a.ramp_down));
             b.call_move(sensor, c(s.clear), s.speed, (s.ramp, s.ramp));
             b.wait_idle(&[arm, sensor], "tilt arm to hold, sensor arm to clear");
-            b.pause(a.settle_ms);
+            b.settle(arm, a.settle_ms);
             b.call_move(arm, c(a.tilt_apex), a.tilt_speed, (a.ramp_up, a.ramp_down));
             b.wait_idle(&[arm], "tilt: arm to apex");
             b.call_move(arm, c(hold), a.back_speed, (a.ramp_up, a.ramp_down * 2));
             b.wait_idle(&[arm], "tilt: arm back to hold");
+            // The arm leaves at once: only a pause between moves.
             b.pause(a.settle_ms);
         }
         // Arm away while the sensor arm comes in over the cube.

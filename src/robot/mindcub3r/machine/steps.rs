@@ -7,8 +7,24 @@
 use super::*;
 
 impl MindCub3r {
-    pub(super) fn settle(&self) {
-        std::thread::sleep(Duration::from_millis(self.config.arm.settle_ms));
+    /// Waits until the tilt arm has come to rest: its count unchanged over the settle
+    /// pause (at least 20 ms). A move's job ends at its count while the motor still runs
+    /// on and its brake pulls the overshoot back (see `machine::onbrick`'s `settle`);
+    /// a tilt must start from an arm at rest at hold. An arm that never stands still for
+    /// a second ends the wait all the same: the next move's own checks catch a problem.
+    pub(super) fn settle(&mut self) -> Result<(), RobotError> {
+        let pause = Duration::from_millis(self.config.arm.settle_ms.max(20));
+        let port = self.arm.port;
+        let mut last = self.ev3.count(port)?;
+        for _ in 0..(1000 / pause.as_millis().max(1)).max(1) {
+            std::thread::sleep(pause);
+            let now = self.ev3.count(port)?;
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        Ok(())
     }
 
     fn move_motor(
@@ -63,7 +79,7 @@ impl MindCub3r {
             a.speed,
             (a.ramp_up, a.ramp_down),
         )?;
-        self.settle();
+        self.settle()?;
         self.arm_state = s;
         Ok(())
     }
@@ -187,7 +203,7 @@ impl MindCub3r {
                     a.back_speed,
                     (a.ramp_up, a.ramp_down * 2),
                 )?;
-                self.settle();
+                self.settle()?;
                 Ok(())
             }
             Primitive::Spin(k) => {

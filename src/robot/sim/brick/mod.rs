@@ -17,11 +17,14 @@
 //! firmware does (its `c_com.c`, `c_bt.c` and `d_pwm.c`; see
 //! [Execution on the brick](crate::robot::ev3::protocol#execution-on-the-brick)):
 //!
-//! * **One command at a time.** A frame arriving while a command runs (one suspended on
-//!   OUTPUT_READY, TIMER_READY or SOUND_READY) is dropped without any answer. The one
-//!   exception: a direct command that wants a reply, arriving while a *no-reply* command
-//!   runs, is answered at once with DIRECT_REPLY_ERROR and no global memory. A host that
-//!   sends a second command before the first one's reply therefore waits in vain.
+//! * **One command at a time; the others wait.** A frame arriving while a command runs
+//!   (one suspended on OUTPUT_READY, TIMER_READY or SOUND_READY, or a program still
+//!   looping) is not read: it waits and runs after that command ends, in arrival order,
+//!   whether or not either wants a reply (`c_com.c`: a direct command closes the `VmReady`
+//!   gate and no channel is read until the command's reply has been written). A host that
+//!   sends a second command before the first one's reply gets both replies, the second
+//!   only once the first command has ended; a STOP sent to cut a running program runs
+//!   after the program.
 //! * **A step move ends at its count.** OUTPUT_STEP_* ends when the motor's count (whole
 //!   tacho degrees) has moved by the steps asked for, never within a tolerance of it: a
 //!   motor held short by an end stop, the cube or an injected stall stays busy, pushing,
@@ -32,31 +35,10 @@
 //!
 //! ## Faults
 //!
-//! [`Faults`] (`--faults` of `cubot sim` and of the commands that start a simulator, such
-//! as `cubot run --sim`) is a comma list; N counts the commands the brick received, from
-//! 1; durations are simulated milliseconds; random draws come from the simulator's seed,
-//! so a seed replays the same faults:
-//!
-//! | Item | Fault |
-//! |------|-------|
-//! | `drop[@N]` | the reply to command N is lost (the command runs) |
-//! | `stall[@N]` | the first positioning move from command N on stalls |
-//! | `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS`, `corrupt@pK` | the same at (from) the K-th program: a command of at least 160 bytes (a scan face's program, a chunk of primitives), so a fault lands in a given face or chunk whatever the count of polls before it |
-//! | `wrong-device` | the colour-sensor port holds an infrared sensor |
-//! | `silent[@N]` | the brick answers nothing from command N on |
-//! | `latency=MS` | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
-//! | `jitter=MS` | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
-//! | `dropout@N=MS` | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
-//! | `corrupt@N` | one byte of the reply to command N (seeded position, seeded new value) is changed on the way, as a noisy link does (repeatable) |
-//! | `swap=XY` | the devices of two output ports (`swap=AC`) or two sensor ports (`swap=23`) are exchanged: a cable in the wrong socket (repeatable) |
-//! | `unplugged=P` | nothing in port P (A..D or 1..4) (repeatable) |
-//! | `reversed=M` | motor M (A..D) starts with its polarity reversed, as an earlier session can leave it: its moves run backwards and its count falls until a host sends OUTPUT_POLARITY (see [Polarity](crate::robot::ev3::protocol#polarity)) (repeatable) |
-//! | `jammed=M` | the mechanism of motor M (A..D) is jammed: the motor never turns (repeatable) |
-//! | `free=M` | the mechanism of motor M lost its end stops (a gear slipped off): the motor turns freely and homing finds no stop (repeatable) |
-//! | `battery=MV` | the battery holds MV millivolts (default [`SimConfig::battery_mv`], 8100) |
-//! | `covered` | the colour sensor's window is covered: it reads (0, 0, 0) |
-//! | `empty` | no cube in the tray: the colour sensor sees the tray wherever it looks |
-//! | `misread[=A:B]` | until the first layer turn, the colour sensor reads stickers A and B (indices or names such as `U3` of the starting cube, robot frame; a seeded pair without a value) as each other ([`super::misread`]) |
+//! `--faults` ([`Faults`]) injects faults of the link ([`crate::robot::sim::link`]), of
+//! this brick (`stall`, `reversed`) and of the world (the mechanism, the cube, the
+//! sensors, the wiring: [`crate::robot::sim::world`]); the table is in
+//! [Faults](crate::robot::sim::config#faults).
 //!
 //! The brick answers the brick queries of
 //! [the codec](crate::robot::ev3::protocol#brick-queries) as the firmware does: its name
@@ -69,33 +51,37 @@
 //! Level: robot (simulators; uses `cube`, `color::synth`, [`crate::robot::ev3::protocol`]).
 //! No printing: the log is read through [`SimHandle::take_log`].
 
-pub mod config;
+mod firmware;
 mod model;
+pub mod wire;
 
-pub use config::{Dropout, Faults, Port, SimConfig, SimError};
-pub use model::Physics;
+pub use crate::robot::sim::config::{Dropout, Faults, Port, SimConfig, SimError};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::cube::{random_state, FaceletCube};
-use crate::robot::ev3::protocol::{FrameBuffer, MAX_MESSAGE};
 use crate::robot::link::hid::{report_pipe, HidLink, PipeDevice};
-use crate::robot::sim::pty::{Endpoint, Peer, PtyServer, Server};
+use crate::robot::sim::link::{self, Link};
+use crate::robot::sim::lms2012::BrickKind;
+use crate::robot::sim::pty::{Endpoint, PtyServer, Server};
+use crate::robot::sim::world::World;
+use firmware::FirmwareBrick;
 
 use model::Brick;
 
-struct Shared {
-    clock: f64,
-    motion: f64,
+/// What a running brick shares with its handle (published after every round).
+pub(crate) struct Shared {
+    pub clock: f64,
+    pub motion: f64,
     /// Whether any motor has a job (is driving).
-    running: bool,
-    cube: FaceletCube,
-    tilts: u64,
-    log: Vec<String>,
+    pub running: bool,
+    pub cube: FaceletCube,
+    pub tilts: u64,
+    pub log: Vec<String>,
 }
 
 /// The server behind a simulated brick.
@@ -189,8 +175,11 @@ pub fn starting_cube(cfg: &SimConfig) -> Result<FaceletCube, SimError> {
     }
 }
 
-/// The brick as a peer, and what its handle shares with it.
-fn brick_peer(cfg: &SimConfig) -> Result<(BrickPeer, FaceletCube, Arc<Mutex<Shared>>), SimError> {
+/// Our brick behind its link, the starting cube, and what the handle shares with it.
+type Served = (Link<BrickPeer>, FaceletCube, Arc<Mutex<Shared>>);
+
+/// The brick behind its link, and what its handle shares with it.
+fn brick_peer(cfg: &SimConfig) -> Result<Served, SimError> {
     let cube = starting_cube(cfg)?;
     if let Some(m) = &cfg.faults.misread {
         m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
@@ -205,23 +194,51 @@ fn brick_peer(cfg: &SimConfig) -> Result<(BrickPeer, FaceletCube, Arc<Mutex<Shar
     }));
     let peer = BrickPeer {
         brick: Brick::new(cfg, cube.clone()),
-        frames: FrameBuffer::default(),
         shared: shared.clone(),
-        jitter: Jitter::new(cfg),
-        latency: (cfg.latency_ms + cfg.faults.latency_ms as f64).max(0.0) / 1000.0,
     };
-    Ok((peer, cube, shared))
+    Ok((Link::new(peer, cfg), cube, shared))
 }
 
-/// Starts a simulated brick on a new pty, served by a thread.
+/// Starts a simulated brick on a new pty, served by a thread: ours, or LEGO's firmware
+/// ([`SimConfig::brick`]).
 pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
+    if let BrickKind::Lms2012(dir) = &cfg.brick {
+        return spawn_firmware_pty(&cfg, &BrickKind::lms2012_dir(dir.as_deref()));
+    }
     let (peer, initial, shared) = brick_peer(&cfg)?;
-    let latency = peer.latency;
+    let latency = Link::<BrickPeer>::latency_of(&cfg);
     let server = PtyServer::spawn("ev3-sim", peer, cfg.speed, latency)?;
     Ok(SimHandle {
         path: server.path().to_path_buf(),
         server: Serving::Pty(server),
         initial,
+        shared,
+    })
+}
+
+/// LEGO's firmware as the brick, on a new pty: its process started and booted, the same
+/// world and link around it as around ours.
+fn spawn_firmware_pty(cfg: &SimConfig, dir: &Path) -> Result<SimHandle, SimError> {
+    let cube = starting_cube(cfg)?;
+    if let Some(m) = &cfg.faults.misread {
+        m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
+    }
+    let shared = Arc::new(Mutex::new(Shared {
+        clock: 0.0,
+        motion: 0.0,
+        running: false,
+        cube: cube.clone(),
+        tilts: 0,
+        log: Vec::new(),
+    }));
+    let world = World::new(cfg, &cube);
+    let brick = FirmwareBrick::start(dir, cfg, world, shared.clone())?;
+    let latency = Link::<FirmwareBrick>::latency_of(cfg);
+    let server = PtyServer::spawn("ev3-lms2012", Link::new(brick, cfg), cfg.speed, latency)?;
+    Ok(SimHandle {
+        path: server.path().to_path_buf(),
+        server: Serving::Pty(server),
+        initial: cube,
         shared,
     })
 }
@@ -232,7 +249,7 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
 /// 1024 bytes); one that is not is refused and noted in the log.
 pub fn spawn_hid(cfg: SimConfig) -> Result<(SimHandle, HidLink), SimError> {
     let (peer, initial, shared) = brick_peer(&cfg)?;
-    let latency = peer.latency;
+    let latency = Link::<BrickPeer>::latency_of(&cfg);
     let (host, device) = report_pipe();
     let end = HidEnd {
         device,
@@ -276,112 +293,45 @@ impl Endpoint for HidEnd {
     }
 }
 
-/// The brick as a peer of the pty server: whole frames in, replies out, its state
-/// published for the handle after every round.
+/// Our brick as the link serves it: whole frames in, replies out, its state published
+/// for the handle after every round.
 struct BrickPeer {
     brick: Brick,
-    frames: FrameBuffer,
     shared: Arc<Mutex<Shared>>,
-    jitter: Jitter,
-    /// The link latency the pty server adds to every stamp (simulated seconds).
-    latency: f64,
 }
 
-/// The `jitter=MS` fault: each reply's delay moves by a seeded draw in ±`spread`
-/// (simulated seconds), never below the bare production time and never ahead of the reply
-/// before it (a serial link does not reorder).
-struct Jitter {
-    spread: f64,
-    rng: ChaCha8Rng,
-    last: f64,
-}
-
-impl Jitter {
-    fn new(cfg: &SimConfig) -> Jitter {
-        Jitter {
-            spread: cfg.faults.jitter_ms as f64 / 1000.0,
-            // A stream of its own, so the jitter never changes the sensor noise of a seed.
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0717_7E12),
-            last: f64::NEG_INFINITY,
+impl link::Brick for BrickPeer {
+    fn deliver(&mut self, frame: &[u8], out: &mut Vec<(f64, Vec<u8>)>) {
+        if let Some(r) = self.brick.handle(frame) {
+            out.push((self.brick.clock, r));
         }
-    }
-
-    /// The time to stamp on a reply produced at `t` when the link adds `latency`
-    /// (simulated seconds) on top of the stamp.
-    fn stamp(&mut self, t: f64, latency: f64) -> f64 {
-        let mut s = t;
-        if self.spread > 0.0 {
-            let d: f64 = self.rng.gen_range(-self.spread..=self.spread);
-            s = t + d.max(-latency);
-        }
-        s = s.max(self.last);
-        self.last = s;
-        s
-    }
-}
-
-impl Peer for BrickPeer {
-    fn receive(&mut self, bytes: &[u8]) {
-        self.frames.push(bytes);
     }
 
     fn run_until(&mut self, now: f64, out: &mut Vec<(f64, Vec<u8>)>) -> f64 {
         let brick = &mut self.brick;
-        let latency = self.latency;
         if now > brick.clock {
             brick.advance(now - brick.clock);
         }
-        for (t, r) in brick.take_replies() {
-            out.push((self.jitter.stamp(t, latency), r));
-        }
-        while let Some(f) = self.frames.pop() {
-            if f.len() > MAX_MESSAGE {
-                continue;
-            }
-            if let Some(r) = brick.handle(&f) {
-                out.push((self.jitter.stamp(brick.clock, latency), r));
-            }
-        }
+        out.extend(brick.take_replies());
+        brick.clock
+    }
+
+    fn clock(&self) -> f64 {
+        self.brick.clock
+    }
+
+    fn note(&mut self, line: String) {
+        self.brick.note(line);
+    }
+
+    fn publish(&mut self) {
+        let brick = &mut self.brick;
         let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         s.clock = brick.clock;
         s.motion = brick.motion;
         s.running = brick.motors_running();
-        s.tilts = brick.tilts;
+        s.tilts = brick.tilts();
         s.cube = brick.cube();
         s.log.append(&mut brick.log);
-        brick.clock
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn stamps(seed: u64, faults: &str) -> Vec<f64> {
-        let cfg = SimConfig {
-            seed,
-            faults: faults.parse().unwrap(),
-            ..SimConfig::default()
-        };
-        let mut j = Jitter::new(&cfg);
-        (0..200).map(|i| j.stamp(i as f64 * 0.01, 0.05)).collect()
-    }
-
-    #[test]
-    fn jitter_is_seeded_bounded_and_keeps_the_order() {
-        let a = stamps(4, "jitter=20");
-        assert_eq!(a, stamps(4, "jitter=20"), "same seed, same delays");
-        assert_ne!(a, stamps(5, "jitter=20"));
-        let mut spread = (f64::INFINITY, f64::NEG_INFINITY);
-        for (i, (w, s)) in a.windows(2).zip(&a).enumerate() {
-            let d = s - i as f64 * 0.01;
-            assert!((-0.020 - 1e-9..=0.020 + 1e-9).contains(&d), "{d}");
-            assert!(w[1] >= w[0], "replies never overtake each other");
-            spread = (spread.0.min(d), spread.1.max(d));
-        }
-        assert!(spread.1 - spread.0 > 0.03, "{spread:?}");
-        // Without the fault, stamps are the production times.
-        let plain = stamps(4, "");
-        assert!(plain.iter().enumerate().all(|(i, &s)| s == i as f64 * 0.01));
     }
 }

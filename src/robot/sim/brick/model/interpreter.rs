@@ -43,31 +43,34 @@ use super::*;
 use crate::robot::ev3::protocol::ops::{self, Instr, Walk};
 
 impl Brick {
-    /// Handles one frame; returns the reply bytes to send (if any).
+    /// Handles one frame; returns the reply bytes to send (if any). A frame arriving while
+    /// a command runs waits, unread, and runs after it, in order, as the firmware's
+    /// communication module does (see "As the firmware does" in [`super`]'s docs). The
+    /// link's faults are not the brick's: [`crate::robot::sim::link`] applies them around
+    /// it.
     pub fn handle(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
-        if self.link_down() {
+        if self.suspended.is_some() || !self.queue.is_empty() {
+            let counter = frame
+                .get(2..4)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .unwrap_or(0);
             self.note(format!(
-                "link drop-out: a frame from the host is lost ({})",
-                protocol::hex(frame)
+                "command {counter} arrived while another was running: it waits until that one ends"
             ));
+            self.queue.push_back(frame.to_vec());
             return None;
         }
+        self.start(frame)
+    }
+
+    /// Reads and runs one frame (the brick is free); its reply if it ended at once.
+    fn start(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
         self.commands += 1;
         let n = self.commands;
-        let program = (frame.len() >= super::super::config::PROGRAM_BYTES).then(|| {
+        let program = (frame.len() >= crate::robot::sim::config::PROGRAM_BYTES).then(|| {
             self.programs += 1;
             self.programs
         });
-        if self.silent
-            || self.faults.silent_at.is_some_and(|s| n >= s)
-            || (program.is_some() && program == self.faults.silent_program)
-        {
-            if !self.silent {
-                self.silent = true;
-                self.note(format!("fault injected: link silent from command {n} on"));
-            }
-            return None;
-        }
         if program.is_some() && self.faults.stall_program == program {
             self.stall_armed = true;
             self.note(format!(
@@ -81,78 +84,10 @@ impl Brick {
                 "fault injected: the next positioning move from command {n} on stalls"
             ));
         }
-        if let Some(d) = self
-            .faults
-            .dropouts
-            .iter()
-            .find(|d| {
-                if d.program {
-                    program == Some(d.at)
-                } else {
-                    d.at == n
-                }
-            })
-            .copied()
-        {
-            self.link_down_until = self.clock + d.ms as f64 / 1000.0;
-            self.note(format!(
-                "fault injected: the link drops out for {} ms from command {n} on",
-                d.ms
-            ));
-        }
-        let drop = self.faults.drop_at == Some(n)
-            || (program.is_some() && self.faults.drop_program == program);
-        if self.faults.corrupt.contains(&n)
-            || program.is_some_and(|k| self.faults.corrupt_programs.contains(&k))
-        {
-            self.corrupt_next = true;
-        }
-        let reply = self.handle_inner(frame);
-        if drop && reply.is_some() {
-            self.note(format!("fault injected: reply to command {n} lost"));
-            return None;
-        }
-        if drop && self.suspended.is_some() {
-            // A command still running (a program, or one waiting for its motors): its
-            // reply is lost when it ends.
-            self.drop_running = Some(n);
-        }
-        self.through_link(reply)
-    }
-
-    /// Whether a link drop-out is under way.
-    fn link_down(&self) -> bool {
-        self.clock < self.link_down_until
-    }
-
-    /// A reply as the host gets it: lost while the link is down, one byte changed by a
-    /// `corrupt` fault.
-    fn through_link(&mut self, reply: Option<Vec<u8>>) -> Option<Vec<u8>> {
-        let mut r = reply?;
-        if std::mem::take(&mut self.corrupt_next) && !r.is_empty() {
-            let i = self.rng.gen_range(0..r.len());
-            let old = r[i];
-            r[i] = old ^ self.rng.gen_range(1..=255u8);
-            self.note(format!(
-                "fault injected: reply byte {i} corrupted (0x{old:02X} -> 0x{:02X})",
-                r[i]
-            ));
-        }
-        if self.link_down() {
-            self.note(format!(
-                "link drop-out: a reply is lost ({})",
-                protocol::hex(&r)
-            ));
-            return None;
-        }
-        Some(r)
+        self.handle_inner(frame)
     }
 
     fn handle_inner(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
-        if let Some(running) = &self.suspended {
-            let running_wants_reply = running.frame.wants_reply();
-            return self.while_busy(frame, running_wants_reply);
-        }
         let f = match decode_command(frame) {
             Ok(f) => f,
             Err(e) => {
@@ -209,28 +144,6 @@ impl Brick {
         self.run(s, SLICE)
     }
 
-    /// A frame arriving while a command runs, as the firmware's communication module
-    /// treats it (see "Execution on the brick" in the protocol module's docs): dropped
-    /// without any answer, except a direct command that wants a reply while the running
-    /// command is a no-reply one, which gets DIRECT_REPLY_ERROR with no global memory.
-    fn while_busy(&mut self, frame: &[u8], running_wants_reply: bool) -> Option<Vec<u8>> {
-        let counter = frame
-            .get(2..4)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .unwrap_or(0);
-        let kind = frame.get(4).copied();
-        if kind == Some(protocol::DIRECT_COMMAND_REPLY) && !running_wants_reply {
-            self.note(format!(
-                "command {counter} arrived while a no-reply command was running: error reply"
-            ));
-            return Some(encode_reply(counter, false, &[]));
-        }
-        self.note(format!(
-            "command {counter} arrived while another was running: dropped, no answer"
-        ));
-        None
-    }
-
     /// The reply of a command that ended while time advanced (oldest first), if any.
     #[cfg(test)]
     pub fn poll_suspended(&mut self) -> Option<Vec<u8>> {
@@ -253,14 +166,16 @@ impl Brick {
     pub(super) fn vm_step(&mut self) {
         if let Some(s) = self.suspended.take() {
             let per_step = (DT / INSTRUCTION_S).round() as usize;
-            let mut reply = self.run(s, per_step);
-            if reply.is_some() && self.suspended.is_none() {
-                if let Some(n) = self.drop_running.take() {
-                    self.note(format!("fault injected: reply to command {n} lost"));
-                    reply = None;
-                }
+            if let Some(r) = self.run(s, per_step) {
+                self.outbox.push((self.clock, r));
             }
-            if let Some(r) = self.through_link(reply) {
+        }
+        // The brick is free: the frames that waited run, in order, until one blocks.
+        while self.suspended.is_none() {
+            let Some(f) = self.queue.pop_front() else {
+                break;
+            };
+            if let Some(r) = self.start(&f) {
                 self.outbox.push((self.clock, r));
             }
         }
@@ -350,30 +265,28 @@ impl Brick {
         Ok(())
     }
 
-    /// The mechanisms driven by the motors on the ports of a NOS bit field (an empty port
-    /// drives nothing, as on the brick).
+    /// The output ports of a NOS bit field that have a motor (an empty port drives
+    /// nothing, as on the brick).
     fn motors_of(&self, nos: i32) -> Result<Vec<usize>, String> {
         if !(0..=15).contains(&nos) {
             return Err(format!("bad NOS {nos}"));
         }
         Ok((0..4)
             .filter(|i| nos & (1 << i) != 0)
-            .filter_map(|i| self.wiring[i])
+            .filter(|&i| self.world.output_type(i).is_some())
             .collect())
     }
 
-    /// The output port (letter) a mechanism's motor is plugged into, for notes.
-    pub(super) fn port_letter(&self, m: usize) -> char {
-        let port = self.wiring.iter().position(|&w| w == Some(m)).unwrap_or(m);
+    /// An output port's letter, for notes.
+    pub(super) fn port_letter(&self, port: usize) -> char {
         (b'A' + port as u8) as char
     }
 
     fn start_job(&mut self, m: usize, job: Job) {
-        let motor = &mut self.motors[m];
-        motor.job = job;
-        motor.blocked = false;
-        motor.overshoot = if matches!(job, Job::Step { .. }) {
-            self.rng.gen_range(0.0..2.5)
+        self.motors[m].job = job;
+        self.world.release(m);
+        self.motors[m].overshoot = if matches!(job, Job::Step { .. }) {
+            self.world.rng().gen_range(0.0..2.5)
         } else {
             0.0
         };
@@ -381,7 +294,7 @@ impl Brick {
         // against a stop: the injected stall hits the next positioning job.
         if self.stall_armed && matches!(job, Job::Step { .. }) {
             self.stall_armed = false;
-            self.motors[m].blocked = true;
+            self.world.stall(m);
             let port = self.port_letter(m);
             self.note(format!("fault injected: motor {port} stalls"));
         }
@@ -445,7 +358,7 @@ impl Brick {
         match ins.op.code {
             op::OUTPUT_RESET => {
                 for &m in &ms {
-                    self.motors[m].move_zero = self.motors[m].phys;
+                    self.motors[m].move_zero = self.world.angle(m);
                 }
             }
             op::OUTPUT_STOP => {
@@ -453,7 +366,7 @@ impl Brick {
                 for &m in &ms {
                     self.motors[m].job = Job::Idle;
                     self.motors[m].v = 0.0;
-                    self.motors[m].blocked = false;
+                    self.world.release(m);
                 }
             }
             op::OUTPUT_POWER | op::OUTPUT_SPEED => {
@@ -493,7 +406,7 @@ impl Brick {
             }
             op::OUTPUT_CLR_COUNT => {
                 for &m in &ms {
-                    self.motors[m].zero = self.motors[m].phys;
+                    self.motors[m].zero = self.world.angle(m);
                 }
             }
             _ => self.output_profile(ins, &ms, s)?,
@@ -507,11 +420,11 @@ impl Brick {
         match ins.op.sub {
             Some(op::UI_READ_GET_VBATT) => {
                 let d = self.dst(ins, 0)?;
-                self.write(s, d, &(self.battery as f32).to_le_bytes())?;
+                self.write(s, d, &(self.world.battery() as f32).to_le_bytes())?;
             }
             Some(op::UI_READ_GET_LBATT) => {
                 let d = self.dst(ins, 0)?;
-                let mv = (self.battery * 1000.0) as i32;
+                let mv = (self.world.battery() * 1000.0) as i32;
                 let pct = ((mv - 6200) * 100 / (7500 - 6200)).clamp(0, 100);
                 self.write(s, d, &[pct as u8])?;
             }
@@ -570,7 +483,7 @@ impl Brick {
                     vmax,
                     r: p,
                     done: 0.0,
-                    from: self.motors[m].count().round(),
+                    from: self.count(m).round(),
                 }
             } else {
                 Job::Time {
@@ -595,10 +508,15 @@ impl Brick {
             return Err(format!("motor number {no} out of range (0..3)"));
         }
         // An empty port reads as a motor that never moved.
-        let (count, speed, mv) = match self.wiring[no as usize] {
-            Some(m) => {
-                let m = &self.motors[m];
-                (m.count(), m.speed_pct(), m.phys - m.move_zero)
+        let port = no as usize;
+        let (count, speed, mv) = match self.world.output_type(port) {
+            Some(_) => {
+                let m = &self.motors[port];
+                (
+                    self.count(port),
+                    m.speed_pct(),
+                    self.world.angle(port) - m.move_zero,
+                )
             }
             None => (0.0, 0, 0.0),
         };
@@ -616,9 +534,9 @@ impl Brick {
 
     fn device_at(&self, no: i32) -> Result<(i8, Option<usize>), String> {
         match no {
-            0..=3 => Ok((self.sensors[no as usize], None)),
-            16..=19 => match self.wiring[(no - 16) as usize] {
-                Some(m) => Ok((self.motors[m].kind, Some(m))),
+            0..=3 => Ok((self.world.input_type(no as usize), None)),
+            16..=19 => match self.world.output_type((no - 16) as usize) {
+                Some(kind) => Ok((kind, Some((no - 16) as usize))),
                 None => Ok((device::NONE, None)),
             },
             _ => Err(format!("input {no} out of range")),
@@ -633,7 +551,13 @@ impl Brick {
             Some(op::INPUT_GET_TYPEMODE) => {
                 let d1 = self.dst(ins, 2)?;
                 let d2 = self.dst(ins, 3)?;
-                let mode = if dtype == device::COLOR { 4 } else { 0 };
+                // The mode the brick last set (the firmware's DeviceMode: set when a READY_*
+                // asks for another mode, while the sensor still switches).
+                let mode = if dtype == device::COLOR && motor.is_none() {
+                    self.device_mode[no as usize]
+                } else {
+                    0
+                };
                 self.write(s, d1, &[dtype as u8])?;
                 self.write(s, d2, &[mode])?;
             }
@@ -641,7 +565,7 @@ impl Brick {
             Some(op::INPUT_GET_RAW) => {
                 let d = self.dst(ins, 2)?;
                 let v = match motor {
-                    Some(m) => self.motors[m].count().round() as i32,
+                    Some(m) => self.count(m).round() as i32,
                     None => 0,
                 };
                 self.write(s, d, &v.to_le_bytes())?;
@@ -663,31 +587,26 @@ impl Brick {
                 let values: Vec<f64> = if dtype == device::NONE {
                     return Err(format!("nothing connected on input {no}"));
                 } else if let Some(m) = motor {
-                    let mo = &self.motors[m];
                     match mode {
-                        1 => vec![mo.count() / 360.0],
-                        2 => vec![mo.speed_pct() as f64],
-                        _ => vec![mo.count()],
-                    }
-                } else if dtype == device::COLOR {
-                    let rgb = self.rgb_raw().map(|v| v as f64);
-                    let m = if mode < 0 { 4 } else { mode };
-                    match m {
-                        4 => rgb.to_vec(),
-                        0 => vec![((rgb[0] + rgb[1] + rgb[2]) / 3.0 / 4.0).min(100.0)],
-                        1 => vec![4.0],
-                        2 => vec![color_code(rgb)],
-                        3 => vec![rgb[0], rgb[2]],
-                        _ => return Err(format!("colour sensor mode {m} not simulated")),
+                        1 => vec![self.count(m) / 360.0],
+                        2 => vec![self.motors[m].speed_pct() as f64],
+                        _ => vec![self.count(m)],
                     }
                 } else {
-                    // Infrared proximity: a cube sits in the tray.
-                    vec![26.0]
+                    match self.ready_sensor(no as usize, mode)? {
+                        Some(v) => v,
+                        // The sensor switches mode: the program is held (BUSYBREAK).
+                        None => return Ok(false),
+                    }
                 };
                 for i in 0..n as usize {
                     let v = values.get(i).copied().unwrap_or(0.0);
                     let d = self.dst(ins, 5 + i)?;
+                    // A value the sensor could not give is the firmware's "not a number"
+                    // of each width (DATA8_NAN, DATA32_NAN, DATAF_NAN).
                     let bytes = match sub {
+                        Some(op::INPUT_READY_PCT) if v.is_nan() => vec![0x80],
+                        Some(op::INPUT_READY_RAW) if v.is_nan() => i32::MIN.to_le_bytes().to_vec(),
                         Some(op::INPUT_READY_PCT) => {
                             vec![v.round().clamp(-128.0, 127.0) as i8 as u8]
                         }
@@ -730,30 +649,59 @@ fn refusal(code: &Walk) -> Option<String> {
     })
 }
 
-/// COL-COLOR code from RGB-RAW (rough; not used by the scan).
-fn color_code(rgb: [f64; 3]) -> f64 {
-    let [r, g, b] = rgb;
-    let sum = r + g + b;
-    if sum < 60.0 {
-        return 1.0;
-    }
-    if r > 1.5 * g && r > 1.5 * b {
-        5.0
-    } else if g > r && g > 1.5 * b && r < 0.6 * g {
-        3.0
-    } else if b > r && b > 0.8 * g {
-        2.0
-    } else if r > b * 2.0 && g > b * 2.0 && sum < 700.0 {
-        4.0
-    } else {
-        6.0
+impl Brick {
+    /// The values a READY_* reads from the sensor on input port `port` in `mode` (−1:
+    /// the mode it is in), as the firmware's `c_input.c` gives them: asking a colour
+    /// sensor for another mode makes it switch, and the program is held (`None`) until the
+    /// sensor sends in that mode; after [`MAX_DEVICE_BUSY_S`] of waiting every value is
+    /// "not a number" (NaN here).
+    fn ready_sensor(&mut self, port: usize, mode: i32) -> Result<Option<Vec<f64>>, String> {
+        if self.world.input_type(port) == device::COLOR {
+            let want = if mode < 0 {
+                self.device_mode[port]
+            } else {
+                mode as u8
+            };
+            if want > 4 {
+                return Err(format!("colour sensor mode {want} not simulated"));
+            }
+            if self.device_mode[port] != want {
+                self.device_mode[port] = want;
+                self.world.request_mode(port, want);
+            }
+            let sending = self.world.sensor(port).is_some_and(|st| st.mode == want);
+            if !sending {
+                let since = *self.sensor_busy_since[port].get_or_insert(self.clock);
+                if self.clock - since < MAX_DEVICE_BUSY_S - 1e-9 {
+                    return Ok(None);
+                }
+                self.sensor_busy_since[port] = None;
+                self.note(format!(
+                    "the colour sensor on port {} sent nothing in mode {want} for {MAX_DEVICE_BUSY_S} s: not a number",
+                    port + 1
+                ));
+                return Ok(Some(vec![f64::NAN; 8]));
+            }
+            self.sensor_busy_since[port] = None;
+        }
+        let values = self
+            .world
+            .sensor_values(port)
+            .ok_or_else(|| format!("nothing to read on input {port}"))?;
+        Ok(Some(values.into_iter().map(f64::from).collect()))
     }
 }
+
+/// The longest a READY_* waits for a sensor to send in a new mode
+/// (`MAX_DEVICE_BUSY_TIME` of `lms2012.h`, 1200 ms).
+const MAX_DEVICE_BUSY_S: f64 = 1.2;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cube::Size;
     use crate::robot::ev3::protocol::{decode_reply, DirectCommand, OutputPort};
+    use crate::robot::mindcub3r::model::Primitive;
 
     use crate::robot::ev3::protocol::from_hex as h;
 
@@ -789,10 +737,13 @@ mod tests {
             b.handle(&h("09 00 04 00 00 01 00 A9 00 03 60")).unwrap(),
             h("04 00 04 00 02 00")
         );
-        // E6 RGB-RAW: 12 bytes of global memory.
-        let r = b
+        // E6 RGB-RAW: 12 bytes of global memory (once the sensor, in COL-REFLECT since
+        // power-up, has switched to RGB-RAW).
+        assert!(b
             .handle(&h("0F 00 03 00 00 0C 00 99 1C 00 01 1D 04 03 60 64 68"))
-            .unwrap();
+            .is_none());
+        b.advance(0.05);
+        let r = b.poll_suspended().unwrap();
         assert_eq!(&r[..5], &h("0F 00 03 00 02")[..]);
         // E12 IR proximity on port 4 (index 3): type 33 as LC1.
         let r = b
@@ -904,7 +855,7 @@ mod tests {
     }
 
     #[test]
-    fn one_command_at_a_time() {
+    fn one_command_at_a_time_the_others_wait() {
         let mut b = brick();
         // E3: a blocking move of B; its reply comes when the move is done.
         assert!(b
@@ -912,17 +863,23 @@ mod tests {
                 "13 00 01 00 00 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
             ))
             .is_none());
-        // Meanwhile a command that wants a reply is dropped without an answer, as the
-        // firmware does while a reply-wanting command runs; so is a no-reply one (a STOP
-        // here: the move goes on) and a system command.
+        // Meanwhile a ping, a no-reply STOP of every motor and a system command arrive:
+        // they wait, unread, and run after the move, in order, as the firmware does (its
+        // communication module reads no channel while a direct command runs).
         assert!(b.handle(&h("06 00 09 00 00 00 00 01")).is_none());
         assert!(b.handle(&h("09 00 0A 00 80 00 00 A3 00 0F 00")).is_none());
         assert!(b.handle(&h("05 00 0B 00 01 9D")).is_none());
         b.advance(0.3);
         assert!(b.poll_suspended().is_none(), "still moving after 0.3 s");
         b.advance(1.0);
-        assert_eq!(b.poll_suspended().unwrap(), h("03 00 01 00 02"));
-        // 270° of the turntable at the table = one spin with the arm away.
+        let replies: Vec<Vec<u8>> = b.take_replies().into_iter().map(|(_, r)| r).collect();
+        assert_eq!(replies.len(), 3, "{replies:?}");
+        assert_eq!(replies[0], h("03 00 01 00 02"));
+        assert_eq!(replies[1], h("03 00 09 00 02"));
+        // The system command (too short to decode) gets its error reply.
+        assert_eq!(replies[2], h("03 00 0B 00 04"));
+        // The STOP came after the move had ended: 270° of the turntable at the table = one
+        // spin with the arm away.
         let mut expect = FaceletCube::solved(Size::Three);
         expect
             .apply(&crate::cube::Alg::from_moves(vec![Primitive::Spin(1)
@@ -933,29 +890,120 @@ mod tests {
     }
 
     #[test]
-    fn a_command_during_a_no_reply_one_gets_an_error_reply() {
+    fn a_command_during_a_no_reply_one_waits_too() {
         let mut b = brick();
+        let count_b = |b: &mut Brick, counter: &str| {
+            b.handle(&h(&format!("09 00 {counter} 00 00 04 00 B3 00 01 60")))
+        };
+        let r = count_b(&mut b, "04").unwrap();
+        let slot = crate::robot::ev3::protocol::Slot {
+            offset: 0,
+            kind: crate::robot::ev3::protocol::SlotKind::I32,
+        };
+        let before = decode_reply(&r).unwrap().i32(slot).unwrap();
         // E3's move sent without a reply wanted: it still runs to the end.
         assert!(b
             .handle(&h(
                 "13 00 01 00 80 00 00 AE 00 02 81 28 1E 82 D2 00 1E 01 AA 00 02"
             ))
             .is_none());
-        // A reply-wanting command meanwhile: DIRECT_REPLY_ERROR with no global memory.
-        assert_eq!(
-            b.handle(&h("09 00 05 00 00 04 00 B3 00 02 60")).unwrap(),
-            h("03 00 05 00 04")
-        );
-        b.advance(1.5);
-        assert!(
-            b.poll_suspended().is_none(),
-            "a no-reply command answers nothing"
-        );
+        // A reply-wanting command meanwhile runs once the move has ended.
+        assert!(count_b(&mut b, "05").is_none());
+        b.advance(0.3);
+        assert!(b.poll_suspended().is_none(), "the move still runs");
+        b.advance(1.2);
+        let r = decode_reply(&b.poll_suspended().expect("the count after the move")).unwrap();
+        assert_eq!(r.counter, 5);
+        let moved = r.i32(slot).unwrap() - before;
+        assert!((270..=273).contains(&moved), "{moved}");
         assert!(!b.is_waiting());
-        // Free again: answered normally.
+        // Free again: answered at once.
         assert_eq!(
             b.handle(&h("06 00 06 00 00 00 00 01")).unwrap(),
             h("03 00 06 00 02")
+        );
+    }
+
+    /// READY_RAW of the colour sensor on port 2 (input 1) in `mode`, three values.
+    fn ready_raw(counter: u8, mode: u8) -> Vec<u8> {
+        h(&format!(
+            "0F 00 {counter:02X} 00 00 0C 00 99 1C 00 01 1D {mode:02X} 03 60 64 68"
+        ))
+    }
+
+    /// GET_TYPEMODE of input 1: (type, mode).
+    fn typemode(b: &mut Brick) -> (u8, u8) {
+        let r = b
+            .handle(&h("0B 00 30 00 00 02 00 99 05 00 01 60 61"))
+            .unwrap();
+        (r[5], r[6])
+    }
+
+    #[test]
+    fn the_colour_sensor_switches_mode_while_the_program_waits() {
+        let mut b = brick();
+        // At power-up the sensor is in COL-REFLECT.
+        assert_eq!(typemode(&mut b), (29, 0));
+        // The first READY_RAW in RGB-RAW waits while the sensor switches.
+        let t0 = b.clock;
+        assert!(b.handle(&ready_raw(1, 4)).is_none(), "held while switching");
+        assert_eq!(typemode_queued(&mut b), None, "nothing runs meanwhile");
+        let mut took = None;
+        for _ in 0..100 {
+            b.advance(DT);
+            if let Some((t, r)) = b.take_replies().into_iter().next() {
+                let rep = decode_reply(&r).unwrap();
+                assert!(rep.ok);
+                let rgb = (0..3)
+                    .map(|i| i32::from_le_bytes(rep.globals[4 * i..4 * i + 4].try_into().unwrap()));
+                assert!(
+                    rgb.clone().all(|v| (0..=1023).contains(&v)),
+                    "{:?}",
+                    rgb.collect::<Vec<_>>()
+                );
+                took = Some(t - t0);
+                break;
+            }
+        }
+        let took = took.expect("a reading once the sensor sends RGB-RAW");
+        let switch = crate::robot::sim::world::optics::MODE_SWITCH_S;
+        assert!(
+            (switch - 1e-9..=switch + 2.0 * DT).contains(&took),
+            "{took} s"
+        );
+        // Now in RGB-RAW: the next reading comes at once, and GET_TYPEMODE says so (the
+        // GET_TYPEMODE queued meanwhile ran right after the reading).
+        b.take_replies();
+        assert_eq!(typemode(&mut b), (29, 4));
+        assert!(b.handle(&ready_raw(2, 4)).is_some());
+    }
+
+    /// A GET_TYPEMODE sent while a command runs: its reply, if it came at once.
+    fn typemode_queued(b: &mut Brick) -> Option<Vec<u8>> {
+        b.handle(&h("0B 00 31 00 00 02 00 99 05 00 01 60 61"))
+    }
+
+    #[test]
+    fn a_sensor_that_never_switches_reads_not_a_number_after_1_2_s() {
+        let mut b = brick();
+        b.world.deafen_sensor(1);
+        assert!(b.handle(&ready_raw(1, 4)).is_none());
+        b.advance(1.1);
+        assert!(b.take_replies().is_empty(), "still waiting after 1.1 s");
+        b.advance(0.2);
+        let (_, r) = b
+            .take_replies()
+            .into_iter()
+            .next()
+            .expect("given up by 1.3 s");
+        let rep = decode_reply(&r).unwrap();
+        assert!(rep.ok, "an OK reply, as the firmware's");
+        assert_eq!(&rep.globals[..4], &i32::MIN.to_le_bytes());
+        assert_eq!(&rep.globals[8..12], &i32::MIN.to_le_bytes());
+        assert!(
+            b.log.iter().any(|l| l.contains("not a number")),
+            "{:?}",
+            b.log
         );
     }
 
@@ -981,14 +1029,14 @@ mod tests {
             r.i8(busy).unwrap() != 0
         };
         // Sensor arm C parked at its stop (physical 0).
-        b.motors[2].phys = 0.0;
+        b.world.place(2, 0.0);
         // C +10° into the stop: it stays busy, pushing.
         assert!(step(&mut b, 30, 10));
         // Stopped, then out 300° and back 300° to the stop: the count is reached (in whole
         // degrees) both ways, so both moves end.
         b.handle(&DirectCommand::new().output_stop(c, true).encode(99));
         assert!(!step(&mut b, -30, 300));
-        assert!(!step(&mut b, 30, 300), "at {}", b.motors[2].phys);
-        assert!(b.motors[2].phys.abs() < 0.5);
+        assert!(!step(&mut b, 30, 300), "at {}", b.world.angle(2));
+        assert!(b.world.angle(2).abs() < 0.5);
     }
 }

@@ -222,6 +222,7 @@ pub(super) fn load(s: &Suspended, at: Var, kind: Kind) -> Result<i32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cube::Size;
     use crate::robot::ev3::protocol::{
         decode_reply, Cmp, OutputPort, Program, SlotKind, Width as W,
     };
@@ -305,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn a_program_waits_for_a_motor_count_and_answers_nothing_else_meanwhile() {
+    fn a_program_waits_for_a_motor_count_and_runs_nothing_else_meanwhile() {
         let mut b = brick();
         let nos = OutputPort::B.bit();
         let mut p = Program::new();
@@ -326,9 +327,9 @@ mod tests {
         p.mov(W::B4, W::B4, now, seen);
         p.timer_read(t);
         let c = p.finish().unwrap();
-        let start = b.motors[1].count().round() as i32;
+        let start = b.count(1).round() as i32;
         assert!(b.handle(&c.encode(1)).is_none(), "still waiting");
-        // A ping meanwhile is dropped without an answer.
+        // A ping meanwhile waits, unread, and is answered right after the program.
         b.advance(0.1);
         assert!(b
             .handle(&crate::robot::ev3::protocol::from_hex(
@@ -338,8 +339,14 @@ mod tests {
         let mut reply = None;
         for _ in 0..1000 {
             b.advance(DT);
-            if let Some((_, r)) = b.take_replies().into_iter().next() {
-                reply = Some(decode_reply(&r).unwrap());
+            let replies = b.take_replies();
+            if let Some((_, r)) = replies.first() {
+                reply = Some(decode_reply(r).unwrap());
+                let ping = replies.get(1).expect("the ping's reply right after");
+                assert_eq!(
+                    ping.1,
+                    crate::robot::ev3::protocol::from_hex("03 00 09 00 02")
+                );
                 break;
             }
         }

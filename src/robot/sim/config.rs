@@ -1,6 +1,40 @@
 //! What to simulate on the brick: the configuration, the injected faults and what can go
 //! wrong starting it.
 //!
+//! ## Faults
+//!
+//! [`Faults`] (`--faults` of `cubot sim` and of the commands that start a simulator, such
+//! as `cubot run --sim`) is a comma list; N counts the commands the brick received, from
+//! 1; durations are simulated milliseconds; random draws come from the simulator's seed,
+//! so a seed replays the same faults. Each fault belongs to one layer: the link
+//! ([`super::link`], any brick), our simulated brick ([`super::brick`]), or the world
+//! ([`super::world`], any brick that drives it).
+//!
+//! | Item | Layer | Fault |
+//! |------|-------|-------|
+//! | `drop[@N]` | link | the reply to command N is lost (the command runs) |
+//! | `silent[@N]` | link | the brick answers nothing from command N on |
+//! | `latency=MS` | link | every reply arrives MS later (added to [`SimConfig::latency_ms`]) |
+//! | `jitter=MS` | link | every reply's delay moves by a seeded draw in ±MS (never below zero; replies keep their order, as on a serial link) |
+//! | `dropout@N=MS` | link | the link drops out when command N arrives: command N runs, but for MS every reply and every frame the host sends is lost (lost frames are not counted as commands); then the brick answers again (repeatable) |
+//! | `corrupt@N` | link | one byte of the reply to command N (seeded position, seeded new value) is changed on the way, as a noisy link does (repeatable) |
+//! | `stall[@N]` | brick | the first positioning move from command N on stalls |
+//! | `drop@pK`, `stall@pK`, `silent@pK`, `dropout@pK=MS`, `corrupt@pK` | link, brick | the same at (from) the K-th program: a command of at least 160 bytes (a scan face's program, a chunk of primitives), so a fault lands in a given face or chunk whatever the count of polls before it |
+//! | `reversed=M` | brick | motor M (A..D) starts with its polarity reversed, as an earlier session can leave it: its moves run backwards and its count falls until a host sends OUTPUT_POLARITY (see [Polarity](crate::robot::ev3::protocol#polarity)) (repeatable) |
+//! | `wrong-device` | world | the colour-sensor port holds an infrared sensor |
+//! | `swap=XY` | world | the devices of two output ports (`swap=AC`) or two sensor ports (`swap=23`) are exchanged: a cable in the wrong socket (repeatable) |
+//! | `unplugged=P` | world | nothing in port P (A..D or 1..4) (repeatable) |
+//! | `jammed=M` | world | the mechanism of motor M (A..D) is jammed: the motor never turns (repeatable) |
+//! | `free=M` | world | the mechanism of motor M lost its end stops (a gear slipped off): the motor turns freely and homing finds no stop (repeatable) |
+//! | `battery=MV` | world | the battery holds MV millivolts (default [`SimConfig::battery_mv`], 8100) |
+//! | `covered` | world | the colour sensor's window is covered: it reads (0, 0, 0) |
+//! | `empty` | world | no cube in the tray: the colour sensor sees the tray wherever it looks |
+//! | `misread[=A:B]` | world | until the first layer turn, the colour sensor reads stickers A and B (indices or names such as `U3` of the starting cube, robot frame; a seeded pair without a value) as each other ([`super::misread`]) |
+//! | `short-turn[@K][=DEG]` | world | a tight cube: the K-th layer turn (the table turning while the arm holds; from 1) leaves the bottom layer DEG table degrees short of where the tray takes it, so it ends misaligned or a quarter short (DEG 1..180; seeded K in 1..6 and DEG in 10..40 when left out) (repeatable) |
+//! | `overshoot[@K][=DEG]` | world | a loose cube: the K-th layer turn carries the bottom layer DEG table degrees past where the tray takes it (as `short-turn`) (repeatable) |
+//! | `tilt-fail[@K]` | world | the K-th tilt (from 1) does not roll the cube over: the arm swings up and back, the cube slides back as it was (seeded K in 1..5 when left out) (repeatable) |
+//! | `slip[@K]=M[:DEG]` | world | the gear of motor M's mechanism (A..D) skips at the K-th time the motor starts it from rest: the mechanism stands still for the motor's first DEG degrees of that move, and lags its motor by DEG from then on (DEG 1..360 motor degrees; seeded K in 2..6, the first start being homing's, and DEG in 10..40 when left out) (repeatable) |
+//!
 //! Level: robot (simulators; uses `cube`, `color`). No printing.
 
 use std::str::FromStr;
@@ -53,6 +87,34 @@ pub struct Faults {
     pub empty: bool,
     /// Two stickers the colour sensor reads as each other until a layer turns.
     pub misread: Option<Misread>,
+    /// `short-turn` and `overshoot`: layer turns that end short of or past the tray.
+    pub layer_turns: Vec<LayerTurnFault>,
+    /// `tilt-fail`: tilts that do not roll the cube over (`None`: a seeded one).
+    pub tilt_fails: Vec<Option<u64>>,
+    /// `slip`: gears that skip when their motor starts.
+    pub slips: Vec<SlipFault>,
+}
+
+/// A layer turn that ends off the tray (`short-turn`, `overshoot`); `None`: seeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerTurnFault {
+    /// Which layer turn (from 1).
+    pub at: Option<u64>,
+    /// How far (table degrees).
+    pub degrees: Option<u32>,
+    /// Short of the tray (a tight cube), or past it (a loose one).
+    pub short: bool,
+}
+
+/// A gear that skips (`slip`); `None`: seeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlipFault {
+    /// The output port (0..3 = A..D) of the motor whose mechanism slips.
+    pub port: u8,
+    /// At which start of the motor from rest (from 1).
+    pub at: Option<u64>,
+    /// How far (motor degrees).
+    pub degrees: Option<u32>,
 }
 
 /// Commands at least this long count as programs for `@pK` faults (ordinary commands are
@@ -98,7 +160,7 @@ pub struct Dropout {
 }
 
 /// The items `--faults` takes, for messages.
-const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, dropout@pK=MS, corrupt@N, corrupt@pK, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B]";
+const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, dropout@pK=MS, corrupt@N, corrupt@pK, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B], short-turn[@K][=DEG], overshoot[@K][=DEG], tilt-fail[@K], slip[@K]=M[:DEG]";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -110,6 +172,8 @@ pub enum SimError {
     StartSize { cube: Size, sim: Size },
     #[error("bad fault spec: {0}")]
     Misread(String),
+    #[error(transparent)]
+    Firmware(#[from] crate::robot::sim::lms2012::ProcessError),
 }
 
 impl FromStr for Faults {
@@ -157,6 +221,9 @@ impl FromStr for Faults {
                     ("stall", None) => f.stall_program = Some(n),
                     _ => f.silent_program = Some(n),
                 }
+                continue;
+            }
+            if parse_world_item(&mut f, head, value).map_err(bad)? {
                 continue;
             }
             let (kind, at) = match head.split_once('@') {
@@ -248,6 +315,64 @@ impl FromStr for Faults {
     }
 }
 
+/// The world faults of a cube and a mechanism (`short-turn`, `overshoot`, `tilt-fail`,
+/// `slip`) into `f`; `Ok(false)` when `head` is none of them.
+fn parse_world_item(f: &mut Faults, head: &str, value: Option<&str>) -> Result<bool, String> {
+    let (kind, at) = match head.split_once('@') {
+        Some((k, n)) => (k, Some(n)),
+        None => (head, None),
+    };
+    if !matches!(kind, "short-turn" | "overshoot" | "tilt-fail" | "slip") {
+        return Ok(false);
+    }
+    let what = match kind {
+        "tilt-fail" => "tilts",
+        "slip" => "starts of a motor",
+        _ => "layer turns",
+    };
+    let at = at
+        .map(|n| match n.parse::<u64>() {
+            Ok(0) => Err(format!("{kind}@{n}: {what} count from 1")),
+            Ok(k) => Ok(k),
+            Err(_) => Err(format!("{kind}@{n}: {n:?} is not a count of {what}")),
+        })
+        .transpose()?;
+    let degrees = |d: &str, most: u32, unit: &str| -> Result<u32, String> {
+        match d.trim().parse::<u32>() {
+            Ok(x) if (1..=most).contains(&x) => Ok(x),
+            _ => Err(format!(
+                "{kind}: {d:?} is not a whole number of {unit} degrees in 1..{most}"
+            )),
+        }
+    };
+    match (kind, value) {
+        ("short-turn" | "overshoot", v) => f.layer_turns.push(LayerTurnFault {
+            at,
+            degrees: v.map(|d| degrees(d, 180, "table")).transpose()?,
+            short: kind == "short-turn",
+        }),
+        ("tilt-fail", None) => f.tilt_fails.push(at),
+        ("tilt-fail", Some(_)) => return Err("tilt-fail takes no value (tilt-fail[@K])".into()),
+        (_, None) => return Err("slip needs =M[:DEG] (a motor port A..D)".into()),
+        (_, Some(v)) => {
+            let (m, d) = match v.split_once(':') {
+                Some((m, d)) => (m.trim(), Some(d)),
+                None => (v.trim(), None),
+            };
+            let port = match Port::parse(m) {
+                Some(Port::Output(n)) => n,
+                _ => return Err(format!("slip={v}: {m:?} is not a motor port A..D")),
+            };
+            f.slips.push(SlipFault {
+                port,
+                at,
+                degrees: d.map(|d| degrees(d, 360, "motor")).transpose()?,
+            });
+        }
+    }
+    Ok(true)
+}
+
 /// What to simulate.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -270,6 +395,8 @@ pub struct SimConfig {
     pub brick_name: String,
     /// The battery's voltage in millivolts (the `battery=MV` fault replaces it).
     pub battery_mv: u32,
+    /// Which brick runs the commands: ours, or LEGO's firmware.
+    pub brick: crate::robot::sim::lms2012::BrickKind,
 }
 
 impl Default for SimConfig {
@@ -287,6 +414,7 @@ impl Default for SimConfig {
             latency_ms: 0.0,
             brick_name: "EV3".into(),
             battery_mv: 8100,
+            brick: Default::default(),
         }
     }
 }
@@ -394,6 +522,55 @@ mod tests {
             "reversed@3=A",
         ] {
             assert!(bad.parse::<Faults>().is_err(), "{bad}");
+        }
+        let f: Faults = "short-turn@3=60, overshoot, tilt-fail@2, tilt-fail, slip@4=C:25, slip=a"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            f.layer_turns,
+            vec![
+                LayerTurnFault {
+                    at: Some(3),
+                    degrees: Some(60),
+                    short: true
+                },
+                LayerTurnFault {
+                    at: None,
+                    degrees: None,
+                    short: false
+                }
+            ]
+        );
+        assert_eq!(f.tilt_fails, vec![Some(2), None]);
+        assert_eq!(
+            f.slips,
+            vec![
+                SlipFault {
+                    port: 2,
+                    at: Some(4),
+                    degrees: Some(25)
+                },
+                SlipFault {
+                    port: 0,
+                    at: None,
+                    degrees: None
+                }
+            ]
+        );
+        for (bad, why) in [
+            ("short-turn@0=10", "count from 1"),
+            ("short-turn@x", "not a count"),
+            ("short-turn=0", "1..180"),
+            ("overshoot=200", "1..180"),
+            ("short-turn=9.5", "whole number"),
+            ("tilt-fail=3", "no value"),
+            ("slip", "needs =M"),
+            ("slip=2", "motor port"),
+            ("slip=B:0", "1..360"),
+            ("slip@0=B", "count from 1"),
+        ] {
+            let e = bad.parse::<Faults>().unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
         }
         let f: Faults = "silent".parse().unwrap();
         assert_eq!(f.silent_at, Some(1));

@@ -1,0 +1,104 @@
+//! Integration tests: the firmware brick. LEGO's EV3 VM and motor driver (built by
+//! `scripts/firmware-brick.sh` from LEGO's sources) run as the brick, the simulator's world
+//! around them; cubot's driver talks to it over a pty as to a brick.
+
+use cubot::cube::Alg;
+use cubot::robot::mindcub3r::model::Primitive;
+use cubot::robot::mindcub3r::{Config, MindCub3r};
+use cubot::robot::sim::lms2012::BrickKind;
+use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
+
+use super::support::firmware_brick;
+
+fn brick(seed: u64, speed: f64) -> Option<SimHandle> {
+    let dir = firmware_brick()?;
+    Some(
+        spawn_pty(SimConfig {
+            seed,
+            speed,
+            brick: BrickKind::Lms2012(Some(dir)),
+            ..SimConfig::default()
+        })
+        .expect("start the firmware brick"),
+    )
+}
+
+fn connect(h: &SimHandle) -> MindCub3r {
+    let link = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
+    MindCub3r::connect(link, Config::default()).expect("connect")
+}
+
+#[test]
+fn primitives_on_lego_firmware_move_the_cube_as_the_model_says() {
+    let Some(h) = brick(1, 20.0) else { return };
+    let mut r = connect(&h);
+    r.home()
+        .unwrap_or_else(|e| panic!("home: {e}: {:#?}", h.take_log()));
+    let mut expect = h.initial_cube().clone();
+    for p in [
+        Primitive::Tilt,
+        Primitive::Spin(1),
+        Primitive::Turn(1),
+        Primitive::Turn(-1),
+        Primitive::Spin(2),
+    ] {
+        r.execute(p)
+            .unwrap_or_else(|e| panic!("{p:?}: {e}: {:#?}", h.take_log()));
+        expect
+            .apply(&Alg::from_moves(vec![p.as_move().unwrap()]))
+            .unwrap();
+        assert_eq!(
+            h.cube().to_letters(),
+            expect.to_letters(),
+            "after {p:?}: {:#?}",
+            h.take_log()
+        );
+    }
+}
+
+/// A whole `cubot run` (scan, solve, execute, verify) with LEGO's firmware as the brick.
+fn whole_run(size: &str, seed: &str, latency: &str) {
+    let Some(dir) = firmware_brick() else { return };
+    let dir = dir.to_string_lossy().to_string();
+    let faults = format!("latency={latency}");
+    let o = super::support::cubot(&[
+        "run",
+        "--sim",
+        "--brick",
+        "lms2012",
+        "--lms2012",
+        &dir,
+        "--size",
+        size,
+        "--seed",
+        seed,
+        "--faults",
+        &faults,
+        "-q",
+    ]);
+    let (out, err) = (super::support::stdout(&o), super::support::stderr(&o));
+    assert!(
+        o.status.success(),
+        "run --size {size} --seed {seed} on LEGO's firmware: {:?}\n{out}\n{err}",
+        o.status
+    );
+    assert!(out.contains("verified by"), "{out}");
+}
+
+/// The scan's tilts and the solution's tilts start from an arm at rest at hold (the
+/// programs wait for the count to stand still: LEGO's driver ends a move still running),
+/// and the arm's moves arrive slowly enough that the driver's count does not slip.
+#[test]
+fn a_whole_3x3x3_run_on_lego_firmware_reaches_its_target() {
+    whole_run("3", "2", "0");
+}
+
+#[test]
+fn a_whole_2x2x2_run_on_lego_firmware_reaches_its_target() {
+    whole_run("2", "1", "0");
+}
+
+#[test]
+fn a_whole_run_over_a_60_ms_link_on_lego_firmware_reaches_its_target() {
+    whole_run("3", "3", "60");
+}
