@@ -160,11 +160,11 @@
 //!
 //! | Primitive | Seconds | Round trips | Estimate it replaced |
 //! |-----------|---------|-------------|----------------------|
-//! | arm away → hold / hold → away | 0.309 / 0.166 | 0.59 / 0.50 | 0.28 (85° at 300 °/s) |
-//! | `Tilt` | 0.517 | 0.00 | 0.71 |
-//! | `Spin(±1)` / `Spin(2)` | 0.577 / 1.048 | 0.49 / 0.97 | 0.68 / 1.35 |
-//! | `Turn(±1)` / `Turn(2)` | 0.730 / 1.199 | 0.06 / 0.06 | 0.90 / 1.57 |
-//! | sensor arm move / one reading | 0.380 / 0.001 | 1.86 / 0.97 | 0.3 / 0.02 |
+//! | arm away → hold / hold → away | 0.401 / 0.394 | 0.98 / 0.98 | 0.28 (85° at 300 °/s) |
+//! | `Tilt` | 0.596 | 0.00 | 0.71 |
+//! | `Spin(±1)` / `Spin(2)` | 0.687 / 1.156 | 0.99 / 1.01 | 0.68 / 1.35 |
+//! | `Turn(±1)` / `Turn(2)` | 0.841 / 1.311 | 0.03 / 0.13 | 0.90 / 1.57 |
+//! | sensor arm move / one reading | 0.380 / 0.007 | 1.95 / 1.00 | 0.3 / 0.02 |
 //!
 //! Run from the host the same primitives took 0.314 / 0.310 s for the arm moves with 1.6
 //! round trips each, and 2.4 to 2.9 round trips for tilts and turns; the arm moves are

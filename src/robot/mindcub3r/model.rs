@@ -279,9 +279,9 @@ impl Default for RoundTrips {
 
 /// Seconds per primitive on a link without latency, measured on the simulator with the
 /// primitives run in chunks on the brick (see [Timings](crate::robot::mindcub3r#timings)).
-const DEFAULT_SECONDS: [f64; 9] = [0.309, 0.166, 0.517, 0.577, 1.048, 0.73, 1.199, 0.38, 0.001];
+const DEFAULT_SECONDS: [f64; 9] = [0.401, 0.394, 0.596, 0.687, 1.156, 0.841, 1.311, 0.38, 0.007];
 /// Link round trips per primitive (the same calibration).
-const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.59, 0.5, 0.0, 0.49, 0.97, 0.06, 0.06, 1.86, 0.97];
+const DEFAULT_ROUND_TRIPS: [f64; 9] = [0.98, 0.98, 0.0, 0.99, 1.01, 0.03, 0.13, 1.95, 1.0];
 
 impl Timings {
     /// The seconds per primitive, in [`TIMING_KEYS`] order.
