@@ -44,7 +44,8 @@ for lat in ${LATENCIES//,/ }; do
         echo "FALSE SUCCESS: size $size, seed $seed, latency $lat ms" >&2
       else
         failed=$((failed + 1))
-        echo "not reached: size $size, seed $seed, latency $lat ms, exit $rc: $(tail -1 "$WORK/err")" >&2
+        why=$(grep -m1 -i "error\|stopped\|not reached" "$WORK/err" "$WORK/out" | cut -c1-400)
+        echo "not reached: size $size, seed $seed, latency $lat ms, exit $rc: ${why:-$(tail -1 "$WORK/err")}" >&2
       fi
     done
     [ "$runs" -gt 0 ] || continue
