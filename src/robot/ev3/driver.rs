@@ -101,8 +101,13 @@
 //! target by an obstacle stays busy for ever, and a position tolerance would never notice.
 //! So while waiting, every poll reads in one round trip the sensor count and speed of each
 //! motor and the busy flag of all of them; a motor whose count has not changed by 2° for
-//! `stall_ms` while it is more than 3° from its target has stalled (`Stalled`, with the
-//! position and the target).
+//! `stall_ms` while it is more than 3° from its target, and that the brick reads as
+//! standing still (speed under [`TURNING_PCT`]), has stalled (`Stalled`, with the
+//! position and the target). The speed reading is the brick's, taken with the count: the
+//! time between two polls is the host's, which is not the brick's when a link holds
+//! replies back or a simulated brick (LEGO's firmware in virtual time on a loaded
+//! machine) lags behind its clock, and two counts close in the brick's time would
+//! otherwise read as a motor standing still.
 //!
 //! A motor that stops moving within 3° of its target but stays busy (held a degree or two
 //! short by friction or a stop: the step job never ends) is not a stall: after `stall_ms`
@@ -258,6 +263,10 @@ pub const MAX_MOVE: i32 = 2000;
 
 /// Reads sent again after a lost or garbled reply.
 const READ_RETRIES: u32 = 2;
+
+/// The speed reading (% of full speed) from which the brick is taken to read a motor as
+/// turning (2 %: some 20 °/s on a large motor; a stalled motor reads 0).
+pub const TURNING_PCT: u8 = 2;
 
 /// Reopenings of a failed link per command.
 const REOPENS: u32 = 3;
@@ -921,9 +930,13 @@ impl Ev3 {
             if last.is_empty() {
                 last = st.counts.iter().map(|&(_, c, _)| (c, now)).collect();
             }
-            for (i, &(port, count, _)) in st.counts.iter().enumerate() {
+            for (i, &(port, count, speed)) in st.counts.iter().enumerate() {
                 let target = motors[i].target;
-                if (count - last[i].0).abs() >= 2 {
+                // The brick's own speed reading, taken with the count: a motor it reads
+                // turning is not stalled, however long the host waited between two counts
+                // (the host's clock is not the brick's when a link holds replies back or a
+                // simulated brick lags behind its clock).
+                if (count - last[i].0).abs() >= 2 || speed.unsigned_abs() >= TURNING_PCT {
                     last[i] = (count, now);
                 } else if now - last[i].1 >= self.timeouts.stall {
                     if (count - target).abs() > 3 {
@@ -1225,6 +1238,49 @@ mod tests {
             .start_move_to(&mut m, 5000, 50, (10, 10), true)
             .unwrap_err();
         assert!(matches!(e, Ev3Error::MoveTooLong { .. }), "{e}");
+    }
+
+    /// A brick answering the status polls of one motor (B) with `(count, speed, busy)`
+    /// in turn, each reply `delay` late.
+    fn polled(replies: Vec<(i32, i8, bool)>, delay: Duration) -> Ev3 {
+        let mut c = DirectCommand::new();
+        let count = c.output_get_count(OutputPort::B);
+        let (speed, _) = c.output_read(OutputPort::B);
+        let busy = c.output_test(OutputPort::B.bit());
+        let replies = std::sync::Mutex::new(replies.into_iter());
+        let t = MemoryLink::with_responder(move |m| {
+            let n = u16::from_le_bytes([m[2], m[3]]);
+            let (cnt, sp, b) = replies.lock().unwrap().next().unwrap_or((0, 0, false));
+            std::thread::sleep(delay);
+            let mut g = vec![0u8; busy.offset + 1];
+            g[count.offset..count.offset + 4].copy_from_slice(&cnt.to_le_bytes());
+            g[speed.offset] = sp as u8;
+            g[busy.offset] = b as u8;
+            vec![encode_reply(n, true, &g)]
+        });
+        let mut ev3 = Ev3::new(Box::new(t));
+        ev3.timeouts.stall = Duration::from_millis(100);
+        ev3.timeouts.poll = Duration::from_millis(1);
+        ev3
+    }
+
+    #[test]
+    fn a_motor_the_brick_reads_turning_is_not_stalled_by_the_hosts_clock() {
+        // A brick whose counts lag the host's clock (replies held back, or a simulated
+        // brick behind its clock): the count stands still over more than the stall time
+        // of the host's clock, but the brick reads the motor turning, and it arrives.
+        let mut replies = vec![(100, 40, true); 6];
+        replies.push((130, 0, false));
+        let mut ev3 = polled(replies, Duration::from_millis(40));
+        let mut m = Motor::new(OutputPort::B, MotorKind::Large, 1050.0);
+        m.target = 130;
+        ev3.wait("a move", &[m], Duration::from_secs(10)).unwrap();
+        // The same counts with the brick reading the motor standing still: a stall.
+        let mut ev3 = polled(vec![(100, 0, true); 8], Duration::from_millis(40));
+        let e = ev3
+            .wait("a move", &[m], Duration::from_secs(10))
+            .unwrap_err();
+        assert!(matches!(e, Ev3Error::Stalled { position: 100, .. }), "{e}");
     }
 
     #[test]
