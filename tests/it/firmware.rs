@@ -102,3 +102,44 @@ fn a_whole_2x2x2_run_on_lego_firmware_reaches_its_target() {
 fn a_whole_run_over_a_60_ms_link_on_lego_firmware_reaches_its_target() {
     whole_run("3", "3", "60");
 }
+
+/// A robot at rest reads as at rest on the firmware brick (the state file's `idle`, which
+/// stop campaigns wait for), although LEGO's driver keeps a braked motor powered to hold
+/// it where it stopped.
+#[test]
+fn the_firmware_brick_reads_at_rest_once_its_moves_end() {
+    let Some(h) = brick(4, 20.0) else { return };
+    let mut r = connect(&h);
+    r.home()
+        .unwrap_or_else(|e| panic!("home: {e}: {:#?}", h.take_log()));
+    for p in [Primitive::Tilt, Primitive::Turn(1), Primitive::Spin(-1)] {
+        r.execute(p)
+            .unwrap_or_else(|e| panic!("{p:?}: {e}: {:#?}", h.take_log()));
+    }
+    let ended = h.clock();
+    let wall = std::time::Instant::now();
+    while h.clock() < ended + 2.0 && wall.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(h.clock() >= ended + 2.0, "the brick's clock stood still");
+    assert!(
+        !h.motors_running(),
+        "2 s of brick time after its last move the robot still reads as running"
+    );
+}
+
+/// A fault of cubot's own brick (`stall`, `reversed`) is refused on LEGO's firmware, not
+/// left out: a campaign would count a stall that never happened.
+#[test]
+fn the_firmware_brick_refuses_our_bricks_faults() {
+    for spec in ["stall@p3", "stall@5", "reversed=B"] {
+        let e = spawn_pty(SimConfig {
+            faults: spec.parse().unwrap(),
+            brick: BrickKind::Lms2012(Some("/nonexistent".into())),
+            ..SimConfig::default()
+        })
+        .err()
+        .unwrap_or_else(|| panic!("{spec} accepted on the firmware brick"));
+        assert!(e.to_string().contains(spec), "{spec}: {e}");
+    }
+}

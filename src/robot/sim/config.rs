@@ -8,7 +8,9 @@
 //! 1; durations are simulated milliseconds; random draws come from the simulator's seed,
 //! so a seed replays the same faults. Each fault belongs to one layer: the link
 //! ([`super::link`], any brick), our simulated brick ([`super::brick`]), or the world
-//! ([`super::world`], any brick that drives it).
+//! ([`super::world`], any brick that drives it). LEGO's firmware brick runs LEGO's code
+//! unmodified, so it refuses the faults of our brick's layer
+//! ([`SimError::NotOnFirmware`]) rather than leave them out.
 //!
 //! | Item | Layer | Fault |
 //! |------|-------|-------|
@@ -174,6 +176,28 @@ pub enum SimError {
     Misread(String),
     #[error(transparent)]
     Firmware(#[from] crate::robot::sim::lms2012::ProcessError),
+    #[error("the fault {0} belongs to cubot's own simulated brick: LEGO's firmware has no such fault (use --brick ours, or a fault of the link or the world)")]
+    NotOnFirmware(String),
+}
+
+impl Faults {
+    /// The faults of this list that only cubot's own brick can inject (`stall`,
+    /// `reversed`), as `--faults` items: LEGO's firmware runs unmodified, so a brick fault
+    /// has no place there, and one silently left out would make a campaign count a case
+    /// that never happened.
+    pub fn brick_only(&self) -> Vec<String> {
+        let mut items = Vec::new();
+        if let Some(n) = self.stall_at {
+            items.push(format!("stall@{n}"));
+        }
+        if let Some(k) = self.stall_program {
+            items.push(format!("stall@p{k}"));
+        }
+        for &m in &self.reversed {
+            items.push(format!("reversed={}", (b'A' + m) as char));
+        }
+        items
+    }
 }
 
 impl FromStr for Faults {

@@ -174,6 +174,10 @@ pub const MAX_MOVE: i32 = 2000;
 /// Reads sent again after a lost or garbled reply.
 const READ_RETRIES: u32 = 2;
 
+/// The speed reading (% of full speed) from which the brick is taken to read a motor as
+/// turning (2 %: some 20 °/s on a large motor; a stalled motor reads 0).
+pub const TURNING_PCT: u8 = 2;
+
 /// Reopenings of a failed link per command.
 const REOPENS: u32 = 3;
 

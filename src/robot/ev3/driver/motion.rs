@@ -38,8 +38,13 @@
 //! target by an obstacle stays busy for ever, and a position tolerance would never notice.
 //! So while waiting, every poll reads in one round trip the sensor count and speed of each
 //! motor and the busy flag of all of them; a motor whose count has not changed by 2° for
-//! `stall_ms` while it is more than 3° from its target has stalled (`Stalled`, with the
-//! position and the target).
+//! `stall_ms` while it is more than 3° from its target, and that the brick reads as
+//! standing still (speed under [`TURNING_PCT`]), has stalled (`Stalled`, with the
+//! position and the target). The speed reading is the brick's, taken with the count: the
+//! time between two polls is the host's, which is not the brick's when a link holds
+//! replies back or a simulated brick (LEGO's firmware in virtual time on a loaded
+//! machine) lags behind its clock, and two counts close in the brick's time would
+//! otherwise read as a motor standing still.
 //!
 //! A motor that stops moving within 3° of its target but stays busy (held a degree or two
 //! short by friction or a stop: the step job never ends) is not a stall: after `stall_ms`
@@ -71,7 +76,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Ev3, Ev3Error, Motor, MotorStatus, MAX_MOVE};
+use super::{Ev3, Ev3Error, Motor, MotorStatus, MAX_MOVE, TURNING_PCT};
 use crate::robot::ev3::protocol::{DirectCommand, OutputPort};
 
 impl Ev3 {
@@ -255,9 +260,13 @@ impl Ev3 {
             if last.is_empty() {
                 last = st.counts.iter().map(|&(_, c, _)| (c, now)).collect();
             }
-            for (i, &(port, count, _)) in st.counts.iter().enumerate() {
+            for (i, &(port, count, speed)) in st.counts.iter().enumerate() {
                 let target = motors[i].target;
-                if (count - last[i].0).abs() >= 2 {
+                // The brick's own speed reading, taken with the count: a motor it reads
+                // turning is not stalled, however long the host waited between two counts
+                // (the host's clock is not the brick's when a link holds replies back or a
+                // simulated brick lags behind its clock).
+                if (count - last[i].0).abs() >= 2 || speed.unsigned_abs() >= TURNING_PCT {
                     last[i] = (count, now);
                 } else if now - last[i].1 >= self.timeouts.stall {
                     if (count - target).abs() > 3 {

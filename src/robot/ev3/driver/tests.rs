@@ -63,6 +63,49 @@ fn a_count_no_motion_can_reach_stops_at_once() {
     assert!(matches!(e, Ev3Error::MoveTooLong { .. }), "{e}");
 }
 
+/// A brick answering the status polls of one motor (B) with `(count, speed, busy)`
+/// in turn, each reply `delay` late.
+fn polled(replies: Vec<(i32, i8, bool)>, delay: Duration) -> Ev3 {
+    let mut c = DirectCommand::new();
+    let count = c.output_get_count(OutputPort::B);
+    let (speed, _) = c.output_read(OutputPort::B);
+    let busy = c.output_test(OutputPort::B.bit());
+    let replies = std::sync::Mutex::new(replies.into_iter());
+    let t = MemoryLink::with_responder(move |m| {
+        let n = u16::from_le_bytes([m[2], m[3]]);
+        let (cnt, sp, b) = replies.lock().unwrap().next().unwrap_or((0, 0, false));
+        std::thread::sleep(delay);
+        let mut g = vec![0u8; busy.offset + 1];
+        g[count.offset..count.offset + 4].copy_from_slice(&cnt.to_le_bytes());
+        g[speed.offset] = sp as u8;
+        g[busy.offset] = b as u8;
+        vec![encode_reply(n, true, &g)]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    ev3.timeouts.stall = Duration::from_millis(100);
+    ev3.timeouts.poll = Duration::from_millis(1);
+    ev3
+}
+
+#[test]
+fn a_motor_the_brick_reads_turning_is_not_stalled_by_the_hosts_clock() {
+    // A brick whose counts lag the host's clock (replies held back, or a simulated
+    // brick behind its clock): the count stands still over more than the stall time
+    // of the host's clock, but the brick reads the motor turning, and it arrives.
+    let mut replies = vec![(100, 40, true); 6];
+    replies.push((130, 0, false));
+    let mut ev3 = polled(replies, Duration::from_millis(40));
+    let mut m = Motor::new(OutputPort::B, MotorKind::Large, 1050.0);
+    m.target = 130;
+    ev3.wait("a move", &[m], Duration::from_secs(10)).unwrap();
+    // The same counts with the brick reading the motor standing still: a stall.
+    let mut ev3 = polled(vec![(100, 0, true); 8], Duration::from_millis(40));
+    let e = ev3
+        .wait("a move", &[m], Duration::from_secs(10))
+        .unwrap_err();
+    assert!(matches!(e, Ev3Error::Stalled { position: 100, .. }), "{e}");
+}
+
 #[test]
 fn a_colour_the_sensor_cannot_give_is_read_again() {
     // One corrupted byte turns a red channel of 120 into 120 + 2^28; the read is sent

@@ -16,6 +16,12 @@ use crate::robot::sim::lms2012::process::{BrickProcess, ProcessError};
 use crate::robot::sim::lms2012::{ROUND_US, SILENT, SLICE_US, TICK_US};
 use crate::robot::sim::world::{Bridge, World};
 
+/// How long every mechanism must have stood still before the robot counts as at rest
+/// (µs of brick time): longer than a program's pauses between two moves (the arm's
+/// settle window), so that a program still running between its moves is not taken for
+/// a robot at rest.
+pub const REST_US: u64 = 300_000;
+
 /// LEGO's VM in its process, and the world it drives.
 pub struct FirmwareBrick {
     process: BrickProcess,
@@ -30,7 +36,13 @@ pub struct FirmwareBrick {
     dead: Option<String>,
     /// Simulated seconds during which some motor was driven.
     motion: f64,
+    /// Whether the robot is in motion, for [`Shared::running`]: some mechanism turned in
+    /// the last [`REST_US`] of brick time. Power is no sign of a job here: d_pwm holds a
+    /// braked motor with a duty of 400 per count it was pushed off, for as long as it
+    /// stays there.
     running: bool,
+    /// The brick's clock when a mechanism last turned (µs).
+    moved_us: u64,
     log: Vec<String>,
     shared: Arc<Mutex<Shared>>,
 }
@@ -67,6 +79,7 @@ impl FirmwareBrick {
             dead: None,
             motion: 0.0,
             running: false,
+            moved_us: 0,
             log: Vec::new(),
             shared,
         };
@@ -121,13 +134,17 @@ impl FirmwareBrick {
             }
         }
         let answer = self.world.tick_electrical(dt, outputs);
-        self.running = outputs
+        let moving = (0..4).any(|p| self.world.speed(p).abs() > 1.0);
+        let driven = outputs
             .iter()
-            .any(|&(duty, bridge)| duty > 0 && bridge != Bridge::Coast)
-            || (0..4).any(|p| self.world.speed(p).abs() > 1.0);
-        if self.running && t_us >= self.boot_us {
+            .any(|&(duty, bridge)| duty > 0 && bridge != Bridge::Coast);
+        if (driven || moving) && t_us >= self.boot_us {
             self.motion += dt;
         }
+        if moving {
+            self.moved_us = t_us;
+        }
+        self.running = t_us < self.moved_us.saturating_add(REST_US);
         self.process.send(&wire::world(&answer))
     }
 

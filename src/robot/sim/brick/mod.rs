@@ -219,6 +219,9 @@ pub fn spawn_pty(cfg: SimConfig) -> Result<SimHandle, SimError> {
 /// LEGO's firmware as the brick, on a new pty: its process started and booted, the same
 /// world and link around it as around ours.
 fn spawn_firmware_pty(cfg: &SimConfig, dir: &Path) -> Result<SimHandle, SimError> {
+    if let Some(item) = cfg.faults.brick_only().into_iter().next() {
+        return Err(SimError::NotOnFirmware(item));
+    }
     let cube = starting_cube(cfg)?;
     if let Some(m) = &cfg.faults.misread {
         m.pair(&cube, cfg.seed).map_err(SimError::Misread)?;
