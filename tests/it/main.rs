@@ -6,6 +6,7 @@ mod cli_cube;
 mod color;
 mod cube;
 mod firmware;
+mod firmware_audit;
 mod inputs;
 mod layout;
 mod misread;

@@ -1,0 +1,112 @@
+//! Integration tests: the firmware audit's findings (`ev3-firmware-audit.md` A1, B1-B4),
+//! each settled on the firmware brick (LEGO's VM and d_pwm, the simulator's world). A
+//! finding's first test shows what LEGO's firmware does (with figures, printed); where the
+//! finding was confirmed, its second test holds cubot's fix.
+
+use cubot::robot::ev3::driver::Ev3;
+use cubot::robot::ev3::protocol::{device, Program, SlotKind, Var, Width};
+use cubot::robot::mindcub3r::Config;
+use cubot::robot::sim::SimHandle;
+
+use super::firmware::{brick, connect};
+
+fn driver(h: &SimHandle) -> Ev3 {
+    Ev3::new(cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty"))
+}
+
+/// Runs `p` on the brick; the 32-bit globals `out` as it left them.
+fn run(ev3: &mut Ev3, what: &str, p: Program, out: &[Var]) -> Vec<i32> {
+    let cmd = p.finish().expect("build the program");
+    let reply = ev3.query(what, &cmd).expect(what);
+    out.iter()
+        .map(|v| {
+            reply
+                .i32(v.slot(SlotKind::I32).expect("global"))
+                .expect("word")
+        })
+        .collect()
+}
+
+/// The colour sensor's input (0-based) in the default wiring.
+fn colour_input() -> u8 {
+    Config::default().ports.color_sensor - 1
+}
+
+/// A program that reads RGB-RAW between two clock and turntable-count reads (the ring
+/// loop's order: count, then READY_RAW) while the turntable turns at the scan's speed,
+/// started `lead_ms` before: how long READY_RAW held the program (ms) and how far the
+/// table turned meanwhile (motor degrees).
+fn read_while_turning(ev3: &mut Ev3, lead_ms: i32) -> (i32, i32) {
+    let cfg = Config::default();
+    let table = cfg.ports.turntable;
+    let mut p = Program::new();
+    let (t0, t1, c0, c1) = (
+        p.global(Width::B4),
+        p.global(Width::B4),
+        p.global(Width::B4),
+        p.global(Width::B4),
+    );
+    let timer = p.local(Width::B4);
+    let rgb = p.local_array(Width::B4, 3);
+    p.cmd().output_reset(table.bit()).step_speed(
+        table.bit(),
+        cfg.turntable.scan_speed,
+        [0, 1080, 0],
+        true,
+    );
+    p.timer_wait(lead_ms, timer).timer_ready(timer);
+    p.get_count(table, c0).timer_read(t0);
+    p.ready_raw(
+        colour_input(),
+        device::COLOR,
+        device::COLOR_RGB_RAW,
+        &[rgb, rgb.word(1), rgb.word(2)],
+    );
+    p.timer_read(t1).get_count(table, c1);
+    p.cmd().output_stop(table.bit(), true);
+    let v = run(ev3, "READY_RAW while the table turns", p, &[t0, t1, c0, c1]);
+    (v[1] - v[0], v[3] - v[2])
+}
+
+/// A1 on LEGO's firmware: the colour sensor starts in mode 0; the first READY_RAW in
+/// RGB-RAW switches its mode and holds the program until the sensor sends in it, while
+/// the turntable turns on: a count read just before it is stale by then.
+#[test]
+fn a1_the_first_rgb_raw_read_holds_the_program_while_the_table_turns() {
+    let Some(h) = brick(11, 20.0) else { return };
+    let mut ev3 = driver(&h);
+    let input = colour_input();
+    assert_eq!(ev3.typemode(input).expect("typemode").1, 0, "mode at boot");
+    let (held, turned) = read_while_turning(&mut ev3, 300);
+    let (again, turned_again) = read_while_turning(&mut ev3, 300);
+    eprintln!(
+        "A1: first READY_RAW held {held} ms (table +{turned} motor°, {:.1} table°); \
+         the next {again} ms (+{turned_again} motor°)",
+        turned as f64 / Config::default().turntable.ratio
+    );
+    assert!(held >= 10, "the first READY_RAW held {held} ms");
+    assert!(turned >= 10, "the table turned {turned} motor° meanwhile");
+    assert!(again <= 2, "a READY_RAW in the mode held {again} ms");
+    assert_eq!(
+        ev3.typemode(input).expect("typemode").1,
+        device::COLOR_RGB_RAW
+    );
+}
+
+/// A1 fixed: connecting puts the colour sensor in RGB-RAW, at rest, so no scan program's
+/// READY_RAW waits for a mode switch while the table turns.
+#[test]
+fn a1_after_connect_a_scan_read_does_not_wait_for_a_mode_switch() {
+    let Some(h) = brick(12, 20.0) else { return };
+    let mut r = connect(&h);
+    let input = colour_input();
+    let mode = r.ev3().typemode(input).expect("typemode").1;
+    let (held, turned) = read_while_turning(r.ev3(), 300);
+    eprintln!("A1 after connect: mode {mode}, READY_RAW held {held} ms (+{turned} motor°)");
+    assert_eq!(
+        mode,
+        device::COLOR_RGB_RAW,
+        "the sensor's mode after connect"
+    );
+    assert!(held <= 2, "READY_RAW held {held} ms");
+}
