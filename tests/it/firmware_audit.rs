@@ -3,12 +3,23 @@
 //! finding's first test shows what LEGO's firmware does (with figures, printed); where the
 //! finding was confirmed, its second test holds cubot's fix.
 
+use std::time::Duration;
+
 use cubot::robot::ev3::driver::Ev3;
 use cubot::robot::ev3::protocol::{device, Program, SlotKind, Var, Width};
-use cubot::robot::mindcub3r::Config;
+use cubot::robot::mindcub3r::model::Primitive;
+use cubot::robot::mindcub3r::{Config, Part};
 use cubot::robot::sim::SimHandle;
 
 use super::firmware::{brick, connect};
+
+/// Waits until the brick's clock has moved on by `secs`.
+fn wait_brick(h: &SimHandle, secs: f64) {
+    let until = h.clock() + secs;
+    while h.clock() < until {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
 
 fn driver(h: &SimHandle) -> Ev3 {
     Ev3::new(cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty"))
@@ -109,4 +120,43 @@ fn a1_after_connect_a_scan_read_does_not_wait_for_a_mode_switch() {
         "the sensor's mode after connect"
     );
     assert!(held <= 2, "READY_RAW held {held} ms");
+}
+
+/// The sensor arm's count over one second of brick time after a new session's connect,
+/// the previous session (on the same brick boot) having ended as a run does: its last
+/// move, then every motor stopped in coast.
+fn drift_after_reconnect(seed: u64) -> (i32, i32, i32) {
+    let h = brick(seed, 20.0).expect("the firmware brick");
+    let mut r = connect(&h);
+    r.home().expect("home");
+    r.jog(Part::SensorArm, -100).expect("jog");
+    r.execute(Primitive::Tilt).expect("tilt");
+    r.finish(false).expect("finish");
+    drop(r);
+    wait_brick(&h, 0.2);
+    let mut r = connect(&h);
+    let ports = [Part::SensorArm, Part::Arm, Part::Turntable].map(|p| r.port_of(p));
+    let before = ports.map(|p| r.ev3().count(p).expect("count"));
+    wait_brick(&h, 1.0);
+    let after = ports.map(|p| r.ev3().count(p).expect("count"));
+    (
+        after[0] - before[0],
+        after[1] - before[1],
+        after[2] - before[2],
+    )
+}
+
+/// B1: after a run that ended in a coast stop, a new session's connect (OUTPUT_POLARITY)
+/// leaves every motor still (LEGO's d_pwm re-applies the last job's power on POLARITY;
+/// cubot's connect stops the motors in the same command).
+#[test]
+fn b1_connect_after_a_coasted_run_leaves_the_motors_still() {
+    if super::support::firmware_brick().is_none() {
+        return;
+    }
+    let (sensor, arm, table) = drift_after_reconnect(13);
+    eprintln!("B1: in 1 s after connect: sensor arm {sensor:+}°, arm {arm:+}°, table {table:+}°");
+    for (what, d) in [("sensor arm", sensor), ("arm", arm), ("table", table)] {
+        assert!(d.abs() <= 2, "the {what} moved {d:+}° after connect");
+    }
 }
