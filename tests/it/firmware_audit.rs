@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use cubot::robot::ev3::driver::Ev3;
-use cubot::robot::ev3::protocol::{device, Program, SlotKind, Var, Width};
+use cubot::robot::ev3::protocol::{device, op, Program, SlotKind, Var, Width};
 use cubot::robot::mindcub3r::model::Primitive;
-use cubot::robot::mindcub3r::{Config, Part};
+use cubot::robot::mindcub3r::{Config, MindCub3r, Part};
 use cubot::robot::sim::SimHandle;
 
 use super::firmware::{brick, connect};
@@ -159,4 +159,79 @@ fn b1_connect_after_a_coasted_run_leaves_the_motors_still() {
     for (what, d) in [("sensor arm", sensor), ("arm", arm), ("table", table)] {
         assert!(d.abs() <= 2, "the {what} moved {d:+}° after connect");
     }
+}
+
+/// B2 on LEGO's firmware: OUTPUT_START reaching a motor whose step job has ended (the
+/// VM descheduled between STEP_SPEED and START for longer than the job) runs it on,
+/// unregulated, with its busy flag clear; STEP_SPEED alone ends where it should.
+#[test]
+fn b2_start_after_an_ended_step_job_runs_the_motor_on_unregulated() {
+    let Some(h) = brick(14, 20.0) else { return };
+    let mut r = connect(&h);
+    r.home().expect("home");
+    let sensor = r.port_of(Part::SensorArm);
+    let mut ev3 = r.ev3();
+    let mut job = |start: bool| {
+        let mut p = Program::new();
+        let (c0, c1, busy) = (
+            p.global(Width::B4),
+            p.global(Width::B4),
+            p.global(Width::B4),
+        );
+        let (timer, b) = (p.local(Width::B4), p.local(Width::B1));
+        p.get_count(sensor, c0);
+        p.cmd()
+            .output_reset(sensor.bit())
+            .step_speed(sensor.bit(), -40, [0, 6, 0], true);
+        p.timer_wait(100, timer).timer_ready(timer);
+        if start {
+            p.emit(
+                &[op::OUTPUT_START],
+                &[0.into(), (sensor.bit() as i32).into()],
+            );
+        }
+        p.timer_wait(1000, timer).timer_ready(timer);
+        p.get_count(sensor, c1).output_test(sensor.bit(), b);
+        p.mov(Width::B1, Width::B4, b, busy);
+        p.cmd().output_stop(sensor.bit(), true);
+        let v = run(&mut ev3, "a 6° job", p, &[c0, c1, busy]);
+        (v[1] - v[0], v[2])
+    };
+    let (plain, plain_busy) = job(false);
+    let (started, started_busy) = job(true);
+    eprintln!(
+        "B2: 6° job: {plain:+}° (busy {plain_busy}); START 100 ms after it: {started:+}° \
+         1 s later (busy {started_busy})"
+    );
+    assert!((plain.abs() - 6).abs() <= 3, "the job alone moved {plain}°");
+    assert!(
+        started.abs() >= plain.abs() + 15,
+        "START after the job's end moved {started}° (the job alone {plain}°)"
+    );
+    assert_eq!(started_busy, 0, "busy after START on an ended job");
+}
+
+/// B2 fixed: no command cubot sends starts a motor with OUTPUT_START (a step job starts
+/// itself), so a late START can never restart a move that has ended. The host bytes of
+/// homing, primitives, a chunk and a face of the scan on the firmware brick, decoded.
+#[test]
+fn b2_cubot_never_sends_output_start() {
+    let Some(h) = brick(15, 20.0) else { return };
+    let link = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
+    let (tap_link, tap) = cubot::robot::link::TapLink::new(link);
+    let mut r = MindCub3r::connect(Box::new(tap_link), Config::default()).expect("connect");
+    r.home().expect("home");
+    r.execute(Primitive::Tilt).expect("tilt");
+    r.execute(Primitive::Spin(1)).expect("spin");
+    r.execute_chunk(&[Primitive::Turn(1), Primitive::Tilt, Primitive::Spin(-1)])
+        .expect("chunk");
+    r.scan(cubot::cube::Size::Two, &mut |_| {}).expect("scan");
+    r.finish(false).expect("finish");
+    let a = cubot::robot::ev3::link::audit(&tap.take());
+    eprintln!(
+        "B2: {} commands; operations: {:?}",
+        a.stats.commands, a.stats.ops
+    );
+    assert!(a.stats.ops.get("OUTPUT_STEP_SPEED").is_some_and(|&n| n > 0));
+    assert_eq!(a.stats.ops.get("OUTPUT_START"), None, "OUTPUT_START sent");
 }

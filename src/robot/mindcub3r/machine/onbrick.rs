@@ -286,7 +286,9 @@ impl<'a> Builder<'a> {
     /// The move routine: reads the motor's count, moves by the difference to `mt` (none
     /// within 2°, the driver's deadband), with the ramps when they fit in the distance and
     /// none when they do not, then jumps back to the caller numbered `ret`. The driver's
-    /// [absolute targets](crate::robot::ev3::driver#absolute-targets), on the brick.
+    /// [absolute targets](crate::robot::ev3::driver#absolute-targets), on the brick: no
+    /// OUTPUT_START after STEP_SPEED (the job starts itself; a START that reaches a motor
+    /// whose short job has already ended runs it on, unregulated and not busy).
     pub(super) fn emit_routine(&mut self) {
         use crate::robot::ev3::protocol::op as o;
         let (b1, b4) = (Width::B1, Width::B4);
@@ -324,7 +326,6 @@ impl<'a> Builder<'a> {
                 1.into(),
             ],
         );
-        self.p.emit(&[o::OUTPUT_START], &[0.into(), nos]);
         self.p.bind(back);
         for (i, &l) in self.returns.clone().iter().enumerate() {
             self.p.jr_if(Cmp::Eq, b1, self.ret, i as i32 + 1, l);
