@@ -235,3 +235,33 @@ fn b2_cubot_never_sends_output_start() {
     assert!(a.stats.ops.get("OUTPUT_STEP_SPEED").is_some_and(|&n| n > 0));
     assert_eq!(a.stats.ops.get("OUTPUT_START"), None, "OUTPUT_START sent");
 }
+
+/// B4: on-brick homing against the world's end stops (stiff springs, 3° under full duty):
+/// how many 600 ms windows each arm took, over several starting positions.
+#[test]
+fn b4_homing_windows_against_a_compliant_stop() {
+    if super::support::firmware_brick().is_none() {
+        return;
+    }
+    let mut most = 0;
+    for seed in 1..=6 {
+        let h = brick(seed, 20.0).expect("the firmware brick");
+        let mut ev3 = driver(&h);
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let l2 = lines.clone();
+        ev3.set_log(move |s| l2.lock().unwrap().push(s.to_string()));
+        let mut r = MindCub3r::with_driver(ev3, Config::default()).expect("connect");
+        r.home()
+            .unwrap_or_else(|e| panic!("seed {seed}: home: {e}"));
+        let l = lines.lock().unwrap();
+        let n = |what: &str| {
+            l.iter()
+                .filter(|s| s.starts_with(&format!("-> {what}")))
+                .count()
+        };
+        let (s, a) = (n("homing the colour-sensor arm"), n("homing the tilt arm"));
+        eprintln!("B4: seed {seed}: sensor arm {s} window(s), tilt arm {a}");
+        most = most.max(s).max(a);
+    }
+    assert!(most <= 3, "an arm took {most} windows");
+}
