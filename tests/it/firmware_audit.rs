@@ -223,8 +223,9 @@ fn b2_cubot_never_sends_output_start() {
     r.home().expect("home");
     r.execute(Primitive::Tilt).expect("tilt");
     r.execute(Primitive::Spin(1)).expect("spin");
-    r.execute_chunk(&[Primitive::Turn(1), Primitive::Tilt, Primitive::Spin(-1)])
-        .expect("chunk");
+    let prims = [Primitive::Turn(1), Primitive::Tilt, Primitive::Spin(-1)];
+    let n = r.chunk_len(&prims);
+    r.execute_chunk(&prims[..n]).expect("chunk");
     r.scan(cubot::cube::Size::Two, &mut |_| {}).expect("scan");
     r.finish(false).expect("finish");
     let a = cubot::robot::ev3::link::audit(&tap.take());
@@ -234,6 +235,53 @@ fn b2_cubot_never_sends_output_start() {
     );
     assert!(a.stats.ops.get("OUTPUT_STEP_SPEED").is_some_and(|&n| n > 0));
     assert_eq!(a.stats.ops.get("OUTPUT_START"), None, "OUTPUT_START sent");
+}
+
+/// A tilt whose apex lies a few degrees past where the arm can go (its upper stop): the
+/// arm is held short there, pushing. On the brick (a chunk) and on the host path; the
+/// brick's seconds each took and how each ended.
+fn held_short_tilt(seed: u64, on_brick: bool) -> (f64, Result<(), String>, i32) {
+    let h = brick(seed, 20.0).expect("the firmware brick");
+    let mut cfg = Config::default();
+    let stop = cubot::robot::sim::Physics::default().arm_max as i32;
+    cfg.arm.tilt_apex = stop + 8;
+    let link = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
+    let mut r = MindCub3r::connect(link, cfg).expect("connect");
+    r.home().expect("home");
+    r.execute(Primitive::ArmHold).expect("hold");
+    let t0 = h.clock();
+    let res = if on_brick {
+        r.execute_chunk(&[Primitive::Tilt]).map(|_| ())
+    } else {
+        r.execute(Primitive::Tilt)
+    };
+    let arm = r.port_of(Part::Arm);
+    let at = r.ev3().count(arm).unwrap_or(i32::MIN);
+    (h.clock() - t0, res.map_err(|e| e.to_string()), at)
+}
+
+/// B3 on LEGO's firmware: an arm held a few degrees short of its target (here a tilt's
+/// apex past the arm's stop) ends its move after the stall time on the host path (the
+/// driver stops it with the brake), while an on-brick program pushes on until its own
+/// deadline and fails. Confirmed, not fixed yet: this test shows the difference.
+#[test]
+fn b3_a_move_held_short_pushes_until_the_programs_deadline_on_the_brick() {
+    if super::support::firmware_brick().is_none() {
+        return;
+    }
+    let (host_s, host, host_at) = held_short_tilt(16, false);
+    let (brick_s, on_brick, brick_at) = held_short_tilt(16, true);
+    eprintln!(
+        "B3: host path {host_s:.2} s {host:?} (arm at {host_at}); \
+         on the brick {brick_s:.2} s {on_brick:?} (arm at {brick_at})"
+    );
+    assert!(host.is_ok(), "host path: {host:?}");
+    let e = on_brick.expect_err("the brick's program ended");
+    assert!(e.contains("did not finish within"), "on the brick: {e}");
+    assert!(
+        brick_s > host_s + 1.0,
+        "on the brick {brick_s:.2} s, on the host path {host_s:.2} s"
+    );
 }
 
 /// B4: on-brick homing against the world's end stops (stiff springs, 3° under full duty):
