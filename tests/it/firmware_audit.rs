@@ -170,7 +170,7 @@ fn b2_start_after_an_ended_step_job_runs_the_motor_on_unregulated() {
     let mut r = connect(&h);
     r.home().expect("home");
     let sensor = r.port_of(Part::SensorArm);
-    let mut ev3 = r.ev3();
+    let ev3 = r.ev3();
     let mut job = |start: bool| {
         let mut p = Program::new();
         let (c0, c1, busy) = (
@@ -194,7 +194,7 @@ fn b2_start_after_an_ended_step_job_runs_the_motor_on_unregulated() {
         p.get_count(sensor, c1).output_test(sensor.bit(), b);
         p.mov(Width::B1, Width::B4, b, busy);
         p.cmd().output_stop(sensor.bit(), true);
-        let v = run(&mut ev3, "a 6° job", p, &[c0, c1, busy]);
+        let v = run(ev3, "a 6° job", p, &[c0, c1, busy]);
         (v[1] - v[0], v[2])
     };
     let (plain, plain_busy) = job(false);
