@@ -10,7 +10,7 @@ use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
 
 use super::support::firmware_brick;
 
-fn brick(seed: u64, speed: f64) -> Option<SimHandle> {
+pub(super) fn brick(seed: u64, speed: f64) -> Option<SimHandle> {
     let dir = firmware_brick()?;
     Some(
         spawn_pty(SimConfig {
@@ -23,7 +23,7 @@ fn brick(seed: u64, speed: f64) -> Option<SimHandle> {
     )
 }
 
-fn connect(h: &SimHandle) -> MindCub3r {
+pub(super) fn connect(h: &SimHandle) -> MindCub3r {
     let link = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
     MindCub3r::connect(link, Config::default()).expect("connect")
 }

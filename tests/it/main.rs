@@ -8,6 +8,7 @@ mod color;
 mod contract;
 mod cube;
 mod firmware;
+mod firmware_audit;
 mod inputs;
 mod layout;
 mod misread;

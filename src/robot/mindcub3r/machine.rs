@@ -94,7 +94,8 @@ pub struct MindCub3r {
 impl MindCub3r {
     /// Connects: ping, device check (exact report on mismatch), every motor's polarity set
     /// to normal (an earlier session may have reversed one; see
-    /// [Polarity](crate::robot::ev3::protocol#polarity)). Nothing moves.
+    /// [Polarity](crate::robot::ev3::protocol#polarity)), the colour sensor put in the mode
+    /// the scan reads it in. Nothing moves.
     pub fn connect(link: Box<dyn Link>, config: Config) -> Result<MindCub3r, RobotError> {
         MindCub3r::with_driver(Ev3::new(link), config)
     }
@@ -132,6 +133,7 @@ impl MindCub3r {
             r.check_devices()?;
             let nos = OutputPort::nos(&[r.arm.port, r.table.port, r.sensor.port]);
             r.ev3.set_polarity(nos, 1)?;
+            r.sensor_mode()?;
             r.table_zero = r.ev3.count(r.table.port)?;
             r.table.target = r.table_zero;
             Ok(())

@@ -14,8 +14,12 @@
 //! 2. does nothing if `|T − P| ≤ 2` (a deadband, so a motor resting on its end stop is not
 //!    pushed into it over a rounding degree);
 //! 3. sends one command: OUTPUT_RESET, OUTPUT_STEP_SPEED with speed `±|speed|` (sign of
-//!    `T − P`) and profile `r1, |T − P| − r1 − r3, r3`, OUTPUT_START; the ramps shrink in
-//!    proportion when they are longer than the distance;
+//!    `T − P`) and profile `r1, |T − P| − r1 − r3, r3`; the ramps shrink in proportion
+//!    when they are longer than the distance. No OUTPUT_START: a step job starts itself,
+//!    and on LEGO's firmware a START that reaches a motor whose job has already ended (a
+//!    short move, the brick's VM descheduled between the two) runs it on unregulated with
+//!    its busy flag clear (`d_pwm.c`; shown on the firmware brick, `ev3-firmware-audit.md`
+//!    B2);
 //! 4. records `T` (not the measured end) as the motor's target, so rounding errors never
 //!    pile up; the next move reads the count again.
 //!
@@ -149,7 +153,7 @@ impl Ev3 {
     }
 
     /// Starts moving `motor` to the absolute `target` (see [Absolute targets](crate::robot::ev3::driver::motion#absolute-targets)): reads the present sensor
-    /// count, then RESET + STEP_SPEED(relative) + START. Keeps `target` as the motor's
+    /// count, then RESET + STEP_SPEED(relative). Keeps `target` as the motor's
     /// software position. Returns the signed distance started.
     pub fn start_move_to(
         &mut self,
@@ -192,9 +196,7 @@ impl Ev3 {
             });
         }
         let mut c = DirectCommand::new();
-        c.output_reset(nos)
-            .step_speed(nos, v, [r1, r2, r3], brake)
-            .output_start(nos);
+        c.output_reset(nos).step_speed(nos, v, [r1, r2, r3], brake);
         self.may_reach(motor.port, now, target);
         match self.call(&name, &c) {
             Ok(_) => Ok(d),

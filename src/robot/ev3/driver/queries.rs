@@ -15,7 +15,12 @@
 //! The firmware restores a motor's default direction only when a user program starts or
 //! ends, not when a host connects (see [Polarity](crate::robot::ev3::protocol#polarity)),
 //! so [`Ev3::set_polarity`] exists for the robot to set it on every connect (the MindCub3r
-//! does). The turntable's sense is a calibration sign, not a polarity.
+//! does). The turntable's sense is a calibration sign, not a polarity. On LEGO's firmware
+//! OUTPUT_POLARITY also re-applies to each motor the power its last job left set (d_pwm
+//! sets the power again on POLARITY, and a coast stop or a job's end does not clear it):
+//! after an earlier session ended in a coast stop, an idle motor would start running at
+//! its driver's floor duty (about 20 % for the medium motor) until its next command. So
+//! [`Ev3::set_polarity`] stops the motors (coast) in the same command.
 //!
 //!
 //! ## Brick queries
@@ -79,10 +84,11 @@ impl Ev3 {
     }
 
     /// OUTPUT_POLARITY of the motors in `nos`: 1 normal, −1 reversed (see
-    /// [Polarity](crate::robot::ev3::driver::queries#polarity)).
+    /// [Polarity](crate::robot::ev3::driver::queries#polarity)), and OUTPUT_STOP (coast) of the
+    /// same motors after it: LEGO's firmware re-applies their last power on POLARITY.
     pub fn set_polarity(&mut self, nos: u8, pol: i8) -> Result<(), Ev3Error> {
         let mut c = DirectCommand::new();
-        c.output_polarity(nos, pol);
+        c.output_polarity(nos, pol).output_stop(nos, false);
         let ports: String = OutputPort::ALL
             .iter()
             .filter(|p| nos & p.bit() != 0)

@@ -286,7 +286,9 @@ impl<'a> Builder<'a> {
     /// The move routine: reads the motor's count, moves by the difference to `mt` (none
     /// within 2°, the driver's deadband), with the ramps when they fit in the distance and
     /// none when they do not, then jumps back to the caller numbered `ret`. The driver's
-    /// [absolute targets](crate::robot::ev3::driver::motion#absolute-targets), on the brick.
+    /// [absolute targets](crate::robot::ev3::driver::motion#absolute-targets), on the brick: no
+    /// OUTPUT_START after STEP_SPEED (the job starts itself; a START that reaches a motor
+    /// whose short job has already ended runs it on, unregulated and not busy).
     pub(super) fn emit_routine(&mut self) {
         use crate::robot::ev3::protocol::op as o;
         let (b1, b4) = (Width::B1, Width::B4);
@@ -324,7 +326,6 @@ impl<'a> Builder<'a> {
                 1.into(),
             ],
         );
-        self.p.emit(&[o::OUTPUT_START], &[0.into(), nos]);
         self.p.bind(back);
         for (i, &l) in self.returns.clone().iter().enumerate() {
             self.p.jr_if(Cmp::Eq, b1, self.ret, i as i32 + 1, l);
@@ -357,6 +358,25 @@ impl<'a> Builder<'a> {
 }
 
 impl MindCub3r {
+    /// Puts the colour sensor in RGB-RAW, at rest. LEGO's firmware starts a colour sensor
+    /// in mode 0; the first READY_RAW in another mode switches it and holds the program
+    /// until the sensor sends in that mode (up to 1.2 s, `MAX_DEVICE_BUSY_TIME`). Inside a
+    /// scan program that hold falls between the turntable count a sample is filed with and
+    /// the reading itself, while the table turns (22-30 ms, 6-8 table degrees on the
+    /// firmware brick, `ev3-firmware-audit.md` A1). A sensor that cannot switch gives
+    /// 'not a number' values, ignored here: the scan's plausibility check catches them.
+    pub(super) fn sensor_mode(&mut self) -> Result<(), Ev3Error> {
+        let input = self.config.ports.color_sensor - 1;
+        let mut c = DirectCommand::new();
+        c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
+        self.ev3
+            .call(
+                &format!("READY_RAW colour sensor port {} (mode RGB-RAW)", input + 1),
+                &c,
+            )
+            .map(|_| ())
+    }
+
     /// The colour-sensor scan with one program on the brick per face (see the module docs).
     pub(super) fn scan_on_brick(
         &mut self,
