@@ -259,6 +259,34 @@ pub struct BrickArgs {
 }
 
 impl BrickArgs {
+    /// Refuses a choice that would be ignored: a brick for a real robot (it brings its own)
+    /// or for the line robot (it has no EV3 brick), and a firmware build folder for cubot's
+    /// own brick.
+    pub fn check(&self, sim: bool, mindcub3r: bool) -> anyhow::Result<()> {
+        if self.brick == BrickArg::Ours && self.lms2012.is_none() {
+            return Ok(());
+        }
+        let flags = match (self.brick, &self.lms2012) {
+            (BrickArg::Lms2012, Some(_)) => "--brick and --lms2012 choose",
+            (BrickArg::Lms2012, None) => "--brick chooses",
+            (BrickArg::Ours, _) => "--lms2012 chooses",
+        };
+        if !sim {
+            anyhow::bail!(
+                "{flags} the simulator's brick: add --sim, or leave it out for a real robot"
+            );
+        }
+        if !mindcub3r {
+            anyhow::bail!("{flags} the MindCub3r's simulated EV3 brick: the line robot has none, leave it out");
+        }
+        if self.brick == BrickArg::Ours {
+            anyhow::bail!(
+                "--lms2012 DIR is the firmware brick's build folder: add --brick lms2012"
+            );
+        }
+        Ok(())
+    }
+
     pub fn kind(&self) -> crate::robot::sim::lms2012::BrickKind {
         use crate::robot::sim::lms2012::BrickKind;
         match self.brick {

@@ -234,7 +234,7 @@ mod imp {
     fn from_images(a: &CalibrateCameraArgs, image: &Path, g: &Global, live: &Live) -> CmdResult {
         let n = a.size.n();
         let mut rig = starting_rig(a, n)?;
-        rig.name = a.name.clone().or(rig.name);
+        rig.name = a.name.clone().or_else(|| rig_name_of(&a.output));
         let jobs = face_jobs(a, image)?;
         let orient = match &a.orient {
             Some(s) => parse_orient(s)?,
@@ -258,7 +258,7 @@ mod imp {
         rig.save(&a.output)?;
         live.text(&format!("wrote the rig {}", a.output.display()));
         if !g.json {
-            outln!("{}", a.output.display());
+            outln!("wrote {}", a.output.display());
         }
         Ok(Exit::Ok)
     }
@@ -343,7 +343,7 @@ mod imp {
             None => Vec::new(),
         };
         let mut rig = starting_rig(a, n)?;
-        rig.name = a.name.clone().or(rig.name);
+        rig.name = a.name.clone().or_else(|| rig_name_of(&a.output));
         let mut source = Source::open(a)?;
         let stop = stop_on_ctrlc();
         live.phase("align the camera");
@@ -377,7 +377,7 @@ mod imp {
             rig.save(&a.output)?;
             live.text(&format!("saved the rig to {}", a.output.display()));
             if !g.json {
-                outln!("{}", a.output.display());
+                outln!("wrote {}", a.output.display());
             }
             return Ok(Exit::Ok);
         }
@@ -425,4 +425,13 @@ fn list(g: &Global) -> CmdResult {
 #[cfg(not(feature = "camera"))]
 fn list(_g: &Global) -> CmdResult {
     anyhow::bail!("cameras need nokhwa: rebuilt without feature camera")
+}
+
+/// A rig without `--name` is named after its file (`rig.toml` → `rig`), not after the
+/// photo convention it starts from.
+fn rig_name_of(output: &std::path::Path) -> Option<String> {
+    output
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .filter(|s| !s.is_empty())
 }

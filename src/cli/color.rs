@@ -524,8 +524,7 @@ fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global, live: &Live) ->
             Ok(Exit::No)
         }
         Err(
-            e @ (CalibrateError::Dark { .. }
-            | CalibrateError::NotDistinct { .. }
+            e @ (CalibrateError::NotDistinct { .. }
             | CalibrateError::NotUniform { .. }
             | CalibrateError::Unread { .. }),
         ) => {

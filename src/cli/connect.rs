@@ -211,6 +211,7 @@ pub fn connect_options(
             a.palette != PaletteArg::Standard,
         )?;
     }
+    a.brick.check(a.sim, a.robot == RobotKind::Mindcub3r)?;
     if let Some(p) = &a.port {
         check_port_path(p)?;
     }

@@ -75,11 +75,16 @@ fn when(t: SystemTime) -> String {
 fn what(e: &JournalEntry) -> String {
     match &e.record {
         Ok(r) => format!(
-            "{} {}, {} of {} steps",
+            "{} {}, {} of {} steps{}",
             r.start.robot,
             r.start.size,
-            r.steps,
-            r.start.plan.len()
+            r.plan_done,
+            r.plan_len,
+            if r.resumes > 0 || r.round > 1 {
+                " of its latest plan"
+            } else {
+                ""
+            }
         ),
         Err(why) => why.clone(),
     }
@@ -131,8 +136,8 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
             });
             if let Ok(r) = &e.record {
                 line["robot"] = json!(r.start.robot);
-                line["steps"] = json!(r.steps);
-                line["plan_steps"] = json!(r.start.plan.len());
+                line["steps"] = json!(r.plan_done);
+                line["plan_steps"] = json!(r.plan_len);
                 line["reason"] = json!(r.interrupted);
             }
             json_line(&line);

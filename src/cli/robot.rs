@@ -255,6 +255,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         Some(s) => Some(super::cube::parse_state(s, size)?),
         None => None,
     };
+    a.brick.check(true, a.robot == RobotKind::Mindcub3r)?;
     if a.robot == RobotKind::Line {
         return sim_line(&a, palette, start, size, g);
     }
@@ -363,6 +364,7 @@ pub(super) fn announce_sim(
 /// Where `robot ...` finds its brick. `robot check --sim` has the tray empty: the check
 /// asks for the cube out of it.
 fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
+    a.brick.check(a.sim, true)?;
     if !a.sim {
         super::connect::sim_only(
             a.faults.is_some(),
@@ -487,7 +489,12 @@ fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
         return check(&place, config, g, live);
     }
     let (mut r, _sim) = connect_brick(&place, config, g)?;
-    let result = run_action(&mut r, &a.action, g, live);
+    let result = match &a.action {
+        // A session's `show` names what differs from the file, `--set` included.
+        RobotAction::Session => super::connect::robot_config(a.robot_config.as_deref())
+            .and_then(|file| session::run_session(&mut r, &file, g, live, std::io::stdin().lock())),
+        action => run_action(&mut r, action, g, live),
+    };
     stopped_on_error(&mut r, result)
 }
 
@@ -571,9 +578,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global, live: &Live) 
             session::print_done(g, "home");
             return Ok(Exit::Ok);
         }
-        RobotAction::Session => {
-            return session::run_session(r, g, std::io::stdin().lock());
-        }
+        RobotAction::Session => unreachable!("a session runs with the file's configuration"),
         RobotAction::Scan(s) => return scan_with(r, s, g, live),
         RobotAction::Tilt => Primitive::Tilt,
         RobotAction::Spin { n } => Primitive::Spin(*n),

@@ -502,7 +502,18 @@ impl Reporter {
                     b.set_position(*done as u64);
                     b.set_message(format!("{robot_seconds:.1} s robot time"));
                 } else if !self.said_executing && !self.quiet && !self.json {
-                    eprintln!("executing: {total} robot actions…");
+                    // Counts run over the whole journal: after a resume, `done` starts past
+                    // the actions confirmed before it (the first event follows one action).
+                    let left = (total + 1).saturating_sub(*done);
+                    if left < *total {
+                        eprintln!(
+                            "executing: {} (the run's {} to {total}, resumed)…",
+                            plural(left, "robot action"),
+                            total - left + 1
+                        );
+                    } else {
+                        eprintln!("executing: {total} robot actions…");
+                    }
                 }
                 self.said_executing = true;
                 return;

@@ -29,8 +29,9 @@ pub enum Step {
     Move(Primitive),
     /// The sensor arm to a position; edge and corner with their sample slot (1..4).
     Sensor(SensorPosition, usize),
-    /// Read the colour sensor where it is now.
-    Read,
+    /// Read the colour sensor where it is now, or first move it to a position (as the
+    /// one-shot `robot read POS [SLOT]`).
+    Read(Option<(SensorPosition, usize)>),
     /// `set section.key=value`: change the configuration for the steps that follow.
     Set(String),
     /// Print the keys changed so far, as TOML lines to paste into the file.
@@ -41,7 +42,7 @@ pub enum Step {
 
 /// What `robot session` understands, shown by `help` and on a line it cannot read.
 pub const SESSION_HELP: &str = "steps: home | tilt | spin N | turn N (N = 1, -1, 2, -2) | arm away | arm hold | \
-sensor parked|clear|centre | sensor edge|corner [SLOT 1-4] | read | set SECTION.KEY=VALUE | show | help | quit";
+sensor parked|clear|centre | sensor edge|corner [SLOT 1-4] | read [POSITION [SLOT]] | set SECTION.KEY=VALUE | show | help | quit";
 
 /// A quarter-turn count of a spin or a turn: 1, -1, 2 or -2.
 pub fn quarters(n: i8) -> Result<i8> {
@@ -77,6 +78,16 @@ pub fn slot(word: Option<&str>) -> Result<usize> {
 }
 
 /// Reads one session line: `None` for a blank line or a `#` comment.
+/// A sensor position and its slot, as `sensor` and `read` take them.
+fn place(pos: &str, k: Option<&str>) -> Result<(SensorPosition, usize)> {
+    let p = sensor_position(pos)?;
+    let k = slot(k)?;
+    if k != 1 && !matches!(p, SensorPosition::Edge | SensorPosition::Corner) {
+        bail!("only edge and corner have slots 1-4");
+    }
+    Ok((p, k))
+}
+
 pub fn parse_step(line: &str) -> Result<Option<Step>> {
     let line = line.split('#').next().unwrap_or("").trim();
     let words: Vec<&str> = line.split_whitespace().collect();
@@ -100,14 +111,13 @@ pub fn parse_step(line: &str) -> Result<Option<Step>> {
         ["arm", "away"] => Step::Move(Primitive::ArmAway),
         ["arm", "hold"] => Step::Move(Primitive::ArmHold),
         ["sensor", pos, rest @ ..] if rest.len() <= 1 => {
-            let p = sensor_position(pos)?;
-            let k = slot(rest.first().copied())?;
-            if k != 1 && !matches!(p, SensorPosition::Edge | SensorPosition::Corner) {
-                bail!("only edge and corner have slots 1-4");
-            }
+            let (p, k) = place(pos, rest.first().copied())?;
             Step::Sensor(p, k)
         }
-        ["read"] => Step::Read,
+        ["read"] => Step::Read(None),
+        ["read", pos, rest @ ..] if rest.len() <= 1 => {
+            Step::Read(Some(place(pos, rest.first().copied())?))
+        }
         ["set", kv] => Step::Set(kv.to_string()),
         ["show"] => Step::Show,
         ["help"] => Step::Help,
@@ -272,8 +282,22 @@ pub fn print_done(g: &Global, what: &str) {
 /// `cubot robot session`: one step a line from `input` on one connection. A step that
 /// fails for the user's words (a bad line, a bad `set`) is reported and the session goes
 /// on; a robot error ends it (the caller stops the motors and says where the cube is).
-pub fn run_session(r: &mut MindCub3r, g: &Global, input: impl BufRead) -> CmdResult {
-    let start = r.config.clone();
+///
+/// `file` is the configuration as the file (or the default) has it: `show` and the closing
+/// note name every key that differs from it, those `--set` changed included.
+pub fn run_session(
+    r: &mut MindCub3r,
+    file: &Config,
+    g: &Global,
+    live: &super::view::Live,
+    input: impl BufRead,
+) -> CmdResult {
+    let start = file.clone();
+    // Each step said on stdout and on the live page alike.
+    let print_done = |g: &Global, what: &str| {
+        print_done(g, what);
+        live.text(&format!("done: {what}"));
+    };
     let mut at: Option<SensorPlace> = None;
     let mut bad_lines = 0usize;
     if !g.quiet && !g.json {
@@ -344,7 +368,14 @@ pub fn run_session(r: &mut MindCub3r, g: &Global, input: impl BufRead) -> CmdRes
                 at = Some(place);
                 print_done(g, &format!("sensor {place}"));
             }
-            Step::Read => {
+            Step::Read(to) => {
+                if let Some((pos, k)) = to {
+                    move_sensor(r, pos, k)?;
+                    at = Some(SensorPlace {
+                        position: pos,
+                        slot: k,
+                    });
+                }
                 let rgb = r.read_rgb()?;
                 print_reading(g, r, at, rgb);
             }
@@ -358,7 +389,15 @@ pub fn run_session(r: &mut MindCub3r, g: &Global, input: impl BufRead) -> CmdRes
             changed.join("; ")
         );
     }
-    Ok(if bad_lines == 0 { Exit::Ok } else { Exit::No })
+    if bad_lines > 0 {
+        // Lines it could not read or do are bad usage (exit 2), as for any command; the
+        // steps around them were done.
+        bail!(
+            "{} of the session's lines could not be done (said above, by line number); the other steps were done",
+            bad_lines
+        );
+    }
+    Ok(Exit::Ok)
 }
 
 #[cfg(test)]

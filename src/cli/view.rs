@@ -188,7 +188,7 @@ impl Live {
 /// `cubot view`: serves the history (and replays `journal`) until Ctrl-C.
 pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
     let (journals, open) = match &a.journal {
-        Some(p) if p.components().count() > 1 || p.is_file() => {
+        Some(p) if p.is_file() => {
             let dir = p
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
@@ -199,14 +199,29 @@ pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
                 p.file_name().map(|n| n.to_string_lossy().to_string()),
             )
         }
-        Some(name) => (None, Some(name.to_string_lossy().to_string())),
+        Some(p) if p.components().count() > 1 => {
+            anyhow::bail!(
+                "{}: no such journal (`cubot journals` lists them)",
+                p.display()
+            )
+        }
+        Some(name) => {
+            let dir = super::journals::journal_dir(g);
+            if !dir.join(name).is_file() {
+                anyhow::bail!(
+                    "{}: no such journal in {} (`cubot journals` lists them)",
+                    name.display(),
+                    dir.display()
+                );
+            }
+            (None, Some(name.to_string_lossy().to_string()))
+        }
         None => (None, None),
     };
     let wanted = ViewArgs {
         view: true,
         view_addr: a.view.view_addr,
     };
-    let stop = super::connect::stop_on_ctrlc();
     let live = Live::start(
         &wanted,
         g,
@@ -222,8 +237,12 @@ pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
     if !g.quiet {
         eprintln!("serving the history of runs; Ctrl-C ends");
     }
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    // Nothing moves here: Ctrl-C ends the process at once (exit 130), as for `sim --pty`.
+    let stop = super::connect::stop_on_ctrlc();
+    super::connect::standing_still("view: ended (Ctrl-C)", || {
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    });
     Ok(Exit::Ok)
 }

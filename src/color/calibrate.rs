@@ -10,7 +10,7 @@
 //!
 //! | Refusal | When |
 //! |---------|------|
-//! | [`CalibrateError::Dark`] | no reading reaches [`DARK_SHARE`] of the scale: the sensor is covered, unplugged or looking at nothing (an all-zero scan) |
+//! | [`ResolveError::NoCube`] | no reading reaches [`DARK_SHARE`] of the scale (the sensor is covered, unplugged or looking at nothing), or the readings show fewer than six colours: the resolver's own check, as for any scan |
 //! | [`CalibrateError::NotSolved`] | the scan resolves to a cube with stickers off their face's colour (named) |
 //! | [`CalibrateError::NotDistinct`] | two faces' mean colours are closer than [`MIN_DISTINCT_DE`] (ΔE\*ab): a solved cube shows six distinct colours |
 //! | [`CalibrateError::NotUniform`] | a sticker (named) whose reading the resolver's model, light and classes fitted to the solved cube, explains better as another face's colour by more than the doubt threshold: each face of a solved cube is one colour |
@@ -57,6 +57,7 @@ use super::resolve::{
     cube_cost, evenly_lit_labs, facelet_names, misfit_stickers, resolve, scan_lab, ResolveError,
     ResolveOptions,
 };
+pub use super::resolve::{DARK_SHARE, MIN_DISTINCT_DE};
 use crate::cube::{Face, FaceletCube, Size};
 
 /// Why calibration failed.
@@ -68,12 +69,6 @@ pub enum CalibrateError {
         "the scan is not of a solved cube: it resolves to {cube} (stickers off their face: {off})"
     )]
     NotSolved { cube: String, off: String },
-    #[error("every reading is dark (the brightest is {brightest}, under {share:.0} % of the {scale} scale): the sensor is covered, unplugged or sees no cube")]
-    Dark {
-        brightest: String,
-        share: f64,
-        scale: &'static str,
-    },
     #[error("faces {a} and {b} look alike (ΔE {delta:.1}, under {min:.0}): a solved cube shows six distinct colours; is the right cube in, solved, and well lit?")]
     NotDistinct {
         a: char,
@@ -91,39 +86,8 @@ pub enum CalibrateError {
     Unread { stickers: String },
 }
 
-/// A scan whose brightest reading stays under this share of its scale's largest value is
-/// dark (5 %: 51 EV3 counts, 13 of 255).
-pub const DARK_SHARE: f64 = 0.05;
-
-/// Two faces closer than this in CIELAB (ΔE\*ab, after white balance) look alike.
-pub const MIN_DISTINCT_DE: f64 = 8.0;
-
 /// Chroma (C*ab) below which a face counts as neutral for the EV3 gains.
 const NEUTRAL_CHROMA: f64 = 18.0;
-
-/// Refuses a scan whose every reading is dark ([`CalibrateError::Dark`]): the sensor is
-/// covered, unplugged or sees no cube. A run checks its scans by this too, before it
-/// re-reads or solves anything.
-pub fn check_lit(scan: &RawScan) -> Result<(), CalibrateError> {
-    let scale_max = scan.effective_scale().max_value();
-    let brightest = scan
-        .facelets
-        .iter()
-        .copied()
-        .max_by(|a, b| a.iter().sum::<f64>().total_cmp(&b.iter().sum::<f64>()))
-        .unwrap_or([0.0; 3]);
-    if brightest.iter().all(|&v| v < DARK_SHARE * scale_max) {
-        return Err(CalibrateError::Dark {
-            brightest: format!(
-                "{:.0}, {:.0}, {:.0}",
-                brightest[0], brightest[1], brightest[2]
-            ),
-            share: DARK_SHARE * 100.0,
-            scale: scan.effective_scale().name(),
-        });
-    }
-    Ok(())
-}
 
 /// Learns a profile (see the module docs).
 pub fn calibrate(
@@ -138,7 +102,6 @@ pub fn calibrate(
         };
         return Err(CalibrateError::Unread { stickers });
     }
-    check_lit(scan)?;
     let opts = ResolveOptions {
         best_effort: true,
         seed,
@@ -309,6 +272,7 @@ fn mean(xs: &[[f64; 3]]) -> [f64; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::color::resolve::NoCube;
     use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
     use crate::cube::FaceletCube;
     use rand::SeedableRng;
@@ -338,7 +302,13 @@ mod tests {
             *f = [0.0; 3];
         }
         let e = calibrate(&s, None, 1).unwrap_err();
-        assert!(matches!(e, CalibrateError::Dark { .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                CalibrateError::Resolve(ResolveError::NoCube(NoCube::Dark { .. }))
+            ),
+            "{e}"
+        );
         assert!(e.to_string().contains("the brightest is 0, 0, 0"), "{e}");
         // The tray of an empty turntable: readings of a few counts.
         for (i, f) in s.facelets.iter_mut().enumerate() {
@@ -346,7 +316,9 @@ mod tests {
         }
         assert!(matches!(
             calibrate(&s, None, 1),
-            Err(CalibrateError::Dark { .. })
+            Err(CalibrateError::Resolve(ResolveError::NoCube(
+                NoCube::Dark { .. }
+            )))
         ));
     }
 

@@ -106,7 +106,7 @@ pub enum RunError {
         note: &'static str,
     },
     /// A resume found another cube in the robot than the journal's.
-    #[error("the cube in the robot is not the journal's cube ({why}): the journal's is {journal_state}, the robot's is {seen}; nothing was turned")]
+    #[error("the cube in the robot is not the journal's cube ({why}): {}; nothing was turned: put the journal's cube back in and resume, or start a new run", states_note(journal_state, seen))]
     NotTheJournalsCube {
         why: String,
         /// Robot frame, first-scan symbols.
@@ -119,6 +119,16 @@ pub enum RunError {
     /// A resume could not establish which state the cube is in.
     #[error("cannot tell where the cube is: the robot cannot read its stickers or say its state, and the journal leaves {0} states possible")]
     Undecided(usize),
+}
+
+/// The two cubes of a refused resume, each named once: a cube of other colours in the
+/// journal's arrangement reads as the same letters (first-scan symbols).
+fn states_note(journal: &str, seen: &str) -> String {
+    if journal == seen {
+        format!("its stickers lie as the journal's cube's ({journal}), in other colours")
+    } else {
+        format!("the journal's is {journal}, the robot's is {seen}")
+    }
 }
 
 /// Where a stopped execution left the cube, and why it stopped.
@@ -212,7 +222,7 @@ impl RunError {
             RunError::Line(e) => e.to_string(),
             RunError::Mindcub3r(e) => e.to_string(),
             RunError::NotAPrimitive(a) => format!("{a:?} is not a MindCub3r primitive"),
-            RunError::Stopped => "Ctrl-C by the user".into(),
+            RunError::Stopped => "stopped by the user: Ctrl-C, or Stop on the live page".into(),
             RunError::SimulatorMismatch => {
                 "the simulator's cube does not match the scanned one at all".into()
             }

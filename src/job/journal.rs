@@ -441,6 +441,10 @@ pub struct JournalRecord {
     pub symbols: [char; 6],
     /// Steps confirmed (over every run of the journal).
     pub steps: usize,
+    /// The current plan's length (the start's, or a later round's or resume's plan) and the
+    /// steps confirmed of it.
+    pub plan_len: usize,
+    pub plan_done: usize,
     /// Robot-frame cube after the last confirmed step (first-scan naming).
     pub state: FaceletCube,
     pub seconds: f64,
@@ -492,6 +496,8 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                 let orientation = start.orientation;
                 rec = Some(JournalRecord {
                     orientation,
+                    plan_len: start.plan.len(),
+                    plan_done: 0,
                     start,
                     symbols,
                     steps: 0,
@@ -523,6 +529,8 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                     r.orientation = o;
                 }
                 r.state = state_of(&state, &r.symbols)?;
+                // One action a step line.
+                r.plan_done = (r.plan_done + 1).min(r.plan_len);
                 r.steps = n;
                 r.seconds = seconds;
                 // The first action in flight is now known to have happened.
@@ -556,6 +564,8 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                 r.interrupted = None;
             }
             (Line::Plan(p), Some(r)) => {
+                r.plan_len = p.plan.len();
+                r.plan_done = 0;
                 r.state = state_of(&p.state, &r.symbols)?;
                 r.orientation = p.orientation;
                 r.in_flight.clear();
@@ -647,6 +657,26 @@ mod tests {
             Orientation::IDENTITY.after(Primitive::Tilt)
         );
         assert!(rec.ended.is_none());
+        assert_eq!((rec.plan_done, rec.plan_len), (1, 1));
+        // A later plan (a resume that replanned, another round) is counted on its own.
+        let mut j = Journal::append(&path, &rec).unwrap();
+        let plan = vec![Action::Primitive(Primitive::Tilt); 4];
+        j.plan(&JournalPlan {
+            state: encode(&after, &symbols),
+            orientation: rec.orientation,
+            solution: String::new(),
+            planned_seconds: 2.8,
+            plan,
+            round: Some(2),
+        })
+        .unwrap();
+        let mut again = after.clone();
+        again.apply(&Alg::parse("x").unwrap()).unwrap();
+        j.step(Action::Primitive(Primitive::Tilt), &again, None, 0.7, None)
+            .unwrap();
+        drop(j);
+        let rec = read(&path).unwrap();
+        assert_eq!((rec.steps, rec.plan_done, rec.plan_len), (2, 1, 4));
     }
 
     #[test]

@@ -56,12 +56,14 @@ impl RunRobot for LineRun {
                 wanted: size,
             });
         }
-        progress(ScanStep::count(0, 1));
+        // One command reads every sticker: the progress counts stickers, as for any robot.
+        let total = size.stickers();
+        progress(ScanStep::count(0, total));
         let readings = self.robot.scan(&[])?;
         let read: Vec<(usize, [f64; 3])> = readings.iter().copied().enumerate().collect();
         progress(ScanStep {
-            done: 1,
-            total: 1,
+            done: total,
+            total,
             readings: &read,
             frame: None,
         });

@@ -117,7 +117,7 @@ pub fn scan_and_resolve_previewed(
         preview,
     )?;
     // A covered sensor or an empty tray, said at once rather than after re-reads.
-    crate::color::calibrate::check_lit(&raw).map_err(|e| RunError::NoCube(e.to_string()))?;
+    crate::color::resolve::check_sees_a_cube(&raw).map_err(|e| RunError::NoCube(e.to_string()))?;
     let mut rescans = 0;
     // Every reading of each sticker, averaged.
     let mut reads: Vec<Vec<[f64; 3]>> = raw.facelets.iter().map(|&r| vec![r]).collect();

@@ -70,12 +70,13 @@ fn calibrate_on_the_simulated_robot_then_run_with_the_profile() {
 fn calibrate_refuses_scans_that_cannot_be_of_a_solved_cube() {
     let dir = tempfile::tempdir().unwrap();
     let out = path(&dir, "p.toml");
+    // A scan that sees no cube stops as it does everywhere (exit 2), before a profile.
     for (faults, why) in [
         (
             "covered",
-            "refused: every reading is dark (the brightest is 0, 0, 0",
+            "the scan sees no cube: every reading is dark (the brightest is 0, 0, 0",
         ),
-        ("empty", "refused: every reading is dark"),
+        ("empty", "the scan sees no cube: every reading is dark"),
     ] {
         let o = cubot(&[
             "calibrate",
@@ -88,8 +89,8 @@ fn calibrate_refuses_scans_that_cannot_be_of_a_solved_cube() {
             &out,
             "-q",
         ]);
-        assert_eq!(o.status.code(), Some(1), "{faults}: {}", stderr(&o));
-        assert!(stdout(&o).starts_with(why), "{faults}: {}", stdout(&o));
+        assert_eq!(o.status.code(), Some(2), "{faults}: {}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{faults}: {}", stderr(&o));
         assert!(!std::path::Path::new(&out).exists());
     }
     // An all-zero scan file, and a scrambled cube.
@@ -101,11 +102,11 @@ fn calibrate_refuses_scans_that_cannot_be_of_a_solved_cube() {
     )
     .unwrap();
     let o = cubot(&["calibrate", &zero, "-o", &out]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
-        stdout(&o).contains("every reading is dark"),
+        stderr(&o).contains("every reading is dark"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
     // A real solved scan (EV3) with two stickers of different colours swapped.
     let real = root().join("samples/realdata/cases/ms-solved-2024-06-05_23-36-17.json");

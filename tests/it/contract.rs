@@ -52,12 +52,38 @@ fn robot_read_reads_where_it_is_told_and_a_session_keeps_its_place() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(o.status.code(), Some(1), "a line it could not do: exit 1");
+    assert_eq!(o.status.code(), Some(2), "a line it could not do: exit 2");
+    // `show` names what --set changed too: it differs from the file.
+    let o = cubot_stdin(
+        &[
+            "robot",
+            "--sim",
+            "--set",
+            "sensor_arm.edge=[-600,-600,-600,-600]",
+            "session",
+        ],
+        "sensor edge 2\nshow\nread corner 3\n",
+    );
+    assert!(
+        stdout(&o).contains("sensor_arm.edge = [-600, -600, -600, -600]"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("sensor corner 3 at -600°"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // --set is checked as the file is, before anything moves.
     for (bad, says) in [
         ("arm.hodl=100", "[arm] has no key \"hodl\""),
         ("arm.speed=300", "expected a whole number"),
         ("turntable.sign=2", "turntable.sign must be 1 or -1"),
+        (
+            "arm.hold=1000",
+            "arm.hold (1000) must be below arm.tilt_apex (190)",
+        ),
     ] {
         let o = cubot(&["robot", "--sim", "--set", bad, "tilt"]);
         assert_eq!(o.status.code(), Some(2), "{bad}");
@@ -446,6 +472,86 @@ fn a_file_given_as_port_is_refused_with_the_flag_it_belongs_to() {
         "{err}"
     );
     assert!(!err.contains("typewriter"), "{err}");
+}
+
+/// A scan of no cube (one grey surface, an empty tray) says so with exit 2 on every command
+/// that resolves one, `--best-effort` included, rather than naming stickers to re-scan.
+#[test]
+fn a_scan_of_one_surface_is_no_cube_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let grey = dir.path().join("grey.json");
+    let facelets: Vec<[u8; 3]> = (0..54).map(|i| [126 + (i % 5) as u8; 3]).collect();
+    std::fs::write(
+        &grey,
+        serde_json::json!({"size": 3, "facelets": facelets}).to_string(),
+    )
+    .unwrap();
+    let g = grey.to_str().unwrap();
+    for args in [
+        &["resolve", g][..],
+        &["resolve", g, "--best-effort"],
+        &[
+            "scan",
+            "--robot",
+            "--sim",
+            "--faults",
+            "empty",
+            "--best-effort",
+        ],
+        &["robot", "scan", "--sim", "--faults", "empty"],
+    ] {
+        let o = cubot(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("the scan sees no cube"), "{args:?}: {err}");
+        assert!(stdout(&o).trim().is_empty(), "{args:?}: {}", stdout(&o));
+    }
+}
+
+/// `cubot view JOURNAL` with no such journal says so before it serves anything.
+#[test]
+fn view_of_a_missing_journal_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexist.jsonl");
+    for arg in [missing.to_str().unwrap(), "run-0-0.jsonl"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_cubot"))
+            .args(["view", arg, "--cache-dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{arg}: {}", stderr(&o));
+        assert!(stderr(&o).contains("no such journal"), "{}", stderr(&o));
+    }
+}
+
+/// A brick choice that would be ignored is refused before anything starts: for a real
+/// robot (it brings its own brick), for the line robot (no EV3 brick), and a firmware build
+/// folder given for cubot's own brick.
+#[test]
+fn a_brick_choice_that_would_be_ignored_is_refused() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["run", "--port", "/dev/null", "--brick", "lms2012"],
+            "add --sim",
+        ),
+        (&["robot", "check", "--brick", "lms2012"], "add --sim"),
+        (
+            &["run", "--sim", "--robot", "line", "--brick", "lms2012"],
+            "the line robot has none",
+        ),
+        (
+            &["sim", "--pty", "--robot", "line", "--lms2012", "x"],
+            "the line robot has none",
+        ),
+        (&["run", "--sim", "--lms2012", "x"], "add --brick lms2012"),
+    ];
+    for (args, says) in cases {
+        let o = cubot(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }
 
 #[test]

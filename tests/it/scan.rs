@@ -177,11 +177,23 @@ fn fixed_rig_calibration_round_trip() {
         "test-rig",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("wrote "), "{}", stdout(&out));
     let text = std::fs::read_to_string(&rig).unwrap();
     assert!(
         text.contains("version = 1") && text.contains("[faces.U]"),
         "{text}"
     );
+    // Without --name the rig is named after its file.
+    let bench_rig = tmp.path().join("bench-rig.toml");
+    let out = cubot(&[
+        "calibrate-camera",
+        dir.to_str().unwrap(),
+        "-o",
+        bench_rig.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&bench_rig).unwrap();
+    assert!(text.contains("name = \"bench-rig\""), "{text}");
     // Starting from a rig of another size is refused, naming both sizes.
     let out = cubot(&[
         "calibrate-camera",

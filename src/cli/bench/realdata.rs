@@ -161,7 +161,9 @@ pub(super) fn judge(trial: &Trial, opts: &ResolveOptions) -> Judged {
     };
     let res = match resolve_scan(&trial.scan, &opts) {
         Ok(r) => r,
-        Err(ResolveError::NoLegalCube { .. }) | Err(ResolveError::Ambiguous { .. }) => {
+        Err(ResolveError::NoLegalCube { .. })
+        | Err(ResolveError::Ambiguous { .. })
+        | Err(ResolveError::NoCube(_)) => {
             return Judged {
                 verdict: Verdict::NoCube,
                 cube: None,

@@ -154,6 +154,7 @@ pub fn bench(a: BenchRunArgs, g: &Global) -> CmdResult {
     if a.runs == 0 || a.latencies.is_empty() {
         bail!("nothing to run: give --runs > 0 and at least one latency");
     }
+    a.brick.check(true, true)?;
     if !g.quiet && !g.json {
         eprintln!(
             "bench run: {} runs of the whole job on simulated robots at speed {} (each about {:.0} s of wall time), {} at a time",

@@ -77,6 +77,7 @@ mod light;
 mod model;
 mod readings;
 mod refine;
+mod sees;
 #[cfg(test)]
 mod tests;
 
@@ -90,6 +91,7 @@ use legal::Candidate;
 pub use model::Model;
 pub use readings::{combine_reads, lab_of_linear, linear_readings, scan_lab};
 use refine::Evidence;
+pub use sees::{check_sees_a_cube, sixth_colour_distance, NoCube, DARK_SHARE, MIN_DISTINCT_DE};
 
 use super::profile::Profile;
 use super::raw::{RawScan, RawScanError, Scale};
@@ -223,6 +225,9 @@ pub enum ResolveError {
         expanded: usize,
         suspects: Vec<usize>,
     },
+    /// The readings cannot be of a cube at all: dark, or one surface.
+    #[error("the scan sees no cube: {0}")]
+    NoCube(#[from] NoCube),
     #[error("the profile was learned on scale {} but the scan is {}", profile.name(), scan.name())]
     ProfileScale { profile: Scale, scan: Scale },
     /// Stickers unread on more than one face: the resolver fills in one face's at most.
@@ -257,6 +262,7 @@ pub fn resolve(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Reso
     scan.check()?;
     check_unread(scan)?;
     check_profile_scale(scan, opts.profile.as_ref())?;
+    check_sees_a_cube(scan)?;
     let res = match &opts.profile {
         None => resolve_once(scan, opts)?,
         Some(_) => {

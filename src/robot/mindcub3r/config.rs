@@ -366,6 +366,7 @@ impl Config {
             return Err("turntable.sign must be 1 or -1".into());
         }
         self.check_numbers()?;
+        self.check_order()?;
         for (name, v) in [
             ("arm.speed", self.arm.speed),
             ("arm.tilt_speed", self.arm.tilt_speed),
@@ -381,6 +382,70 @@ impl Config {
         ] {
             if !(1..=100).contains(&v) {
                 return Err(format!("{name} must be 1..100 percent, is {v}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The positions in the order the mechanism needs, so that a mistyped angle is refused
+    /// before a motor drives into the cube or a stop: the tilt arm from its stop out
+    /// `0 <= away < clear < hold (and hold_2x2) < tilt_apex`; each reading position of the
+    /// sensor arm beyond `clear` on the same side of `parked`.
+    fn check_order(&self) -> Result<(), String> {
+        let a = &self.arm;
+        let chain = [
+            ("arm.away", a.away),
+            ("arm.clear", a.clear),
+            ("arm.hold", a.hold),
+            ("arm.tilt_apex", a.tilt_apex),
+        ];
+        if a.away < 0 {
+            return Err(format!(
+                "arm.away must be 0 or more (degrees out from the arm's stop), is {}",
+                a.away
+            ));
+        }
+        for w in chain.windows(2) {
+            if w[0].1 >= w[1].1 {
+                return Err(format!(
+                    "{} ({}) must be below {} ({}): the arm goes away < clear < hold < tilt_apex",
+                    w[0].0, w[0].1, w[1].0, w[1].1
+                ));
+            }
+        }
+        if !(a.clear < a.hold_2x2 && a.hold_2x2 < a.tilt_apex) {
+            return Err(format!(
+                "arm.hold_2x2 ({}) must lie between arm.clear ({}) and arm.tilt_apex ({})",
+                a.hold_2x2, a.clear, a.tilt_apex
+            ));
+        }
+        let s = &self.sensor_arm;
+        let out = |p: i32| (p - s.parked) * (s.clear - s.parked).signum();
+        if s.clear == s.parked {
+            return Err("sensor_arm.clear must differ from sensor_arm.parked".into());
+        }
+        let mut reads = vec![
+            ("sensor_arm.centre".to_string(), s.centre),
+            ("sensor_arm.corner_2x2".to_string(), s.corner_2x2),
+        ];
+        reads.extend(
+            s.edge
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| (format!("sensor_arm.edge[{k}]"), v)),
+        );
+        reads.extend(
+            s.corner
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| (format!("sensor_arm.corner[{k}]"), v)),
+        );
+        for (name, v) in reads {
+            if out(v) <= out(s.clear) {
+                return Err(format!(
+                    "{name} ({v}) must lie beyond sensor_arm.clear ({}) as seen from sensor_arm.parked ({}): the sensor reads over the cube",
+                    s.clear, s.parked
+                ));
             }
         }
         Ok(())
@@ -564,6 +629,11 @@ mod tests {
         assert!(why("[motors]\nlarge_full_speed = 1e308").contains("motors.large_full_speed"));
         assert!(why("[scan]\nwindow = -1.0").contains("scan.window"));
         assert!(why("[arm]\ntilt_apex = 2000000000").contains("arm.tilt_apex"));
+        assert!(why("[arm]\nhold = 1000").contains("arm.hold (1000) must be below arm.tilt_apex"));
+        assert!(why("[arm]\naway = 50").contains("arm.away (50) must be below arm.clear"));
+        assert!(
+            why("[sensor_arm]\ncentre = -300").contains("sensor_arm.centre (-300) must lie beyond")
+        );
         assert!(why("[arm]\nhome_speed = 0").contains("arm.home_speed"));
         assert!(why("[timeouts]\nreply_ms = 18446744073709551615").contains("reply_ms"));
         assert!(why("[sensor_arm]\nedge = [0, 0, 99999, 0]").contains("sensor_arm.edge[2]"));
