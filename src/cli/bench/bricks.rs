@@ -214,7 +214,7 @@ fn keep(path: &std::path::Path, b: &BrickRun) -> std::io::Result<()> {
 /// The physical kinds' units, for the text.
 fn unit(kind: &str) -> &'static str {
     match kind {
-        "count" => "°",
+        "count" | "movement" => "°",
         "speed" => " %",
         "sensor" => " raw",
         "time" => " ms",
@@ -262,8 +262,17 @@ fn print(a: &BenchBricksArgs, g: &Global, results: &[Outcome], tol: &Tolerances)
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false)
         };
+        let parted = match v.exchange.parted {
+            Some((x, y)) => format!(
+                " ({} in the exchange before the host's paths part at step {} / {})",
+                v.exchange.logic_before_parting,
+                x.map_or("-".into(), |k| k.to_string()),
+                y.map_or("-".into(), |k| k.to_string())
+            ),
+            None => String::new(),
+        };
         outln!(
-            "seed {}: {} logic differences; commands {} / {} (steps {} / {}); reached {} / {}; brick time {:.1} / {:.1} s, wall {:.1} / {:.1} s (ours / firmware)",
+            "seed {}: {} logic differences{parted}; commands {} / {} (steps {} / {}); reached {} / {}; brick time {:.1} / {:.1} s, wall {:.1} / {:.1} s (ours / firmware)",
             r.seed,
             v.logic(),
             v.exchange.commands.0,
@@ -277,6 +286,14 @@ fn print(a: &BenchBricksArgs, g: &Global, results: &[Outcome], tol: &Tolerances)
             x.wall_seconds,
             y.wall_seconds
         );
+        for d in &v.exchange.identity {
+            outln!(
+                "  identity: {}: ours {}, firmware {}",
+                d.what,
+                d.in_a,
+                d.in_b
+            );
+        }
         let shown = if a.all { usize::MAX } else { 5 };
         for d in v.exchange.logic.iter().take(shown) {
             outln!(

@@ -61,7 +61,7 @@ impl Tolerances {
     /// The tolerance of a kind of physical difference (by its name in [`Comparison::physical`]).
     pub fn of(&self, kind: &str) -> f64 {
         match kind {
-            "count" => self.count,
+            "count" | "movement" => self.count,
             "speed" => self.speed,
             "sensor" => self.sensor,
             "time" => self.time,
@@ -132,6 +132,11 @@ pub struct Comparison {
     pub commands: (usize, usize),
     pub steps: (usize, usize),
     pub logic: Vec<Difference>,
+    /// Where the host's paths part: the first step without a partner (in each exchange)
+    /// and how many of [`logic`](Self::logic) come before it. What follows a parting is
+    /// the host acting on what it found, not two bricks answering one command.
+    pub parted: Option<(Option<usize>, Option<usize>)>,
+    pub logic_before_parting: usize,
     /// Differences of the bricks' identities (name, versions): not logic.
     pub identity: Vec<Difference>,
     /// By kind (`count`, `speed`, `sensor`, `time`, `battery`, `repeats`, `reply`).
@@ -352,5 +357,8 @@ pub fn compare(a: &[Turn], b: &[Turn], tol: &Tolerances) -> Comparison {
         }
     }
     unmatched(&mut c, sa.len(), sb.len(), &mut ia, &mut ib);
+    let parting = c.logic.iter().position(|d| d.a.is_none() || d.b.is_none());
+    c.parted = parting.map(|k| (c.logic[k].a, c.logic[k].b));
+    c.logic_before_parting = parting.unwrap_or(c.logic.len());
     c
 }

@@ -37,6 +37,9 @@ pub use compare::{compare, Comparison, Difference, Tolerances};
 pub enum Measure {
     /// A tacho count (degrees).
     Count,
+    /// OUTPUT_READ's movement count (degrees): d_pwm's `TachoCounts`, which its motor
+    /// jobs zero and count down phase by phase; no host of cubot reads it.
+    Movement,
     /// A motor's speed (percent).
     Speed,
     /// A sensor's reading (raw counts).
@@ -51,6 +54,7 @@ impl Measure {
     pub fn name(self) -> &'static str {
         match self {
             Measure::Count => "count",
+            Measure::Movement => "movement",
             Measure::Speed => "speed",
             Measure::Sensor => "sensor",
             Measure::Time => "time",
@@ -136,6 +140,9 @@ struct Region {
     kind: Kind,
     class: Class,
     name: String,
+    /// An array WRITE fills: the classes of its writes in program order, which a record
+    /// of several words repeats (element `k` takes class `k mod n`).
+    cycle: Vec<Class>,
 }
 
 /// The measurement an operation's output `k` (its index among the args) takes from the
@@ -237,6 +244,20 @@ fn regions(instrs: &[Instr]) -> Vec<Region> {
             break;
         }
     }
+    let mut cycles: BTreeMap<usize, Vec<Class>> = BTreeMap::new();
+    for ins in instrs {
+        if (op::WRITE8..=op::WRITE32).contains(&ins.op.code) {
+            if let (Some(src), Some(Param::Global(base))) =
+                (ins.args.first(), ins.args.get(2).map(|a| a.param.clone()))
+            {
+                let class = match var(&src.param).and_then(|v| taint.get(&v)) {
+                    Some(&m) => Class::Physical(m),
+                    None => Class::Record,
+                };
+                cycles.entry(base).or_default().push(class);
+            }
+        }
+    }
     let mut out = Vec::new();
     for ins in instrs {
         let written = ins.args.iter().enumerate().filter(|(_, a)| a.par.out);
@@ -248,7 +269,9 @@ fn regions(instrs: &[Instr]) -> Vec<Region> {
             let Param::Global(offset) = a.param else {
                 continue;
             };
+            let cycle = cycles.get(&offset).cloned().unwrap_or_default();
             let class = match taint.get(&(true, offset)) {
+                _ if !cycle.is_empty() => cycle[0],
                 Some(&m) => Class::Physical(m),
                 None if program => Class::Record,
                 None => Class::Value,
@@ -281,6 +304,7 @@ fn regions(instrs: &[Instr]) -> Vec<Region> {
                 kind: a.par.kind,
                 class,
                 name: format!("{}@{offset}", name(ins)),
+                cycle,
             });
         }
     }
@@ -382,6 +406,11 @@ fn fields(regions: &[Region], globals: &[u8]) -> Vec<Field> {
         match owner {
             Some(r) => {
                 let n = r.kind.bytes().min(next - at).max(1);
+                let k = (at - r.offset) / r.kind.bytes().max(1);
+                let class = match r.cycle.len() {
+                    0 => r.class,
+                    len => r.cycle[k % len],
+                };
                 if let Some(value) = read(
                     globals,
                     at,
@@ -394,7 +423,7 @@ fn fields(regions: &[Region], globals: &[u8]) -> Vec<Field> {
                 ) {
                     out.push(Field {
                         name: format!("{}[{at}]", r.name),
-                        class: r.class,
+                        class,
                         offset: at,
                         value,
                     });

@@ -104,4 +104,29 @@ fn polls_collapse_and_only_logic_differs_as_logic() {
         "{:?}",
         cmp.logic
     );
+    assert_eq!(cmp.logic_before_parting, 1);
+    assert_eq!(cmp.parted, Some((None, Some(2))));
+}
+
+#[test]
+fn a_record_of_words_takes_each_words_class_from_its_write() {
+    // Records of (reading, count): the reading from the sensor, the count from motor A.
+    let mut p = Program::new();
+    let recs = p.global_array(Width::B4, 4);
+    let (rgb, cnt, idx) = (p.local(Width::B4), p.local(Width::B4), p.local(Width::B1));
+    p.ready_raw(1, 0, 4, &[rgb]);
+    p.get_count(OutputPort::A, cnt);
+    p.mov(Width::B1, Width::B1, 0, idx);
+    for w in [rgb, cnt] {
+        p.write_index(Width::B4, w, idx, recs);
+        p.add(Width::B1, idx, 1, idx);
+    }
+    let cmd = p.finish().unwrap();
+    let t = turns(&traffic(&cmd, 1, &vec![0u8; cmd.global], 0.0));
+    let classes: Vec<Class> = t[0].fields.iter().map(|f| f.class).collect();
+    let (s, c) = (
+        Class::Physical(Measure::Sensor),
+        Class::Physical(Measure::Count),
+    );
+    assert_eq!(classes, [s, c, s, c]);
 }
