@@ -17,7 +17,7 @@ fn a_direct_commands_values_are_classified_by_the_table() {
     let busy = c.output_test(1);
     let count = c.output_get_count(OutputPort::A);
     let (typ, _) = c.get_typemode(1);
-    let mut g = vec![0u8; 12];
+    let mut g = [0u8; 12];
     g[busy.offset] = 1;
     g[count.offset..count.offset + 4].copy_from_slice(&(-42i32).to_le_bytes());
     g[typ.offset] = 29;
