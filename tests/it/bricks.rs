@@ -1,6 +1,9 @@
 //! Integration tests: two bricks, one verdict. `cubot bench bricks` runs the same seeded
 //! job on cubot's simulated brick and on LEGO's firmware brick and compares the two
-//! exchanges, the host's decisions and the outcomes: no difference of logic is allowed.
+//! exchanges, the host's decisions and the outcomes. Until the host's paths part (it acts
+//! on what it measured, and the two motor models measure differently: see
+//! `job::bricks`), the two bricks must agree on every status, every value that is no
+//! measurement and every program record, command for command.
 
 use super::support::{cubot, firmware_brick, stdout};
 

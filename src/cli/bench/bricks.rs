@@ -70,6 +70,9 @@ pub struct BenchBricksArgs {
     /// SEED-lms2012.jsonl: one line per command, then one per decision, then the outcome).
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    /// Run no brick: compare the runs an earlier `--keep DIR` kept (the same seeds).
+    #[arg(long, value_name = "DIR", conflicts_with = "keep")]
+    pub from: Option<PathBuf>,
 }
 
 /// One seed's two runs and their verdict.
@@ -81,6 +84,21 @@ struct Outcome {
 pub fn bench(a: BenchBricksArgs, g: &Global) -> CmdResult {
     if a.runs == 0 {
         bail!("nothing to run: give --runs > 0");
+    }
+    let tol = Tolerances::default();
+    if let Some(dir) = &a.from {
+        let results = (0..a.runs as u64)
+            .map(|k| {
+                let seed = a.seed.wrapping_add(k);
+                let result = load(dir, seed).map(|(x, y)| {
+                    let v = bricks::compare(&x, &y, &tol);
+                    (x, y, v)
+                });
+                Outcome { seed, result }
+            })
+            .collect::<Vec<_>>();
+        print(&a, g, &results, &tol);
+        return Ok(verdict(&results));
     }
     let config = robot_config(a.robot_config.as_deref())?;
     let solver = load_solver(g)?;
@@ -95,13 +113,56 @@ pub fn bench(a: BenchBricksArgs, g: &Global) -> CmdResult {
             a.jobs.clamp(1, a.runs)
         );
     }
-    let tol = Tolerances::default();
     let results = run_all(&a, g, &solver, &config, &tol);
     print(&a, g, &results, &tol);
+    Ok(verdict(&results))
+}
+
+fn verdict(results: &[Outcome]) -> Exit {
     let clean = results
         .iter()
         .all(|r| matches!(&r.result, Ok((_, _, v)) if v.logic() == 0));
-    Ok(if clean { Exit::Ok } else { Exit::No })
+    if clean {
+        Exit::Ok
+    } else {
+        Exit::No
+    }
+}
+
+/// One seed's two runs as `--keep` wrote them.
+fn load(dir: &std::path::Path, seed: u64) -> Result<(BrickRun, BrickRun), String> {
+    let one = |name: &str| -> Result<BrickRun, String> {
+        let path = dir.join(format!("{seed}-{name}.jsonl"));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut b = BrickRun {
+            turns: Vec::new(),
+            decisions: Vec::new(),
+            outcome: serde_json::Value::Null,
+            truth: false,
+            brick_seconds: 0.0,
+            wall_seconds: 0.0,
+        };
+        for (n, line) in text.lines().enumerate() {
+            let bad = |e: &dyn std::fmt::Display| format!("{} line {}: {e}", path.display(), n + 1);
+            let v: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(&e))?;
+            match v["type"].as_str() {
+                Some("command") => b
+                    .turns
+                    .push(serde_json::from_value(v).map_err(|e| bad(&e))?),
+                Some("decision") => b.decisions.push(v["decision"].clone()),
+                Some("outcome") => {
+                    b.outcome = v["outcome"].clone();
+                    b.truth = v["simulator_at_target"].as_bool().unwrap_or(false);
+                    b.brick_seconds = v["brick_seconds"].as_f64().unwrap_or(0.0);
+                    b.wall_seconds = v["wall_seconds"].as_f64().unwrap_or(0.0);
+                }
+                _ => return Err(bad(&"not a line `--keep` writes")),
+            }
+        }
+        Ok(b)
+    };
+    Ok((one("ours")?, one("lms2012")?))
 }
 
 fn run_all(
@@ -207,7 +268,12 @@ fn keep(path: &std::path::Path, b: &BrickRun) -> std::io::Result<()> {
     for d in &b.decisions {
         writeln!(f, "{}", json!({"type": "decision", "decision": d}))?;
     }
-    writeln!(f, "{}", json!({"type": "outcome", "outcome": b.outcome}))?;
+    writeln!(
+        f,
+        "{}",
+        json!({"type": "outcome", "outcome": b.outcome, "simulator_at_target": b.truth,
+            "brick_seconds": b.brick_seconds, "wall_seconds": b.wall_seconds})
+    )?;
     f.flush()
 }
 
@@ -226,6 +292,9 @@ fn unit(kind: &str) -> &'static str {
 
 fn print(a: &BenchBricksArgs, g: &Global, results: &[Outcome], tol: &Tolerances) {
     let mut total: BTreeMap<String, Sizes> = BTreeMap::new();
+    let mut shared: BTreeMap<String, Sizes> = BTreeMap::new();
+    let mut before = 0;
+    let mut parted = 0;
     let mut logic = 0;
     let mut failed = 0;
     for r in results {
@@ -242,8 +311,13 @@ fn print(a: &BenchBricksArgs, g: &Global, results: &[Outcome], tol: &Tolerances)
             }
         };
         logic += v.logic();
+        before += v.exchange.logic_before_parting;
+        parted += v.exchange.parted.is_some() as usize;
         for (k, s) in &v.exchange.physical {
             total.entry(k.clone()).or_default().merge(s);
+        }
+        for (k, s) in &v.exchange.physical_before_parting {
+            shared.entry(k.clone()).or_default().merge(s);
         }
         if g.json {
             json_line(&json!({
@@ -315,19 +389,22 @@ fn print(a: &BenchBricksArgs, g: &Global, results: &[Outcome], tol: &Tolerances)
         }
     }
     if g.json {
-        let phys: serde_json::Map<String, serde_json::Value> = total
-            .iter()
-            .map(|(k, s)| {
-                (
-                    k.clone(),
-                    json!({"n": s.n, "differing": s.differing, "max": s.max, "mean": s.mean(), "over_tolerance": s.over}),
-                )
-            })
-            .collect();
+        let sizes = |m: &BTreeMap<String, Sizes>| -> serde_json::Map<String, serde_json::Value> {
+            m.iter()
+                .map(|(k, s)| {
+                    (
+                        k.clone(),
+                        json!({"n": s.n, "differing": s.differing, "max": s.max, "mean": s.mean(), "over_tolerance": s.over}),
+                    )
+                })
+                .collect()
+        };
         json_line(&json!({
             "type": "bench-bricks", "runs": a.runs, "first_seed": a.seed,
             "size": Size::from(a.size).n(), "latency_ms": a.latency, "speed": a.speed,
-            "failed": failed, "logic_differences": logic, "physical": phys,
+            "failed": failed, "logic_differences": logic,
+            "logic_before_parting": before, "parted": parted,
+            "physical": sizes(&total), "physical_before_parting": sizes(&shared),
             "tolerances": tol,
         }));
         return;
@@ -339,8 +416,18 @@ fn print(a: &BenchBricksArgs, g: &Global, results: &[Outcome], tol: &Tolerances)
         a.seed.wrapping_add(a.runs as u64 - 1),
         failed
     );
-    outln!("physical differences (ours − firmware, |size|): kind: compared, differing, max, mean, over tolerance");
-    for (k, s) in &total {
+    outln!(
+        "  of them {before} in the exchange before the host's paths part; the paths part in {parted} of {} jobs",
+        results.len() - failed
+    );
+    outln!("physical differences (ours − firmware, |size|), before the paths part: kind: compared, differing, max, mean, over tolerance");
+    print_sizes(&shared, tol);
+    outln!("physical differences over whole runs (after a parting the aligned commands may stand in different places):");
+    print_sizes(&total, tol);
+}
+
+fn print_sizes(total: &BTreeMap<String, Sizes>, tol: &Tolerances) {
+    for (k, s) in total {
         outln!(
             "  {k:<9} {:>7} {:>7}  max {:.3}{u}  mean {:.3}{u}  {} over {}{u}",
             s.n,

@@ -139,8 +139,10 @@ pub struct Comparison {
     pub logic_before_parting: usize,
     /// Differences of the bricks' identities (name, versions): not logic.
     pub identity: Vec<Difference>,
-    /// By kind (`count`, `speed`, `sensor`, `time`, `battery`, `repeats`, `reply`).
+    /// By kind (`count`, `speed`, `sensor`, `time`, `battery`, `repeats`, `reply`, …).
     pub physical: BTreeMap<String, Sizes>,
+    /// The same, of the steps before the host's paths part only: like for like.
+    pub physical_before_parting: BTreeMap<String, Sizes>,
 }
 
 /// A run of identical consecutive commands.
@@ -233,6 +235,12 @@ pub fn compare(a: &[Turn], b: &[Turn], tol: &Tolerances) -> Comparison {
             .entry(kind.to_string())
             .or_default()
             .add(d, tol.of(kind));
+        if !c.logic.iter().any(|d| d.a.is_none() || d.b.is_none()) {
+            c.physical_before_parting
+                .entry(kind.to_string())
+                .or_default()
+                .add(d, tol.of(kind));
+        }
     };
     // Steps without a partner.
     let (mut ia, mut ib) = (0, 0);

@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ops::{self, op, Instr, Kind, Role};
 use super::{FrameBuffer, Param, DIRECT_COMMAND_REPLY};
@@ -32,7 +32,7 @@ pub mod compare;
 pub use compare::{compare, Comparison, Difference, Tolerances};
 
 /// What a physical measurement measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Measure {
     /// A tacho count (degrees).
@@ -64,7 +64,7 @@ impl Measure {
 }
 
 /// What a value of a reply is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
     /// Not a measurement: a device's type or mode, a busy flag, a text, an unwritten byte.
@@ -79,7 +79,7 @@ pub enum Class {
 }
 
 /// One value of a reply.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Field {
     /// The operation that wrote it and where (`OUTPUT_TEST@0`).
     pub name: String,
@@ -89,7 +89,7 @@ pub struct Field {
 }
 
 /// A value as the reply carries it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Val {
     Int(i64),
@@ -109,12 +109,13 @@ impl Val {
 }
 
 /// One command and its reply.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
     /// When the host sent it and when its reply came (seconds of the tap's clock).
     pub sent: f64,
     pub answered: Option<f64>,
-    /// The command's operations (what the brick is asked to do).
+    /// The command's operations (what the brick is asked to do), in hex in JSON.
+    #[serde(with = "hex_bytes")]
     pub ops: Vec<u8>,
     /// The operations with their DATA32 and DATA16 constants taken out (`#`): what the
     /// command asks whatever the host computed its counts and times from.
@@ -130,6 +131,22 @@ pub struct Turn {
     /// The reply's type byte (`0x02` DIRECT_REPLY, `0x04` DIRECT_REPLY_ERROR).
     pub status: Option<u8>,
     pub fields: Vec<Field>,
+}
+
+/// Bytes as hex text (`3A 00 60`), as [`super::hex`] writes them.
+mod hex_bytes {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::super::hex(b))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let t = String::deserialize(d)?;
+        t.split_whitespace()
+            .map(|w| u8::from_str_radix(w, 16).map_err(D::Error::custom))
+            .collect()
+    }
 }
 
 /// A region of global memory one operation writes.
