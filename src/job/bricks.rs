@@ -73,7 +73,10 @@ pub enum BricksError {
     Sim(#[from] SimError),
 }
 
-/// Keys whose values are measurements or clock readings, left out of a decision.
+/// Keys whose values are measurements or clock readings, left out of a decision: the
+/// readings and what the resolver weighed them at, measured times, the predicted robot
+/// seconds (priced on the link's round trip, which is measured over a port) and whether
+/// the plan was ready before the scan ended (a race of the host's threads).
 const MEASURED: &[&str] = &[
     "readings",
     "probability",
@@ -81,6 +84,9 @@ const MEASURED: &[&str] = &[
     "stickers",
     "classes",
     "measured_seconds",
+    "robot_seconds",
+    "baseline_seconds",
+    "ahead",
     "journal",
 ];
 
@@ -97,7 +103,8 @@ fn decision(e: &RunEvent) -> Option<Value> {
     Some(v)
 }
 
-fn strip(v: &mut Value) {
+/// Takes the measured keys out of a decision or an outcome (as kept by an older run too).
+pub fn strip(v: &mut Value) {
     if let Value::Object(m) = v {
         for k in MEASURED {
             m.remove(*k);
@@ -241,5 +248,57 @@ pub fn compare(a: &BrickRun, b: &BrickRun, tol: &Tolerances) -> Verdict {
         exchange: exchange::compare(&a.turns, &b.turns, tol),
         decisions,
         truth: (a.truth, b.truth),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_keeps_what_the_host_decided_and_drops_what_it_measured() {
+        let e = RunEvent::Planned {
+            solution: "R U".into(),
+            face_turns: 2,
+            actions: 5,
+            robot_seconds: 3.2,
+            baseline_seconds: Some(4.0),
+            ahead: true,
+        };
+        let v = decision(&e).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"type": "planned", "solution": "R U", "face_turns": 2, "actions": 5})
+        );
+        let r = RunEvent::readings(None, true, [(4, [1.0, 2.0, 3.0])]);
+        assert_eq!(
+            decision(&r).unwrap(),
+            serde_json::json!({"type": "readings", "scale": null, "reread": true})
+        );
+        assert!(decision(&RunEvent::ScanProgress { done: 1, total: 6 }).is_none());
+    }
+
+    fn run(decisions: Vec<Value>, reached: bool) -> BrickRun {
+        BrickRun {
+            turns: Vec::new(),
+            decisions,
+            outcome: serde_json::json!({"reached_target": reached}),
+            truth: reached,
+            brick_seconds: 1.0,
+            wall_seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn decisions_outcomes_and_truth_count_as_logic() {
+        let d = |s: &str| serde_json::json!({"type": "planned", "solution": s});
+        let tol = Tolerances::default();
+        let same = compare(&run(vec![d("R")], true), &run(vec![d("R")], true), &tol);
+        assert_eq!(same.logic(), 0);
+        let v = compare(&run(vec![d("R")], true), &run(vec![d("U")], false), &tol);
+        // The plan, the outcome and the simulator's cube.
+        assert_eq!(v.logic(), 3, "{v:?}");
+        assert_eq!(v.decisions[0].what, "decision 0");
+        assert_eq!(v.decisions[1].what, "outcome");
     }
 }

@@ -150,9 +150,14 @@ fn load(dir: &std::path::Path, seed: u64) -> Result<(BrickRun, BrickRun), String
                 Some("command") => b
                     .turns
                     .push(serde_json::from_value(v).map_err(|e| bad(&e))?),
-                Some("decision") => b.decisions.push(v["decision"].clone()),
+                Some("decision") => {
+                    let mut d = v["decision"].clone();
+                    bricks::strip(&mut d);
+                    b.decisions.push(d);
+                }
                 Some("outcome") => {
                     b.outcome = v["outcome"].clone();
+                    bricks::strip(&mut b.outcome);
                     b.truth = v["simulator_at_target"].as_bool().unwrap_or(false);
                     b.brick_seconds = v["brick_seconds"].as_f64().unwrap_or(0.0);
                     b.wall_seconds = v["wall_seconds"].as_f64().unwrap_or(0.0);
