@@ -16,6 +16,22 @@
 //! re-scanning), and the recording is stamped with the brick's clock, so times compare
 //! in simulated seconds whichever brick runs faster on this machine.
 //!
+//! ## Where the two bricks still differ: the world model
+//!
+//! Over seeded 3x3x3 jobs at 60 ms every command until the end of the scan gets the same
+//! status and the same values and records from both bricks; the differences there are
+//! physical (a sample's turntable count, the sensor arm's, the readings, the replies'
+//! times). LEGO's motor driver brings a medium motor to a count later and less exactly
+//! than cubot's controller (ramps, the brake's hold), so a scan program on the firmware
+//! brick takes a ring sample later in its window, and the host, judging what the program
+//! recorded, reads some stickers again at rest with moves it polls: from there the two
+//! conversations part. What follows is the host acting on other measurements (and, on a
+//! loaded machine, its own stall checks, timed on its clock), not two bricks answering
+//! one command differently. OUTPUT_READ's movement count also differs in kind: d_pwm's
+//! `TachoCounts` is zeroed when a job starts and counted phase by phase, cubot's counts
+//! from the last OUTPUT_RESET; no host of cubot reads it. The figures are
+//! `cubot bench bricks`'s.
+//!
 //! Level: job (uses `robot`'s simulators and codec). No printing.
 
 use std::path::PathBuf;
