@@ -90,13 +90,15 @@ pub enum BricksError {
 }
 
 /// Keys whose values are measurements or clock readings, left out of a decision: the
-/// readings and what the resolver weighed them at, measured times, the predicted robot
+/// readings and what the resolver weighed them at (its closest rival cube among them: the
+/// cube it decided on stays), measured times, the predicted robot
 /// seconds (priced on the link's round trip, which is measured over a port) and whether
 /// the plan was ready before the scan ended (a race of the host's threads).
 const MEASURED: &[&str] = &[
     "readings",
     "probability",
     "cube_margin",
+    "rival",
     "stickers",
     "classes",
     "measured_seconds",

@@ -71,3 +71,15 @@ fn both_bricks_agree_in_logic_on_a_seeded_3x3x3_job() {
     }
     verdict("2", "3");
 }
+
+#[test]
+fn both_bricks_agree_in_logic_on_a_whole_seeded_2x2x2_job() {
+    if firmware_brick().is_none() {
+        return;
+    }
+    // On a 2x2x2 (four stickers a face) the host's paths do not part: the whole job
+    // (every reply, every decision, the outcome) agrees.
+    let v = verdict("3", "2");
+    assert_eq!(v["logic_differences"], 0, "{v}");
+    assert_eq!(v["parted"], 0, "{v}");
+}
