@@ -246,6 +246,7 @@ pub fn connect_options(
         stop: stop.clone(),
         baud: a.baud,
         note: Some(|n| eprintln!("warning: {n}")),
+        tap: None,
     })
 }
 

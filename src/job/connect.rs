@@ -102,6 +102,8 @@ pub struct ConnectOptions {
     /// Told what the connection found that the user should know but that does not stop
     /// it (a low battery).
     pub note: Option<fn(&str)>,
+    /// Records the MindCub3r's link, every byte each way (a comparison of bricks reads it).
+    pub tap: Option<link::Tap>,
 }
 
 /// Why no robot could be reached.
@@ -233,7 +235,11 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     let timings = o.config.timings.clone();
     let baud = (o.link != Link::Sim).then_some(o.baud);
     // The battery, first, as `robot check` asks it: a flat one stalls the motors mid-move.
-    let mut ev3 = crate::robot::ev3::driver::Ev3::new(link::open(&path, baud)?);
+    let mut port = link::open(&path, baud)?;
+    if let Some(tap) = &o.tap {
+        port = Box::new(link::TapLink::recording(port, tap.clone()));
+    }
+    let mut ev3 = crate::robot::ev3::driver::Ev3::new(port);
     let volts = ev3.brick_info().map_err(RobotError::from)?.battery_volts;
     let mut robot = MindCub3r::with_driver(ev3, o.config.clone())?;
     robot.set_interrupt(o.stop.clone());

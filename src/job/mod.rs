@@ -7,6 +7,7 @@
 //!
 //! | file          | what                                                                |
 //! |---------------|---------------------------------------------------------------------|
+//! | `bricks`      | the same seeded job on two simulated bricks, side by side            |
 //! | `connect`     | a robot over a serial port, or a simulator started on a pty          |
 //! | `robot`       | [`RunRobot`]: what the job needs of a robot; [`RobotPlan`]; [`Planning`] |
 //! | `line`        | the line-protocol robot                                              |
@@ -30,6 +31,7 @@
 //! Level: job: above `robot`, `scan`, `solver`, `color` and `cube`, which must not depend
 //! on it; only `cli` does. No printing: progress goes to a [`RunEvent`] callback.
 
+pub mod bricks;
 #[cfg(feature = "vision")]
 pub mod camera;
 pub mod colours;

@@ -1,5 +1,6 @@
 //! The integration tests: one test binary (link time), one module per area.
 
+mod bricks;
 mod browser;
 mod calibrate;
 mod check;

@@ -1,4 +1,4 @@
-//! `bench solve|resolve|scan|robot|run`: the benchmark harnesses, one file each, and the host
+//! `bench solve|resolve|scan|robot|run|bricks`: the benchmark harnesses, one file each, and the host
 //! line every benchmark prints first (its figures mean little without the machine).
 //!
 //! Level: `cli`. The harnesses call the library directly; no command module depends on them.
@@ -9,6 +9,7 @@ use serde_json::json;
 use super::output::json_line;
 use super::{CmdResult, Global};
 
+mod bricks;
 mod profiled;
 mod realdata;
 mod resolve;
@@ -41,6 +42,9 @@ pub enum BenchWhat {
     Robot(robot::BenchRobotArgs),
     /// The whole wait (connect, home, scan, solve, execute, verify) on the simulated MindCub3r.
     Run(run::BenchRunArgs),
+    /// The same seeded jobs on cubot's simulated brick and on LEGO's firmware brick: logic
+    /// differences (must be none) and physical ones with their sizes.
+    Bricks(bricks::BenchBricksArgs),
 }
 
 pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
@@ -51,6 +55,7 @@ pub fn bench(a: BenchArgs, g: &Global) -> CmdResult {
         BenchWhat::Scan(a) => scan::bench(a, g),
         BenchWhat::Robot(a) => robot::bench(a, g),
         BenchWhat::Run(a) => run::bench(a, g),
+        BenchWhat::Bricks(a) => bricks::bench(a, g),
     }
 }
 

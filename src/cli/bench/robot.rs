@@ -515,6 +515,7 @@ fn e2e_once(
         stop: stop.clone(),
         baud: job::connect::SERIAL_BAUD,
         note: None,
+        tap: None,
     };
     let opts = RunOptions {
         size: Size::Three,

@@ -278,6 +278,7 @@ fn one(
         stop: stop.clone(),
         baud: job::connect::SERIAL_BAUD,
         note: None,
+        tap: None,
     };
     let opts = RunOptions {
         size: Size::Three,

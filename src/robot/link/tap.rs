@@ -1,5 +1,7 @@
 //! A link that records what goes past: every write of the host and every read it gets, in
-//! order, for a wire audit or a capture. It knows no protocol.
+//! order, for a wire audit or a capture, each stamped with the time it went past (seconds
+//! of wall clock since the tap began, or of a clock the tap is given, such as a simulated
+//! brick's). It knows no protocol.
 //!
 //! Level: robot (link). No printing.
 
@@ -21,22 +23,58 @@ pub enum Traffic {
     Reopened,
 }
 
+/// A clock a tap stamps its events with (seconds).
+pub type Clock = Arc<dyn Fn() -> f64 + Send + Sync>;
+
 /// The record a [`TapLink`] keeps; clone it to read it while the link is in use.
-#[derive(Clone, Debug, Default)]
-pub struct Tap(Arc<Mutex<Vec<Traffic>>>);
+#[derive(Clone)]
+pub struct Tap {
+    record: Arc<Mutex<Vec<(f64, Traffic)>>>,
+    clock: Clock,
+}
+
+impl Default for Tap {
+    /// A tap stamping with seconds of wall clock since it was made.
+    fn default() -> Tap {
+        let t0 = Instant::now();
+        Tap::with_clock(Arc::new(move || t0.elapsed().as_secs_f64()))
+    }
+}
+
+impl std::fmt::Debug for Tap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tap")
+            .field("events", &self.lock().len())
+            .finish()
+    }
+}
 
 impl Tap {
+    /// A tap stamping its events with `clock`.
+    pub fn with_clock(clock: Clock) -> Tap {
+        Tap {
+            record: Arc::default(),
+            clock,
+        }
+    }
+
     /// Everything recorded so far (and clears the record).
     pub fn take(&self) -> Vec<Traffic> {
+        self.take_timed().into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Everything recorded so far with the time each went past (and clears the record).
+    pub fn take_timed(&self) -> Vec<(f64, Traffic)> {
         std::mem::take(&mut *self.lock())
     }
 
     fn push(&self, t: Traffic) {
-        self.lock().push(t);
+        let now = (self.clock)();
+        self.lock().push((now, t));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Traffic>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(f64, Traffic)>> {
+        self.record.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -49,13 +87,12 @@ pub struct TapLink {
 impl TapLink {
     pub fn new(inner: Box<dyn Link>) -> (TapLink, Tap) {
         let tap = Tap::default();
-        (
-            TapLink {
-                inner,
-                tap: tap.clone(),
-            },
-            tap,
-        )
+        (TapLink::recording(inner, tap.clone()), tap)
+    }
+
+    /// `inner` recorded into `tap` (a clone of it), as it is.
+    pub fn recording(inner: Box<dyn Link>, tap: Tap) -> TapLink {
+        TapLink { inner, tap }
     }
 }
 
@@ -110,5 +147,21 @@ mod tests {
             ]
         );
         assert!(tap.take().is_empty());
+    }
+
+    #[test]
+    fn stamps_with_the_clock_it_is_given() {
+        let m = MemoryLink::with_responder(|w| vec![w.to_vec()]);
+        let tick = Arc::new(Mutex::new(0.0));
+        let t = tick.clone();
+        let tap = Tap::with_clock(Arc::new(move || *t.lock().unwrap()));
+        let mut l = TapLink::recording(Box::new(m), tap.clone());
+        l.write_all(&[1]).unwrap();
+        *tick.lock().unwrap() = 2.5;
+        let mut buf = [0u8; 4];
+        l.read(&mut buf, Instant::now()).unwrap();
+        let got = tap.take_timed();
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].0, got[1].0), (0.0, 2.5));
     }
 }

@@ -347,6 +347,7 @@ use std::fmt;
 
 pub mod audit;
 pub mod command;
+pub mod exchange;
 pub mod frame;
 pub mod ops;
 pub mod params;

@@ -121,6 +121,14 @@ impl SimHandle {
         self.lock().clock
     }
 
+    /// The brick's clock as a function that outlives this borrow (simulated seconds since
+    /// start, as [`clock`](Self::clock)), for a [`Tap`](crate::robot::link::Tap) to stamp
+    /// the host's traffic with the brick's time.
+    pub fn clock_source(&self) -> crate::robot::link::tap::Clock {
+        let shared = self.shared.clone();
+        Arc::new(move || shared.lock().unwrap_or_else(|e| e.into_inner()).clock)
+    }
+
     /// Simulated seconds during which a motor was running: the robot's motion time, which
     /// (unlike [`clock`](Self::clock)) does not grow when the host is slow to send the next
     /// command.

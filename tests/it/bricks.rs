@@ -1,0 +1,85 @@
+//! Integration tests: two bricks, one verdict. `cubot bench bricks` runs the same seeded
+//! job on cubot's simulated brick and on LEGO's firmware brick and compares the two
+//! exchanges, the host's decisions and the outcomes. Until the host's paths part (it acts
+//! on what it measured, and the two motor models measure differently: see
+//! `job::bricks`), the two bricks must agree on every status, every value that is no
+//! measurement and every program record, command for command.
+
+use super::support::{cubot, firmware_brick, stdout};
+
+fn verdict(seed: &str, size: &str) -> serde_json::Value {
+    let dir = firmware_brick().expect("checked by the caller");
+    let dir = dir.to_string_lossy().to_string();
+    let o = cubot(&[
+        "bench",
+        "bricks",
+        "--runs",
+        "1",
+        "--seed",
+        seed,
+        "--size",
+        size,
+        "--latency",
+        "60",
+        "--speed",
+        "4",
+        "--lms2012",
+        &dir,
+        "--json",
+    ]);
+    let out = stdout(&o);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON Lines"))
+        .collect();
+    let one = lines
+        .iter()
+        .find(|v| v["type"] == "bench-bricks-one")
+        .unwrap_or_else(|| panic!("no job line: {out}"));
+    assert!(one.get("error").is_none(), "{one}");
+    let last = lines.last().expect("a summary line");
+    assert_eq!(last["type"], "bench-bricks", "{out}");
+    assert_eq!(
+        last["logic_before_parting"],
+        0,
+        "logic differences between the bricks before the host's paths part: {}",
+        serde_json::to_string_pretty(&one["exchange"]["logic"]).unwrap_or_default()
+    );
+    // Exit 0: no logic difference at all; 1: the host's paths parted.
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{out}");
+    // The scan ran alike on both: the paths, if they part, part after its programs.
+    let parted = &one["exchange"]["parted"];
+    if !parted.is_null() {
+        let at = parted[0].as_u64().or(parted[1].as_u64()).unwrap_or(0);
+        assert!(
+            at >= 15,
+            "the paths part at step {at}, before the scan's end: {out}"
+        );
+    }
+    // Physical differences are measured, kind by kind: counts were compared.
+    assert!(
+        last["physical"]["count"]["n"].as_u64().unwrap_or(0) > 0,
+        "{out}"
+    );
+    last.clone()
+}
+
+#[test]
+fn both_bricks_agree_in_logic_on_a_seeded_3x3x3_job() {
+    if firmware_brick().is_none() {
+        return;
+    }
+    verdict("2", "3");
+}
+
+#[test]
+fn both_bricks_agree_in_logic_on_a_whole_seeded_2x2x2_job() {
+    if firmware_brick().is_none() {
+        return;
+    }
+    // On a 2x2x2 (four stickers a face) the host's paths do not part: the whole job
+    // (every reply, every decision, the outcome) agrees.
+    let v = verdict("3", "2");
+    assert_eq!(v["logic_differences"], 0, "{v}");
+    assert_eq!(v["parted"], 0, "{v}");
+}
