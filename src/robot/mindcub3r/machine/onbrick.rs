@@ -122,13 +122,15 @@ pub(super) struct Builder<'a> {
 impl<'a> Builder<'a> {
     pub(super) fn new(cfg: &'a Config, deadline_ms: i32) -> Builder<'a> {
         let mut p = Program::new();
-        let w4 = |p: &mut Program| p.local(Width::B4);
-        let (now, cnt, scnt, d) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
-        let (r1, r2, r3, mt, ttgt) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
-        let rgb = p.local_array(Width::B4, 3);
+        // The most used first: a local among the first 32 bytes takes one byte an
+        // operand, the others two.
         let w1 = |p: &mut Program| p.local(Width::B1);
         let (busy, k, idx, stage) = (w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p));
         let (ret, no, nos, v, sp) = (w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p));
+        let w4 = |p: &mut Program| p.local(Width::B4);
+        let (now, cnt, d, r1, r3) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
+        let (mt, r2, scnt, ttgt) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
+        let rgb = p.local_array(Width::B4, 3);
         let timeout = p.label();
         let routine = p.label();
         Builder {
