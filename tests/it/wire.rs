@@ -209,3 +209,80 @@ fn whole_run_audit(speed: f64, at_least: usize) {
     drop(run);
     assert_clean("whole run", &audit(&tap.take()), at_least);
 }
+
+/// The largest command of each kind of program on the brick (3x3x3 and 2x2x2 scan faces,
+/// chunks as long as a command holds, homing), in bytes: each fits one message, with the
+/// figures printed.
+#[test]
+fn every_program_on_the_brick_fits_one_message() {
+    use cubot::robot::ev3::protocol::MAX_MESSAGE;
+    use cubot::robot::mindcub3r::model::Primitive::*;
+    let mut figures = Vec::new();
+    for size in [Size::Three, Size::Two] {
+        let (h, mut r, tap) = tapped(SimConfig {
+            seed: 10,
+            speed: 40.0,
+            size,
+            ..SimConfig::default()
+        });
+        r.home().unwrap();
+        figures.push(("homing", audit(&tap.take()).stats.largest_command));
+        let scan = r.scan(size, &mut |_| {}).unwrap();
+        let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
+        assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+        let what = if size == Size::Three {
+            "3x3x3 face"
+        } else {
+            "2x2x2 face"
+        };
+        figures.push((what, audit(&tap.take()).stats.largest_command));
+    }
+    // Chunks bounded by the command's size only (not by their time).
+    let mut config = Config::default();
+    config.execution.chunk_seconds = 60.0;
+    let (_h, mut r, tap) = tapped_with(
+        SimConfig {
+            seed: 11,
+            speed: 40.0,
+            ..SimConfig::default()
+        },
+        config,
+    );
+    r.home().unwrap();
+    tap.take();
+    let prims = [
+        ArmAway,
+        Spin(1),
+        ArmHold,
+        Turn(1),
+        Tilt,
+        Turn(-1),
+        ArmAway,
+        Spin(2),
+        ArmHold,
+        Turn(2),
+        Tilt,
+        Tilt,
+        Turn(-2),
+        ArmAway,
+        Spin(-1),
+        ArmHold,
+        Tilt,
+        Turn(1),
+        Tilt,
+        Spin(1),
+    ];
+    let mut lens = Vec::new();
+    let mut i = 0;
+    while i < prims.len() {
+        let n = r.chunk_len(&prims[i..]);
+        r.execute_chunk(&prims[i..i + n]).unwrap();
+        lens.push(n);
+        i += n;
+    }
+    figures.push(("chunk", audit(&tap.take()).stats.largest_command));
+    eprintln!("largest command (bytes): {figures:?}; chunks of {lens:?} primitives");
+    for (what, n) in figures {
+        assert!(n > 0 && n <= MAX_MESSAGE, "{what}: {n} bytes");
+    }
+}

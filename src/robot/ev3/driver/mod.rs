@@ -178,6 +178,15 @@ const READ_RETRIES: u32 = 2;
 /// turning (2 %: some 20 °/s on a large motor; a stalled motor reads 0).
 pub const TURNING_PCT: u8 = 2;
 
+/// Degrees of count change within `stall_ms` below which a busy motor stands still (see
+/// [Stall detection](crate::robot::ev3::driver::motion#stall-detection); the host's waits
+/// and the programs on the brick share it).
+pub const STILL_DEG: i32 = 2;
+
+/// Degrees from its target within which a motor standing still is held short (its step
+/// job would never end): stopped with the brake, the move done. Farther, it has stalled.
+pub const HELD_SHORT_DEG: i32 = 3;
+
 /// Reopenings of a failed link per command.
 const REOPENS: u32 = 3;
 
@@ -324,6 +333,9 @@ pub struct Ev3 {
     interrupt: Option<Arc<AtomicBool>>,
     /// Commands sent again after a lost reply, and links reopened.
     pub recoveries: u64,
+    /// Moves held short of their target and stopped with the brake (by the host's waits
+    /// or by a program on the brick).
+    pub held_short: u64,
 }
 
 impl Ev3 {
@@ -339,6 +351,7 @@ impl Ev3 {
             reach: [None; 4],
             interrupt: None,
             recoveries: 0,
+            held_short: 0,
         }
     }
 
@@ -442,6 +455,19 @@ impl Ev3 {
 
     pub fn port_name(&self) -> String {
         self.link.name()
+    }
+
+    /// Counts a move held short and stopped with the brake, and logs it (`-vv`) with
+    /// `what` names the wait: a program on the brick reports its own this way.
+    /// `None`: a stop the program counted without its details.
+    pub fn held_short(&mut self, what: &str, motor: Option<(OutputPort, i32)>) {
+        self.held_short += 1;
+        self.log(|| match motor {
+            Some((port, short)) => {
+                format!("{what}: motor {port} held {short}° short, stopped with the brake")
+            }
+            None => format!("{what}: a motor held short, stopped with the brake"),
+        });
     }
 
     fn log(&mut self, line: impl FnOnce() -> String) {

@@ -41,8 +41,9 @@
 //! A step job ends only when its count is reached (`d_pwm.c`): a motor held short of its
 //! target by an obstacle stays busy for ever, and a position tolerance would never notice.
 //! So while waiting, every poll reads in one round trip the sensor count and speed of each
-//! motor and the busy flag of all of them; a motor whose count has not changed by 2° for
-//! `stall_ms` while it is more than 3° from its target, and that the brick reads as
+//! motor and the busy flag of all of them; a motor whose count has not changed by 2°
+//! ([`STILL_DEG`]) for `stall_ms` while it is more than 3° ([`HELD_SHORT_DEG`]) from its
+//! target, and that the brick reads as
 //! standing still (speed under [`TURNING_PCT`]), has stalled (`Stalled`, with the
 //! position and the target). The speed reading is the brick's, taken with the count: the
 //! time between two polls is the host's, which is not the brick's when a link holds
@@ -53,7 +54,8 @@
 //! A motor that stops moving within 3° of its target but stays busy (held a degree or two
 //! short by friction or a stop: the step job never ends) is not a stall: after `stall_ms`
 //! it is stopped with the brake and the move counts as done, instead of failing only when
-//! the whole move budget has gone.
+//! the whole move budget has gone. The programs on the brick wait the same way
+//! (`machine/onbrick.rs`, the wait routine), with the same constants and `stall_ms`.
 //!
 //!
 //! ## Homing
@@ -80,7 +82,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Ev3, Ev3Error, Motor, MotorStatus, MAX_MOVE, TURNING_PCT};
+use super::{Ev3, Ev3Error, Motor, MotorStatus, HELD_SHORT_DEG, MAX_MOVE, STILL_DEG, TURNING_PCT};
 use crate::robot::ev3::protocol::{DirectCommand, OutputPort};
 
 impl Ev3 {
@@ -268,10 +270,10 @@ impl Ev3 {
                 // turning is not stalled, however long the host waited between two counts
                 // (the host's clock is not the brick's when a link holds replies back or a
                 // simulated brick lags behind its clock).
-                if (count - last[i].0).abs() >= 2 || speed.unsigned_abs() >= TURNING_PCT {
+                if (count - last[i].0).abs() >= STILL_DEG || speed.unsigned_abs() >= TURNING_PCT {
                     last[i] = (count, now);
                 } else if now - last[i].1 >= self.timeouts.stall {
-                    if (count - target).abs() > 3 {
+                    if (count - target).abs() > HELD_SHORT_DEG {
                         return Err(Ev3Error::Stalled {
                             command: what.to_string(),
                             port,
@@ -291,6 +293,7 @@ impl Ev3 {
                         ),
                         &c,
                     )?;
+                    self.held_short(what, Some((port, (target - count).abs())));
                     last[i] = (count, now);
                 }
             }

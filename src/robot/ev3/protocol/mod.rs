@@ -224,7 +224,8 @@
 //! * **Jumps.** OFFSET counts from the first byte after the jump instruction (the virtual
 //!   machine adds it to its instruction pointer once all parameters are read); a negative
 //!   OFFSET jumps back. Jumping to the end of the operations ends the program. [`Program`]
-//!   writes every OFFSET as LC2 (`82 lo hi`) so it can be patched once the target is known.
+//!   writes each OFFSET, once every target is known, in the shortest constant that holds
+//!   it (LC0, LC1 or LC2): the firmware reads a jump's OFFSET like any other parameter.
 //! * **Indices are not checked** by READ/WRITE: the host must keep them inside the array.
 //! * **Alignment.** DATA16 and DATA32 variables sit at offsets divisible by 2 and 4 (the
 //!   validator refuses a command with one that does not, input or output, global or local).
@@ -242,10 +243,10 @@
 //!   with a deadline and stops the motors itself when the deadline passes.
 //!
 //! P1: count down from 5 in a local (4 local bytes: header `00 10`): `LV0 = 5`
-//! (`3A 05 40`), `LV0 = LV0 − 1` (`16 40 01 40`), back by 10 bytes while `LV0 > 0`
-//! (`6A 40 00 82 F6 FF`).
+//! (`3A 05 40`), `LV0 = LV0 − 1` (`16 40 01 40`), back by 8 bytes while `LV0 > 0`
+//! (`6A 40 00 38`, the offset in LC0; `6A 40 00 82 F6 FF` in LC2 is the same jump).
 //! ```text
-//! → 12 00 | 10 00 | 00 | 00 10 | 3A 05 40 | 16 40 01 40 | 6A 40 00 82 F6 FF
+//! → 10 00 | 10 00 | 00 | 00 10 | 3A 05 40 | 16 40 01 40 | 6A 40 00 38
 //! ← 03 00 | 10 00 | 02
 //! ```
 //!

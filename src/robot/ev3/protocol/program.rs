@@ -461,15 +461,68 @@ impl Program {
         self.instr(code[0], code.get(1).copied(), params)
     }
 
+    /// Writes every jump's OFFSET in the shortest constant that holds it (LC0, LC1 or
+    /// LC2: 1, 2 or 3 bytes), the operations closed up around them. Shorter offsets move
+    /// the targets nearer, so every offset starts at its shortest and only grows until
+    /// all fit (the usual relaxation, which ends as each one grows at most twice).
+    fn resolve_jumps(&mut self) -> Result<(), ProgramError> {
+        let targets = self
+            .fixups
+            .iter()
+            .map(|&(_, _, l)| self.labels[l.0].ok_or(ProgramError::Unbound(l.0)))
+            .collect::<Result<Vec<usize>, _>>()?;
+        let mut sizes = vec![1usize; self.fixups.len()];
+        // Where `pos` of the LC2 layout lands once the offsets before it are shorter
+        // (every offset's three bytes start at `at - 1`; no label lies inside one).
+        let moved = |sizes: &[usize], pos: usize| -> usize {
+            let saved: usize = self
+                .fixups
+                .iter()
+                .zip(sizes)
+                .take_while(|((at, _, _), _)| at - 1 < pos)
+                .map(|(_, n)| 3 - n)
+                .sum();
+            pos - saved
+        };
+        let fits = |v: i64, n: usize| match n {
+            1 => (-32..=31).contains(&v),
+            2 => (-127..=127).contains(&v),
+            _ => i16::try_from(v).is_ok(),
+        };
+        let offsets = loop {
+            let mut grown = false;
+            let mut offsets = Vec::with_capacity(sizes.len());
+            for (i, &(_, end, _)) in self.fixups.iter().enumerate() {
+                let off = moved(&sizes, targets[i]) as i64 - moved(&sizes, end) as i64;
+                if !fits(off, 3) {
+                    return Err(ProgramError::TooFar(off));
+                }
+                while !fits(off, sizes[i]) {
+                    sizes[i] += 1;
+                    grown = true;
+                }
+                offsets.push(off as i32);
+            }
+            if !grown {
+                break offsets;
+            }
+        };
+        let old = std::mem::take(&mut self.cmd.ops);
+        let mut from = 0;
+        for (&(at, end, _), off) in self.fixups.iter().zip(offsets) {
+            self.cmd.ops.extend_from_slice(&old[from..at - 1]);
+            push_const(&mut self.cmd.ops, off);
+            from = end;
+        }
+        self.cmd.ops.extend_from_slice(&old[from..]);
+        self.fixups.clear();
+        Ok(())
+    }
+
     /// The command: jumps resolved, the firmware's limits checked, its operations read back
     /// through the [table](ops) and passed by the [firmware's validator](ops::validate).
     pub fn finish(mut self) -> Result<DirectCommand, ProgramError> {
-        for &(at, end, l) in &self.fixups {
-            let target = self.labels[l.0].ok_or(ProgramError::Unbound(l.0))?;
-            let off = target as i64 - end as i64;
-            let v = i16::try_from(off).map_err(|_| ProgramError::TooFar(off))?;
-            self.cmd.ops[at..at + 2].copy_from_slice(&v.to_le_bytes());
-        }
+        self.resolve_jumps()?;
         if self.cmd.global > MAX_GLOBALS {
             return Err(ProgramError::Globals(self.cmd.global));
         }
@@ -535,8 +588,28 @@ mod tests {
         let c = p.finish().unwrap();
         assert_eq!(
             c.encode(0x10),
-            h("12 00 | 10 00 | 00 | 00 10 | 3A 05 40 | 16 40 01 40 | 6A 40 00 82 F6 FF")
+            h("10 00 | 10 00 | 00 | 00 10 | 3A 05 40 | 16 40 01 40 | 6A 40 00 38")
         );
+    }
+
+    #[test]
+    fn each_jump_offset_takes_the_shortest_constant_that_holds_it() {
+        // Forward over 20, 100 and 300 bytes of operations (MOVE32_32 of a 32-bit constant
+        // to a local: 7 bytes each).
+        for (movs, offset) in [(3usize, "15"), (14, "81 62"), (43, "82 2D 01")] {
+            let mut p = Program::new();
+            let n = p.local(Width::B4);
+            let l = p.label();
+            p.jr(l);
+            for _ in 0..movs {
+                p.mov(Width::B4, Width::B4, 100_000, n);
+            }
+            p.bind(l);
+            let ops = p.finish().unwrap().ops;
+            let want = h(&format!("40 {offset}"));
+            assert_eq!(ops[..want.len()], want[..], "over {} bytes", 7 * movs);
+            assert_eq!(ops.len(), want.len() + 7 * movs);
+        }
     }
 
     #[test]

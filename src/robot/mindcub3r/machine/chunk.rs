@@ -5,7 +5,7 @@
 //!
 //! Level: robot (part of the machine). No printing.
 
-use super::onbrick::{reply_offset, reply_word, stage_name, Builder};
+use super::onbrick::{reply_offset, reply_word, report_held, stage_name, Builder, Held};
 use super::*;
 use crate::robot::ev3::protocol::{Cmp, Operand, Var, Width};
 
@@ -145,6 +145,7 @@ struct Layout {
     settled: Option<usize>,
     /// The move it leaves running when it answers.
     tail: Option<Tail>,
+    held: Held,
 }
 
 impl MindCub3r {
@@ -325,6 +326,7 @@ impl MindCub3r {
                 return Err(e.into());
             }
         };
+        report_held(&mut self.ev3, &reply, &name, layout.held, &layout.stages)?;
         let word = |at: usize| reply_word(&reply, &name, at);
         let (err, done, effected) = (
             word(layout.err)?,
@@ -652,19 +654,21 @@ impl MindCub3r {
             steps.iter().map(|s| s.secs).sum::<f64>() + prior.map_or(0.0, |t| t.secs);
         let ms = 2000.0 * nominal + self.ev3.timeouts.move_extra.as_millis() as f64;
         let deadline_ms = ms.min(i32::MAX as f64) as i32;
-        let mut b = Builder::new(cfg, deadline_ms);
+        let mut b = Builder::new(cfg, deadline_ms, self.ev3.timeouts.stall);
         let w = Width::B4;
         let err = b.p.global(w);
         let done = b.p.global(w);
         let effected = b.p.global(w);
         let times = b.p.global_array(w, steps.len().max(1));
         let settled = prior.map(|_| b.p.global(w));
+        let held = b.waits_recorded();
         for v in [err, done, effected] {
             b.p.mov(w, w, 0, v);
         }
         let (arm, table) = (b.arm, b.table);
         if let (Some(tail), Some(at)) = (prior, settled) {
             // Stage 1: the chunk before's last move settling.
+            b.running_to(tail.motor.port, tail.motor.target);
             b.wait_idle(&[arm, table], "the chunk before settling");
             if tail.motor.port == arm {
                 b.settle(arm, a.settle_ms);
@@ -847,6 +851,7 @@ impl MindCub3r {
                 waits_for_tail: prior.is_some(),
                 settled: settled.map(at),
                 tail,
+                held,
             },
         ))
     }

@@ -118,7 +118,7 @@ impl MindCub3r {
             .min(i32::MAX as u128) as i32;
         let s = &cfg.sensor_arm;
         let deadline_ms = WINDOW_MS as i32 + stall_ms + extra;
-        let mut b = Builder::new(cfg, deadline_ms);
+        let mut b = Builder::new(cfg, deadline_ms, self.ev3.timeouts.stall);
         let w = Width::B4;
         let err = b.p.global(w);
         let found = b.p.global(w);

@@ -10,8 +10,9 @@
 
 use super::super::scan::{revolution_turns, ring_samples, scan_map_turning, FaceRead};
 use super::*;
+use crate::robot::ev3::driver::{HELD_SHORT_DEG, STILL_DEG};
 use crate::robot::ev3::protocol::{
-    Cmp, DirectCommand, Label, Operand, Program, SlotKind, Var, Width,
+    op, Cmp, DirectCommand, Label, Operand, Program, SlotKind, Var, Width,
 };
 
 /// Words of one reading in the reply: R, G, B, turntable count, sensor-arm count.
@@ -44,6 +45,8 @@ struct Layout {
     stages: Vec<String>,
     /// The program's own deadline (ms since it started).
     deadline_ms: i32,
+    /// None: the face's waits poll the busy flag alone (see [`Builder::wait_idle`]).
+    held: Option<Held>,
 }
 
 /// The 32-bit word a program left at global offset `at` of its reply (`command` names the
@@ -81,6 +84,40 @@ pub(super) fn stage_name(stages: &[String], code: i32) -> String {
         .unwrap_or_else(|| format!("stage {code}"))
 }
 
+/// Reports to the driver the held-short stops a program recorded ([`Held`]), each under
+/// the stage it waited in, as the host's waits report theirs.
+pub(super) fn report_held(
+    ev3: &mut Ev3,
+    reply: &crate::robot::ev3::protocol::Reply,
+    command: &str,
+    held: Held,
+    stages: &[String],
+) -> Result<(), Ev3Error> {
+    let byte = |v: Var, i: usize| {
+        reply
+            .i8(crate::robot::ev3::protocol::Slot {
+                offset: reply_offset(v) + i,
+                kind: SlotKind::I8,
+            })
+            .map_err(|e| Ev3Error::Malformed {
+                command: command.to_string(),
+                detail: e.to_string(),
+            })
+    };
+    let n = byte(held.count, 0)? as u8 as usize;
+    for i in 0..n.min(HELD_RECORDS) {
+        let (stage, port) = (byte(held.at, i)? as i32, byte(held.port, i)?);
+        let by = reply_word(reply, command, reply_offset(held.by) + 4 * i)?;
+        let port = OutputPort::ALL[(port as usize).min(3)];
+        let what = format!("{command}: {}", stage_name(stages, stage));
+        ev3.held_short(&what, Some((port, by.abs())));
+    }
+    for _ in HELD_RECORDS..n {
+        ev3.held_short(command, None);
+    }
+    Ok(())
+}
+
 /// The program being built and its variables. Every motor move goes through one routine
 /// placed after the main code ([`Builder::call_move`]): a call sets the routine's inputs
 /// and a return number, jumps to it, and the routine jumps back by that number, so the
@@ -112,25 +149,58 @@ pub(super) struct Builder<'a> {
     pub(super) nos: Var,
     pub(super) v: Var,
     pub(super) sp: Var,
+    /// The wait routine's second motor (the first is `no`).
+    pub(super) wn: Var,
     pub(super) timeout: Label,
     pub(super) routine: Label,
     pub(super) returns: Vec<Label>,
     pub(super) stages: Vec<String>,
     pub(super) deadline_ms: i32,
+    /// The wait routine ([`Builder::wait_idle`]), its stall window and its callers (by
+    /// their stage number, and where each goes on).
+    wait: Label,
+    wait1: Label,
+    stall_ms: i32,
+    waits: Vec<(i32, Label)>,
+    /// Each motor's target, by port number, as the move routine last set it (a program
+    /// without waits has none).
+    targets: Option<Var>,
+    /// What the wait routine reports: see [`Held`].
+    held: Option<Held>,
 }
 
+/// Where a program records the moves its waits found held short and stopped with the
+/// brake: how many, and for the first [`HELD_RECORDS`] of them the stage, the port
+/// number and the degrees short.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Held {
+    count: Var,
+    at: Var,
+    port: Var,
+    by: Var,
+}
+
+/// Held-short stops a program records in full (it counts them all).
+const HELD_RECORDS: usize = 4;
+
 impl<'a> Builder<'a> {
-    pub(super) fn new(cfg: &'a Config, deadline_ms: i32) -> Builder<'a> {
+    /// A program with its own deadline and the driver's stall window (`stall`,
+    /// `timeouts.stall_ms`).
+    pub(super) fn new(cfg: &'a Config, deadline_ms: i32, stall: Duration) -> Builder<'a> {
         let mut p = Program::new();
-        let w4 = |p: &mut Program| p.local(Width::B4);
-        let (now, cnt, scnt, d) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
-        let (r1, r2, r3, mt, ttgt) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
-        let rgb = p.local_array(Width::B4, 3);
+        // The most used first: a local among the first 32 bytes takes one byte an
+        // operand, the others two.
         let w1 = |p: &mut Program| p.local(Width::B1);
         let (busy, k, idx, stage) = (w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p));
         let (ret, no, nos, v, sp) = (w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p), w1(&mut p));
+        let wn = w1(&mut p);
+        let w4 = |p: &mut Program| p.local(Width::B4);
+        let (now, cnt, d, r1, r3) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
+        let (mt, r2, scnt, ttgt) = (w4(&mut p), w4(&mut p), w4(&mut p), w4(&mut p));
+        let rgb = p.local_array(Width::B4, 3);
         let timeout = p.label();
         let routine = p.label();
+        let (wait, wait1) = (p.label(), p.label());
         Builder {
             p,
             cfg,
@@ -156,11 +226,42 @@ impl<'a> Builder<'a> {
             nos,
             v,
             sp,
+            wn,
             timeout,
             routine,
             returns: Vec::new(),
             stages: Vec::new(),
             deadline_ms,
+            wait,
+            wait1,
+            stall_ms: stall.as_millis().min(i32::MAX as u128) as i32,
+            waits: Vec::new(),
+            targets: None,
+            held: None,
+        }
+    }
+
+    /// The wait routine's memory: the motors' targets and the records of held-short
+    /// stops (cleared here), in global memory after the program's own results (whose
+    /// operands are then the shorter). Called once, before the first move.
+    pub(super) fn waits_recorded(&mut self) -> Held {
+        let p = &mut self.p;
+        let held = Held {
+            count: p.global(Width::B1),
+            at: p.global_array(Width::B1, HELD_RECORDS),
+            port: p.global_array(Width::B1, HELD_RECORDS),
+            by: p.global_array(Width::B4, HELD_RECORDS),
+        };
+        self.targets = Some(p.global_array(Width::B4, 4));
+        p.mov(Width::B1, Width::B1, 0, held.count);
+        self.held = Some(held);
+        held
+    }
+
+    fn wait_memory(&self) -> (Var, Held) {
+        match (self.targets, self.held) {
+            (Some(t), Some(h)) => (t, h),
+            _ => unreachable!("a program that waits calls waits_recorded first"),
         }
     }
 
@@ -190,6 +291,9 @@ impl<'a> Builder<'a> {
         self.p.mov(Width::B1, Width::B4, self.stage, err);
         self.p.jr(end);
         self.emit_routine();
+        if !self.waits.is_empty() {
+            self.emit_wait();
+        }
         self.p.bind(end);
         let stages = std::mem::take(&mut self.stages);
         (self.p.finish(), stages)
@@ -202,14 +306,137 @@ impl<'a> Builder<'a> {
             .jr_if(Cmp::Gt, Width::B4, self.now, self.deadline_ms, self.timeout);
     }
 
-    /// Loops until no motor of `ports` runs a step job.
+    /// Waits until no motor of `ports` (one or two) runs a step job, through the wait
+    /// routine ([`Builder::emit_wait`]): a motor held short of its target is stopped there
+    /// as the host's waits stop it. The call names the stage, which the routine returns by.
     pub(super) fn wait_idle(&mut self, ports: &[OutputPort], what: &str) {
+        assert!(
+            matches!(ports.len(), 1 | 2),
+            "a wait is for one or two motors"
+        );
         self.stage(what);
-        let l = self.p.label();
-        self.p.bind(l);
+        if self.held.is_none() {
+            // A program without the routine (a scan face: the routine does not fit beside
+            // it in one command yet) polls the busy flag alone, to its deadline.
+            let l = self.p.label();
+            self.p.bind(l);
+            self.check_deadline();
+            self.p.output_test(OutputPort::nos(ports), self.busy);
+            self.p.jr_flag(true, self.busy, l);
+            return;
+        }
+        let b1 = Width::B1;
+        self.p.mov(b1, b1, ports[0].no() as i32, self.no);
+        let entry = match ports {
+            [_, second] => {
+                self.p.mov(b1, b1, second.no() as i32, self.wn);
+                self.wait
+            }
+            _ => self.wait1,
+        };
+        let back = self.p.label();
+        self.waits.push((self.stages.len() as i32, back));
+        self.p.jr(entry);
+        self.p.bind(back);
+    }
+
+    /// A motor that may still run from before the program (the move of an earlier one)
+    /// has `target`, for the wait routine's held-short test.
+    pub(super) fn running_to(&mut self, port: OutputPort, target: i32) {
+        if self.held.is_none() {
+            return;
+        }
+        let (targets, _) = self.wait_memory();
+        self.p
+            .write_index(Width::B4, target, port.no() as i32, targets);
+    }
+
+    /// The wait routine, for motor `no` and then motor `wn`: it loops until the motor's
+    /// step job has ended. A motor whose count has not changed by [`STILL_DEG`] for the
+    /// driver's `stall_ms` while it runs, within [`HELD_SHORT_DEG`] of its target, is held
+    /// short (its step job would never end: LEGO's motor driver pushes on at up to full
+    /// power, `ev3-firmware-audit.md` B3): it is stopped with the brake, the move counts as
+    /// done and the program records it ([`Held`]), as the host's waits do
+    /// ([stall detection](crate::robot::ev3::driver::motion#stall-detection)). Standing
+    /// still farther from its target, it is left to the program's deadline. The count is
+    /// the brick's and so is the clock, so no speed reading is needed to tell a motor
+    /// standing still. Then back to the caller numbered by the stage.
+    fn emit_wait(&mut self) {
+        let (b1, b4) = (Width::B1, Width::B4);
+        let (targets, h) = self.wait_memory();
+        let (last, since) = (self.r1, self.r3);
+        let (port, bit, more, lp, moved, next, done) = (
+            self.p.label(),
+            self.p.label(),
+            self.p.label(),
+            self.p.label(),
+            self.p.label(),
+            self.p.label(),
+            self.p.label(),
+        );
+        self.p.bind(moved);
+        self.p.mov(b4, b4, self.cnt, last);
+        self.p.mov(b4, b4, self.now, since);
+        self.p.jr(lp);
+        // A wait for one motor enters here, one for two below.
+        self.p.bind(self.wait1);
+        self.p.mov(Width::B1, Width::B1, self.no, self.wn);
+        self.p.bind(self.wait);
+        self.p.bind(port);
+        // The motor's bit (OUTPUT_TEST and OUTPUT_STOP take a set of motors).
+        self.p.mov(b1, b1, 1, self.nos);
+        self.p.mov(b1, b1, self.no, self.sp);
+        self.p.bind(bit);
+        self.p.jr_if(Cmp::LtEq, b1, self.sp, 0, more);
+        self.p.add(b1, self.nos, self.nos, self.nos);
+        self.p.sub(b1, self.sp, 1, self.sp);
+        self.p.jr(bit);
+        self.p.bind(more);
+        self.p.emit(
+            &[op::OUTPUT_GET_COUNT],
+            &[0.into(), self.no.into(), last.into()],
+        );
+        self.p.timer_read(since);
+        self.p.bind(lp);
         self.check_deadline();
-        self.p.output_test(OutputPort::nos(ports), self.busy);
-        self.p.jr_flag(true, self.busy, l);
+        self.p.emit(
+            &[op::OUTPUT_TEST],
+            &[0.into(), self.nos.into(), self.busy.into()],
+        );
+        self.p.jr_flag(false, self.busy, next);
+        self.p.emit(
+            &[op::OUTPUT_GET_COUNT],
+            &[0.into(), self.no.into(), self.cnt.into()],
+        );
+        self.p.sub(b4, self.cnt, last, self.d);
+        self.p.jr_if(Cmp::GtEq, b4, self.d, STILL_DEG, moved);
+        self.p.jr_if(Cmp::LtEq, b4, self.d, -STILL_DEG, moved);
+        self.p.sub(b4, self.now, since, self.d);
+        self.p.jr_if(Cmp::Lt, b4, self.d, self.stall_ms, lp);
+        // Still for the stall window: held short, or stalled (left to the deadline).
+        self.p.read_index(b4, targets, self.no, self.d);
+        self.p.sub(b4, self.d, self.cnt, self.d);
+        self.p.jr_if(Cmp::Gt, b4, self.d, HELD_SHORT_DEG, lp);
+        self.p.jr_if(Cmp::Lt, b4, self.d, -HELD_SHORT_DEG, lp);
+        self.p
+            .emit(&[op::OUTPUT_STOP], &[0.into(), self.nos.into(), 1.into()]);
+        let skip = self.p.label();
+        self.p
+            .jr_if(Cmp::GtEq, b1, h.count, HELD_RECORDS as i32, skip);
+        self.p.write_index(b1, self.stage, h.count, h.at);
+        self.p.write_index(b1, self.no, h.count, h.port);
+        self.p.write_index(b4, self.d, h.count, h.by);
+        self.p.bind(skip);
+        self.p.add(b1, h.count, 1, h.count);
+        // The second motor, if another.
+        self.p.bind(next);
+        self.p.jr_if(Cmp::Eq, b1, self.no, self.wn, done);
+        self.p.mov(b1, b1, self.wn, self.no);
+        self.p.jr(port);
+        self.p.bind(done);
+        for (id, back) in self.waits.clone() {
+            self.p.jr_if(Cmp::Eq, b1, self.stage, id, back);
+        }
     }
 
     /// Loops until the sensor arm's count is within the scan's tolerance of `target`.
@@ -293,6 +520,9 @@ impl<'a> Builder<'a> {
         use crate::robot::ev3::protocol::op as o;
         let (b1, b4) = (Width::B1, Width::B4);
         self.p.bind(self.routine);
+        if let Some(targets) = self.targets {
+            self.p.write_index(b4, self.mt, self.no, targets);
+        }
         self.p.emit(
             &[o::OUTPUT_GET_COUNT],
             &[0.into(), self.no.into(), self.cnt.into()],
@@ -576,6 +806,9 @@ impl MindCub3r {
         // Whatever happened, the motors moved on the brick.
         self.ev3.forget_counts();
         let reply = reply?;
+        if let Some(held) = layout.held {
+            report_held(&mut self.ev3, &reply, &name, held, &layout.stages)?;
+        }
         let word = |at: usize| reply_word(&reply, &name, at);
         let err = word(reply_offset(layout.err))?;
         if err != 0 {
@@ -657,7 +890,7 @@ impl MindCub3r {
             .unwrap_or(u32::MAX);
         let ring_ramp = s.ramp.min(closest.saturating_sub(4) / 2);
         let deadline_ms = self.face_deadline_ms(size, spec, end_deg);
-        let mut b = Builder::new(cfg, deadline_ms);
+        let mut b = Builder::new(cfg, deadline_ms, self.ev3.timeouts.stall);
         let err = b.p.global(Width::B4);
         let recs = b.p.global_array(Width::B4, REC * MAX_SAMPLES);
         let starts = b.p.global_array(Width::B4, ring.len().max(1));
@@ -669,6 +902,7 @@ impl MindCub3r {
         let c = |v: i32| Operand::Const(v);
         if spec.tilt {
             // Arm to hold while the sensor arm goes out of its way; tilt once both are there.
+            b.running_to(table, self.table.target);
             b.wait_idle(&[table], "the turntable's revolution");
             b.call_move(arm, c(hold), a.speed, (a.ramp_up, a.ramp_down));
             b.call_move(sensor, c(s.clear), s.speed, (s.ramp, s.ramp));
@@ -757,6 +991,7 @@ impl MindCub3r {
         if spec.last {
             b.wait_idle(&[table, sensor], "the turntable's revolution");
         }
+        let held = b.held;
         let (cmd, stages) = b.end(err);
         let cmd = cmd.map_err(|why| RobotError::Program {
             face: spec.face,
@@ -769,6 +1004,7 @@ impl MindCub3r {
                 recs: reply_offset(recs),
                 stages,
                 deadline_ms,
+                held,
             },
         ))
     }

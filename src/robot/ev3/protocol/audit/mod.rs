@@ -224,6 +224,7 @@ impl Audit {
             return;
         }
         self.stats.commands += 1;
+        self.stats.largest_command = self.stats.largest_command.max(f.len());
         if !wants {
             self.stats.no_reply_commands += 1;
         }

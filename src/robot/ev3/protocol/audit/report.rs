@@ -51,6 +51,9 @@ pub struct AuditStats {
     pub no_reply_commands: usize,
     pub replies: usize,
     pub error_replies: usize,
+    /// Bytes of the largest command sent, length field included (a message is at most
+    /// 1024).
+    pub largest_command: usize,
     /// Operations sent, by name.
     pub ops: BTreeMap<&'static str, usize>,
 }
