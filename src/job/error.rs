@@ -133,7 +133,7 @@ fn states_note(journal: &str, seen: &str) -> String {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped after {steps} actions ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), journal.display())]
+#[error("stopped after {steps} action{} ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,

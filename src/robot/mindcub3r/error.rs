@@ -35,9 +35,9 @@ pub enum RobotError {
     NotInFrame { sticker: usize },
     #[error("a spin or turn takes ±1 or ±2 quarters, not {quarters}")]
     BadQuarters { quarters: i8 },
-    #[error("scan program of face {face} on the brick: {stage} did not finish within its {ms} ms (the brick stopped every motor)")]
+    #[error("scan program of face {face} on the brick: {stage} did not finish within its {ms} ms: a motor stalled, held by the cube or a stop (the brick stopped every motor)")]
     ProgramTimeout { face: usize, stage: String, ms: u64 },
-    #[error("a chunk of {of} primitives on the brick: {stage} did not finish within its {ms} ms, after {done} of them (the brick stopped every motor)")]
+    #[error("{} on the brick: {stage} did not finish within its {ms} ms, after {done} of them: a motor stalled, held by the cube or a stop (the brick stopped every motor)", chunk_of(*of))]
     ChunkTimeout {
         done: usize,
         of: usize,
@@ -48,7 +48,7 @@ pub enum RobotError {
     NotChunkable {
         primitive: crate::robot::mindcub3r::model::Primitive,
     },
-    #[error("a chunk of {of} primitives on the brick: {why}")]
+    #[error("{} on the brick: {why}", chunk_of(*of))]
     ChunkProgram {
         of: usize,
         why: crate::robot::ev3::protocol::ProgramError,
@@ -78,4 +78,9 @@ pub fn stop_note(confirmed: bool) -> &'static str {
     } else {
         "the brick did not confirm the stop: a motor may still be running (switch the brick off)"
     }
+}
+
+/// `a chunk of 1 primitive`, `a chunk of 3 primitives`.
+pub(crate) fn chunk_of(n: usize) -> String {
+    format!("a chunk of {n} primitive{}", if n == 1 { "" } else { "s" })
 }

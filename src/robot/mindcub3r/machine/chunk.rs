@@ -296,7 +296,7 @@ impl MindCub3r {
         let (m0, m1) = (marks.at(0), marks.at(2 * steps.len()));
         self.ev3
             .may_move(self.sensor.port, m0.min(m1) - 5, m0.max(m1) + 5);
-        let name = format!("a chunk of {} primitives", steps.len());
+        let name = crate::robot::mindcub3r::error::chunk_of(steps.len());
         let wait =
             Duration::from_millis(layout.deadline_ms.max(0) as u64) + self.ev3.timeouts.reply;
         let sent = std::time::Instant::now();
