@@ -202,15 +202,17 @@ fn a_wrong_count_is_an_error_not_a_panic() {
         resolve(&scan, &ResolveOptions::default()),
         Err(ResolveError::Scan(_))
     ));
-    // Every reading identical: no information at all; never a panic, never confident.
+    // Every reading identical, or all dark: no cube at all, said as such, even for
+    // --best-effort; never a panic.
     let flat = RawScan::new(Size::Three, Scale::Rgb8, vec![[100.0, 100.0, 100.0]; 54]);
-    match resolve(&flat, &ResolveOptions::default()) {
-        Ok(r) => assert!(r.cube.is_solved() || !r.confident),
-        Err(ResolveError::Ambiguous { .. }) | Err(ResolveError::NoLegalCube { .. }) => {}
-        Err(e) => panic!("{e}"),
-    }
     let flat2 = RawScan::new(Size::Two, Scale::Ev3Raw, vec![[0.0, 0.0, 0.0]; 24]);
-    let _ = resolve(&flat2, &ResolveOptions::default());
+    for (scan, best_effort) in [(&flat, false), (&flat, true), (&flat2, true)] {
+        let opts = ResolveOptions {
+            best_effort,
+            ..ResolveOptions::default()
+        };
+        assert!(matches!(resolve(scan, &opts), Err(ResolveError::NoCube(_))));
+    }
 }
 
 #[test]
