@@ -9,6 +9,7 @@ mod contract;
 mod cube;
 mod firmware;
 mod firmware_audit;
+mod firmware_host;
 mod inputs;
 mod layout;
 mod misread;

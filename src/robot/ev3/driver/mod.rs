@@ -238,11 +238,15 @@ impl Motor {
     }
 }
 
-/// One poll of the motors: busy flag, and per port (count, speed).
+/// One poll of the motors: busy flag, per port (count, speed), and the brick's clock when
+/// it read them.
 #[derive(Clone, Debug)]
 pub struct MotorStatus {
     pub busy: bool,
     pub counts: Vec<(OutputPort, i32, i8)>,
+    /// The brick's free-running microsecond clock (TIMER_READ_US; wraps, so only
+    /// differences, taken with `wrapping_sub`, mean anything).
+    pub clock_us: u32,
 }
 
 /// What one expected device is and where.
