@@ -58,7 +58,11 @@
 //! turntable restarting after a ramp-down that undershot), and a stop campaign with two
 //! firmware bricks on two cores flagged such starts as stalls after 400 ms of the host's
 //! time ("turntable to a sticker: motor B stalled ... blocked for 538 ms"). A brick whose
-//! clock stands still ends a wait after five times its window of the host's time.
+//! clock stands still ends a wait after five times its window of the host's time. A start
+//! from rest is given three stall times: on the firmware brick's campaigns an arm leaving
+//! its homed stop still stood still after 412 ms of the brick's time (the regulation
+//! adds power by a few units a tick from nothing), while a motor held by a real obstacle
+//! is still found within about a second and a quarter.
 //!
 //! A motor that stops moving within 3° of its target but stays busy (held a degree or two
 //! short by friction or a stop: the step job never ends) is not a stall: after `stall_ms`
@@ -294,6 +298,8 @@ impl Ev3 {
         // the brick's time; the host's only bounds a brick whose clock stands still.
         let mut t0: Option<u32> = None;
         let mut last: Vec<(i32, Duration)> = Vec::new();
+        // Whether each motor has moved since the first poll: a start from rest gets longer.
+        let mut started: Vec<bool> = Vec::new();
         let mut interrupted_at: Option<Instant> = None;
         let mut idle_off_target = false;
         loop {
@@ -329,6 +335,7 @@ impl Ev3 {
             }
             if last.is_empty() {
                 last = st.counts.iter().map(|&(_, c, _)| (c, bt)).collect();
+                started = vec![false; last.len()];
             }
             for (i, &(port, count, speed)) in st.counts.iter().enumerate() {
                 let target = motors[i].target;
@@ -336,9 +343,12 @@ impl Ev3 {
                 // turning is not stalled, however long the host waited between two counts
                 // (the host's clock is not the brick's when a link holds replies back or a
                 // simulated brick lags behind its clock).
+                // A motor starting from rest gets three stall times to get going.
+                let window = self.timeouts.stall * if started[i] { 1 } else { START_WINDOWS };
                 if (count - last[i].0).abs() >= 2 || speed.unsigned_abs() >= TURNING_PCT {
+                    started[i] |= (count - last[i].0).abs() >= 2;
                     last[i] = (count, bt);
-                } else if bt - last[i].1 >= self.timeouts.stall {
+                } else if bt - last[i].1 >= window {
                     if (count - target).abs() > 3 {
                         return Err(Ev3Error::Stalled {
                             command: what.to_string(),
@@ -467,6 +477,10 @@ impl Ev3 {
         Ok(())
     }
 }
+
+/// How many stall times a motor that has not moved yet since its move began gets before it
+/// counts as stalled (see [Whose clock](self#whose-clock)).
+const START_WINDOWS: u32 = 3;
 
 /// How many times a window of the brick's time the host waits at most for it to pass: a
 /// brick whose clock stands still (a dead link is caught by the reply time-out) still ends
