@@ -64,7 +64,7 @@
 //! |-------------------------------------------|---------|---------|
 //! | `reply_ms` | 2000 | a reply to a command that does not block |
 //! | `poll_ms` | 5 | pause between polls of a running motor |
-//! | `stall_ms` | 400 | a motor busy but not moving for this long has stalled |
+//! | `stall_ms` | 400 | a motor busy but not moving for this long (brick time; three times this before it first moves) has stalled |
 //! | `move_extra_ms` | 1500 | allowance on top of twice a move's nominal time |
 //! | `home_ms` | 6000 | longest homing run |
 //!
