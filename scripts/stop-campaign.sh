@@ -309,7 +309,10 @@ def one_case(i):
     if not os.path.exists(journal):
         # Stopped before execution began: nothing was claimed, nothing to resume.
         res['outcome'] = 'before-journal'
-        res['ok'] = not res['panic'] and not res['hang'] and code in (2, 130, -9)
+        # A world fault in the scan may leave it in doubt: a well-formed no (exit 1) before
+        # anything was claimed catches it too.
+        res['ok'] = (not res['panic'] and not res['hang']
+                     and (code in (2, 130, -9) or (world and code == 1)))
         res['panic'] |= sim.stop()
         return res
     # What the stop said (a killed process says nothing: its journal speaks at resume).
