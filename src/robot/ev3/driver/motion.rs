@@ -59,10 +59,10 @@
 //! firmware bricks on two cores flagged such starts as stalls after 400 ms of the host's
 //! time ("turntable to a sticker: motor B stalled ... blocked for 538 ms"). A brick whose
 //! clock stands still ends a wait after five times its window of the host's time. A start
-//! from rest is given three stall times: on the firmware brick's campaigns an arm leaving
-//! its homed stop still stood still after 412 ms of the brick's time (the regulation
-//! adds power by a few units a tick from nothing), while a motor held by a real obstacle
-//! is still found within about a second and a quarter.
+//! from rest is given three stall times: the 150-300 ms a start stands still on the
+//! firmware brick (the regulation adds power by a few units a tick from nothing) lie too
+//! close to the 400 ms of one, while a motor held by a real obstacle is still found
+//! within about a second and a quarter.
 //!
 //! A motor that stops moving within 3° of its target but stays busy (held a degree or two
 //! short by friction or a stop: the step job never ends) is not a stall: after `stall_ms`
