@@ -4,7 +4,8 @@
 # interrupted at seeded random points: Ctrl-C, SIGKILL, a lost reply, a stall, a corrupted
 # reply byte, a link drop-out, and the cube swapped for another state of it or for a cube of
 # other colours before the resume. Both robots. A signal lands after a seeded number of
-# confirmed steps plus up to 0.15 s (four cases in five), or at a seeded moment from start-up
+# confirmed steps plus up to 0.15 s (four cases in five; on the firmware brick a seeded share
+# of the plan's steps plus up to one chunk's wall time), or at a seeded moment from start-up
 # on (the scan included); a fault at a seeded program of the brick (or command of the line
 # robot). Each case is then resumed from its journal
 # (`cubot run --resume JOURNAL --port ...`) until it ends.
@@ -151,6 +152,15 @@ def steps_in(journal):
     except OSError:
         return -1
 
+def plan_length(journal):
+    """The number of actions of the plan a journal starts with (None before it is written)."""
+    try:
+        with open(journal) as f:
+            first = f.readline()
+        return len(json.loads(first)['plan']) if first.endswith('\n') else None
+    except (OSError, ValueError, KeyError):
+        return None
+
 def run(args, when=None, sig=None, keep=None):
     """Runs cubot; `when()` (polled) says when to send `sig`; its output goes to `keep`."""
     p = subprocess.Popen([cubot] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -189,13 +199,15 @@ class NeverAtRest(Exception):
     pass
 
 def case(i):
+    d = os.path.join(work, f'case-{i}')
     try:
         res = one_case(i)
     except NeverAtRest as e:
+        shutil.copytree(d, os.path.join(KEPT, f'case-{i}'), dirs_exist_ok=True)
+        shutil.rmtree(d, ignore_errors=True)
         return {'case': i, 'robot': 'mindcub3r' if FIRMWARE or i % 2 == 0 else 'line',
                 'kind': str(e), 'outcome': 'never-at-rest', 'panic': False, 'hang': False,
                 'ok': False}
-    d = os.path.join(work, f'case-{i}')
     if not res['ok']:
         # What a failure left (the runs' output, the simulator's log, the journal, the
         # simulator's cube): small files, kept for a look.
@@ -236,12 +248,23 @@ def one_case(i):
         sig = signal.SIGINT if kind == 'ctrl-c' else signal.SIGKILL
         if r.random() < 0.8:
             # A point in the execution: after k confirmed steps, then up to 0.15 s more
-            # (mid-motion more often than not).
+            # (mid-motion more often than not). On the firmware brick k is that share of
+            # the plan the journal holds (so that it never lies past the plan's end), and
+            # the extra time up to one chunk of its wall time (a second of brick time
+            # at its speed).
             k = r.randint(0, 14 if robot == 'line' else 60)
             extra = r.uniform(0, 0.15)
+            if FIRMWARE:
+                share, extra = k / 61, extra / 0.15 / SPEED[robot]
             fired = {}
             def when(t):
-                if steps_in(journal) >= k:
+                n = steps_in(journal)
+                if FIRMWARE and 'k' not in fired:
+                    length = plan_length(journal)
+                    if length is None:
+                        return False
+                    fired['k'] = int(share * length)
+                if n >= fired.get('k', k):
                     fired.setdefault('at', t)
                 return 'at' in fired and t >= fired['at'] + extra
         else:
@@ -286,7 +309,10 @@ def one_case(i):
     if not os.path.exists(journal):
         # Stopped before execution began: nothing was claimed, nothing to resume.
         res['outcome'] = 'before-journal'
-        res['ok'] = not res['panic'] and not res['hang'] and code in (2, 130, -9)
+        # A world fault in the scan may leave it in doubt: a well-formed no (exit 1) before
+        # anything was claimed catches it too.
+        res['ok'] = (not res['panic'] and not res['hang']
+                     and (code in (2, 130, -9) or (world and code == 1)))
         res['panic'] |= sim.stop()
         return res
     # What the stop said (a killed process says nothing: its journal speaks at resume).

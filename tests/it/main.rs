@@ -10,6 +10,7 @@ mod contract;
 mod cube;
 mod firmware;
 mod firmware_audit;
+mod firmware_host;
 mod inputs;
 mod layout;
 mod misread;

@@ -226,7 +226,7 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
     assert_eq!(stdout(&out).split_whitespace().next(), Some(cube.as_str()));
     for (fault, expect) in [
         ("silent@40", "did not answer"),
-        ("stall@60", "stalled"),
+        ("stall@38", "stalled"),
         (
             "wrong-device",
             "port 2 (colour sensor): expected colour sensor, found infrared sensor",

@@ -132,7 +132,13 @@
 //!   the arm struck the cube. Slower arrivals keep the brake's pull-back gentle.
 //! * **Rest is not the end of a job.** After each arm move the machine waits until the
 //!   count stands still over `settle_ms` (at least 20 ms) instead of a fixed pause: a tilt
-//!   started while the arm still rises from its overshoot strikes the cube.
+//!   started while the arm still rises from its overshoot strikes the cube. Moves sent
+//!   from the host (a resume, a re-read of single stickers, the step commands) follow the
+//!   same rule for the arm and the turntable, whose next move is relative to the count
+//!   read before it, and judge a stall by the brick's clock: LEGO's regulation starts a
+//!   motor from rest slowly, and a brick that lags its host (the firmware brick on a
+//!   loaded machine) read those starts as stalls by the host's clock (see
+//!   [Whose clock](crate::robot::ev3::driver::motion#whose-clock)).
 //!
 //! ## Timings
 //!

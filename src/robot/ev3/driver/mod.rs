@@ -64,7 +64,7 @@
 //! |-------------------------------------------|---------|---------|
 //! | `reply_ms` | 2000 | a reply to a command that does not block |
 //! | `poll_ms` | 5 | pause between polls of a running motor |
-//! | `stall_ms` | 400 | a motor busy but not moving for this long has stalled |
+//! | `stall_ms` | 400 | a motor busy but not moving for this long (brick time; three times this before it first moves) has stalled |
 //! | `move_extra_ms` | 1500 | allowance on top of twice a move's nominal time |
 //! | `home_ms` | 6000 | longest homing run |
 //!
@@ -247,11 +247,15 @@ impl Motor {
     }
 }
 
-/// One poll of the motors: busy flag, and per port (count, speed).
+/// One poll of the motors: busy flag, per port (count, speed), and the brick's clock when
+/// it read them.
 #[derive(Clone, Debug)]
 pub struct MotorStatus {
     pub busy: bool,
     pub counts: Vec<(OutputPort, i32, i8)>,
+    /// The brick's free-running microsecond clock (TIMER_READ_US; wraps, so only
+    /// differences, taken with `wrapping_sub`, mean anything).
+    pub clock_us: u32,
 }
 
 /// What one expected device is and where.

@@ -28,7 +28,8 @@
 //!
 //! The nominal time of a move is `(d + min(r1 + r3, d)) / v` with `v` = speed percent of
 //! the motor's full speed (ramps count at about half speed). A move fails with
-//! `MoveTimeout` when still busy after twice that plus `move_extra_ms`. Full speeds, used
+//! `MoveTimeout` when still busy after twice that plus `move_extra_ms` of the brick's time
+//! (see [Whose clock](#whose-clock)). Full speeds, used
 //! only for these budgets, are 1050 °/s for the large motor and 1560 °/s for the medium one
 //! (the ev3dev kernel driver's motor table; LEGO's `d_pwm.c` gives about 2 ms and 1.25 ms
 //! per tacho pulse at full speed). The real scale is not known exactly and motors are
@@ -41,21 +42,45 @@
 //! A step job ends only when its count is reached (`d_pwm.c`): a motor held short of its
 //! target by an obstacle stays busy for ever, and a position tolerance would never notice.
 //! So while waiting, every poll reads in one round trip the sensor count and speed of each
-//! motor and the busy flag of all of them; a motor whose count has not changed by 2°
-//! ([`STILL_DEG`]) for `stall_ms` while it is more than 3° ([`HELD_SHORT_DEG`]) from its
-//! target, and that the brick reads as
-//! standing still (speed under [`TURNING_PCT`]), has stalled (`Stalled`, with the
-//! position and the target). The speed reading is the brick's, taken with the count: the
-//! time between two polls is the host's, which is not the brick's when a link holds
-//! replies back or a simulated brick (LEGO's firmware in virtual time on a loaded
-//! machine) lags behind its clock, and two counts close in the brick's time would
-//! otherwise read as a motor standing still.
+//! motor, the busy flag of all of them and the brick's clock; a motor whose count has not
+//! changed by 2° ([`STILL_DEG`]) for `stall_ms` of the brick's time while it is more than 3° ([`HELD_SHORT_DEG`]) from its
+//! target, and that the brick reads as standing still (speed under [`TURNING_PCT`]), has
+//! stalled (`Stalled`, with the position and the target).
+//!
+//! ### Whose clock
+//!
+//! Every window here (the stall time, a move's budget, homing's stall time, settling) is
+//! measured on the brick's own clock (TIMER_READ_US, read with the counts), not the
+//! host's. The two differ when a link holds replies back, and a simulated brick (LEGO's
+//! firmware in virtual time on a loaded machine) can lag far behind its nominal speed:
+//! on the firmware brick a motor starting from rest stands still for 150-300 ms of the
+//! brick's time while LEGO's speed regulation builds up power (an arm leaving hold, a
+//! turntable restarting after a ramp-down that undershot), and a stop campaign with two
+//! firmware bricks on two cores flagged such starts as stalls after 400 ms of the host's
+//! time ("turntable to a sticker: motor B stalled ... blocked for 538 ms"). A brick whose
+//! clock stands still ends a wait after five times its window of the host's time. A start
+//! from rest is given three stall times: the 150-300 ms a start stands still on the
+//! firmware brick (the regulation adds power by a few units a tick from nothing) lie too
+//! close to the 400 ms of one, while a motor held by a real obstacle is still found
+//! within about a second and a quarter.
 //!
 //! A motor that stops moving within 3° of its target but stays busy (held a degree or two
 //! short by friction or a stop: the step job never ends) is not a stall: after `stall_ms`
 //! it is stopped with the brake and the move counts as done, instead of failing only when
 //! the whole move budget has gone. The programs on the brick wait the same way
 //! (`machine/onbrick.rs`, the wait routine), with the same constants and `stall_ms`.
+//!
+//!
+//! ## Settling
+//!
+//! LEGO's driver ends a step job when its count is reached, not when the motor stops: a
+//! move reaches its count still turning (the arm leaving hold at about 30 % of full speed),
+//! runs on 15-25° and is braked back to where the job ended. A count read then is not where
+//! the motor will rest, and a move started from it (it is relative) ends off its target by
+//! whatever the motor still had to go. [`Ev3::settle`] waits until a motor's count has not
+//! changed over a window of the brick's time (the rule the programs on the brick follow,
+//! `machine::onbrick`'s `settle`) and gives the count it rests at; the MindCub3r settles
+//! its tilt arm and turntable after every move from the host.
 //!
 //!
 //! ## Homing
@@ -103,17 +128,54 @@ impl Ev3 {
         Ok((name, count))
     }
 
-    /// The sensor count of one motor and whether it is busy, in one round trip, without the
-    /// plausibility check (for homing, where nobody knows where the motor is).
-    fn count_and_busy(&mut self, port: OutputPort) -> Result<(i32, bool), Ev3Error> {
+    /// The sensor count of one motor, whether it is busy and the brick's clock, in one
+    /// round trip, without the plausibility check (for homing, where nobody knows where
+    /// the motor is).
+    fn count_and_busy(&mut self, port: OutputPort) -> Result<(i32, bool, u32), Ev3Error> {
         let mut c = DirectCommand::new();
         let s = c.output_get_count(port);
         let b = c.output_test(port.bit());
+        let t = c.timer_read_us();
         let name = format!("OUTPUT_GET_COUNT/TEST motor {port}");
         let r = self.query(&name, &c)?;
         let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
         let busy = r.i8(b).map_err(|e| Self::malformed(&name, e))? != 0;
-        Ok((count, busy))
+        let clock = r.i32(t).map_err(|e| Self::malformed(&name, e))? as u32;
+        Ok((count, busy, clock))
+    }
+
+    /// Waits until `port`'s motor has come to rest: its count unchanged over `window` of
+    /// the brick's time (see [Settling](crate::robot::ev3::driver::motion#settling)).
+    /// Returns the count it rests at. A motor that never stands still for `limit` of the
+    /// brick's time ends the wait all the same (the next move's own checks catch a
+    /// problem).
+    pub fn settle(
+        &mut self,
+        port: OutputPort,
+        window: Duration,
+        limit: Duration,
+    ) -> Result<i32, Ev3Error> {
+        let wall = Instant::now();
+        let (first, _, t0) = self.count_and_busy(port)?;
+        let (mut last, mut since) = (first, t0);
+        loop {
+            std::thread::sleep(self.timeouts.poll);
+            let (count, busy, t) = self.count_and_busy(port)?;
+            let name = format!("OUTPUT_GET_COUNT motor {port}");
+            let count = self.check_count(&name, port, count)?;
+            if count != last {
+                (last, since) = (count, t);
+                continue;
+            }
+            let still = brick_time(since, t) >= window;
+            if still || brick_time(t0, t) >= limit || wall.elapsed() >= WALL_CAP * limit {
+                if !busy {
+                    self.idle_count[port.no() as usize] = Some(count);
+                    self.rests_at(port, count);
+                }
+                return Ok(count);
+            }
+        }
     }
 
     /// Busy flag, positions and speeds of some motors in one round trip.
@@ -130,6 +192,7 @@ impl Ev3 {
             speeds.push(speed);
         }
         let busy = c.output_test(OutputPort::nos(ports));
+        let clock = c.timer_read_us();
         let name = format!(
             "OUTPUT_TEST/GET_COUNT motors {}",
             ports.iter().map(|p| p.letter()).collect::<String>()
@@ -145,13 +208,18 @@ impl Ev3 {
             ));
         }
         let busy = r.i8(busy).map_err(|e| Self::malformed(&name, e))? != 0;
+        let clock_us = r.i32(clock).map_err(|e| Self::malformed(&name, e))? as u32;
         for &(p, c, _) in &counts {
             self.idle_count[p.no() as usize] = (!busy).then_some(c);
             if !busy {
                 self.rests_at(p, c);
             }
         }
-        Ok(MotorStatus { busy, counts })
+        Ok(MotorStatus {
+            busy,
+            counts,
+            clock_us,
+        })
     }
 
     /// Starts moving `motor` to the absolute `target` (see [Absolute targets](crate::robot::ev3::driver::motion#absolute-targets)): reads the present sensor
@@ -227,13 +295,18 @@ impl Ev3 {
     pub fn wait(&mut self, what: &str, motors: &[Motor], budget: Duration) -> Result<(), Ev3Error> {
         let ports: Vec<OutputPort> = motors.iter().map(|m| m.port).collect();
         let start = Instant::now();
-        let deadline = start + budget;
-        let mut last: Vec<(i32, Instant)> = Vec::new();
+        // The brick's clock at the first poll: the budget and the stall windows count in
+        // the brick's time; the host's only bounds a brick whose clock stands still.
+        let mut t0: Option<u32> = None;
+        let mut last: Vec<(i32, Duration)> = Vec::new();
+        // Whether each motor has moved since the first poll: a start from rest gets longer.
+        let mut started: Vec<bool> = Vec::new();
         let mut interrupted_at: Option<Instant> = None;
         let mut idle_off_target = false;
         loop {
             let st = self.status(&ports)?;
             let now = Instant::now();
+            let bt = brick_time(*t0.get_or_insert(st.clock_us), st.clock_us);
             if !st.busy {
                 // An idle flag with a motor far from its target is read twice (one garbled
                 // byte must not end a wait while the motor still runs).
@@ -262,7 +335,8 @@ impl Ev3 {
                 }
             }
             if last.is_empty() {
-                last = st.counts.iter().map(|&(_, c, _)| (c, now)).collect();
+                last = st.counts.iter().map(|&(_, c, _)| (c, bt)).collect();
+                started = vec![false; last.len()];
             }
             for (i, &(port, count, speed)) in st.counts.iter().enumerate() {
                 let target = motors[i].target;
@@ -270,16 +344,19 @@ impl Ev3 {
                 // turning is not stalled, however long the host waited between two counts
                 // (the host's clock is not the brick's when a link holds replies back or a
                 // simulated brick lags behind its clock).
+                // A motor starting from rest gets three stall times to get going.
+                let window = self.timeouts.stall * if started[i] { 1 } else { START_WINDOWS };
                 if (count - last[i].0).abs() >= STILL_DEG || speed.unsigned_abs() >= TURNING_PCT {
-                    last[i] = (count, now);
-                } else if now - last[i].1 >= self.timeouts.stall {
+                    started[i] |= (count - last[i].0).abs() >= STILL_DEG;
+                    last[i] = (count, bt);
+                } else if bt - last[i].1 >= window {
                     if (count - target).abs() > HELD_SHORT_DEG {
                         return Err(Ev3Error::Stalled {
                             command: what.to_string(),
                             port,
                             position: count,
                             target,
-                            ms: (now - last[i].1).as_millis() as u64,
+                            ms: (bt - last[i].1).as_millis() as u64,
                         });
                     }
                     // Held a degree or two short: the step job would never end. Close
@@ -294,10 +371,10 @@ impl Ev3 {
                         &c,
                     )?;
                     self.held_short(what, Some((port, (target - count).abs())));
-                    last[i] = (count, now);
+                    last[i] = (count, bt);
                 }
             }
-            if now >= deadline {
+            if bt >= budget || now - start >= WALL_CAP * budget {
                 let (port, position, _) = st.counts[0];
                 return Err(Ev3Error::MoveTimeout {
                     command: what.to_string(),
@@ -349,8 +426,8 @@ impl Ev3 {
                 ),
                 &c,
             )?;
-            let (first, _) = self.count_and_busy(motor.port)?;
-            let mut last = (first, Instant::now());
+            let (first, _, t0) = self.count_and_busy(motor.port)?;
+            let mut last = (first, t0);
             loop {
                 std::thread::sleep(self.timeouts.poll);
                 if self.interrupted() {
@@ -360,9 +437,8 @@ impl Ev3 {
                         stopped,
                     });
                 }
-                let (now_count, busy) = self.count_and_busy(motor.port)?;
-                let now = Instant::now();
-                if now - start >= self.timeouts.home {
+                let (now_count, busy, t) = self.count_and_busy(motor.port)?;
+                if start.elapsed() >= self.timeouts.home {
                     break 'search false;
                 }
                 if !busy {
@@ -375,8 +451,8 @@ impl Ev3 {
                     continue 'search;
                 }
                 if (now_count - last.0).abs() >= 2 {
-                    last = (now_count, now);
-                } else if now - last.1 >= self.timeouts.stall {
+                    last = (now_count, t);
+                } else if brick_time(last.1, t) >= self.timeouts.stall {
                     break 'search true;
                 }
             }
@@ -402,4 +478,18 @@ impl Ev3 {
         motor.target = 0;
         Ok(())
     }
+}
+
+/// How many stall times a motor that has not moved yet since its move began gets before it
+/// counts as stalled (see [Whose clock](self#whose-clock)).
+const START_WINDOWS: u32 = 3;
+
+/// How many times a window of the brick's time the host waits at most for it to pass: a
+/// brick whose clock stands still (a dead link is caught by the reply time-out) still ends
+/// every wait.
+const WALL_CAP: u32 = 5;
+
+/// The brick's time from clock reading `from` to `to` (the clock wraps).
+fn brick_time(from: u32, to: u32) -> Duration {
+    Duration::from_micros(u64::from(to.wrapping_sub(from)))
 }

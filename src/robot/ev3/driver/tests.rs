@@ -64,21 +64,25 @@ fn a_count_no_motion_can_reach_stops_at_once() {
 }
 
 /// A brick answering the status polls of one motor (B) with `(count, speed, busy)`
-/// in turn, each reply `delay` late.
-fn polled(replies: Vec<(i32, i8, bool)>, delay: Duration) -> Ev3 {
+/// in turn, each reply `delay` late, its clock `step` further on each time.
+fn polled(replies: Vec<(i32, i8, bool)>, delay: Duration, step: Duration) -> Ev3 {
     let mut c = DirectCommand::new();
     let count = c.output_get_count(OutputPort::B);
     let (speed, _) = c.output_read(OutputPort::B);
     let busy = c.output_test(OutputPort::B.bit());
+    let clock = c.timer_read_us();
     let replies = std::sync::Mutex::new(replies.into_iter());
+    let now = std::sync::atomic::AtomicU32::new(7_000_000);
     let t = MemoryLink::with_responder(move |m| {
         let n = u16::from_le_bytes([m[2], m[3]]);
         let (cnt, sp, b) = replies.lock().unwrap().next().unwrap_or((0, 0, false));
         std::thread::sleep(delay);
-        let mut g = vec![0u8; busy.offset + 1];
+        let us = now.fetch_add(step.as_micros() as u32, Ordering::SeqCst);
+        let mut g = vec![0u8; clock.offset + 4];
         g[count.offset..count.offset + 4].copy_from_slice(&cnt.to_le_bytes());
         g[speed.offset] = sp as u8;
         g[busy.offset] = b as u8;
+        g[clock.offset..clock.offset + 4].copy_from_slice(&us.to_le_bytes());
         vec![encode_reply(n, true, &g)]
     });
     let mut ev3 = Ev3::new(Box::new(t));
@@ -92,18 +96,63 @@ fn a_motor_the_brick_reads_turning_is_not_stalled_by_the_hosts_clock() {
     // A brick whose counts lag the host's clock (replies held back, or a simulated
     // brick behind its clock): the count stands still over more than the stall time
     // of the host's clock, but the brick reads the motor turning, and it arrives.
+    let ms = Duration::from_millis;
     let mut replies = vec![(100, 40, true); 6];
     replies.push((130, 0, false));
-    let mut ev3 = polled(replies, Duration::from_millis(40));
+    let mut ev3 = polled(replies, ms(40), ms(40));
     let mut m = Motor::new(OutputPort::B, MotorKind::Large, 1050.0);
     m.target = 130;
     ev3.wait("a move", &[m], Duration::from_secs(10)).unwrap();
-    // The same counts with the brick reading the motor standing still: a stall.
-    let mut ev3 = polled(vec![(100, 0, true); 8], Duration::from_millis(40));
+    // The same counts with the brick reading the motor standing still: a stall, once
+    // three stall times (a start from rest) have passed.
+    let mut ev3 = polled(vec![(100, 0, true); 12], ms(40), ms(40));
     let e = ev3
         .wait("a move", &[m], Duration::from_secs(10))
         .unwrap_err();
-    assert!(matches!(e, Ev3Error::Stalled { position: 100, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Ev3Error::Stalled {
+                position: 100,
+                ms: 300..,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_start_is_judged_by_the_bricks_clock_not_the_hosts() {
+    // LEGO's regulation starts a motor from rest slowly; a brick lagging its host (5 ms
+    // of its time for each 40 ms of the host's) reads it standing still over far more
+    // than the stall time of the host's clock: not a stall, and the move arrives.
+    let ms = Duration::from_millis;
+    let mut replies = vec![(100, 0, true); 10];
+    replies.extend([(110, 20, true), (130, 0, false)]);
+    let mut ev3 = polled(replies, ms(40), ms(5));
+    let mut m = Motor::new(OutputPort::B, MotorKind::Large, 1050.0);
+    m.target = 130;
+    ev3.wait("a move", &[m], Duration::from_secs(10)).unwrap();
+    // Once moving, a motor standing still for the stall time (of the brick's clock) has
+    // stalled.
+    let mut replies = vec![(100, 0, true), (110, 20, true)];
+    replies.extend(vec![(110, 0, true); 10]);
+    let mut ev3 = polled(replies, ms(1), ms(40));
+    let e = ev3
+        .wait("a move", &[m], Duration::from_secs(10))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Ev3Error::Stalled {
+                position: 110,
+                ms: 100..=200,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]

@@ -266,6 +266,12 @@ impl DirectCommand {
         (s[0], s[1])
     }
 
+    /// TIMER_READ_US: the brick's free-running microsecond clock (DATA32, wrapping): the
+    /// brick's own time, for windows that must not stretch when replies are held back.
+    pub fn timer_read_us(&mut self) -> Slot {
+        self.call(op::TIMER_READ_US, None, &[])[0]
+    }
+
     /// OUTPUT_GET_COUNT: sensor tacho count (DATA32) of one motor.
     pub fn output_get_count(&mut self, port: OutputPort) -> Slot {
         self.out(op::OUTPUT_GET_COUNT, &[port.no() as i32])[0]

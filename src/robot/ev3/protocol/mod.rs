@@ -209,6 +209,7 @@
 //! | `0x44 + 4r + w` | CP_*rel* (r: 0 LT, 1 GT, 2 EQ, 3 NEQ, 4 LTEQ, 5 GTEQ; w: 0 DATA8, 1 DATA16, 2 DATA32) | A, B, *FLAG (DATA8) | FLAG = (A rel B) |
 //! | `0x64 + 4r + w` | JR_*rel* | A, B, OFFSET | jump if A rel B |
 //! | `0x87` | TIMER_READ | *TIME (DATA32) | milliseconds since the program (the command) started |
+//! | `0x8F` | TIMER_READ_US | *TIME (DATA32) | the brick's free-running microsecond clock (wraps after about 71 minutes; only differences mean anything) |
 //! | `0xC8`/`0xC9`/`0xCA` | READ8/16/32 | ARRAY, INDEX (DATA8), *DST | DST = `ARRAY[INDEX]`, ARRAY a variable, INDEX in elements |
 //! | `0xCC`/`0xCD`/`0xCE` | WRITE8/16/32 | SRC, INDEX (DATA8), ARRAY | `ARRAY[INDEX]` = SRC |
 //!

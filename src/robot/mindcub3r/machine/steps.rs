@@ -7,23 +7,21 @@
 use super::*;
 
 impl MindCub3r {
-    /// Waits until the tilt arm has come to rest: its count unchanged over the settle
-    /// pause (at least 20 ms). A move's job ends at its count while the motor still runs
-    /// on and its brake pulls the overshoot back (see `machine::onbrick`'s `settle`);
-    /// a tilt must start from an arm at rest at hold. An arm that never stands still for
-    /// a second ends the wait all the same: the next move's own checks catch a problem.
+    /// Waits until the tilt arm has come to rest (see [`Self::settle_motor`]): a tilt
+    /// must start from an arm at rest at hold.
     pub(super) fn settle(&mut self) -> Result<(), RobotError> {
-        let pause = Duration::from_millis(self.config.arm.settle_ms.max(20));
-        let port = self.arm.port;
-        let mut last = self.ev3.count(port)?;
-        for _ in 0..(1000 / pause.as_millis().max(1)).max(1) {
-            std::thread::sleep(pause);
-            let now = self.ev3.count(port)?;
-            if now == last {
-                break;
-            }
-            last = now;
-        }
+        self.settle_motor(self.arm.port)
+    }
+
+    /// Waits until a motor's count stands still over the settle pause (at least 20 ms) of
+    /// the brick's time, a second at most. A move's job ends at its count while the motor
+    /// still runs on and its brake pulls the overshoot back (see
+    /// [Settling](crate::robot::ev3::driver::motion#settling), and `machine::onbrick`'s
+    /// `settle`, the same rule on the brick): the next move, relative to the count read
+    /// before it, must start from the motor at rest.
+    pub(super) fn settle_motor(&mut self, port: OutputPort) -> Result<(), RobotError> {
+        let window = Duration::from_millis(self.config.arm.settle_ms.max(20));
+        self.ev3.settle(port, window, Duration::from_secs(1))?;
         Ok(())
     }
 
@@ -52,7 +50,12 @@ impl MindCub3r {
         } else {
             self.sensor = m;
         }
-        res.map_err(RobotError::from)
+        res?;
+        if which == self.table.port {
+            // The turntable too runs on past a move's end and is braked back.
+            self.settle_motor(which)?;
+        }
+        Ok(())
     }
 
     pub(super) fn hold_angle(&self, size: Size) -> i32 {
@@ -116,6 +119,7 @@ impl MindCub3r {
         let budget = Duration::from_secs_f64(2.0 * secs) + self.ev3.timeouts.move_extra;
         self.ev3
             .wait("arm away + sensor arm in", &[arm, sensor], budget)?;
+        self.settle()?;
         self.arm_state = ArmState::Away;
         self.sensor_at = Some(sensor_target);
         Ok(())

@@ -414,6 +414,14 @@ impl World {
     /// port `p` gets `outputs[p]` (duty 0..10000, bridge mode). Returns each output port's
     /// tacho edges during the tick and what each input port's sensor sends at its end.
     pub fn tick_electrical(&mut self, dt: f64, outputs: &[(u16, Bridge); 4]) -> Tick {
+        // A motor let go (its output floats) frees a mechanism a collision blocked, as
+        // our brick's stop or next job does ([`World::release`]): otherwise a firmware
+        // brick's arm jammed once stays jammed through every later run.
+        for (port, &(_, bridge)) in outputs.iter().enumerate() {
+            if bridge == Bridge::Coast {
+                self.release(port);
+            }
+        }
         let drives = outputs.map(|(duty, bridge)| Drive::Electrical { duty, bridge });
         self.step(dt, &drives);
         let mut tick = Tick::default();
@@ -470,6 +478,27 @@ mod tests {
     use crate::robot::mindcub3r::model::Primitive;
 
     const TICK: f64 = 0.002;
+
+    #[test]
+    fn a_blocked_mechanism_comes_free_when_its_output_floats() {
+        let mut w = World::new(&SimConfig::default(), &FaceletCube::solved(Size::Three));
+        w.place(0, 0.0);
+        let mut outputs = [(0, Bridge::Coast); 4];
+        outputs[1] = (5000, Bridge::Forward);
+        w.stall(1);
+        let start = w.angle(1);
+        for _ in 0..50 {
+            w.tick_electrical(TICK, &outputs);
+        }
+        assert_eq!(w.angle(1), start, "blocked, pushed");
+        outputs[1] = (0, Bridge::Coast);
+        w.tick_electrical(TICK, &outputs);
+        outputs[1] = (5000, Bridge::Forward);
+        for _ in 0..50 {
+            w.tick_electrical(TICK, &outputs);
+        }
+        assert!(w.angle(1) > start + 5.0, "let go, then driven again");
+    }
 
     #[test]
     fn electrical_ticks_turn_the_table_and_report_edges_and_the_sensor() {

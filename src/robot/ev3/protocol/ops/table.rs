@@ -74,6 +74,7 @@ pub mod op {
     pub const JR_GT32: u8 = 0x6A;
     pub const JR_GTEQ32: u8 = 0x7A;
     pub const TIMER_READ: u8 = 0x87;
+    pub const TIMER_READ_US: u8 = 0x8F;
     pub const READ8: u8 = 0xC8;
     pub const READ32: u8 = 0xCA;
     pub const WRITE8: u8 = 0xCC;
@@ -258,6 +259,7 @@ pub const OPS: &[Op] = &[
     plain(op::TIMER_WAIT, "TIMER_WAIT", &[i(D32, R::Millis), out(D32)]),
     plain(op::TIMER_READY, "TIMER_READY", &[i(D32, R::Any)]),
     plain(op::TIMER_READ, "TIMER_READ", &[out(D32)]),
+    plain(op::TIMER_READ_US, "TIMER_READ_US", &[out(D32)]),
     sub(
         op::INPUT_DEVICE,
         op::INPUT_GET_TYPEMODE,

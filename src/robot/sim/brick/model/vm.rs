@@ -62,6 +62,12 @@ impl Brick {
                 let ms = ((self.clock - s.started) * 1000.0).floor() as i32;
                 self.store(s, dst, Kind::D32, ms)?;
             }
+            op::TIMER_READ_US => {
+                // The free-running clock since the brick booted, wrapping as LEGO's does.
+                let dst = self.dst(ins, 0)?;
+                let us = (self.clock * 1e6).floor() as u64 as u32 as i32;
+                self.store(s, dst, Kind::D32, us)?;
+            }
             _ => match c & 0xFC {
                 0x10 | 0x14 | 0x18 => self.arith(ins, s)?,
                 0x30 | 0x34 | 0x38 => self.mov(ins, s)?,
