@@ -294,8 +294,10 @@ fn b3_a_move_held_short_ends_on_the_brick_as_on_the_host_path() {
         brick_held, 1,
         "held-short stops the brick's program recorded"
     );
+    // Unfixed, the brick pushed on until its program's deadline, about 1.6 s longer than
+    // the host path; now it ends no later than the host path's settled move.
     assert!(
-        (brick_s - host_s).abs() <= 1.0,
+        brick_s <= host_s + 1.0,
         "on the brick {brick_s:.2} s, on the host path {host_s:.2} s"
     );
 }

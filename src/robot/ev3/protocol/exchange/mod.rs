@@ -8,7 +8,7 @@
 //!
 //! The classes come from [the table of operations](super::ops), not from how the driver
 //! built a command: the operations that measure are OUTPUT_READ, OUTPUT_GET_COUNT,
-//! INPUT_DEVICE GET_RAW and READY_*, TIMER_READ, TIMER_WAIT and UI_READ GET_VBATT /
+//! INPUT_DEVICE GET_RAW and READY_*, TIMER_READ, TIMER_READ_US, TIMER_WAIT and UI_READ GET_VBATT /
 //! GET_LBATT; in a program a value computed (ADD, SUB, MUL, MOVE, READ, WRITE) from a
 //! measured one is measured too, found by following the program's data flow to a fixed
 //! point. A comparison's flag (CP_*) is a record: it is a decision the program took on
@@ -174,7 +174,7 @@ fn measured(ins: &Instr, k: usize) -> Option<Measure> {
             Measure::Count
         }),
         op::OUTPUT_GET_COUNT => Some(Measure::Count),
-        op::TIMER_READ | op::TIMER_WAIT => Some(Measure::Time),
+        op::TIMER_READ | op::TIMER_READ_US | op::TIMER_WAIT => Some(Measure::Time),
         op::UI_READ if sub == Some(op::UI_READ_GET_VBATT) || sub == Some(op::UI_READ_GET_LBATT) => {
             Some(Measure::Battery)
         }
