@@ -148,7 +148,7 @@ fn checked_resolve_options(connect: &ConnectArgs, scan: &ScanOpts) -> Result<Res
 }
 
 /// Longest candidate solution asked of the solver when `--max-length` is not given.
-const DEFAULT_MAX_LENGTH: u32 = 21;
+pub(super) const DEFAULT_MAX_LENGTH: u32 = 21;
 
 /// The solver, the resolver's options and the search budget of a run.
 fn tools<'a>(solver: &'a Solver, a: &RunArgs, resolve: ResolveOptions) -> Tools<'a> {

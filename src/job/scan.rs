@@ -116,8 +116,6 @@ pub fn scan_and_resolve_previewed(
         },
         preview,
     )?;
-    // A covered sensor or an empty tray, said at once rather than after re-reads.
-    crate::color::resolve::check_sees_a_cube(&raw).map_err(|e| RunError::NoCube(e.to_string()))?;
     let mut rescans = 0;
     // Every reading of each sticker, averaged.
     let mut reads: Vec<Vec<[f64; 3]>> = raw.facelets.iter().map(|&r| vec![r]).collect();
@@ -165,6 +163,9 @@ pub fn scan_and_resolve_previewed(
                     scanner: scan,
                 });
             }
+            // A covered sensor or an empty tray (the resolver's own check), said at once
+            // rather than after re-reads.
+            Err(ResolveError::NoCube(e)) => return Err(RunError::NoCube(e.to_string())),
             Err(e) => {
                 if rescans >= max_rescans {
                     return Err(RunError::Unresolved(e));

@@ -8,6 +8,7 @@ use cubot::cube::Size;
 use cubot::robot::mindcub3r::model::Primitive;
 
 use super::firmware::{brick, connect};
+use super::support::apply_primitive;
 
 /// The moves a resume makes from the host (arm away from hold, a spin, a layer turn with
 /// its over-rotation and way back, re-reads of single stickers: turntable to a sticker,
@@ -33,11 +34,7 @@ fn host_moves_on_a_lagging_firmware_brick_reach_their_targets() {
     ] {
         r.execute(p)
             .unwrap_or_else(|e| panic!("{p:?}: {e}: {:#?}", h.take_log()));
-        if let Some(m) = p.as_move() {
-            expect
-                .apply(&cubot::cube::Alg::from_moves(vec![m]))
-                .unwrap();
-        }
+        apply_primitive(&mut expect, p);
     }
     assert_eq!(
         h.cube().to_letters(),
@@ -54,11 +51,7 @@ fn host_moves_on_a_lagging_firmware_brick_reach_their_targets() {
     // turns the layer the model says.
     r.execute(Primitive::Turn(-1))
         .unwrap_or_else(|e| panic!("Turn(-1) after re-reads: {e}: {:#?}", h.take_log()));
-    expect
-        .apply(&cubot::cube::Alg::from_moves(vec![Primitive::Turn(-1)
-            .as_move()
-            .unwrap()]))
-        .unwrap();
+    apply_primitive(&mut expect, Primitive::Turn(-1));
     assert_eq!(
         h.cube().to_letters(),
         expect.to_letters(),

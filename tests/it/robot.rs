@@ -16,7 +16,7 @@ use cubot::robot::mindcub3r::model::Primitive;
 use cubot::robot::mindcub3r::{Config, MindCub3r, RobotError};
 use cubot::robot::sim::{spawn_pty, SimConfig, SimHandle};
 
-use super::support::{stderr, stdout};
+use super::support::{apply_primitive, plan_like, stderr, stdout};
 
 fn sim_with(cfg: SimConfig) -> SimHandle {
     spawn_pty(cfg).expect("start the simulated brick")
@@ -694,31 +694,6 @@ fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
     assert_eq!(summary["reached_target"], true);
 }
 
-/// A plan-like sequence of primitives with every arm transition the planner writes.
-fn plan_like() -> Vec<Primitive> {
-    use Primitive::*;
-    vec![
-        ArmAway,
-        Spin(1),
-        ArmHold,
-        Turn(1),
-        Tilt,
-        Turn(-1),
-        ArmAway,
-        Spin(2),
-        ArmHold,
-        Turn(2),
-        Tilt,
-        Tilt,
-        Turn(-2),
-        ArmAway,
-        Spin(-1),
-        ArmHold,
-        Tilt,
-        Turn(1),
-    ]
-}
-
 #[test]
 fn chunks_on_the_brick_move_the_virtual_cube_as_the_model_says() {
     let h = sim(2, 20.0);
@@ -734,10 +709,8 @@ fn chunks_on_the_brick_move_the_virtual_cube_as_the_model_says() {
         r.execute_chunk(&prims[i..i + n])
             .unwrap_or_else(|e| panic!("chunk at {i}: {e}: {:?}", h.take_log()));
         assert_eq!(r.ev3().commands_sent - before, 1, "one command a chunk");
-        for p in &prims[i..i + n] {
-            if let Some(m) = p.as_move() {
-                expect.apply(&Alg::from_moves(vec![m])).unwrap();
-            }
+        for &p in &prims[i..i + n] {
+            apply_primitive(&mut expect, p);
         }
         assert_eq!(
             h.cube().to_letters(),
@@ -779,10 +752,8 @@ fn a_chunk_answers_while_its_last_move_settles_and_what_follows_waits_for_it() {
             r.execute_chunk(chunk)
                 .unwrap_or_else(|e| panic!("{chunk:?}: {e}: {:?}", h.take_log()));
             busy.push(r.ev3().status(&[port]).unwrap().busy);
-            for p in chunk {
-                if let Some(m) = p.as_move() {
-                    expect.apply(&Alg::from_moves(vec![m])).unwrap();
-                }
+            for &p in chunk {
+                apply_primitive(&mut expect, p);
             }
         }
         // A stop waits for the last move to settle: nothing is left half way.

@@ -122,3 +122,40 @@ pub fn firmware_brick() -> Option<std::path::PathBuf> {
         }
     }
 }
+
+/// A plan-like sequence of primitives with every arm transition the planner writes.
+pub fn plan_like() -> Vec<cubot::robot::mindcub3r::model::Primitive> {
+    use cubot::robot::mindcub3r::model::Primitive::*;
+    vec![
+        ArmAway,
+        Spin(1),
+        ArmHold,
+        Turn(1),
+        Tilt,
+        Turn(-1),
+        ArmAway,
+        Spin(2),
+        ArmHold,
+        Turn(2),
+        Tilt,
+        Tilt,
+        Turn(-2),
+        ArmAway,
+        Spin(-1),
+        ArmHold,
+        Tilt,
+        Turn(1),
+    ]
+}
+
+/// `cube` after primitive `p` as the model says (a primitive that moves no layer or the
+/// whole cube leaves it as it is).
+pub fn apply_primitive(
+    cube: &mut cubot::cube::FaceletCube,
+    p: cubot::robot::mindcub3r::model::Primitive,
+) {
+    if let Some(m) = p.as_move() {
+        cube.apply(&cubot::cube::Alg::from_moves(vec![m]))
+            .expect("a primitive's move applies");
+    }
+}

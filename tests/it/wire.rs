@@ -250,28 +250,8 @@ fn every_program_on_the_brick_fits_one_message() {
     );
     r.home().unwrap();
     tap.take();
-    let prims = [
-        ArmAway,
-        Spin(1),
-        ArmHold,
-        Turn(1),
-        Tilt,
-        Turn(-1),
-        ArmAway,
-        Spin(2),
-        ArmHold,
-        Turn(2),
-        Tilt,
-        Tilt,
-        Turn(-2),
-        ArmAway,
-        Spin(-1),
-        ArmHold,
-        Tilt,
-        Turn(1),
-        Tilt,
-        Spin(1),
-    ];
+    let mut prims = super::support::plan_like();
+    prims.extend([Tilt, Spin(1)]);
     let mut lens = Vec::new();
     let mut i = 0;
     while i < prims.len() {

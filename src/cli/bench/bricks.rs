@@ -21,11 +21,9 @@ use crate::cli::common::{load_solver, progress_bar};
 use crate::cli::connect::robot_config;
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
-use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
 use crate::cube::Size;
 use crate::job::bricks::{self, BrickRun, Job, Verdict};
-use crate::job::Tools;
 use crate::robot::ev3::protocol::exchange::compare::Sizes;
 use crate::robot::ev3::protocol::exchange::Tolerances;
 use crate::robot::sim::lms2012::BrickKind;
@@ -191,19 +189,15 @@ fn run_all(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { break };
-                let tools = Tools {
+                let tools = super::seeded_tools(
                     solver,
-                    resolve: ResolveOptions {
-                        seed,
-                        ..Default::default()
-                    },
-                    max_length: 21,
-                    search: (a.search_nodes > 0).then(|| CostedOptions {
+                    seed,
+                    (a.search_nodes > 0).then(|| CostedOptions {
                         time_limit: Duration::from_secs(3600),
                         max_nodes: Some(a.search_nodes),
                         ..CostedOptions::default()
                     }),
-                };
+                );
                 let job = |name: &str| Job {
                     seed,
                     size: a.size.into(),

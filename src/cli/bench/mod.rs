@@ -20,6 +20,25 @@ mod scan;
 mod solve;
 mod stats;
 
+/// The tools of one seeded whole run, as `run` has them by default: the resolver seeded
+/// as the run, candidates up to `run`'s default length, and `search` for the robot-cost
+/// search (`None`: off).
+fn seeded_tools(
+    solver: &crate::solver::Solver,
+    seed: u64,
+    search: Option<crate::solver::costed::CostedOptions>,
+) -> crate::job::Tools<'_> {
+    crate::job::Tools {
+        solver,
+        resolve: crate::color::resolve::ResolveOptions {
+            seed,
+            ..Default::default()
+        },
+        max_length: super::run::DEFAULT_MAX_LENGTH,
+        search,
+    }
+}
+
 pub use resolve_args::BenchResolveArgs;
 pub use scan::BenchScanArgs;
 pub use solve::BenchSolveArgs;

@@ -13,10 +13,9 @@ use crate::cli::args::{PaletteArg, RobotKind, ScannerKind};
 use crate::cli::common::{load_solver, progress_bar};
 use crate::cli::connect::robot_config;
 use crate::cli::{CmdResult, Exit, Global};
-use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
 use crate::cube::{Alg, FaceletCube, Size};
-use crate::job::{self, ConnectOptions, Link, RunOptions, Tools};
+use crate::job::{self, ConnectOptions, Link, RunOptions};
 use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
 use crate::robot::mindcub3r::model::{Orientation, Primitive, Timings};
 use crate::robot::mindcub3r::planner::{greedy, Plan, Planner};
@@ -533,15 +532,7 @@ fn e2e_once(
         Ok(r) => r,
         Err(e) => return E2eOutcome::Failed(format!("{e:#}")),
     };
-    let tools = Tools {
-        solver,
-        resolve: ResolveOptions {
-            seed,
-            ..Default::default()
-        },
-        max_length: 21,
-        search: None,
-    };
+    let tools = super::seeded_tools(solver, seed, None);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |_| {});
     // The truth, independent of the pipeline: the simulator's cube itself.
     let truth = robot.read_back().map(|(_, now)| now.is_solved());

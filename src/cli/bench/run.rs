@@ -24,10 +24,9 @@ use crate::cli::common::{load_solver, progress_bar};
 use crate::cli::connect::robot_config;
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
-use crate::color::resolve::ResolveOptions;
 use crate::color::synth::Palette;
 use crate::cube::Size;
-use crate::job::{self, ConnectOptions, Link, RunEvent, RunOptions, Tools};
+use crate::job::{self, ConnectOptions, Link, RunEvent, RunOptions};
 use crate::robot::mindcub3r::Config;
 use crate::robot::sim::{spawn_pty, SimConfig};
 use crate::solver::costed::CostedOptions;
@@ -292,18 +291,14 @@ fn one(
         journal,
         stop,
     };
-    let tools = Tools {
+    let tools = super::seeded_tools(
         solver,
-        resolve: ResolveOptions {
-            seed,
-            ..Default::default()
-        },
-        max_length: 21,
-        search: (a.search_ms > 0).then(|| CostedOptions {
+        seed,
+        (a.search_ms > 0).then(|| CostedOptions {
             time_limit: Duration::from_millis(a.search_ms),
             ..CostedOptions::default()
         }),
-    };
+    );
     let t0 = Instant::now();
     let mut robot = job::connect(&o).map_err(|e| e.to_string())?;
     let mut marks: [Option<Instant>; 4] = [None; 4];
