@@ -3,7 +3,7 @@
 //! type and mode, a motor's busy flag, a name), a program's record (a value a program
 //! wrote from constants: a stage code, a flag), or a physical measurement (a tacho count,
 //! a speed, a sensor reading, a time, the battery). Two bricks that run the same commands
-//! in the same world must agree on everything but the measurements; [`compare`] aligns two
+//! in the same world must agree on everything but the measurements; [`compare()`] aligns two
 //! exchanges and says where they differ, in logic and by how much in measurement.
 //!
 //! The classes come from [the table of operations](super::ops), not from how the driver
