@@ -429,6 +429,7 @@ fn list(_g: &Global) -> CmdResult {
 
 /// A rig without `--name` is named after its file (`rig.toml` → `rig`), not after the
 /// photo convention it starts from.
+#[cfg(feature = "vision")]
 fn rig_name_of(output: &std::path::Path) -> Option<String> {
     output
         .file_stem()
