@@ -241,19 +241,36 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The wait routine's memory: the motors' targets and the records of held-short
-    /// stops (cleared here), in global memory after the program's own results (whose
-    /// operands are then the shorter). Called once, before the first move.
+    /// The wait routine's memory: the records of held-short stops and the motors' targets,
+    /// in global memory after the program's own results (whose operands are then the
+    /// shorter). All of it is zeroed here, count and records alike: LEGO's firmware does
+    /// not clear a direct command's globals, so a record the program never writes would
+    /// come back holding what an earlier command left there (a tacho count, a target),
+    /// which two bricks in the same world need not share. Called once, before the first
+    /// move.
     pub(super) fn waits_recorded(&mut self) -> Held {
+        let (b1, b4) = (Width::B1, Width::B4);
         let p = &mut self.p;
+        // One run of words: the stages and the ports (a byte a record), the degrees
+        // short, the targets (a word each).
+        let bytes = HELD_RECORDS.div_ceil(4);
+        let words = 2 * bytes + HELD_RECORDS + 4;
+        let at = p.global_array(b4, words);
+        let (port, by) = (at.word(bytes), at.word(2 * bytes));
         let held = Held {
-            count: p.global(Width::B1),
-            at: p.global_array(Width::B1, HELD_RECORDS),
-            port: p.global_array(Width::B1, HELD_RECORDS),
-            by: p.global_array(Width::B4, HELD_RECORDS),
+            count: p.global(b1),
+            at,
+            port,
+            by,
         };
-        self.targets = Some(p.global_array(Width::B4, 4));
-        p.mov(Width::B1, Width::B1, 0, held.count);
+        self.targets = Some(by.word(HELD_RECORDS));
+        p.mov(b1, b1, 0, self.k);
+        let zero = p.label();
+        p.bind(zero);
+        p.write_index(b4, 0, self.k, at);
+        p.add(b1, self.k, 1, self.k);
+        p.jr_if(Cmp::Lt, b1, self.k, words as i32, zero);
+        p.mov(b1, b1, 0, held.count);
         self.held = Some(held);
         held
     }

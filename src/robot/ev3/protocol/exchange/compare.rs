@@ -10,7 +10,8 @@
 //! compared. The steps are aligned on their operations' bytes with the wide (DATA16,
 //! DATA32) constants masked (longest common subsequence): a host computes steps, counts
 //! and times from what it measured, so those constants are compared as physical
-//! (`argument`), the rest of a command as logic. A step without a partner is a logic
+//! (`argument`), the rest of a command as logic, and so is a record a program computed
+//! from constants that differ. A step without a partner is a logic
 //! difference.
 //!
 //! Level: robot (part of the codec; pure). No printing.
@@ -347,6 +348,19 @@ pub fn compare(a: &[Turn], b: &[Turn], tol: &Tolerances) -> Comparison {
                     in_a: format!("{:?}", p.value),
                     in_b: format!("{:?}", q.value),
                 }),
+                // A record computed from arguments that differ: the arguments' difference.
+                Class::Value | Class::Record
+                    if p.value != q.value
+                        && p.args
+                            .iter()
+                            .any(|&k| x.last.args.get(k) != y.last.args.get(k)) =>
+                {
+                    let d = match (p.value.number(), q.value.number()) {
+                        (Some(u), Some(v)) => u - v,
+                        _ => 0.0,
+                    };
+                    add(&mut c, "argument", d);
+                }
                 Class::Value | Class::Record if p.value != q.value => {
                     let kind = if p.class == Class::Record {
                         "record"

@@ -12,15 +12,20 @@
 //! GET_LBATT; in a program a value computed (ADD, SUB, MUL, MOVE, READ, WRITE) from a
 //! measured one is measured too, found by following the program's data flow to a fixed
 //! point. A comparison's flag (CP_*) is a record: it is a decision the program took on
-//! its measurements, and two bricks must take the same ones. A global byte no operation
-//! writes is a value: what the brick leaves there is its logic, not the world's. The
+//! its measurements, and two bricks must take the same ones. A record computed from the
+//! command's own wide constants (a motor's target the host put in the program) carries
+//! those constants along (see [`Field::args`]): where they differ, so may it. A global
+//! byte no operation
+//! writes holds what the command before left there (LEGO's firmware does not clear a
+//! direct command's globals): it takes that byte's class, and one never written since
+//! the connection is a value, the brick's logic and not the world's. The
 //! brick's name and versions are its identity (LEGO's published source is V1.04H, a
 //! brick in a shop V1.09H): which brick it is, not how it behaves.
 //!
 //! Level: robot (part of the codec; pure: recorded traffic in, classified turns out; no
 //! I/O, no printing). Uses [`super::ops`], [`super::frame`], [`crate::robot::link::Traffic`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +53,10 @@ pub enum Measure {
     Time,
     /// The battery (volts or percent).
     Battery,
+    /// Not measured by the brick but computed by the host from what it measured: a byte a
+    /// command leaves over from a record that echoed the host's constants (see
+    /// [`Field::args`]).
+    Argument,
 }
 
 impl Measure {
@@ -59,6 +68,7 @@ impl Measure {
             Measure::Sensor => "sensor",
             Measure::Time => "time",
             Measure::Battery => "battery",
+            Measure::Argument => "argument",
         }
     }
 }
@@ -86,6 +96,11 @@ pub struct Field {
     pub class: Class,
     pub offset: usize,
     pub value: Val,
+    /// The command's wide constants ([`Turn::args`], by index) the value was computed
+    /// from, when it is no measurement: a record that echoes what the host computed (a
+    /// motor's target) differs between two bricks exactly when those constants do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<usize>,
 }
 
 /// A value as the reply carries it.
@@ -160,6 +175,8 @@ struct Region {
     /// An array WRITE fills: the classes of its writes in program order, which a record
     /// of several words repeats (element `k` takes class `k mod n`).
     cycle: Vec<Class>,
+    /// The wide constants it is computed from (see [`Field::args`]).
+    args: Vec<usize>,
 }
 
 /// The measurement an operation's output `k` (its index among the args) takes from the
@@ -261,6 +278,7 @@ fn regions(instrs: &[Instr]) -> Vec<Region> {
             break;
         }
     }
+    let from = arguments(instrs);
     let mut cycles: BTreeMap<usize, Vec<Class>> = BTreeMap::new();
     for ins in instrs {
         if (op::WRITE8..=op::WRITE32).contains(&ins.op.code) {
@@ -322,10 +340,80 @@ fn regions(instrs: &[Instr]) -> Vec<Region> {
                 class,
                 name: format!("{}@{offset}", name(ins)),
                 cycle,
+                args: from
+                    .get(&(true, offset))
+                    .map(|s| s.iter().copied().collect())
+                    .unwrap_or_default(),
             });
         }
     }
     out
+}
+
+/// Which of the command's arguments (its wide constants, numbered as in [`Turn::args`])
+/// each variable's value is computed from, to a fixed point: the value WRITE stores and
+/// READ fetches, every input of the other operations that move data ([`carries`]).
+fn arguments(instrs: &[Instr]) -> BTreeMap<Var, BTreeSet<usize>> {
+    let mut n = 0;
+    let numbered: Vec<Vec<Option<usize>>> = instrs
+        .iter()
+        .map(|ins| {
+            ins.args
+                .iter()
+                .map(|a| {
+                    wide(a).then(|| {
+                        n += 1;
+                        n - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let mut from: BTreeMap<Var, BTreeSet<usize>> = BTreeMap::new();
+    loop {
+        let mut grew = false;
+        for (ins, index) in instrs.iter().zip(&numbered) {
+            let code = ins.op.code;
+            if !carries(code) {
+                continue;
+            }
+            let write = (op::WRITE8..=op::WRITE32).contains(&code);
+            let read = (op::READ8..=op::READ32).contains(&code);
+            let mut sources = BTreeSet::new();
+            let mut dests = Vec::new();
+            for (k, a) in ins.args.iter().enumerate() {
+                let input = if write || read {
+                    k == 0
+                } else {
+                    !a.par.out || a.par.role == Role::Array
+                };
+                if input {
+                    match (index[k], var(&a.param)) {
+                        (Some(i), _) => {
+                            sources.insert(i);
+                        }
+                        (None, Some(v)) => sources.extend(from.get(&v).into_iter().flatten()),
+                        _ => {}
+                    }
+                }
+                if (a.par.out && !write) || (write && k == 2) {
+                    dests.extend(var(&a.param));
+                }
+            }
+            if sources.is_empty() {
+                continue;
+            }
+            for d in dests {
+                let set = from.entry(d).or_default();
+                let before = set.len();
+                set.extend(&sources);
+                grew |= set.len() > before;
+            }
+        }
+        if !grew {
+            return from;
+        }
+    }
 }
 
 /// A command's operations with its wide constants masked, and those constants (see
@@ -336,8 +424,7 @@ fn key(body: &[u8], instrs: &[Instr]) -> (String, Vec<i64>) {
     let mut at = 0;
     for ins in instrs {
         for a in &ins.args {
-            let wide = matches!(a.par.kind, Kind::D32 | Kind::D16);
-            if let (true, Param::Const(v)) = (wide, &a.param) {
+            if let (true, Param::Const(v)) = (wide(a), &a.param) {
                 for b in &body[at..a.at] {
                     key.push_str(&format!("{b:02X}"));
                 }
@@ -351,6 +438,12 @@ fn key(body: &[u8], instrs: &[Instr]) -> (String, Vec<i64>) {
         key.push_str(&format!("{b:02X}"));
     }
     (key, args)
+}
+
+/// Whether an operand is one of the command's arguments ([`Turn::args`]): a DATA32 or
+/// DATA16 constant.
+fn wide(a: &ops::Arg) -> bool {
+    matches!(a.par.kind, Kind::D32 | Kind::D16) && matches!(a.param, Param::Const(_))
 }
 
 fn is_jump(code: u8) -> bool {
@@ -403,6 +496,7 @@ fn fields(regions: &[Region], globals: &[u8]) -> Vec<Field> {
                     class: r.class,
                     offset: at,
                     value,
+                    args: r.args.clone(),
                 });
             }
             at += n;
@@ -443,6 +537,7 @@ fn fields(regions: &[Region], globals: &[u8]) -> Vec<Field> {
                         class,
                         offset: at,
                         value,
+                        args: r.args.clone(),
                     });
                 }
                 at += n;
@@ -453,12 +548,42 @@ fn fields(regions: &[Region], globals: &[u8]) -> Vec<Field> {
                     class: Class::Value,
                     offset: at,
                     value: Val::Int(globals[at] as i64),
+                    args: Vec::new(),
                 });
                 at += 1;
             }
         }
     }
     out
+}
+
+/// Classes the bytes of a reply no operation of its command wrote by what the command before
+/// left there, and records what this reply leaves (`len` bytes of globals). A leftover of
+/// a record that echoed the host's constants is an [`Measure::Argument`]; a byte never
+/// written since the connection stays a value.
+fn left_over(fields: &mut [Field], memory: &mut Vec<Option<Class>>, len: usize) {
+    for f in fields.iter_mut() {
+        if f.name.starts_with("unwritten@") {
+            if let Some(Some(c)) = memory.get(f.offset) {
+                f.class = *c;
+            }
+        }
+    }
+    if memory.len() < len {
+        memory.resize(len, None);
+    }
+    for (k, f) in fields.iter().enumerate() {
+        let end = fields.get(k + 1).map_or(len, |n| n.offset).min(len);
+        let class = match f.class {
+            Class::Record | Class::Value if !f.args.is_empty() => {
+                Class::Physical(Measure::Argument)
+            }
+            c => c,
+        };
+        for b in memory.iter_mut().take(end).skip(f.offset) {
+            *b = Some(class);
+        }
+    }
 }
 
 /// The exchange a tap recorded, turn by turn: every command the host sent with the reply
@@ -470,6 +595,9 @@ pub fn turns(traffic: &[(f64, Traffic)]) -> Vec<Turn> {
     let mut out: Vec<Turn> = Vec::new();
     // Per turn awaiting a reply: its counter and its regions.
     let mut waiting: Vec<(usize, u16, Vec<Region>)> = Vec::new();
+    // The brick's direct-command globals, byte by byte, as the last reply left them: the
+    // class of what was there (the firmware does not clear them between commands).
+    let mut memory: Vec<Option<Class>> = Vec::new();
     for (t, tr) in traffic {
         match tr {
             Traffic::Host(b) => {
@@ -514,6 +642,7 @@ pub fn turns(traffic: &[(f64, Traffic)]) -> Vec<Turn> {
                     turn.answered = Some(*t);
                     turn.status = Some(f[4]);
                     turn.fields = fields(&regions, &f[5..]);
+                    left_over(&mut turn.fields, &mut memory, f.len() - 5);
                 }
             }
             Traffic::Discarded | Traffic::Reopened => brick.clear(),

@@ -130,3 +130,82 @@ fn a_record_of_words_takes_each_words_class_from_its_write() {
     );
     assert_eq!(classes, [s, c, s, c]);
 }
+
+/// A program that keeps a motor's target (a constant the host computed) in a table, as the
+/// wait routine does, and stamps a stage from a constant of its own.
+fn target_table(target: i32) -> (DirectCommand, usize, usize) {
+    let mut p = Program::new();
+    let stage = p.global(Width::B4);
+    let targets = p.global_array(Width::B4, 2);
+    let (mt, no) = (p.local(Width::B4), p.local(Width::B1));
+    let top = p.label();
+    p.mov(Width::B4, Width::B4, 2, stage);
+    p.mov(Width::B4, Width::B4, target, mt);
+    p.mov(Width::B1, Width::B1, 1, no);
+    p.bind(top);
+    p.write_index(Width::B4, mt, no, targets);
+    p.jr_if(Cmp::Lt, Width::B1, no, 0, top);
+    let cmd = p.finish().unwrap();
+    let (s, t) = (
+        stage.global_offset().unwrap(),
+        targets.word(1).global_offset().unwrap(),
+    );
+    (cmd, s, t)
+}
+
+fn replied(cmd: &DirectCommand, words: &[(usize, i32)]) -> Vec<Turn> {
+    let mut g = vec![0u8; cmd.global];
+    for &(o, v) in words {
+        g[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    turns(&traffic(cmd, 1, &g, 0.0))
+}
+
+#[test]
+fn a_record_of_the_hosts_constants_differs_only_with_them() {
+    // The host computed 400 for one brick and 460 for the other: the echo is their
+    // difference, not logic.
+    let (a, stage, target) = target_table(400);
+    let (b, _, _) = target_table(460);
+    let ta = replied(&a, &[(stage, 2), (target, 400)]);
+    let tb = replied(&b, &[(stage, 2), (target, 460)]);
+    let f = ta[0].fields.iter().find(|f| f.offset == target).unwrap();
+    assert_eq!(f.class, Class::Record);
+    assert!(!f.args.is_empty(), "{f:?}");
+    let cmp = compare(&ta, &tb, &Tolerances::default());
+    assert!(cmp.logic.is_empty(), "{:?}", cmp.logic);
+    assert_eq!(cmp.physical["argument"].max, 60.0);
+    // The same constants and a different echo, or a different stage: logic.
+    let tc = replied(&a, &[(stage, 2), (target, 401)]);
+    let cmp = compare(&ta, &tc, &Tolerances::default());
+    assert_eq!(cmp.logic.len(), 1, "{:?}", cmp.logic);
+    let td = replied(&b, &[(stage, 3), (target, 460)]);
+    let cmp = compare(&ta, &td, &Tolerances::default());
+    assert_eq!(cmp.logic.len(), 1, "{:?}", cmp.logic);
+    assert!(cmp.logic[0].what.starts_with("record"), "{:?}", cmp.logic);
+}
+
+#[test]
+fn a_byte_no_operation_writes_keeps_the_class_of_what_was_left_there() {
+    // A count at 0..4, then a poll whose reply has a padding byte at 1..3 (a busy flag at
+    // 0, a count at 4): the padding holds what the count left.
+    let mut first = DirectCommand::new();
+    let count = first.output_get_count(OutputPort::A);
+    assert_eq!(count.offset, 0);
+    let mut poll = DirectCommand::new();
+    poll.output_test(1);
+    poll.output_get_count(OutputPort::A);
+    let mut traffic_ = traffic(&first, 1, &(-500i32).to_le_bytes(), 0.0);
+    let mut g = vec![0u8; poll.global];
+    g[..4].copy_from_slice(&(-500i32).to_le_bytes());
+    g[0] = 0;
+    traffic_.extend(traffic(&poll, 2, &g, 1.0));
+    let t = turns(&traffic_);
+    let pad = t[1].fields.iter().find(|f| f.offset == 1).unwrap();
+    assert!(pad.name.starts_with("unwritten@"), "{pad:?}");
+    assert_eq!(pad.class, Class::Physical(Measure::Count));
+    // Never written since the connection: a value.
+    let t = turns(&traffic(&poll, 2, &g, 1.0));
+    let pad = t[0].fields.iter().find(|f| f.offset == 1).unwrap();
+    assert_eq!(pad.class, Class::Value);
+}
