@@ -387,9 +387,9 @@ function fold(m) {
         S.readings[r.index] = { value: r.value, reads: old && m.reread ? old.reads + 1 : 1 };
         for (let c = 0; c < 3; c++) S.rawMax[c] = Math.max(S.rawMax[c], r.value[c]);
       }
-      drawScanner();
+      later(drawScanner);
       break;
-    case 'camera-frame': S.frame = m; drawFrame(); break;
+    case 'camera-frame': S.frame = m; later(drawFrame); break;
     case 'resolution':
       S.resolution = m;
       for (const c of m.classes) S.palette[c.face] = labHex(c.mean);
@@ -403,7 +403,7 @@ function fold(m) {
     case 'palette': for (const [sym, lab] of m.colors || []) S.palette[sym] = labHex(lab); break;
     case 'solved': case 'planned': setPhase('think'); if (m.type === 'planned') note(`plan: ${m.solution} (${m.actions} actions, ${secs(m.robot_seconds)})`); break;
     case 'executes': S.plan = m; S.exec = null; setPhase(m.round > 1 ? `execute, round ${m.round}` : 'execute'); drawPlan(); break;
-    case 'executing': m.round = S.plan ? S.plan.round : 1; S.exec = m; drawExec(); break;
+    case 'executing': m.round = S.plan ? S.plan.round : 1; S.exec = m; later(drawExec); break;
     case 'verifying': setPhase('check'); note(`checking: ${m.by}`); break;
     case 'checked':
       S.checks.push(m); drawChecks(); $('run').hidden = false;
@@ -428,6 +428,30 @@ function fold(m) {
   }
 }
 
+// The panels that change with every reading, frame or action are drawn once a frame, not
+// once a message: a scan's burst of readings costs one drawing, and a hidden page none
+// until it is shown again.
+const dirty = new Set();
+let drawnLater = [];
+function later(draw) {
+  dirty.add(draw);
+  if (dirty.size === 1) requestAnimationFrame(flush);
+}
+function flush() {
+  const draws = [...dirty];
+  dirty.clear();
+  for (const d of draws) d();
+  const now = Date.now();
+  for (const m of drawnLater) shown(m, now);
+  drawnLater = [];
+}
+// How late a message was on the page: from the job's event to its drawing.
+function shown(m, now) {
+  const lag = now - m.t;
+  probe.lags.push(lag);
+  probe.maxLag = Math.max(probe.maxLag, lag);
+  probe.worst[m.type] = Math.max(probe.worst[m.type] || 0, Math.round(lag));
+}
 function receive(m) {
   fold(m);
   probe.count++;
@@ -435,10 +459,8 @@ function receive(m) {
   // Lateness of the live messages only: those published after the stream opened (the
   // replay that opens it carries older ones).
   if (typeof m.t === 'number' && m.t >= probe.opened) {
-    const lag = Date.now() - m.t;
-    probe.lags.push(lag);
-    probe.maxLag = Math.max(probe.maxLag, lag);
-    probe.worst[m.type] = Math.max(probe.worst[m.type] || 0, Math.round(lag));
+    if (dirty.size) drawnLater.push(m);
+    else shown(m, Date.now());
   }
 }
 
