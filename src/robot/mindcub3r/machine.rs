@@ -32,6 +32,7 @@ use crate::robot::ev3::driver::{DeviceExpectation, Ev3, Ev3Error, Motor, MotorKi
 use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
 use crate::robot::link::Link;
 
+mod builder;
 mod chunk;
 mod homing;
 mod onbrick;

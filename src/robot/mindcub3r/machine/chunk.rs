@@ -5,7 +5,7 @@
 //!
 //! Level: robot (part of the machine). No printing.
 
-use super::onbrick::{reply_offset, reply_word, report_held, stage_name, Builder, Held};
+use super::builder::{reply_offset, reply_word, report_held, stage_name, Builder, Held};
 use super::*;
 use crate::robot::ev3::protocol::{Cmp, Operand, Var, Width};
 

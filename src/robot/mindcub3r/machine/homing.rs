@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::onbrick::{reply_offset, reply_word, stage_name, Builder};
+use super::builder::{reply_offset, reply_word, stage_name, Builder};
 use super::*;
 use crate::robot::ev3::protocol::{Cmp, Operand, Width};
 
