@@ -143,3 +143,28 @@ fn the_firmware_brick_refuses_our_bricks_faults() {
         assert!(e.to_string().contains(spec), "{spec}: {e}");
     }
 }
+
+/// `robot check` on a fault-free robot is all well on LEGO's firmware at the simulator's
+/// default speed: each jog's count is read once the motor has come to rest (LEGO's driver
+/// ends a step job at its count while the motor runs on and its brake pulls back).
+#[test]
+fn robot_check_finds_a_fault_free_robot_on_lego_firmware_all_well() {
+    let Some(dir) = firmware_brick() else { return };
+    let dir = dir.to_string_lossy().to_string();
+    for seed in ["1", "2"] {
+        let o = super::support::cubot(&[
+            "robot",
+            "--sim",
+            "--brick",
+            "lms2012",
+            "--lms2012",
+            &dir,
+            "--seed",
+            seed,
+            "check",
+        ]);
+        let (out, err) = (super::support::stdout(&o), super::support::stderr(&o));
+        assert_eq!(o.status.code(), Some(0), "seed {seed}:\n{out}\n{err}");
+        assert!(out.contains("all well"), "seed {seed}:\n{out}\n{err}");
+    }
+}

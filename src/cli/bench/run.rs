@@ -299,9 +299,12 @@ fn one(
             ..CostedOptions::default()
         }),
     );
-    let t0 = Instant::now();
+    // Every figure is in robot time: the simulator's own clock (a firmware brick that cannot
+    // follow the speed asked runs slower than the wall clock times the speed).
+    let clock = sim.clock_source();
+    let (t0, c0) = (Instant::now(), clock());
     let mut robot = job::connect(&o).map_err(|e| e.to_string())?;
-    let mut marks: [Option<Instant>; 4] = [None; 4];
+    let mut marks: [Option<f64>; 4] = [None; 4];
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| {
         let k = match e {
             // The robot is homed and about to read the first face.
@@ -311,19 +314,22 @@ fn one(
             RunEvent::Verifying { .. } => 3,
             _ => return,
         };
-        marks[k].get_or_insert_with(Instant::now);
+        marks[k].get_or_insert_with(|| clock());
     });
-    let end = Instant::now();
+    let (wall, end) = (t0.elapsed().as_secs_f64(), clock());
     let truth = sim.cube().is_solved();
     let rep = r.map_err(|e| e.to_string())?;
     let at = |k: usize| marks[k].unwrap_or(end);
-    // Every figure is in robot time: the wall clock times the simulator's speed (at speed
-    // 1 the two are one; faster, the host's own share shrinks).
-    let secs =
-        |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * a.speed;
+    let secs = |from: f64, to: f64| (to - from).max(0.0);
+    // The host measures its execution on the wall clock: robot seconds per wall second.
+    let rate = if wall > 0.0 {
+        (end - c0) / wall
+    } else {
+        a.speed
+    };
     Ok(Done {
         phases: Phases {
-            home: secs(t0, at(0)),
+            home: secs(c0, at(0)),
             scan: secs(at(0), at(1)),
             solve: secs(at(1), at(2)),
             execute: secs(at(2), at(3)),
@@ -332,7 +338,7 @@ fn one(
         reached: rep.reached_target,
         truth,
         planned: rep.robot_seconds,
-        measured: rep.measured_seconds.map(|m| m * a.speed),
+        measured: rep.measured_seconds.map(|m| m * rate),
         baseline: rep.baseline_seconds,
         face_turns: rep.face_turns,
     })

@@ -391,13 +391,19 @@ pub fn judge_jog(part: Part, j: &Jog) -> Finding {
         );
     }
     if (j.reached - j.target).abs() <= JOG_TOLERANCE {
+        let back = j.back - j.from;
+        let message = if back.signum() == -asked.signum() {
+            format!("{name}: moved {asked:+}° but on the way back went past its start, to {back:+}°: it does not hold where it stops (a loose gear, or a motor other than the one expected)")
+        } else {
+            format!("{name}: moved {asked:+}° but came back only to {back:+}°: something blocks it on the way back")
+        };
+        return finding(Level::Fail, topic, message);
+    }
+    if moved.signum() == asked.signum() && moved.abs() > asked.abs() + JOG_TOLERANCE {
         return finding(
             Level::Fail,
             topic,
-            format!(
-                "{name}: moved {asked:+}° but came back only to {:+}°: something blocks it on the way back",
-                j.back - j.from
-            ),
+            format!("{name}: asked to move {asked:+}°, it ran on to {moved:+}°: it does not hold where it stops (a loose gear, or a motor other than the one expected)"),
         );
     }
     let message = if moved.abs() < 3 {
@@ -574,6 +580,14 @@ mod tests {
             "{}",
             f.message
         );
+        let f = level(j(100, 130, 90));
+        assert!(
+            f.message.contains("went past its start, to -10°"),
+            "{}",
+            f.message
+        );
+        let f = level(j(100, 140, 100));
+        assert!(f.message.contains("ran on to +40°"), "{}", f.message);
     }
 
     #[test]

@@ -16,13 +16,17 @@ impl MindCub3r {
     /// Waits until a motor's count stands still over the settle pause (at least 20 ms) of
     /// the brick's time, a second at most. A move's job ends at its count while the motor
     /// still runs on and its brake pulls the overshoot back (see
-    /// [Settling](crate::robot::ev3::driver::motion#settling), and `machine::onbrick`'s
+    /// [Settling](crate::robot::ev3::driver::motion#settling), and `machine::builder`'s
     /// `settle`, the same rule on the brick): the next move, relative to the count read
     /// before it, must start from the motor at rest.
     pub(super) fn settle_motor(&mut self, port: OutputPort) -> Result<(), RobotError> {
+        self.settled_count(port).map(|_| ())
+    }
+
+    /// [`Self::settle_motor`], and the count the motor came to rest at.
+    pub(super) fn settled_count(&mut self, port: OutputPort) -> Result<i32, RobotError> {
         let window = Duration::from_millis(self.config.arm.settle_ms.max(20));
-        self.ev3.settle(port, window, Duration::from_secs(1))?;
-        Ok(())
+        Ok(self.ev3.settle(port, window, Duration::from_secs(1))?)
     }
 
     fn move_motor(

@@ -61,10 +61,12 @@ impl MindCub3r {
         let jog = self.guard(|r| {
             let from = r.ev3.count(port)?;
             let what = format!("check: motor {port} by {degrees:+}° and back");
+            // Each count is read at rest: a step job ends at its count while the motor
+            // still runs on and its brake pulls the overshoot back (LEGO's motor driver).
             r.ev3.move_to(&what, &mut m, from + degrees, 20, (5, 5))?;
-            let reached = r.ev3.count(port)?;
+            let reached = r.settled_count(port)?;
             r.ev3.move_to(&what, &mut m, from, 20, (5, 5))?;
-            let back = r.ev3.count(port)?;
+            let back = r.settled_count(port)?;
             Ok(Jog {
                 port,
                 from,
