@@ -63,9 +63,6 @@ fn every_frame_of_a_full_scan_passes_the_wire_audit() {
         config.scan.on_brick = on_brick;
         // Homing as programs too, or polled by the host.
         config.execution.on_brick = on_brick;
-        if !on_brick {
-            config.turntable.scan_speed = 50;
-        }
         let (h, mut r, tap) = tapped_with(
             SimConfig {
                 seed: 5,
