@@ -1,9 +1,9 @@
 //! Integration tests: two bricks, one verdict. `cubot bench bricks` runs the same seeded
 //! job on cubot's simulated brick and on LEGO's firmware brick and compares the two
-//! exchanges, the host's decisions and the outcomes. Until the host's paths part (it acts
-//! on what it measured, and the two motor models measure differently: see
-//! `job::bricks`), the two bricks must agree on every status, every value that is no
-//! measurement and every program record, command for command.
+//! exchanges, the host's decisions and the outcomes: every status, every value that is no
+//! measurement, every program record, command for command, and the host's decisions
+//! (it acts on what it measured, so where the two motor models measure too differently
+//! its paths would part: see `job::bricks`).
 
 use super::support::{cubot, firmware_brick, stdout};
 
@@ -65,11 +65,15 @@ fn verdict(seed: &str, size: &str) -> serde_json::Value {
 }
 
 #[test]
-fn both_bricks_agree_in_logic_on_a_seeded_3x3x3_job() {
+fn both_bricks_agree_in_logic_on_a_whole_seeded_3x3x3_job() {
     if firmware_brick().is_none() {
         return;
     }
-    verdict("2", "3");
+    // The scan reads every sticker in place on both bricks, so the host never parts: the
+    // whole job (every reply, every decision, the outcome) agrees.
+    let v = verdict("2", "3");
+    assert_eq!(v["logic_differences"], 0, "{v}");
+    assert_eq!(v["parted"], 0, "{v}");
 }
 
 #[test]
