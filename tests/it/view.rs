@@ -793,3 +793,44 @@ fn ctrl_c_while_an_unopened_page_stays_up_leaves_with_the_commands_own_code() {
     let err: Vec<String> = c.err.try_iter().collect();
     assert!(!err.iter().any(|l| l.contains("stays up")), "{err:?}");
 }
+
+#[test]
+fn ctrl_c_while_a_camera_rig_waits_for_save_exits_130_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rig = dir.path().join("simrig.toml");
+    let c = piped(&["calibrate-camera", "--sim", "-o", rig.to_str().unwrap()]);
+    let seen = c.err_until("view: http://");
+    let url = format!(
+        "http://{}",
+        seen.last().unwrap().split("http://").nth(1).unwrap()
+    );
+    let (addr, prefix) = addr_and_prefix(&url);
+    // A camera frame on the stream: the alignment waits for Save.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(format!("GET {prefix}events HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    let framed = BufReader::new(s)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains(r#""type":"camera-frame""#));
+    assert!(framed);
+    let mut c = c;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(c.child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(c.code(Duration::from_secs(30)), Some(130));
+    let err: Vec<String> = c.err.try_iter().collect();
+    assert!(
+        err.iter()
+            .any(|l| l.contains("before Save: no rig written")),
+        "{err:?}"
+    );
+    assert!(
+        !err.iter().any(|l| l.contains("the robot stops")),
+        "{err:?}"
+    );
+    assert!(!rig.exists());
+}
