@@ -269,10 +269,25 @@ pub fn linger(_exit: u8) {
     }
 }
 
+/// Refuses a file that is not a run journal (a scan, a profile, a `resolve --json` output),
+/// saying what its first line is.
+fn not_a_journal(_path: &std::path::Path) -> Result<()> {
+    #[cfg(feature = "view")]
+    if let Err(why) = crate::view::history::is_journal(_path) {
+        anyhow::bail!(
+            "{} is not a run journal: {why} (`cubot view` replays the journals `cubot run` \
+             writes; `cubot journals` lists them)",
+            _path.display()
+        );
+    }
+    Ok(())
+}
+
 /// `cubot view`: serves the history (and replays `journal`) until Ctrl-C.
 pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
     let (journals, open) = match &a.journal {
         Some(p) if p.is_file() => {
+            not_a_journal(p)?;
             let dir = p
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
@@ -298,6 +313,7 @@ pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
                     dir.display()
                 );
             }
+            not_a_journal(&dir.join(name))?;
             (None, Some(name.to_string_lossy().to_string()))
         }
         None => (None, None),

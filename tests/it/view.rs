@@ -834,3 +834,71 @@ fn ctrl_c_while_a_camera_rig_waits_for_save_exits_130_and_writes_nothing() {
     );
     assert!(!rig.exists());
 }
+
+#[test]
+fn view_refuses_a_file_that_is_not_a_journal_and_lists_only_journals() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A scan and a profile given to `cubot view`.
+    let scan = super::support::root().join("samples/realdata/cases/rcr-3x3x3-random-01.json");
+    let profile = super::support::root().join("calibration/standard.toml");
+    for (file, what) in [
+        (&scan, "not a one-line JSON record"),
+        (&profile, "not a one-line JSON record"),
+    ] {
+        let o = super::support::cubot(&["view", file.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = super::support::stderr(&o);
+        assert!(
+            err.contains("is not a run journal") && err.contains(what),
+            "{err}"
+        );
+    }
+    // A journal, and a `resolve --json` output saved as .jsonl beside it.
+    let o = super::support::cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "4",
+        "--speed",
+        "5000",
+        "--search-ms",
+        "0",
+        "-q",
+        "--journal",
+        d.join("run-1.jsonl").to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let o = super::support::cubot(&[
+        "resolve",
+        scan.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--json",
+    ]);
+    std::fs::write(d.join("resolved.jsonl"), &o.stdout).unwrap();
+    let o = super::support::cubot(&["view", d.join("resolved.jsonl").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        super::support::stderr(&o).contains("is not a run journal: its first line is a"),
+        "{}",
+        super::support::stderr(&o)
+    );
+    let v = start(&["view", d.join("run-1.jsonl").to_str().unwrap()]);
+    let (addr, prefix) = v.parts();
+    let (code, body) = get(&addr, &format!("{prefix}journals"));
+    assert_eq!(code, 200);
+    let json = &body[body.find("\r\n\r\n").unwrap() + 4..];
+    let listed: Value = serde_json::from_str(json).unwrap();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["run-1.jsonl"]);
+    assert_eq!(
+        get(&addr, &format!("{prefix}journal/resolved.jsonl")).0,
+        404
+    );
+}
