@@ -300,7 +300,7 @@ mod tests {
         let solved = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
         let id = serde_json::to_value(Orientation::IDENTITY).unwrap();
         let text = [
-            json!({"type": "start", "version": 3, "created": "now", "robot": "line", "size": 3,
+            json!({"type": "start", "version": 3, "created": "now", "robot": "line", "size": "Three",
                    "symbols": "URFDLB", "first_scan": solved, "target": solved, "state": solved,
                    "orientation": id, "solution": "U", "planned_seconds": 1.0,
                    "plan": [{"turns": "U"}], "colors": [], "raw_colors": []}),
