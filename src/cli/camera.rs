@@ -82,7 +82,7 @@ mod imp {
     use std::sync::Arc;
 
     use super::*;
-    use crate::cli::connect::stop_on_ctrlc;
+    use crate::cli::connect::{standing_still, stop_on_ctrlc};
     use crate::cli::view::{Live, LiveOptions};
     use crate::cli::Exit;
     use crate::cube::Face;
@@ -348,39 +348,48 @@ mod imp {
         let stop = stop_on_ctrlc();
         live.phase("align the camera");
         live.text("move the camera (or the cube) until every sticker is outlined in solid green, then press Save");
-        let mut good: Option<(FaceReading, (usize, usize))> = None;
-        loop {
-            if stop.load(Ordering::SeqCst) {
-                bail!("stopped before Save: no rig written");
-            }
-            let img = source.frame(n)?;
-            match read_face(&img, n, None) {
-                Ok(reading) => {
-                    live.event(&frame_event(&img, &reading, None));
-                    if reading.stickers.iter().all(|s| s.detected) {
-                        good = Some((reading, (img.width, img.height)));
+        // Nothing moves while the camera is aligned: Ctrl-C leaves at once (130); the
+        // page's Stop ends the loop as an error.
+        let (reading, size) = standing_still(
+            "stopped (Ctrl-C) before Save: no rig written",
+            || -> anyhow::Result<(FaceReading, (usize, usize))> {
+                let mut good: Option<(FaceReading, (usize, usize))> = None;
+                loop {
+                    if stop.load(Ordering::SeqCst) {
+                        bail!("stopped before Save: no rig written");
+                    }
+                    let img = source.frame(n)?;
+                    match read_face(&img, n, None) {
+                        Ok(reading) => {
+                            live.event(&frame_event(&img, &reading, None));
+                            if reading.stickers.iter().all(|s| s.detected) {
+                                good = Some((reading, (img.width, img.height)));
+                            }
+                        }
+                        Err(_) => live.event(&frame_event(&img, &no_grid(n), None)),
+                    }
+                    if !save.swap(false, Ordering::SeqCst) {
+                        continue;
+                    }
+                    match good.take() {
+                        Some(found) => return Ok(found),
+                        None => live.text(
+                            "no frame has shown the whole grid yet: align the cube, then Save again",
+                        ),
                     }
                 }
-                Err(_) => live.event(&frame_event(&img, &no_grid(n), None)),
-            }
-            if !save.swap(false, Ordering::SeqCst) {
-                continue;
-            }
-            let Some((reading, size)) = &good else {
-                live.text("no frame has shown the whole grid yet: align the cube, then Save again");
-                continue;
-            };
-            for &face in &faces {
-                store_face(&mut rig, face, reading, *size, &orient);
-                report_face(g, face, Path::new("live camera"), n * n, n);
-            }
-            rig.save(&a.output)?;
-            live.text(&format!("saved the rig to {}", a.output.display()));
-            if !g.json {
-                outln!("wrote {}", a.output.display());
-            }
-            return Ok(Exit::Ok);
+            },
+        )?;
+        for &face in &faces {
+            store_face(&mut rig, face, &reading, size, &orient);
+            report_face(g, face, Path::new("live camera"), n * n, n);
         }
+        rig.save(&a.output)?;
+        live.text(&format!("saved the rig to {}", a.output.display()));
+        if !g.json {
+            outln!("wrote {}", a.output.display());
+        }
+        Ok(Exit::Ok)
     }
 
     /// A reading of a frame where no grid was found: no stickers.

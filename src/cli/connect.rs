@@ -106,9 +106,11 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
         // A handler another library installed first cannot be replaced: Ctrl-C then does
         // what it does, and the flag still works for the page's Stop.
         let _ = ctrlc::set_handler(move || {
-            if let Some(note) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
-                eprintln!("{note}");
-                std::process::exit(130);
+            if let Some((note, code)) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
+                if !note.is_empty() {
+                    eprintln!("{note}");
+                }
+                std::process::exit(code);
             }
             if s.swap(true, Ordering::SeqCst) {
                 eprintln!("{}", second_ctrlc_note());
@@ -123,18 +125,24 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
 }
 
 /// Set while the robot stands still (the solver's tables loading, a session waiting for
-/// its next line): Ctrl-C then exits at once, saying this, instead of waiting for a motion
-/// to end.
-static QUIT_AT_ONCE: std::sync::Mutex<Option<&'static str>> = std::sync::Mutex::new(None);
+/// its next line, a live page kept up after the job): Ctrl-C then exits at once with this
+/// code, saying this (when not empty), instead of waiting for a motion to end.
+static QUIT_AT_ONCE: std::sync::Mutex<Option<(&'static str, i32)>> = std::sync::Mutex::new(None);
 
-/// While `work` runs the robot stands still: Ctrl-C exits at once and says `note`.
+/// While `work` runs the robot stands still: Ctrl-C exits at once (130) and says `note`.
 pub fn standing_still<T>(note: &'static str, work: impl FnOnce() -> T) -> T {
+    quitting_at_once(note, 130, work)
+}
+
+/// While `work` runs Ctrl-C exits at once with `code`, saying `note` (nothing when empty),
+/// once [`stop_on_ctrlc`] has installed the handler.
+pub fn quitting_at_once<T>(note: &'static str, code: i32, work: impl FnOnce() -> T) -> T {
     let set = |v| {
         if let Ok(mut q) = QUIT_AT_ONCE.lock() {
             *q = v;
         }
     };
-    set(Some(note));
+    set(Some((note, code)));
     let out = work();
     set(None);
     out

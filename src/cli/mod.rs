@@ -132,9 +132,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let global = cli.global.clone();
     let result = dispatch(cli.command, &global);
-    match result {
-        Ok(Exit::Ok) => ExitCode::SUCCESS,
-        Ok(Exit::No) => ExitCode::from(1),
+    let code = match result {
+        Ok(Exit::Ok) => 0,
+        Ok(Exit::No) => 1,
         Err(e) => {
             if global.json {
                 output::json_line(
@@ -142,9 +142,12 @@ pub fn main() -> ExitCode {
                 );
             }
             eprintln!("error: {}", output::error_message(&e));
-            ExitCode::from(2)
+            2
         }
-    }
+    };
+    // A live page nobody opened during a short run stays up a while (`--view-linger`).
+    view::linger(code);
+    ExitCode::from(code)
 }
 
 fn dispatch(command: Command, g: &Global) -> CmdResult {

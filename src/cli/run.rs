@@ -826,6 +826,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
     }
     let _ = std::io::stdout().flush();
     live.end(2, Some(e.to_string()));
+    super::view::linger(2);
     std::process::exit(2)
 }
 

@@ -30,7 +30,20 @@ pub struct ViewArgs {
     /// to watch from a phone on the same network: anyone who has the URL can stop the run.
     #[arg(long, global = true, value_name = "ADDR")]
     pub view_addr: Option<SocketAddr>,
+    /// When the command ends before any page has opened, keep serving the page (the whole
+    /// run, its end included) until one has shown it, for at most this long [default: 60;
+    /// 0: leave at once].
+    #[arg(long, global = true, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub view_linger: Option<u64>,
 }
+
+/// How long a page nobody opened is kept up after the command, unless `--view-linger` says.
+pub const LINGER: u64 = 60;
+
+/// How long a page that connected after the command ended is given to draw the end.
+#[cfg(feature = "view")]
+const DRAW: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl ViewArgs {
     pub fn wanted(&self) -> bool {
@@ -73,7 +86,15 @@ impl Default for LiveOptions {
 #[derive(Default)]
 pub struct Live {
     #[cfg(feature = "view")]
-    view: Option<crate::view::View>,
+    view: Option<Arc<crate::view::View>>,
+    /// How long the page is kept up after the command when no page has opened it.
+    #[cfg(feature = "view")]
+    linger: std::time::Duration,
+    #[cfg(feature = "view")]
+    quiet: bool,
+    /// The stop flag (Ctrl-C's): a command stopped by it does not keep its page up.
+    #[cfg(feature = "view")]
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// The command line as typed, for the page's title.
@@ -96,6 +117,7 @@ impl Live {
         if !a.wanted() {
             return Ok(Live::off());
         }
+        let stop = o.stop.clone();
         // Where `run` writes its journals and `cubot journals` lists them.
         let journals = Some(
             o.journals
@@ -115,7 +137,12 @@ impl Live {
             super::output::json_line(&json!({"type": "view", "url": view.url()}));
         }
         eprintln!("view: {}", view.url());
-        Ok(Live { view: Some(view) })
+        Ok(Live {
+            view: Some(Arc::new(view)),
+            linger: std::time::Duration::from_secs(a.view_linger.unwrap_or(LINGER)),
+            quiet: g.quiet,
+            stop,
+        })
     }
 
     /// Without feature `view`: refuses the flag.
@@ -163,7 +190,10 @@ impl Live {
     }
 
     /// Says how the command ended (`exit`, and the error's message) and gives the pages
-    /// up to a second to receive it before the process exits.
+    /// up to a second to receive it before the process exits. When no page has ever
+    /// connected (a short simulated run is over before a person opens the URL), the page is
+    /// to be kept up after the command has said everything ([`linger`]). A command stopped
+    /// by Ctrl-C leaves at once.
     pub fn end(&self, exit: u8, message: Option<String>) {
         if !self.on() {
             return;
@@ -172,6 +202,20 @@ impl Live {
         #[cfg(feature = "view")]
         if let Some(v) = &self.view {
             v.drain(std::time::Duration::from_secs(1));
+            let stopped = self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
+            if v.ever_connected() || stopped || self.linger.is_zero() {
+                return;
+            }
+            if let Ok(mut l) = LINGER_AFTER.lock() {
+                *l = Some(Lingering {
+                    view: v.clone(),
+                    wait: self.linger,
+                    quiet: self.quiet,
+                });
+            }
         }
     }
 
@@ -185,10 +229,65 @@ impl Live {
     }
 }
 
+/// A page nobody has opened yet, kept up once the command has said everything.
+#[cfg(feature = "view")]
+struct Lingering {
+    view: Arc<crate::view::View>,
+    wait: std::time::Duration,
+    quiet: bool,
+}
+
+/// Set by [`Live::end`] when the page is to be kept up; taken by [`linger`].
+#[cfg(feature = "view")]
+static LINGER_AFTER: std::sync::Mutex<Option<Lingering>> = std::sync::Mutex::new(None);
+
+/// The last thing before the process exits with `exit`: when the command's page ended
+/// before anyone opened it, keeps serving it (the whole run, its end included) until a page
+/// has been sent it all and had a moment to draw it, for at most `--view-linger` seconds,
+/// and says so on stderr; Ctrl-C meanwhile leaves at once with `exit` (the command has
+/// ended: nothing moves).
+pub fn linger(_exit: u8) {
+    #[cfg(feature = "view")]
+    {
+        let Some(l) = LINGER_AFTER.lock().ok().and_then(|mut l| l.take()) else {
+            return;
+        };
+        if !l.quiet {
+            eprintln!(
+                "view: the command has ended; the page stays up for {} s or until it is opened \
+                 (Ctrl-C to leave now)",
+                l.wait.as_secs()
+            );
+        }
+        super::connect::stop_on_ctrlc();
+        let note = if l.quiet { "" } else { "view: left (Ctrl-C)" };
+        super::connect::quitting_at_once(note, i32::from(_exit), || {
+            if l.view.delivered_to_a_page(l.wait) {
+                std::thread::sleep(DRAW);
+            }
+        });
+    }
+}
+
+/// Refuses a file that is not a run journal (a scan, a profile, a `resolve --json` output),
+/// saying what its first line is.
+fn not_a_journal(_path: &std::path::Path) -> Result<()> {
+    #[cfg(feature = "view")]
+    if let Err(why) = crate::view::history::is_journal(_path) {
+        anyhow::bail!(
+            "{} is not a run journal: {why} (`cubot view` replays the journals `cubot run` \
+             writes; `cubot journals` lists them)",
+            _path.display()
+        );
+    }
+    Ok(())
+}
+
 /// `cubot view`: serves the history (and replays `journal`) until Ctrl-C.
 pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
     let (journals, open) = match &a.journal {
         Some(p) if p.is_file() => {
+            not_a_journal(p)?;
             let dir = p
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
@@ -214,6 +313,7 @@ pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
                     dir.display()
                 );
             }
+            not_a_journal(&dir.join(name))?;
             (None, Some(name.to_string_lossy().to_string()))
         }
         None => (None, None),
@@ -221,6 +321,7 @@ pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
     let wanted = ViewArgs {
         view: true,
         view_addr: a.view.view_addr,
+        view_linger: None,
     };
     let live = Live::start(
         &wanted,

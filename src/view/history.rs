@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::job::journal::{decode, encode, symbols_of};
+use crate::job::journal::{decode, encode, symbols_of, JournalStart};
 use crate::robot::mindcub3r::frames::to_cube;
 use crate::robot::mindcub3r::model::Orientation;
 
@@ -46,6 +46,50 @@ fn read(dir: &Path, name: &str) -> Result<String, String> {
     std::fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))
 }
 
+/// A start line longer than this is not read (a long plan makes a long first line).
+const MAX_FIRST_LINE: u64 = 1 << 20;
+
+/// The first line of the file at `path`, read up to [`MAX_FIRST_LINE`] bytes.
+fn first_line(path: &Path) -> Result<String, String> {
+    use std::io::{BufRead, Read};
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut line = Vec::new();
+    std::io::BufReader::new(f.take(MAX_FIRST_LINE))
+        .read_until(b'\n', &mut line)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(line).map_err(|_| "its first line is not text".to_string())
+}
+
+/// Whether `first`, a file's first line, starts a run journal (a `start` record as
+/// `job::journal` writes it, with six face symbols); if not, what its first line is.
+fn starts_a_journal(first: &str) -> Result<(), String> {
+    let v: Value = serde_json::from_str(first.trim())
+        .map_err(|_| "its first line is not a one-line JSON record".to_string())?;
+    match v["type"].as_str() {
+        Some("start") => {}
+        Some(other) => {
+            return Err(format!(
+                "its first line is a {other:?} record, not a journal's \"start\""
+            ))
+        }
+        None => return Err("its first line is JSON without a journal's \"type\"".into()),
+    }
+    let start: JournalStart = serde_json::from_value(v)
+        .map_err(|e| format!("its start line is not one cubot writes ({e})"))?;
+    symbols_of(&start.symbols).map(|_| ()).ok_or_else(|| {
+        format!(
+            "its start line names no six face symbols ({:?})",
+            start.symbols
+        )
+    })
+}
+
+/// Whether the file at `path` is a run journal (its first line is a journal's start
+/// record); if not, why not, for a person to read after the file's name.
+pub fn is_journal(path: &Path) -> Result<(), String> {
+    starts_a_journal(&first_line(path)?)
+}
+
 fn lines(text: &str) -> impl Iterator<Item = Value> + '_ {
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -62,10 +106,9 @@ fn head_and_tail(dir: &Path, name: &str) -> String {
     let len = f.metadata().map_or(0, |m| m.len());
     let mut head = vec![0u8; PART.min(len) as usize];
     let _ = f.read_exact(&mut head);
-    let mut text = String::from_utf8_lossy(&head)
-        .lines()
-        .next()
-        .unwrap_or("")
+    let mut text = first_line(&dir.join(name))
+        .unwrap_or_default()
+        .trim_end()
         .to_string();
     if len > PART && f.seek(SeekFrom::Start(len - PART)).is_ok() {
         let mut tail = Vec::new();
@@ -83,6 +126,8 @@ fn head_and_tail(dir: &Path, name: &str) -> String {
 
 /// The journals in `dir`, newest first: name, size, when it was last written (Unix
 /// seconds), the robot, and how the run ended as far as the journal's last lines say.
+/// Only files whose first line is a journal's start are listed (a `resolve --json` output
+/// saved as `.jsonl` beside them is not a run).
 pub fn list(dir: &Path) -> Value {
     let mut found: Vec<(u64, String, u64)> = std::fs::read_dir(dir)
         .into_iter()
@@ -103,6 +148,7 @@ pub fn list(dir: &Path) -> Value {
     found.sort_by(|a, b| b.cmp(a));
     let items: Vec<Value> = found
         .into_iter()
+        .filter(|(_, name, _)| is_journal(&dir.join(name)).is_ok())
         .take(LISTED)
         .map(|(modified, name, bytes)| {
             let (mut robot, mut outcome, mut steps) = (Value::Null, "unfinished", 0u64);
@@ -145,6 +191,8 @@ fn cube_state(state: &Value, orientation: &Value, symbols: &[char; 6]) -> Value 
 /// docs).
 pub fn replay(dir: &Path, name: &str) -> Result<Value, String> {
     let text = read(dir, name)?;
+    starts_a_journal(text.lines().next().unwrap_or(""))
+        .map_err(|why| format!("{name} is not a run journal: {why}"))?;
     let mut out = Vec::new();
     let mut symbols = ['U', 'R', 'F', 'D', 'L', 'B'];
     // Steps confirmed before the plan in force, and that plan's length.
@@ -252,7 +300,7 @@ mod tests {
         let solved = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
         let id = serde_json::to_value(Orientation::IDENTITY).unwrap();
         let text = [
-            json!({"type": "start", "version": 3, "created": "now", "robot": "line", "size": 3,
+            json!({"type": "start", "version": 3, "created": "now", "robot": "line", "size": "Three",
                    "symbols": "URFDLB", "first_scan": solved, "target": solved, "state": solved,
                    "orientation": id, "solution": "U", "planned_seconds": 1.0,
                    "plan": [{"turns": "U"}], "colors": [], "raw_colors": []}),
@@ -288,5 +336,14 @@ mod tests {
         assert_eq!(listed[0]["name"], "run-1.jsonl");
         assert_eq!(listed[0]["outcome"], "stopped");
         assert!(replay(dir.path(), "../run-1.jsonl").is_err());
+    }
+
+    #[test]
+    fn what_is_not_a_journal_says_what_its_first_line_is() {
+        let no = |line: &str| starts_a_journal(line).unwrap_err();
+        assert!(no("[colors]").contains("not a one-line JSON record"));
+        assert!(no(r#"{"type":"resolution","state":"x"}"#).contains(r#""resolution" record"#));
+        assert!(no(r#"{"faces":{}}"#).contains("without a journal's"));
+        assert!(no(r#"{"type":"start","robot":"line"}"#).contains("not one cubot writes"));
     }
 }

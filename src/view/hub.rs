@@ -64,6 +64,8 @@ struct State {
     closed: bool,
     /// Pages made to start over because they fell behind.
     restarts: u64,
+    /// The newest sequence number written to any page's socket, gone pages included.
+    sent_to_any: u64,
 }
 
 /// What a page's thread gets next.
@@ -216,11 +218,13 @@ impl Hub {
 
     /// Page `id` has written everything up to `seq` to its socket.
     pub fn sent(&self, id: u64, seq: u64) {
-        let mut s = self.lock();
+        let mut guard = self.lock();
+        let s = &mut *guard;
         if let Some(sub) = s.subs.iter_mut().find(|x| x.id == id) {
             sub.sent = sub.sent.max(seq);
+            s.sent_to_any = s.sent_to_any.max(seq);
         }
-        drop(s);
+        drop(guard);
         self.delivered.notify_all();
     }
 
@@ -233,6 +237,11 @@ impl Hub {
     /// Pages connected now.
     pub fn streams(&self) -> usize {
         self.lock().subs.len()
+    }
+
+    /// Whether a page has ever connected (it may be gone since).
+    pub fn ever_subscribed(&self) -> bool {
+        self.lock().next_sub > 0
     }
 
     /// Pages made to start over so far because they fell behind.
@@ -253,6 +262,28 @@ impl Hub {
             let now = Instant::now();
             if now >= deadline {
                 return;
+            }
+            s = self
+                .delivered
+                .wait_timeout(s, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Waits, at most `wait`, until one page, connected now or later, has been sent every
+    /// message published so far; whether one was.
+    pub fn delivered_to_one(&self, wait: Duration) -> bool {
+        let deadline = Instant::now() + wait;
+        let mut s = self.lock();
+        let last = s.next_seq;
+        loop {
+            if s.sent_to_any >= last {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
             }
             s = self
                 .delivered
@@ -379,6 +410,29 @@ mod tests {
         let t = Instant::now();
         hub.drain(Duration::from_secs(5));
         assert!(t.elapsed() < Duration::from_secs(1), "sent up to {seq}");
+    }
+
+    #[test]
+    fn a_page_that_connects_late_and_leaves_still_counts_as_having_been_sent_everything() {
+        let hub = Arc::new(Hub::new());
+        hub.publish("a", Keep::Log, "a1".into());
+        hub.publish("end", Keep::Log, "end".into());
+        assert!(!hub.ever_subscribed());
+        assert!(!hub.delivered_to_one(Duration::from_millis(20)));
+        let h = hub.clone();
+        let page = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            let (id, replay, last) = h.subscribe().unwrap();
+            assert_eq!(replay.len(), 2);
+            h.sent(id, last);
+            h.unsubscribe(id);
+        });
+        let t = Instant::now();
+        assert!(hub.delivered_to_one(Duration::from_secs(10)));
+        assert!(t.elapsed() < Duration::from_secs(5));
+        page.join().unwrap();
+        assert!(hub.ever_subscribed());
+        assert_eq!(hub.streams(), 0);
     }
 
     #[test]

@@ -297,6 +297,17 @@ impl View {
         self.hub.publish(kind, keep_of(kind), v.to_string());
     }
 
+    /// Whether a page has ever connected to this view (it may have left since).
+    pub fn ever_connected(&self) -> bool {
+        self.hub.ever_subscribed()
+    }
+
+    /// Waits, at most `wait`, until a page, connected now or later, has been sent
+    /// everything published so far (the whole replay, the end included); whether one was.
+    pub fn delivered_to_a_page(&self, wait: Duration) -> bool {
+        self.hub.delivered_to_one(wait)
+    }
+
     /// Waits, at most `wait`, until the connected pages have been sent everything (the
     /// command has ended and is about to exit).
     pub fn drain(&self, wait: Duration) {

@@ -620,3 +620,285 @@ fn calibrating_a_no_white_cube_shows_its_six_colour_classes() {
         "#scanner, #resolution, #calibration",
     );
 }
+
+/// `cubot ARGS --view` (no `-q`) with stdout and stderr read line by line as they come.
+struct Piped {
+    child: Child,
+    out: Receiver<String>,
+    err: Receiver<String>,
+}
+
+fn lines_of(r: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(r).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    rx
+}
+
+fn piped(args: &[&str]) -> Piped {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(args)
+        .arg("--view")
+        .env("CUBOT_CACHE_DIR", cache_dir())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cubot");
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    Piped { child, out, err }
+}
+
+impl Piped {
+    /// The stderr lines up to the first that contains `what`.
+    fn err_until(&self, what: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        while let Ok(l) = self.err.recv_timeout(WAIT) {
+            let hit = l.contains(what);
+            seen.push(l);
+            if hit {
+                return seen;
+            }
+        }
+        panic!("no stderr line with {what:?}; saw {seen:?}");
+    }
+
+    /// The exit code, waited for at most `wait`.
+    fn code(&mut self, wait: Duration) -> Option<i32> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code();
+            }
+            assert!(t0.elapsed() < wait, "cubot did not leave within {wait:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Piped {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn addr_and_prefix(url: &str) -> (String, String) {
+    let rest = url.trim_start_matches("http://");
+    let i = rest.find('/').unwrap();
+    (rest[..i].to_string(), rest[i..].to_string())
+}
+
+/// Reads an event stream until a message of type `end`: every message's type.
+fn read_stream_to_the_end(addr: &str, prefix: &str) -> Vec<String> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(format!("GET {prefix}events HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut types = Vec::new();
+    for l in BufReader::new(s).lines() {
+        let l = l.expect("the stream goes on until the end");
+        if let Some(data) = l.strip_prefix("data: ") {
+            let v: Value = serde_json::from_str(data).unwrap();
+            types.push(v["type"].as_str().unwrap().to_string());
+            if v["type"] == "end" {
+                return types;
+            }
+        }
+    }
+    panic!("the stream closed before the end: {types:?}");
+}
+
+#[test]
+fn a_page_opened_after_a_short_command_ended_still_gets_all_of_it_then_the_command_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("nw.toml");
+    let mut c = piped(&[
+        "calibrate",
+        "--sim",
+        "--palette",
+        "no-white",
+        "--speed",
+        "500",
+        "--json",
+        "-o",
+        profile.to_str().unwrap(),
+    ]);
+    let seen = c.err_until("the page stays up for 60 s");
+    let url = seen
+        .iter()
+        .find_map(|l| l.strip_prefix("view: http://"))
+        .map(|u| format!("http://{u}"))
+        .expect("the URL on stderr");
+    // The job is over (its profile is written) and the page is still served.
+    assert!(profile.is_file());
+    let (addr, prefix) = addr_and_prefix(&url);
+    assert_eq!(get(&addr, &prefix).0, 200);
+    // Fetching the page alone is not seeing it: the command waits for the event stream.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        c.child.try_wait().unwrap().is_none(),
+        "left before a page read the end"
+    );
+    let types = read_stream_to_the_end(&addr, &prefix);
+    assert_eq!(types[0], "hello");
+    assert!(types.iter().any(|t| t == "calibration"), "{types:?}");
+    // It leaves once the end was delivered (well before the 60 s), with the job's code.
+    assert_eq!(c.code(Duration::from_secs(30)), Some(0));
+    // --json: stdout has the command's JSON lines only, nothing about the page staying up.
+    let out: Vec<String> = c.out.try_iter().collect();
+    assert!(
+        out.iter().all(|l| serde_json::from_str::<Value>(l).is_ok()),
+        "{out:?}"
+    );
+    assert!(!out.iter().any(|l| l.contains("stays up")), "{out:?}");
+}
+
+#[test]
+fn ctrl_c_while_an_unopened_page_stays_up_leaves_with_the_commands_own_code() {
+    // An empty tray: the run fails (exit 2) before anything turns.
+    let run = [
+        "run",
+        "--sim",
+        "--faults",
+        "empty",
+        "--speed",
+        "500",
+        "--search-ms",
+        "0",
+    ];
+    let mut c = piped(&run);
+    let seen = c.err_until("the page stays up for 60 s");
+    assert!(
+        seen.iter()
+            .any(|l| l.starts_with("error: the scan sees no cube")),
+        "the command's own error comes first: {seen:?}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(c.child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(c.code(Duration::from_secs(30)), Some(2), "not 130");
+    c.err_until("view: left (Ctrl-C)");
+
+    // --view-linger bounds the wait; -q says nothing about it.
+    let mut c = piped(&[&run[..], &["--view-linger", "1", "-q"]].concat());
+    assert_eq!(c.code(Duration::from_secs(50)), Some(2));
+    let err: Vec<String> = c.err.try_iter().collect();
+    assert!(!err.iter().any(|l| l.contains("stays up")), "{err:?}");
+}
+
+#[test]
+fn ctrl_c_while_a_camera_rig_waits_for_save_exits_130_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rig = dir.path().join("simrig.toml");
+    let c = piped(&["calibrate-camera", "--sim", "-o", rig.to_str().unwrap()]);
+    let seen = c.err_until("view: http://");
+    let url = format!(
+        "http://{}",
+        seen.last().unwrap().split("http://").nth(1).unwrap()
+    );
+    let (addr, prefix) = addr_and_prefix(&url);
+    // A camera frame on the stream: the alignment waits for Save.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(format!("GET {prefix}events HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    let framed = BufReader::new(s)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains(r#""type":"camera-frame""#));
+    assert!(framed);
+    let mut c = c;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(c.child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(c.code(Duration::from_secs(30)), Some(130));
+    let err: Vec<String> = c.err.try_iter().collect();
+    assert!(
+        err.iter()
+            .any(|l| l.contains("before Save: no rig written")),
+        "{err:?}"
+    );
+    assert!(
+        !err.iter().any(|l| l.contains("the robot stops")),
+        "{err:?}"
+    );
+    assert!(!rig.exists());
+}
+
+#[test]
+fn view_refuses_a_file_that_is_not_a_journal_and_lists_only_journals() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A scan and a profile given to `cubot view`.
+    let scan = super::support::root().join("samples/realdata/cases/rcr-3x3x3-random-01.json");
+    let profile = super::support::root().join("calibration/standard.toml");
+    for (file, what) in [
+        (&scan, "not a one-line JSON record"),
+        (&profile, "not a one-line JSON record"),
+    ] {
+        let o = super::support::cubot(&["view", file.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = super::support::stderr(&o);
+        assert!(
+            err.contains("is not a run journal") && err.contains(what),
+            "{err}"
+        );
+    }
+    // A journal, and a `resolve --json` output saved as .jsonl beside it.
+    let o = super::support::cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "4",
+        "--speed",
+        "5000",
+        "--search-ms",
+        "0",
+        "-q",
+        "--journal",
+        d.join("run-1.jsonl").to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let o = super::support::cubot(&[
+        "resolve",
+        scan.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--json",
+    ]);
+    std::fs::write(d.join("resolved.jsonl"), &o.stdout).unwrap();
+    let o = super::support::cubot(&["view", d.join("resolved.jsonl").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        super::support::stderr(&o).contains("is not a run journal: its first line is a"),
+        "{}",
+        super::support::stderr(&o)
+    );
+    let v = start(&["view", d.join("run-1.jsonl").to_str().unwrap()]);
+    let (addr, prefix) = v.parts();
+    let (code, body) = get(&addr, &format!("{prefix}journals"));
+    assert_eq!(code, 200);
+    let json = &body[body.find("\r\n\r\n").unwrap() + 4..];
+    let listed: Value = serde_json::from_str(json).unwrap();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["run-1.jsonl"]);
+    assert_eq!(
+        get(&addr, &format!("{prefix}journal/resolved.jsonl")).0,
+        404
+    );
+}
