@@ -180,3 +180,59 @@ fn benchmark_defaults_come_from_the_working_directory() {
     );
     assert!(!help.contains("../shared"), "{help}");
 }
+
+/// A state saved by `cubot save` (the format `run --target-file` reads), written by hand.
+fn saved_state(state: &str) -> String {
+    let colors: Vec<String> = ["U", "R", "F", "D", "L", "B"]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("[\"{c}\", [{}.0, 0.0, 0.0]]", 10 * i + 20))
+        .collect();
+    format!(
+        "{{\"version\": 1, \"saved\": \"2026-01-01T00:00:00Z\", \"size\": 3, \"state\": \"{state}\", \"colors\": [{}]}}",
+        colors.join(", ")
+    )
+}
+
+#[test]
+fn at_file_takes_a_saved_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("saved.json");
+    let scrambled = stdout(&cubot(&["apply", "solved", "R U F'"]))
+        .trim()
+        .to_string();
+    std::fs::write(&p, saved_state(&scrambled)).unwrap();
+    let at = format!("@{}", p.display());
+    let o = cubot(&["validate", &at]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "valid\n"));
+    let o = cubot(&["solve", &at]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "F U' R'");
+    let o = cubot(&["solve", SOLVED, "--target", &at]);
+    assert_eq!(stdout(&o).trim(), "R U F'", "{}", stderr(&o));
+    let o = cubot(&["show", &at]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // JSON that is not a saved state: one message, exit 2.
+    std::fs::write(&p, "{\"state\": 3}\n").unwrap();
+    for cmd in ["validate", "solve", "show"] {
+        let o = cubot(&[cmd, &at]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stdout(&o));
+        assert_eq!(stdout(&o), "", "{cmd}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+        assert!(
+            err.contains("is JSON but not a state saved by `cubot save`"),
+            "{cmd}: {err}"
+        );
+    }
+    // A scan is named as a scan.
+    std::fs::write(&p, "{\"size\": 3, \"facelets\": []}").unwrap();
+    let o = cubot(&["solve", &at]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is a scan, not a states file"),
+        "{}",
+        stderr(&o)
+    );
+}
