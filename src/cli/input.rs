@@ -3,7 +3,7 @@
 //! saved by `cubot save` (JSON) or states one a line (blank lines and `#` comments skipped);
 //! [`read_state_file`] is the one reader of both.
 //!
-//! Level: `cli`, a leaf: depends on no other cli module; reads files through
+//! Level: `cli`, a leaf: depends on no other cli module (but the outcome types of [`super`]); reads files through
 //! [`crate::input`] (a regular file, size-capped) and saved states through [`crate::job`].
 
 use std::io::{BufRead, Read};
@@ -12,6 +12,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::{Answer, CmdResult};
 use crate::input::{read_text, FileKind};
 use crate::job::{parse_saved, SavedState, TargetError};
 
@@ -136,22 +137,23 @@ pub fn stdin_lines() -> impl Iterator<Item = Result<String>> {
     })
 }
 
-/// Calls `f` for each state: once for a literal or `@FILE`, once per stdin line for `-`.
-pub fn for_each_state(arg: &str, mut f: impl FnMut(&str) -> Result<bool>) -> Result<bool> {
-    let mut all_ok = true;
+/// Calls `f` for each state: once for a literal or `@FILE`, once per stdin line for `-`;
+/// the outcome is the gravest of its answers.
+pub fn for_each_state(arg: &str, mut f: impl FnMut(&str) -> Result<Answer>) -> CmdResult {
+    let mut all = Answer::Yes;
     match state_arg(arg)? {
-        States::One(s) => all_ok &= f(&s)?,
+        States::One(s) => all = all.and(f(&s)?),
         States::File(_, states) => {
             for s in states {
-                all_ok &= f(&s)?;
+                all = all.and(f(&s)?);
             }
         }
         States::Stdin => {
             for line in stdin_lines() {
                 let line = line?;
-                all_ok &= f(line.trim())?;
+                all = all.and(f(line.trim())?);
             }
         }
     }
-    Ok(all_ok)
+    all.exit()
 }
