@@ -576,11 +576,11 @@ impl Reporter {
                     candidates,
                     shortest,
                 } => eprintln!(
-                    "solved: {} from the solver, the shortest {}{}; the planner picks the cheapest for the robot",
+                    "solved: {} from the solver, the shortest of them {}{}; the planner picks the cheapest for the robot, not always the fewest turns",
                     plural(candidates, "candidate solution"),
                     plural(shortest, "face turn"),
                     if self.searching {
-                        ", more from the robot-cost search"
+                        ", more from the robot-cost search (which may find shorter ones)"
                     } else {
                         ""
                     }
