@@ -255,23 +255,15 @@ pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> 
         kind,
         found: sniff(e.as_bytes()),
     })?;
-    let checked = matches!(
-        kind,
-        FileKind::Scan
-            | FileKind::Profile
-            | FileKind::Rig
-            | FileKind::RobotConfig
-            | FileKind::Target
-            | FileKind::Journal
-    );
-    if checked {
-        if let Some(found) = kind_of(&text).filter(|&f| f != kind) {
-            return Err(InputFileError::WrongKind {
-                path: path.to_path_buf(),
-                kind,
-                found,
-            });
-        }
+    // Every kind is checked; a file of states may also be one saved state (a target).
+    let fits =
+        |found: FileKind| found == kind || (kind == FileKind::States && found == FileKind::Target);
+    if let Some(found) = kind_of(&text).filter(|&f| !fits(f)) {
+        return Err(InputFileError::WrongKind {
+            path: path.to_path_buf(),
+            kind,
+            found,
+        });
     }
     Ok(text)
 }

@@ -405,8 +405,13 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
     check_output(&a.output)?;
     if super::common::is_shipped_config(&a.output) && a.output.exists() && !a.force {
         bail!(
-            "-o {}: a profile shipped with cubot; write your own (e.g. -o mycube.toml), or add --force; nothing was scanned",
-            a.output.display()
+            "-o {}: a profile shipped with cubot; write your own (e.g. -o mycube.toml), or add --force; {}",
+            a.output.display(),
+            if a.scan.is_some() {
+                "nothing was learned or written"
+            } else {
+                "nothing was scanned"
+            }
         );
     }
     if let Some(p) = &a.raw_out {

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::args::SizeArg;
 use super::input::{for_each_state, single_state};
 use super::output::{color_stdout, json_line};
-use super::{CmdResult, Exit, Global};
+use super::{Answer, CmdResult, Exit, Global};
 use crate::cube::{
     net_svg, net_text, random_state, validate as check, Alg, FaceletCube, NetStyle, Size,
 };
@@ -52,9 +52,9 @@ pub struct RandomArgs {
     /// Random seed (the same seed gives the same states); printed on stderr when left out.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// How many states.
-    #[arg(long, default_value_t = 1)]
-    pub count: usize,
+    /// How many states (at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: u64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -88,7 +88,7 @@ pub fn problems_json(invalid: &crate::cube::InvalidCube) -> Vec<serde_json::Valu
 }
 
 pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
-    let all_ok = for_each_state(&a.state, |s| match check(s) {
+    for_each_state(&a.state, |s| match check(s) {
         Ok(cube) => {
             if g.json {
                 json_line(
@@ -97,7 +97,7 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
             } else {
                 outln!("valid");
             }
-            Ok(true)
+            Ok(Answer::Yes)
         }
         Err(invalid) => {
             if g.json {
@@ -109,10 +109,15 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
                 let list: Vec<String> = invalid.problems.iter().map(|p| p.to_string()).collect();
                 outln!("invalid: {}", list.join("; "));
             }
-            Ok(false)
+            // Not a facelet string at all is bad input; a readable state that is not a
+            // legal cube is the well-formed "no".
+            Ok(if invalid.is_unreadable() {
+                Answer::BadInput
+            } else {
+                Answer::No
+            })
         }
-    })?;
-    Ok(if all_ok { Exit::Ok } else { Exit::No })
+    })
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
@@ -121,7 +126,11 @@ pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
         Ok(c) => c,
         Err(e) => {
             eprintln!("cannot draw {text:?}: {e}");
-            return Ok(Exit::No);
+            return if e.is_unreadable() {
+                Answer::BadInput.exit()
+            } else {
+                Ok(Exit::No)
+            };
         }
     };
     let style = NetStyle::for_cube(&cube);
@@ -143,7 +152,7 @@ pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
 pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
     let alg = Alg::parse(&a.moves).with_context(|| format!("cannot read moves {:?}", a.moves))?;
     let size = Size::from(a.size);
-    let all_ok = for_each_state(&a.state, |s| {
+    for_each_state(&a.state, |s| {
         let mut cube = match parse_state(s, size) {
             Ok(c) => c,
             Err(e) => {
@@ -152,7 +161,11 @@ pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
                 } else {
                     outln!("error: {e}");
                 }
-                return Ok(false);
+                return Ok(if e.is_unreadable() {
+                    Answer::BadInput
+                } else {
+                    Answer::No
+                });
             }
         };
         if let Err(mv) = cube.apply(&alg) {
@@ -168,9 +181,8 @@ pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
         } else {
             outln!("{cube}");
         }
-        Ok(true)
-    })?;
-    Ok(if all_ok { Exit::Ok } else { Exit::No })
+        Ok(Answer::Yes)
+    })
 }
 
 pub fn random(a: RandomArgs, g: &Global) -> CmdResult {

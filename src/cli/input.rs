@@ -1,8 +1,10 @@
-//! Reading states and files named on the command line: a literal, `@FILE` (one state a
-//! line; blank lines and `#` comments skipped) or `-` (standard input, one state a line).
+//! Reading states and files named on the command line: a literal, `@FILE` or `-` (standard
+//! input, one state a line). A file (`@FILE`, and `run --target-file`) holds either a state
+//! saved by `cubot save` (JSON) or states one a line (blank lines and `#` comments skipped);
+//! [`read_state_file`] is the one reader of both.
 //!
-//! Level: `cli`, a leaf: depends on no other cli module; reads files through
-//! [`crate::input`] (a regular file, size-capped).
+//! Level: `cli`, a leaf: depends on no other cli module (but the outcome types of [`super`]); reads files through
+//! [`crate::input`] (a regular file, size-capped) and saved states through [`crate::job`].
 
 use std::io::{BufRead, Read};
 
@@ -10,7 +12,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::{Answer, CmdResult};
 use crate::input::{read_text, FileKind};
+use crate::job::{parse_saved, SavedState, TargetError};
 
 /// Where the states come from.
 pub enum States {
@@ -29,17 +33,50 @@ pub fn file_states(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// What a file of states holds.
+pub enum StateFile {
+    /// A state saved by `cubot save` (its colours' Lab values kept).
+    Saved(SavedState),
+    /// States, one a line, at least one.
+    Lines(Vec<String>),
+}
+
+/// Reads a file of states (`kind`: [`FileKind::States`] for `@FILE`, [`FileKind::Target`]
+/// for `--target-file`): JSON must be a saved state; anything else is states one a line. A
+/// file that is another kind (a scan, a journal, a profile) is refused naming its flag.
+pub fn read_state_file(path: &Path, kind: FileKind) -> Result<StateFile> {
+    let text = read_text(path, kind)?;
+    let head = text.trim_start();
+    if head.starts_with('{') || head.starts_with('[') {
+        return match parse_saved(path, &text) {
+            Ok(saved) => Ok(StateFile::Saved(saved)),
+            Err(TargetError::NotSaved { source, .. }) => anyhow::bail!(
+                "{} is JSON but not a state saved by `cubot save` ({source}); a file of states holds one saved state, or facelet strings one a line",
+                path.display()
+            ),
+            Err(e) => Err(e.into()),
+        };
+    }
+    let states = file_states(&text);
+    if states.is_empty() {
+        anyhow::bail!(
+            "{} holds no state (blank lines and # comments only)",
+            path.display()
+        );
+    }
+    Ok(StateFile::Lines(states))
+}
+
 /// Interprets a STATE argument.
 pub fn state_arg(arg: &str) -> Result<States> {
     if arg == "-" {
         return Ok(States::Stdin);
     }
     if let Some(path) = arg.strip_prefix('@') {
-        let text = read_text(Path::new(path), FileKind::States)?;
-        let states = file_states(&text);
-        if states.is_empty() {
-            anyhow::bail!("{path} holds no state (blank lines and # comments only)");
-        }
+        let states = match read_state_file(Path::new(path), FileKind::States)? {
+            StateFile::Saved(saved) => vec![saved.state],
+            StateFile::Lines(states) => states,
+        };
         return Ok(States::File(path.to_string(), states));
     }
     Ok(States::One(arg.to_string()))
@@ -100,22 +137,23 @@ pub fn stdin_lines() -> impl Iterator<Item = Result<String>> {
     })
 }
 
-/// Calls `f` for each state: once for a literal or `@FILE`, once per stdin line for `-`.
-pub fn for_each_state(arg: &str, mut f: impl FnMut(&str) -> Result<bool>) -> Result<bool> {
-    let mut all_ok = true;
+/// Calls `f` for each state: once for a literal or `@FILE`, once per stdin line for `-`;
+/// the outcome is the gravest of its answers.
+pub fn for_each_state(arg: &str, mut f: impl FnMut(&str) -> Result<Answer>) -> CmdResult {
+    let mut all = Answer::Yes;
     match state_arg(arg)? {
-        States::One(s) => all_ok &= f(&s)?,
+        States::One(s) => all = all.and(f(&s)?),
         States::File(_, states) => {
             for s in states {
-                all_ok &= f(&s)?;
+                all = all.and(f(&s)?);
             }
         }
         States::Stdin => {
             for line in stdin_lines() {
                 let line = line?;
-                all_ok &= f(line.trim())?;
+                all = all.and(f(line.trim())?);
             }
         }
     }
-    Ok(all_ok)
+    all.exit()
 }

@@ -4,9 +4,13 @@
 //! commands and routes each to its module; shared argument types live in [`args`], shared
 //! helpers in [`common`], benchmarks in [`bench`](mod@bench).
 //!
-//! Exit codes: 0 ok; 1 a well-formed "no" (an invalid cube, an ambiguous scan, no solution
-//! within the limits, a target not reached); 2 an operational error (bad usage, I/O, a dead
-//! serial port, a robot that stops answering).
+//! Exit codes: 0 ok; 1 a well-formed "no" (a readable state that is not a legal cube, an
+//! ambiguous scan, no solution within the limits, a target not reached); 2 an operational
+//! error or malformed input (bad usage, text that is not a facelet string, start and target
+//! in different symbols, I/O, a dead serial port, a robot that stops answering); 130
+//! Ctrl-C where nothing moves, or a second Ctrl-C. A command answering several states (`-`,
+//! `@FILE`) answers each on its own line and exits with the gravest answer's code
+//! ([`Answer`]).
 
 use std::process::ExitCode;
 
@@ -61,11 +65,47 @@ pub enum Exit {
     No,
 }
 
+/// One answer of a command that answers its inputs one by one (`validate -`, `solve @FILE`):
+/// the command exits with its gravest answer's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Answer {
+    /// Exit 0.
+    Yes,
+    /// Exit 1: a well-formed "no" (a readable state that is not a legal cube).
+    No,
+    /// Exit 2: malformed input (text that is not a facelet string, start and target in
+    /// different symbols); the answer's own line says what is wrong.
+    BadInput,
+}
+
+impl Answer {
+    /// The graver of two answers.
+    pub fn and(self, other: Answer) -> Answer {
+        self.max(other)
+    }
+
+    /// The command's outcome: malformed input is an error already told ([`AnswerTold`]).
+    pub fn exit(self) -> CmdResult {
+        match self {
+            Answer::Yes => Ok(Exit::Ok),
+            Answer::No => Ok(Exit::No),
+            Answer::BadInput => Err(AnswerTold.into()),
+        }
+    }
+}
+
+/// The error of a command whose malformed input was told in its answers (stdout): exit 2
+/// with nothing more printed.
+#[derive(Debug, thiserror::Error)]
+#[error("malformed input (see the answers on stdout)")]
+pub struct AnswerTold;
+
 pub type CmdResult = anyhow::Result<Exit>;
 
 const EXIT_HELP: &str =
     "Exit codes: 0 ok; 1 a well-formed \"no\" (invalid cube, ambiguous scan, no solution \
-within the limits, target not reached); 2 operational error (bad usage, I/O, serial port, robot).";
+within the limits, target not reached); 2 operational error (bad usage, unreadable input, I/O, \
+serial port, robot); 130 Ctrl-C where nothing moves, or a second Ctrl-C.";
 
 /// Scan, resolve, validate, solve and execute on a cube robot.
 #[derive(Parser, Debug)]
@@ -135,6 +175,7 @@ pub fn main() -> ExitCode {
     let code = match result {
         Ok(Exit::Ok) => 0,
         Ok(Exit::No) => 1,
+        Err(e) if e.is::<AnswerTold>() => 2,
         Err(e) => {
             if global.json {
                 output::json_line(

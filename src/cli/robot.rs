@@ -102,9 +102,10 @@ pub struct RobotArgs {
     /// With --sim: seed of the simulated cube and sensor noise.
     #[arg(long, global = true, default_value_t = 1)]
     pub seed: u64,
-    /// With --sim: simulated seconds per wall second (at most 10000).
-    #[arg(long, global = true, default_value_t = 20.0, value_parser = super::args::sim_speed)]
-    pub speed: f64,
+    /// With --sim: simulated seconds per wall second (at most 10000) [default: 20].
+    /// `calibrate-timings` measures at speed 1 and refuses it.
+    #[arg(long, global = true, value_parser = super::args::sim_speed)]
+    pub speed: Option<f64>,
     /// MindCub3r configuration (default: calibration/mindcub3r.toml if present, else the
     /// built-in defaults, which equal that file).
     #[arg(long, global = true, value_name = "FILE")]
@@ -117,6 +118,13 @@ pub struct RobotArgs {
     pub view: ViewArgs,
     #[command(flatten)]
     pub brick: super::args::BrickArgs,
+}
+
+impl RobotArgs {
+    /// The simulator's speed: `--speed`, or the default.
+    fn sim_speed(&self) -> f64 {
+        self.speed.unwrap_or(super::connect::DEFAULT_SIM_SPEED)
+    }
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -368,7 +376,7 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
     if !a.sim {
         super::connect::sim_only(
             a.faults.is_some(),
-            a.speed != super::connect::DEFAULT_SIM_SPEED,
+            a.sim_speed() != super::connect::DEFAULT_SIM_SPEED,
             a.palette != PaletteArg::Standard,
         )?;
     }
@@ -384,7 +392,7 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
         let faults: Faults = spec.parse()?;
         Some(SimConfig {
             seed: a.seed,
-            speed: a.speed,
+            speed: a.sim_speed(),
             palette: a.palette.into(),
             faults,
             brick: a.brick.kind(),
@@ -426,7 +434,12 @@ pub fn robot(a: RobotArgs, g: &Global) -> CmdResult {
         g,
         LiveOptions {
             stop: Some(stop_on_ctrlc()),
-            time_scale: if a.sim { a.speed } else { 1.0 },
+            // calibrate-timings runs its own simulated bricks, at speed 1.
+            time_scale: match a.action {
+                RobotAction::CalibrateTimings(_) => 1.0,
+                _ if a.sim => a.sim_speed(),
+                _ => 1.0,
+            },
             ..LiveOptions::default()
         },
     )?;
@@ -477,6 +490,9 @@ fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
         }
     }
     if let RobotAction::CalibrateTimings(c) = &a.action {
+        if let Some(speed) = a.speed {
+            super::timings::refuse_speed(speed)?;
+        }
         let c = super::timings::CalibrateTimingsArgs {
             sim: a.sim,
             seed: a.seed,

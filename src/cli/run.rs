@@ -11,9 +11,11 @@ use anyhow::{anyhow, Context, Result};
 use super::args::SizeArg;
 use super::common::progress_bar;
 use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
+use super::input::StateFile;
 use super::view::{Live, LiveOptions, ViewArgs};
 use super::{CmdResult, Exit, Global};
 use crate::color::resolve::ResolveOptions;
+use crate::input::FileKind;
 use crate::job::{
     self, journal, RunError, RunEvent, RunOptions, RunReport, SavedState, TargetSpec, Tools,
 };
@@ -185,24 +187,30 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
         if t == "solved" {
             return Ok(None);
         }
+        if let Some(path) = t.strip_prefix('@') {
+            return file_target(Path::new(path), "--target @", FileKind::States).map(Some);
+        }
         return Ok(Some(TargetSpec::State(super::input::single_state(t)?)));
     }
     if let Some(p) = &a.target_file {
-        let text = crate::input::read_text(p, crate::input::FileKind::Target)?;
-        if text.trim_start().starts_with('{') {
-            return Ok(Some(TargetSpec::Saved(job::read_saved(p)?)));
-        }
-        let mut states = super::input::file_states(&text);
-        if states.len() != 1 {
-            anyhow::bail!(
-                "--target-file {}: holds {} states; a target file holds one (a facelet string, or a state saved by `cubot save`)",
-                p.display(),
-                states.len()
-            );
-        }
-        return Ok(Some(TargetSpec::State(states.remove(0))));
+        return file_target(p, "--target-file ", FileKind::Target).map(Some);
     }
     Ok(None)
+}
+
+/// The target a file holds (`--target @FILE` and `--target-file` read it alike): a state
+/// saved by `cubot save` keeps its colours, to be matched to the scan's by their Lab
+/// values; a file of states must hold one.
+fn file_target(path: &Path, flag: &str, kind: FileKind) -> Result<TargetSpec> {
+    match super::input::read_state_file(path, kind)? {
+        StateFile::Saved(saved) => Ok(TargetSpec::Saved(saved)),
+        StateFile::Lines(mut states) if states.len() == 1 => Ok(TargetSpec::State(states.remove(0))),
+        StateFile::Lines(states) => anyhow::bail!(
+            "{flag}{}: holds {} states; a target file holds one (a facelet string, or a state saved by `cubot save`)",
+            path.display(),
+            states.len()
+        ),
+    }
 }
 
 /// The job's options for `run` (and `restore`, and `run --resume`).
@@ -568,11 +576,11 @@ impl Reporter {
                     candidates,
                     shortest,
                 } => eprintln!(
-                    "solved: {} from the solver, the shortest {}{}; the planner picks the cheapest for the robot",
+                    "solved: {} from the solver, the shortest of them {}{}; the planner picks the cheapest for the robot, not always the fewest turns",
                     plural(candidates, "candidate solution"),
                     plural(shortest, "face turn"),
                     if self.searching {
-                        ", more from the robot-cost search"
+                        ", more from the robot-cost search (which may find shorter ones)"
                     } else {
                         ""
                     }

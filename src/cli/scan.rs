@@ -6,11 +6,12 @@ use super::{CmdResult, Global};
 
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
-    /// A directory of six face images (U R F D L B, or rubiks-side-U.png naming).
-    #[arg(long, value_name = "DIR")]
+    /// A directory of six face images (U R F D L B, or rubiks-side-U.png naming). One
+    /// source at a time: --images, --camera or --robot.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["camera", "robot"])]
     pub images: Option<std::path::PathBuf>,
     /// A camera index (see `cubot camera list`).
-    #[arg(long, value_name = "INDEX")]
+    #[arg(long, value_name = "INDEX", conflicts_with = "robot")]
     pub camera: Option<u32>,
     /// Scan with the robot's colour sensor (needs --port).
     #[arg(long)]

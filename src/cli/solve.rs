@@ -12,7 +12,7 @@ use serde_json::json;
 use super::common::{load_solver, load_solver_with};
 use super::input::{single_state, state_arg, States};
 use super::output::{json_line, stdout_gone};
-use super::{CmdResult, Exit, Global};
+use super::{Answer, CmdResult, Exit, Global};
 use crate::cube::{validate, Alg, FaceletCube, InvalidCube};
 use crate::solver::{table_status, Metric, SolveOptions, Solver, SolverError, TableState};
 
@@ -112,6 +112,8 @@ enum Outcome {
     Solved(Vec<Alg>),
     Invalid(&'static str, InvalidCube),
     No(String),
+    /// Start and target that cannot be one problem (different symbols or sizes).
+    Mismatched(String),
 }
 
 fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) -> Outcome {
@@ -127,11 +129,16 @@ fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) 
         Ok(algs) => Outcome::Solved(algs),
         Err(SolverError::Invalid(e)) => Outcome::Invalid("start", e),
         Err(SolverError::InvalidTarget(e)) => Outcome::Invalid("target", e),
+        Err(e @ (SolverError::DifferentColours { .. } | SolverError::DifferentSizes { .. })) => {
+            Outcome::Mismatched(e.to_string())
+        }
         Err(e) => Outcome::No(e.to_string()),
     }
 }
 
-fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_line: bool) -> bool {
+/// Prints one state's outcome; says how it answers (an unreadable state, or start and target
+/// that cannot be one problem, is malformed input).
+fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_line: bool) -> Answer {
     match out {
         Outcome::Solved(algs) => {
             if g.json {
@@ -151,11 +158,15 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
                     outln!("{a}");
                 }
             }
-            true
+            Answer::Yes
         }
         Outcome::Invalid(what, e) => {
             print_invalid(g, state, what, e);
-            false
+            if e.is_unreadable() {
+                Answer::BadInput
+            } else {
+                Answer::No
+            }
         }
         Outcome::No(msg) => {
             if g.json {
@@ -163,7 +174,15 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
             } else {
                 outln!("no solution: {msg}");
             }
-            false
+            Answer::No
+        }
+        Outcome::Mismatched(msg) => {
+            if g.json {
+                json_line(&json!({"type": "error", "state": state, "message": msg}));
+            } else {
+                outln!("error: {msg}");
+            }
+            Answer::BadInput
         }
     }
 }
@@ -175,7 +194,11 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
             Ok(c) => Target::State(c),
             Err(e) => {
                 print_invalid(g, &text, "target", &e);
-                return Ok(Exit::No);
+                return if e.is_unreadable() {
+                    Answer::BadInput.exit()
+                } else {
+                    Ok(Exit::No)
+                };
             }
         }
     } else if let Some(m) = &a.target_moves {
@@ -217,16 +240,15 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
     match source {
         States::One(text) => {
             let out = with_slow_note(g, &opts, || solve_one(&solver, &text, &target, &opts));
-            let ok = print_outcome(g, &text, &out, opts.metric, false);
-            Ok(if ok { Exit::Ok } else { Exit::No })
+            print_outcome(g, &text, &out, opts.metric, false).exit()
         }
         States::File(_, states) => {
-            let mut all_ok = true;
+            let mut all = Answer::Yes;
             for text in states {
                 let out = solve_one(&solver, &text, &target, &opts);
-                all_ok &= print_outcome(g, &text, &out, opts.metric, true);
+                all = all.and(print_outcome(g, &text, &out, opts.metric, true));
             }
-            Ok(if all_ok { Exit::Ok } else { Exit::No })
+            all.exit()
         }
         States::Stdin => solve_batch(g, &solver, &target, &opts),
     }
@@ -236,7 +258,7 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
 /// in input order, one line per state.
 fn solve_batch(g: &Global, solver: &Solver, target: &Target, opts: &SolveOptions) -> CmdResult {
     let mut lines = super::input::stdin_lines();
-    let mut all_ok = true;
+    let mut all = Answer::Yes;
     loop {
         let mut chunk = Vec::with_capacity(256);
         for line in lines.by_ref().take(256) {
@@ -250,7 +272,7 @@ fn solve_batch(g: &Global, solver: &Solver, target: &Target, opts: &SolveOptions
             .map(|s| solve_one(solver, s, target, opts))
             .collect();
         for (s, o) in chunk.iter().zip(&outs) {
-            all_ok &= print_outcome(g, s, o, opts.metric, true);
+            all = all.and(print_outcome(g, s, o, opts.metric, true));
         }
         std::io::stdout().flush().ok();
         if stdout_gone() {
@@ -258,7 +280,7 @@ fn solve_batch(g: &Global, solver: &Solver, target: &Target, opts: &SolveOptions
             break;
         }
     }
-    Ok(if all_ok { Exit::Ok } else { Exit::No })
+    all.exit()
 }
 
 /// The time bound of a search whose `--max-length` may be out of reach, when no

@@ -66,6 +66,33 @@ pub struct CalibrateTimingsArgs {
     pub force: bool,
 }
 
+/// Refuses `--speed` (given explicitly, even at its default): the simulated bricks run at
+/// speed 1, the robot's own. A primitive is timed on the wall clock (the brick's clock for
+/// chunks on the brick, plus the wall-clock time between chunks); a simulator N times
+/// faster divides the simulated motors' and link's share by N but not the host's own time,
+/// so no one factor turns times measured at another speed into the robot's.
+pub fn refuse_speed(speed: f64) -> Result<()> {
+    bail!(
+        "--speed {speed}: calibrate-timings measures at the robot's real speed (its simulated bricks at speed 1): times are read on the wall clock, and a faster simulator would shrink the motors' and the link's share but not the host's; leave --speed out (nothing was measured)"
+    )
+}
+
+/// What `calibrate-timings` says it is about to do.
+fn measuring_note(a: &CalibrateTimingsArgs) -> String {
+    format!(
+        "measuring: the plans of {} on {}, each primitive timed (about a minute a cube)…",
+        super::run::plural(a.cubes as usize, "random cube"),
+        if a.sim {
+            format!(
+                "simulated bricks at {:?} ms latency, at speed 1",
+                a.latencies
+            )
+        } else {
+            "the robot".to_string()
+        }
+    )
+}
+
 /// Where `--write` puts the timings, checked before anything is measured: the
 /// `--robot-config` file (made from the defaults if it does not exist), or the shipped
 /// file with `--force`.
@@ -125,15 +152,7 @@ pub fn calibrate(
     let config = robot_config(config_path)?;
     let solver = load_solver(g)?;
     if !g.quiet && !g.json {
-        eprintln!(
-            "measuring: the plans of {} random cubes on {}, each primitive timed (about a minute a cube)…",
-            a.cubes,
-            if a.sim {
-                format!("simulated bricks at {:?} ms latency, at speed 1", a.latencies)
-            } else {
-                "the robot".to_string()
-            }
-        );
+        eprintln!("{}", measuring_note(a));
     }
     let links: Vec<LinkSamples> = if a.sim {
         if a.latencies.is_empty() {
@@ -477,4 +496,28 @@ fn write_timings(path: &Path, t: &Timings, links: &[LinkSamples]) -> Result<()> 
         .map_err(|why| anyhow::anyhow!("the rewritten file does not parse: {why}"))?;
     std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_measuring_note_counts_its_cubes() {
+        let mut a = CalibrateTimingsArgs {
+            sim: true,
+            latencies: vec![0, 60],
+            cubes: 1,
+            seed: 1,
+            write: false,
+            force: false,
+        };
+        assert!(
+            measuring_note(&a).starts_with("measuring: the plans of 1 random cube on simulated bricks at [0, 60] ms latency, at speed 1,"),
+            "{}",
+            measuring_note(&a)
+        );
+        a.cubes = 3;
+        assert!(measuring_note(&a).contains("the plans of 3 random cubes on"));
+    }
 }

@@ -26,6 +26,15 @@ pub enum ParseError {
     Scheme { reason: String },
 }
 
+impl ParseError {
+    /// Whether the text is not a facelet string at all (wrong length, a symbol that cannot be
+    /// a colour, more than six colours), as against a string of stickers whose colour scheme
+    /// cannot be read (a state that is not a cube).
+    pub fn is_unreadable(&self) -> bool {
+        !matches!(self, ParseError::Scheme { .. })
+    }
+}
+
 /// A cube as stickers. `colors[i]` is the face whose colour sticker `i` shows (see the
 /// numbering diagram in [`crate::cube`]); `symbols[f]` is the user's symbol for face `f`,
 /// kept so output uses the alphabet the input used.

@@ -143,6 +143,16 @@ pub struct InvalidCube {
     pub problems: Vec<CubeProblem>,
 }
 
+impl InvalidCube {
+    /// Whether the text is not a facelet string at all ([`CubeProblem::Unreadable`]): bad
+    /// input, as against a readable state that is not a legal cube.
+    pub fn is_unreadable(&self) -> bool {
+        self.problems
+            .iter()
+            .any(|p| matches!(p, CubeProblem::Unreadable { .. }))
+    }
+}
+
 /// Checks a facelet string; returns the cube, or every problem found.
 pub fn validate(input: &str) -> Result<FaceletCube, InvalidCube> {
     let symbols = read_symbols(input).map_err(|e| InvalidCube {

@@ -64,4 +64,6 @@ pub use robot::{Answer, Planning, Progress, RobotPlan, RunRobot};
 pub use run::{run, save};
 pub use scan::{scan_and_resolve, Scanned};
 pub use solve::Tools;
-pub use target::{check_spec, read_saved, target_cube, SavedState, TargetError, TargetSpec};
+pub use target::{
+    check_spec, parse_saved, read_saved, target_cube, SavedState, TargetError, TargetSpec,
+};

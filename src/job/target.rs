@@ -76,7 +76,13 @@ pub struct SavedState {
 /// Reads a saved state file.
 pub fn read_saved(path: &Path) -> Result<SavedState, TargetError> {
     let text = read_text(path, FileKind::Target)?;
-    serde_json::from_str(&text).map_err(|source| TargetError::NotSaved {
+    parse_saved(path, &text)
+}
+
+/// Reads the text of a saved state file (`path` names it in errors): the one reader of a
+/// saved state, whichever flag named the file.
+pub fn parse_saved(path: &Path, text: &str) -> Result<SavedState, TargetError> {
+    serde_json::from_str(text).map_err(|source| TargetError::NotSaved {
         path: path.to_path_buf(),
         source,
     })

@@ -29,14 +29,22 @@ fn validate_valid_and_invalid() {
 
 #[test]
 fn validate_reads_stdin_one_answer_a_line() {
+    // A line that is not a facelet string is malformed input: every line is answered, and
+    // the exit is 2 (a readable but illegal state alone would give 1).
     let input = format!("{SOLVED}\nnot a cube\n{SOLVED}\n");
     let o = cubot_stdin(&["validate", "-"], &input);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "");
     let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0], "valid");
     assert!(lines[1].starts_with("invalid: "), "{}", lines[1]);
     assert_eq!(lines[2], "valid");
+    let flipped = SOLVED
+        .replacen("UUUUUUUU", "UUUUUUUF", 1)
+        .replacen("FFFFFFF", "UFFFFFF", 1);
+    let o = cubot_stdin(&["validate", "-"], &format!("{SOLVED}\n{flipped}\n"));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
 }
 
 #[test]
@@ -50,7 +58,7 @@ fn validate_reads_a_file() {
     // Every line is a state: none is ignored.
     std::fs::write(&p, format!("{SOLVED}\nnot a cube\n")).unwrap();
     let o = cubot(&["validate", &format!("@{}", p.display())]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
     let o = cubot(&["validate", "@/nonexistent/file"]);
     assert_eq!(o.status.code(), Some(2));
@@ -179,4 +187,112 @@ fn benchmark_defaults_come_from_the_working_directory() {
         "{help}"
     );
     assert!(!help.contains("../shared"), "{help}");
+}
+
+/// A state saved by `cubot save` (the format `run --target-file` reads), written by hand.
+fn saved_state(state: &str) -> String {
+    let colors: Vec<String> = ["U", "R", "F", "D", "L", "B"]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("[\"{c}\", [{}.0, 0.0, 0.0]]", 10 * i + 20))
+        .collect();
+    format!(
+        "{{\"version\": 1, \"saved\": \"2026-01-01T00:00:00Z\", \"size\": 3, \"state\": \"{state}\", \"colors\": [{}]}}",
+        colors.join(", ")
+    )
+}
+
+#[test]
+fn at_file_takes_a_saved_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("saved.json");
+    let scrambled = stdout(&cubot(&["apply", "solved", "R U F'"]))
+        .trim()
+        .to_string();
+    std::fs::write(&p, saved_state(&scrambled)).unwrap();
+    let at = format!("@{}", p.display());
+    let o = cubot(&["validate", &at]);
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), "valid\n"));
+    let o = cubot(&["solve", &at]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "F U' R'");
+    let o = cubot(&["solve", SOLVED, "--target", &at]);
+    assert_eq!(stdout(&o).trim(), "R U F'", "{}", stderr(&o));
+    let o = cubot(&["show", &at]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // JSON that is not a saved state: one message, exit 2.
+    std::fs::write(&p, "{\"state\": 3}\n").unwrap();
+    for cmd in ["validate", "solve", "show"] {
+        let o = cubot(&[cmd, &at]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stdout(&o));
+        assert_eq!(stdout(&o), "", "{cmd}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+        assert!(
+            err.contains("is JSON but not a state saved by `cubot save`"),
+            "{cmd}: {err}"
+        );
+    }
+    // A scan is named as a scan.
+    std::fs::write(&p, "{\"size\": 3, \"facelets\": []}").unwrap();
+    let o = cubot(&["solve", &at]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is a scan, not a states file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Malformed input (text that is not a facelet string, start and target in different
+/// symbols) exits 2 in every cube command; a readable state that is not a legal cube is
+/// the well-formed "no", 1.
+#[test]
+fn malformed_input_exits_2_an_illegal_cube_1() {
+    let twisted = {
+        let mut s: Vec<char> = SOLVED.chars().collect();
+        // Corner URF turned in place: U sticker 8, R sticker 9, F sticker 20.
+        (s[8], s[9], s[20]) = ('F', 'U', 'R');
+        s.into_iter().collect::<String>()
+    };
+    let o = cubot(&["validate", &twisted]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = cubot(&["--json", "validate", "xyz"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    assert_eq!(v["problems"][0]["kind"], "unreadable");
+    let o = cubot(&["solve", &twisted]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let cases: [&[&str]; 7] = [
+        &["validate", "xyz"],
+        &["solve", "xyz"],
+        &["solve", SOLVED, "--target", "xyz"],
+        &["show", "xyz"],
+        &["apply", "xyz", "R"],
+        &["invert", "R X"],
+        &["simplify", "Q"],
+    ];
+    for args in cases {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        let said = stdout(&o) + &stderr(&o);
+        assert!(
+            said.contains("54 (3x3x3) or 24 (2x2x2) stickers") || said.contains("is not a move"),
+            "{args:?}: {said}"
+        );
+    }
+    // Start and target in different symbols.
+    let other = "WWWWWWWWWRRRRRRRRRGGGGGGGGGYYYYYYYYYOOOOOOOOOBBBBBBBBB";
+    let o = cubot(&["solve", SOLVED, "--target", other]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("both must use the same six colour symbols"),
+        "{}",
+        stdout(&o)
+    );
+    // No states asked for is a usage error, not silence.
+    let o = cubot(&["random", "--count", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--count"), "{}", stderr(&o));
 }

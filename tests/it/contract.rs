@@ -181,6 +181,21 @@ fn calibrate_timings_write_is_refused_before_measuring() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    // --speed: the timings are measured at speed 1, so a given --speed is refused, not
+    // ignored (even at its default).
+    for args in [
+        &["robot", "--sim", "calibrate-timings", "--speed", "20"][..],
+        &["robot", "--sim", "--speed", "5", "calibrate-timings"],
+    ] {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("measures at the robot's real speed")
+                && stderr(&o).contains("nothing was measured"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
     assert!(
         t.elapsed() < Duration::from_secs(30),
         "refused only after {:?}",
@@ -218,10 +233,49 @@ fn outputs_are_checked_before_the_robot_moves() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("a profile shipped with cubot"),
+        stderr(&o).contains("a profile shipped with cubot")
+            && stderr(&o).contains("nothing was scanned"),
         "{}",
         stderr(&o)
     );
+    // From a scan file nothing is scanned anyway: the message says nothing was learned.
+    let dir = tempfile::tempdir().unwrap();
+    let scan = dir.path().join("scan.json");
+    let o = cubot(&["synth-scan", "--state", "solved"]);
+    std::fs::write(&scan, stdout(&o)).unwrap();
+    let o = cubot(&[
+        "calibrate",
+        scan.to_str().unwrap(),
+        "-o",
+        root().join("calibration/standard.toml").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a profile shipped with cubot")
+            && stderr(&o).contains("nothing was learned or written")
+            && !stderr(&o).contains("scanned"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn help_lists_every_exit_code() {
+    let o = cubot(&["--help"]);
+    let help = stdout(&o);
+    let codes = help
+        .split("Exit codes:")
+        .nth(1)
+        .expect("an exit-code paragraph");
+    let codes = codes.split_whitespace().collect::<Vec<_>>().join(" ");
+    for code in [
+        "0 ok",
+        "1 a well-formed",
+        "2 operational error",
+        "130 Ctrl-C",
+    ] {
+        assert!(codes.contains(code), "{code}: {codes}");
+    }
 }
 
 // 5. scan --robot runs on the simulator, with a palette.
@@ -445,8 +499,11 @@ fn a_2x2x2_run_prints_face_letters() {
     );
     // One vocabulary: counts agree with their nouns, robot time is named.
     let err = stderr(&o);
+    // The count is the solver's shortest candidate; the plan may be another (cheaper for
+    // the robot, or shorter from the robot-cost search): the message says which is which.
     assert!(
-        err.contains("candidate solutions from the solver, the shortest"),
+        err.contains("candidate solutions from the solver, the shortest of them")
+            && err.contains("not always the fewest turns"),
         "{err}"
     );
     assert!(err.contains("s of robot time"), "{err}");

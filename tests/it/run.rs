@@ -161,6 +161,15 @@ fn save_then_restore_reaches_the_saved_state() {
     let (s, _) = to_the_end(o);
     check_summary(&s);
     assert_eq!(s["target"].as_str().unwrap(), state);
+    // `--target @FILE` takes the same file as --target-file does.
+    let at = format!("@{}", f.display());
+    let (s, _) = to_the_end(run(&["--sim", "--seed", "23", "--target", &at]));
+    check_summary(&s);
+    assert_eq!(s["target"].as_str().unwrap(), state);
+    // And `solve @FILE` solves the saved state.
+    let o = cubot(&["solve", &at]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
 }
 
 #[test]

@@ -440,3 +440,33 @@ fn stickers_partly_under_an_arm_are_read_from_their_visible_part() {
         "{right}/{total} read as coloured"
     );
 }
+
+/// One scan source at a time: two are a usage error (exit 2) before anything is read, in
+/// `scan`, `calibrate` (a scan file or a robot) and `calibrate-camera` alike.
+#[test]
+fn two_scan_sources_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: [&[&str]; 6] = [
+        &["scan", "--images", d, "--camera", "7"],
+        &["scan", "--images", d, "--robot", "--sim"],
+        &["scan", "--camera", "7", "--robot", "--sim"],
+        &["calibrate", "scan.json", "-o", "p.toml", "--sim"],
+        &[
+            "calibrate-camera",
+            "face.png",
+            "--camera",
+            "7",
+            "-o",
+            "r.toml",
+        ],
+        &["calibrate-camera", "--camera", "7", "--sim", "-o", "r.toml"],
+    ];
+    for args in cases {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains("cannot be used with"), "{args:?}: {err}");
+        assert!(err.contains("Usage:"), "{args:?}: {err}");
+    }
+}
