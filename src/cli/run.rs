@@ -576,14 +576,16 @@ impl Reporter {
                     candidates,
                     shortest,
                 } => eprintln!(
-                    "solved: {} from the solver, the shortest of them {}{}; the planner picks the cheapest for the robot, not always the fewest turns",
+                    "solved: {} from the solver, the shortest of them {}{}; the plan is the cheapest for the robot of {}, not always the fewest turns",
                     plural(candidates, "candidate solution"),
                     plural(shortest, "face turn"),
                     if self.searching {
-                        ", more from the robot-cost search (which may find shorter ones)"
+                        ", more from the robot-cost search"
                     } else {
                         ""
-                    }
+                    },
+                    // The search's own solutions can be shorter than the solver's shortest.
+                    if self.searching { "all of them" } else { "them" }
                 ),
                 RunEvent::Planned {
                     solution,
