@@ -252,16 +252,17 @@ pub fn linger(_exit: u8) {
         let Some(l) = LINGER_AFTER.lock().ok().and_then(|mut l| l.take()) else {
             return;
         };
-        if !l.quiet {
-            eprintln!(
-                "view: the command has ended; the page stays up for {} s or until it is opened \
-                 (Ctrl-C to leave now)",
-                l.wait.as_secs()
-            );
-        }
         super::connect::stop_on_ctrlc();
         let note = if l.quiet { "" } else { "view: left (Ctrl-C)" };
         super::connect::quitting_at_once(note, i32::from(_exit), || {
+            // Said once Ctrl-C leaves at once, so a Ctrl-C that follows the words works.
+            if !l.quiet {
+                eprintln!(
+                    "view: the command has ended; the page stays up for {} s or until it is \
+                     opened (Ctrl-C to leave now)",
+                    l.wait.as_secs()
+                );
+            }
             if l.view.delivered_to_a_page(l.wait) {
                 std::thread::sleep(DRAW);
             }
