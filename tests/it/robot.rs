@@ -392,10 +392,6 @@ fn measure_scan_time_with_link_latency() {
                     let link = cubot::robot::link::open(h.path(), Some(115_200)).unwrap();
                     let mut config = Config::default();
                     config.scan.on_brick = on_brick;
-                    if !on_brick {
-                        // The host-polled scan's own speed (calibration/README.md).
-                        config.turntable.scan_speed = 50;
-                    }
                     let mut r = MindCub3r::connect(link, config).unwrap();
                     r.home().unwrap();
                     let t0 = h.clock();
