@@ -255,6 +255,7 @@ pub fn connect_options(
         baud: a.baud,
         note: Some(|n| eprintln!("warning: {n}")),
         tap: None,
+        sim_latency: None,
     })
 }
 

@@ -165,6 +165,7 @@ pub fn run_on(brick: BrickKind, job: &Job, tools: &Tools) -> Result<BrickRun, Br
         baud: super::connect::SERIAL_BAUD,
         note: None,
         tap: Some(tap.clone()),
+        sim_latency: Some(job.latency_ms as f64 / 1000.0),
     };
     let opts = RunOptions {
         size: job.size,

@@ -104,6 +104,11 @@ pub struct ConnectOptions {
     pub note: Option<fn(&str)>,
     /// Records the MindCub3r's link, every byte each way (a comparison of bricks reads it).
     pub tap: Option<link::Tap>,
+    /// The latency (seconds) of a simulator the caller started and reaches on a
+    /// [`Link::Port`]: runs plan at it, as on a simulator started here, rather than at a
+    /// round trip measured on the wall clock (which a simulator faster than real time
+    /// shrinks, and noise makes differ from one connect to the next).
+    pub sim_latency: Option<f64>,
 }
 
 /// Why no robot could be reached.
@@ -258,11 +263,12 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     robot.home()?;
     // The planner prices the link's round trips at this link's own: a real link's is
     // measured (to the millisecond, so that a run plans alike from one connect to the
-    // next); a simulator started here has the latency it was given, so its runs plan
-    // deterministically.
-    let round_trip = match &o.link {
-        Link::Sim => sim_latency,
-        Link::Port(_) => (robot.round_trip(3)? * 1000.0).round() / 1000.0,
+    // next); a simulator started here (or by the caller) has the latency it was given,
+    // so its runs plan deterministically.
+    let round_trip = match (&o.link, o.sim_latency) {
+        (Link::Sim, _) => sim_latency,
+        (Link::Port(_), Some(l)) => l,
+        (Link::Port(_), None) => (robot.round_trip(3)? * 1000.0).round() / 1000.0,
     };
     let planner = Planner::new(CostModel::new(timings.on_link(round_trip)));
     Ok(Box::new(Mc3Run::new(robot, handle, planner)))

@@ -541,3 +541,39 @@ fn bench_run_times_every_phase_and_judges_by_the_simulator() {
         assert!((sum - phase("total")).abs() < 1e-6, "{r}");
     }
 }
+
+#[test]
+fn bench_run_plans_at_the_links_latency_whatever_the_simulators_speed() {
+    // The simulator runs on a pty at `--speed`; a round trip measured on the wall clock
+    // would shrink with the speed and make the plan's predicted robot time depend on it.
+    let planned = |speed: &str| {
+        let o = cubot(&[
+            "--json",
+            "bench",
+            "run",
+            "--runs",
+            "1",
+            "--seed",
+            "4",
+            "--latencies",
+            "60",
+            "--speed",
+            speed,
+            "--search-ms",
+            "0",
+            "--jobs",
+            "1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines = json_lines(&stdout(&o));
+        let one = lines
+            .iter()
+            .find(|v| v["type"] == "bench-run-one")
+            .expect("a run's line");
+        assert_eq!(one["simulator_at_target"], true, "{one}");
+        one["planned_robot_seconds"].as_f64().expect("planned")
+    };
+    let (slow, fast) = (planned("20"), planned("60"));
+    assert!(slow > 10.0, "{slow}");
+    assert_eq!(slow, fast, "the plan's robot time at speed 20 and at 60");
+}

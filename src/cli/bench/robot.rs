@@ -515,6 +515,7 @@ fn e2e_once(
         baud: job::connect::SERIAL_BAUD,
         note: None,
         tap: None,
+        sim_latency: None,
     };
     let opts = RunOptions {
         size: Size::Three,

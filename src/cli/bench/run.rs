@@ -278,6 +278,7 @@ fn one(
         baud: job::connect::SERIAL_BAUD,
         note: None,
         tap: None,
+        sim_latency: Some(latency as f64 / 1000.0),
     };
     let opts = RunOptions {
         size: Size::Three,
