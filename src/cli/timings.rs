@@ -36,7 +36,7 @@ use crate::robot::mindcub3r::model::{
     Orientation, Primitive, RoundTrips, SensorPosition, Timings, TIMING_KEYS,
 };
 use crate::robot::mindcub3r::planner::Planner;
-use crate::robot::mindcub3r::{Config, MindCub3r};
+use crate::robot::mindcub3r::{Config, MindCub3r, RobotError};
 use crate::robot::sim::{spawn_pty, SimConfig};
 use crate::solver::{SolveOptions, Solver};
 
@@ -154,7 +154,7 @@ pub fn calibrate(
     if !g.quiet && !g.json {
         eprintln!("{}", measuring_note(a));
     }
-    let links: Vec<LinkSamples> = if a.sim {
+    let links: Result<Vec<LinkSamples>> = if a.sim {
         if a.latencies.is_empty() {
             bail!("--latencies needs at least one value");
         }
@@ -177,7 +177,7 @@ pub fn calibrate(
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| bail!("a measurement panicked")))
                 .collect::<Result<Vec<_>>>()
-        })?
+        })
     } else {
         let (mut r, _sim) = connect_brick(place, robot_config(config_path)?, g)?;
         let label = match (&place.port, &place.sim) {
@@ -185,8 +185,21 @@ pub fn calibrate(
             (None, Some(_)) => "simulated brick".to_string(),
             (None, None) => String::new(),
         };
-        vec![measure(&mut r, &config, &solver, a, label)?]
+        measure(&mut r, &config, &solver, a, label).map(|l| vec![l])
     };
+    let links = links.map_err(|e| {
+        let stopped = e
+            .chain()
+            .any(|c| matches!(c.downcast_ref::<RobotError>(), Some(RobotError::Interrupted { .. })));
+        if stopped {
+            e.context(format!(
+                "calibrate-timings stopped: nothing was fitted{}; run the same command again to measure",
+                if target.is_some() { " or written" } else { "" }
+            ))
+        } else {
+            e
+        }
+    })?;
     let fitted = fit(&config.timings, &links);
     report(g, &config.timings, &fitted, &links);
     if let Some(path) = target {
@@ -215,6 +228,7 @@ fn measure_sim(
     })?;
     let mut r = crate::job::connect::open_mindcub3r(h.path(), None, config.clone())
         .with_context(|| format!("simulated brick at {latency} ms"))?;
+    r.set_interrupt(super::connect::stop_on_ctrlc());
     measure(
         &mut r,
         config,

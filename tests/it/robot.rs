@@ -760,3 +760,63 @@ fn a_chunk_answers_while_its_last_move_settles_and_what_follows_waits_for_it() {
     assert_eq!(busy_after(true), [true, true, false, true]);
     assert_eq!(busy_after(false), [false, false, false, false]);
 }
+
+#[test]
+fn ctrl_c_stops_calibrate_timings_before_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("timings.toml");
+    let run = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args([
+            "robot",
+            "--sim",
+            "calibrate-timings",
+            "--write",
+            "--cubes",
+            "1",
+        ])
+        .args(["--latencies", "0", "--robot-config"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut run = run;
+    // The solver's tables are loaded (Ctrl-C there exits at once) once the note says it
+    // measures; two seconds later the robot is homed and moving.
+    let mut lines = BufReader::new(run.stderr.take().unwrap()).lines();
+    let mut err = String::new();
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        err += &l;
+        err += "\n";
+        if l.starts_with("measuring:") {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    for l in lines {
+        err += &l.unwrap();
+        err += "\n";
+    }
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "it went on measuring: {err}"
+    );
+    assert!(
+        err.contains("nothing was fitted or written") && err.contains("motors stopped"),
+        "{err}"
+    );
+    assert!(
+        !file.exists(),
+        "a stopped measurement wrote {}",
+        file.display()
+    );
+}
