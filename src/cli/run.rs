@@ -493,7 +493,7 @@ impl Reporter {
                     b.set_position(*done as u64);
                 } else if !self.said_scanning && !self.quiet && !self.json {
                     // Not a terminal: one line says what the wait is for.
-                    eprintln!("scanning: {total} stickers with the robot's sensor…");
+                    eprintln!("scanning: {total} stickers…");
                 }
                 self.said_scanning = true;
                 return;
@@ -652,12 +652,14 @@ impl Reporter {
     }
 }
 
-/// How a simulator in this process measured robot time: its wall time times its speed.
-fn self_sim_note(sim: bool) -> &'static str {
+/// Which clock measured the execution: a simulator in this process its own (robot time
+/// at any speed); over a port this computer's, which is robot time only for a real robot
+/// (a simulator on a pty runs at a speed the host does not know).
+fn clock_note(sim: bool) -> &'static str {
     if sim {
         " (on the simulator's clock)"
     } else {
-        ""
+        " (on this computer's clock)"
     }
 }
 
@@ -689,7 +691,7 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
             "robot time   {:.1} s planned{}{}",
             r.robot_seconds,
             r.measured_seconds
-                .map(|m| format!(", {m:.1} s measured{}", self_sim_note(sim)))
+                .map(|m| format!(", {m:.1} s measured{}", clock_note(sim)))
                 .unwrap_or_default(),
             r.baseline_seconds
                 .map(|b| format!("; per-move table on the first solution: {b:.1} s"))

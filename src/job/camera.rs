@@ -29,7 +29,8 @@ use super::journal::Action;
 use super::line::LineRun;
 use super::mindcub3r::Mc3Run;
 use super::report::{FrameImage, FrameSticker, RunEvent};
-use super::robot::{Answer, Progress, RobotPlan, RunRobot, ScanStep};
+use super::robot::{Answer, Planning, Progress, RobotPlan, RunRobot, ScanStep};
+use crate::solver::costed::SequenceCost;
 
 /// The robot under the camera.
 pub enum Presenter {
@@ -317,8 +318,16 @@ impl RunRobot for CameraRun {
         Ok(out)
     }
 
+    fn planning(&self) -> Option<Box<dyn Planning + Send + Sync>> {
+        self.inner().planning()
+    }
+
     fn plan(&self, candidates: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError> {
         self.inner().plan(candidates, start)
+    }
+
+    fn sequence_cost(&self, start: &RobotState) -> Option<SequenceCost> {
+        self.inner().sequence_cost(start)
     }
 
     fn execute(
@@ -356,6 +365,10 @@ impl RunRobot for CameraRun {
 
     fn read_back(&mut self) -> Option<(FaceletCube, FaceletCube)> {
         self.inner_mut().read_back()
+    }
+
+    fn sim_clock(&self) -> Option<f64> {
+        self.inner().sim_clock()
     }
 
     fn reorients(&self) -> bool {

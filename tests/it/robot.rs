@@ -820,3 +820,32 @@ fn ctrl_c_stops_calibrate_timings_before_it_writes() {
         file.display()
     );
 }
+
+#[test]
+fn a_run_over_a_port_says_its_execution_was_timed_on_this_computers_clock() {
+    // A simulator on a pty runs at a speed the host does not know: its measured time is
+    // wall time, and the summary says so rather than calling it the simulator's.
+    let (mut child, path, _) = sim_process(&["--robot", "line", "--seed", "6", "--speed", "500"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args([
+            "run",
+            "--port",
+            &path,
+            "--robot",
+            "line",
+            "--search-ms",
+            "0",
+        ])
+        .env("CUBOT_CACHE_DIR", super::support::cache_dir())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run cubot run");
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("s measured (on this computer's clock)"),
+        "{text}"
+    );
+}

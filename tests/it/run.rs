@@ -577,3 +577,29 @@ fn bench_run_plans_at_the_links_latency_whatever_the_simulators_speed() {
     assert!(slow > 10.0, "{slow}");
     assert_eq!(slow, fast, "the plan's robot time at speed 20 and at 60");
 }
+
+#[test]
+fn a_camera_run_on_the_simulator_measures_its_execution_on_the_simulators_clock() {
+    // The camera scanner wraps the robot; the execution is still the robot's, timed in
+    // robot time (at speed 50 the wall clock would show a fiftieth of it).
+    let o = cubot(&[
+        "--json",
+        "run",
+        "--sim",
+        "--scanner",
+        "camera",
+        "--speed",
+        "50",
+        "--search-ms",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = json_lines(&stdout(&o));
+    let summary = lines.last().expect("a summary");
+    let planned = summary["robot_seconds"].as_f64().expect("planned");
+    let measured = summary["measured_seconds"].as_f64().expect("measured");
+    assert!(
+        (measured - planned).abs() < 0.25 * planned,
+        "planned {planned} s, measured {measured} s: {summary}"
+    );
+}
