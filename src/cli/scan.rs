@@ -32,6 +32,9 @@ pub struct ScanArgs {
     /// With --sim: faults to inject, as `cubot sim --faults` takes them.
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
+    /// With --sim: simulated seconds per wall second (1: real time).
+    #[arg(long, default_value_t = super::connect::DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
+    pub speed: f64,
     /// MindCub3r configuration for `--robot` (default: calibration/mindcub3r.toml if
     /// present).
     #[arg(long, value_name = "FILE")]
@@ -72,7 +75,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if !a.sim {
         super::connect::sim_only(
             a.faults.is_some(),
-            false,
+            a.speed != super::connect::DEFAULT_SIM_SPEED,
             a.palette != super::args::PaletteArg::Standard,
         )?;
     }
@@ -94,7 +97,7 @@ fn scan_live(a: ScanArgs, g: &Global, live: &super::view::Live) -> CmdResult {
         let sim = if a.sim {
             Some(crate::robot::sim::SimConfig {
                 seed: a.seed,
-                speed: 20.0,
+                speed: a.speed,
                 palette: a.palette.into(),
                 faults: a.faults.as_deref().unwrap_or("").parse()?,
                 ..crate::robot::sim::SimConfig::default()

@@ -849,3 +849,26 @@ fn a_run_over_a_port_says_its_execution_was_timed_on_this_computers_clock() {
         "{text}"
     );
 }
+
+#[test]
+fn scan_on_the_simulator_takes_a_speed_like_every_simulated_command() {
+    let scan = |speed: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_cubot"))
+            .args([
+                "scan", "--robot", "--sim", "--seed", "3", "-q", "--speed", speed,
+            ])
+            .env("CUBOT_CACHE_DIR", super::support::cache_dir())
+            .output()
+            .expect("run cubot scan");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    // The same seeded cube, read at either speed.
+    assert_eq!(scan("100"), scan("300"));
+    let o = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["scan", "--robot", "--speed", "100", "--port", "/dev/null"])
+        .output()
+        .expect("run cubot scan");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("add --sim"), "{}", stderr(&o));
+}
