@@ -95,6 +95,11 @@ pub struct Live {
     /// The stop flag (Ctrl-C's): a command stopped by it does not keep its page up.
     #[cfg(feature = "view")]
     stop: Option<Arc<AtomicBool>>,
+    /// Whether the command got to its work (a job's event, a line of its own): one that
+    /// failed before (a camera that does not open, a file that is not there) has nothing
+    /// for the page to show that its error did not say, and does not keep the page up.
+    #[cfg(feature = "view")]
+    worked: AtomicBool,
 }
 
 /// The command line as typed, for the page's title.
@@ -142,6 +147,7 @@ impl Live {
             linger: std::time::Duration::from_secs(a.view_linger.unwrap_or(LINGER)),
             quiet: g.quiet,
             stop,
+            worked: AtomicBool::new(false),
         })
     }
 
@@ -167,6 +173,8 @@ impl Live {
     pub fn event(&self, _e: &RunEvent) {
         #[cfg(feature = "view")]
         if let Some(v) = &self.view {
+            self.worked
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             v.event(_e);
         }
     }
@@ -175,6 +183,10 @@ impl Live {
     pub fn note(&self, _value: Value) {
         #[cfg(feature = "view")]
         if let Some(v) = &self.view {
+            if !matches!(_value["type"].as_str(), Some("phase" | "end")) {
+                self.worked
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             v.note(_value);
         }
     }
@@ -206,7 +218,8 @@ impl Live {
                 .stop
                 .as_ref()
                 .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
-            if v.ever_connected() || stopped || self.linger.is_zero() {
+            let worked = self.worked.load(std::sync::atomic::Ordering::Relaxed);
+            if v.ever_connected() || stopped || self.linger.is_zero() || !worked {
                 return;
             }
             if let Ok(mut l) = LINGER_AFTER.lock() {

@@ -795,6 +795,27 @@ fn ctrl_c_while_an_unopened_page_stays_up_leaves_with_the_commands_own_code() {
 }
 
 #[test]
+fn a_command_that_fails_before_its_work_does_not_keep_its_page_up() {
+    // No such camera: the error says all there is; the page has nothing more to show.
+    let dir = tempfile::tempdir().unwrap();
+    let rig = dir.path().join("rig.toml");
+    let mut c = piped(&[
+        "calibrate-camera",
+        "--camera",
+        "97",
+        "-o",
+        rig.to_str().unwrap(),
+    ]);
+    assert_eq!(c.code(Duration::from_secs(20)), Some(2));
+    let err: Vec<String> = c.err.try_iter().collect();
+    assert!(
+        err.iter().any(|l| l.starts_with("error: camera 97")),
+        "{err:?}"
+    );
+    assert!(!err.iter().any(|l| l.contains("stays up")), "{err:?}");
+}
+
+#[test]
 fn ctrl_c_while_a_camera_rig_waits_for_save_exits_130_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let rig = dir.path().join("simrig.toml");
