@@ -40,6 +40,7 @@ pub struct BenchBricksArgs {
     /// Link latency, ms.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub latency: u32,
+    /// Cube size.
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
     /// Simulated seconds per wall second (the firmware brick may run slower than asked).
