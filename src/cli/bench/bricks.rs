@@ -284,6 +284,7 @@ fn unit(kind: &str) -> &'static str {
         "speed" => " %",
         "sensor" => " raw",
         "time" => " ms",
+        "time-us" => " µs",
         "repeats" => "×",
         "reply" | "interval" => " s",
         _ => "",

@@ -33,6 +33,8 @@ pub struct Tolerances {
     pub sensor: f64,
     /// Milliseconds of brick time (TIMER_READ).
     pub time: f64,
+    /// Microseconds of brick time (TIMER_READ_US).
+    pub time_us: f64,
     /// Volts or percent.
     pub battery: f64,
     /// Repeats of a polled command.
@@ -50,6 +52,7 @@ impl Default for Tolerances {
             speed: 100.0,
             sensor: 400.0,
             time: 2000.0,
+            time_us: 2_000_000.0,
             battery: 0.01,
             repeats: 50.0,
             reply: 2.0,
@@ -66,6 +69,7 @@ impl Tolerances {
             "speed" => self.speed,
             "sensor" => self.sensor,
             "time" => self.time,
+            "time-us" => self.time_us,
             "battery" => self.battery,
             "repeats" => self.repeats,
             "argument" => self.argument,

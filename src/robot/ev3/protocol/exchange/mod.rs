@@ -49,8 +49,11 @@ pub enum Measure {
     Speed,
     /// A sensor's reading (raw counts).
     Sensor,
-    /// A time on the brick (ms).
+    /// A time on the brick (ms: TIMER_READ, TIMER_WAIT).
     Time,
+    /// A time on the brick in microseconds (TIMER_READ_US): the brick's clock since it
+    /// started, so two bricks differ by their start-up as well as by their jobs' times.
+    Microseconds,
     /// The battery (volts or percent).
     Battery,
     /// Not measured by the brick but computed by the host from what it measured: a byte a
@@ -67,6 +70,7 @@ impl Measure {
             Measure::Speed => "speed",
             Measure::Sensor => "sensor",
             Measure::Time => "time",
+            Measure::Microseconds => "time-us",
             Measure::Battery => "battery",
             Measure::Argument => "argument",
         }
@@ -191,7 +195,8 @@ fn measured(ins: &Instr, k: usize) -> Option<Measure> {
             Measure::Count
         }),
         op::OUTPUT_GET_COUNT => Some(Measure::Count),
-        op::TIMER_READ | op::TIMER_READ_US | op::TIMER_WAIT => Some(Measure::Time),
+        op::TIMER_READ | op::TIMER_WAIT => Some(Measure::Time),
+        op::TIMER_READ_US => Some(Measure::Microseconds),
         op::UI_READ if sub == Some(op::UI_READ_GET_VBATT) || sub == Some(op::UI_READ_GET_LBATT) => {
             Some(Measure::Battery)
         }

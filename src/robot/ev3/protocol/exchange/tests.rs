@@ -209,3 +209,24 @@ fn a_byte_no_operation_writes_keeps_the_class_of_what_was_left_there() {
     let pad = t[0].fields.iter().find(|f| f.offset == 1).unwrap();
     assert_eq!(pad.class, Class::Value);
 }
+
+#[test]
+fn the_microsecond_clock_is_its_own_kind_and_the_millisecond_one_is_time() {
+    let mut c = DirectCommand::new();
+    let us = c.timer_read_us();
+    let mut g = vec![0u8; c.global];
+    g[us.offset..us.offset + 4].copy_from_slice(&1_234_567i32.to_le_bytes());
+    let t = turns(&traffic(&c, 3, &g, 0.0));
+    let f = t[0].fields.iter().find(|f| f.offset == us.offset).unwrap();
+    assert_eq!(f.class, Class::Physical(Measure::Microseconds));
+    assert_eq!(Measure::Microseconds.name(), "time-us");
+    assert_eq!(Tolerances::default().of("time-us"), 2_000_000.0);
+    let mut p = Program::new();
+    let ms = p.global(Width::B4);
+    p.timer_read(ms);
+    let cmd = p.finish().unwrap();
+    let t = turns(&traffic(&cmd, 4, &vec![0u8; cmd.global], 0.0));
+    let o = ms.global_offset().unwrap();
+    let f = t[0].fields.iter().find(|f| f.offset == o).unwrap();
+    assert_eq!(f.class, Class::Physical(Measure::Time));
+}
