@@ -169,7 +169,10 @@ pub enum Command {
 
 /// Runs the program; maps the outcome to the documented exit codes.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let global = cli.global.clone();
     let result = dispatch(cli.command, &global);
     let code = match result {
@@ -189,6 +192,35 @@ pub fn main() -> ExitCode {
     // A live page nobody opened during a short run stays up a while (`--view-linger`).
     view::linger(code);
     ExitCode::from(code)
+}
+
+/// Bad usage (exit 2), said as clap says it; with `--json` anywhere on the command line
+/// also as an `error` line on stdout, as every other error is. Help and version are no
+/// errors.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        || matches!(
+            e.kind(),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        )
+    {
+        let _ = e.print();
+        return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    if std::env::args_os().skip(1).any(|a| a == "--json") {
+        let text = e.render().to_string();
+        // The message's first paragraph, without the usage and the hint after it.
+        let message: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .map(|l| l.trim().trim_start_matches("error: "))
+            .collect();
+        let message = message.join(" ");
+        output::json_line(&serde_json::json!({"type": "error", "message": message}));
+    }
+    let _ = e.print();
+    ExitCode::from(2)
 }
 
 fn dispatch(command: Command, g: &Global) -> CmdResult {

@@ -296,3 +296,27 @@ fn malformed_input_exits_2_an_illegal_cube_1() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--count"), "{}", stderr(&o));
 }
+
+#[test]
+fn bad_usage_with_json_is_a_json_error_line_too() {
+    for args in [
+        &["--json", "validate"][..],
+        &["--json", "valdate", "x"][..],
+        &["solve", "--json", "--max-length", "x", "solved"][..],
+    ] {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let out = stdout(&o);
+        let line: serde_json::Value = serde_json::from_str(out.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON line ({e}): {out}"));
+        assert_eq!(line["type"], "error", "{line}");
+        let message = line["message"].as_str().unwrap();
+        assert!(!message.is_empty() && !message.contains('\n'), "{line}");
+        // The person reading stderr still gets clap's words.
+        assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+    }
+    // Without --json stdout stays empty; help is no error.
+    let o = cubot(&["validate"]);
+    assert_eq!((o.status.code(), stdout(&o).is_empty()), (Some(2), true));
+    assert_eq!(cubot(&["--help"]).status.code(), Some(0));
+}
