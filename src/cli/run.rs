@@ -143,8 +143,9 @@ pub(super) fn resolve_options(seed: u64, profile: Option<&Path>) -> Result<Resol
 fn checked_resolve_options(connect: &ConnectArgs, scan: &ScanOpts) -> Result<ResolveOptions> {
     let mut opts = resolve_options(connect.seed, scan.profile.as_deref())?;
     opts.best_effort = scan.best_effort;
-    if let Some(scale) = job::connect::scan_scale(connect.robot.into(), connect.scanner.into()) {
-        job::scan::check_profile(&opts, scale)?;
+    let (robot, scanner) = (connect.robot.into(), connect.scanner.into());
+    if let Some(scale) = job::connect::scan_scale(robot, scanner) {
+        job::scan::check_profile(&opts, scale, robot, scanner)?;
     }
     Ok(opts)
 }

@@ -278,6 +278,10 @@ impl RunRobot for CameraRun {
         Ok((raw, orientation))
     }
 
+    fn scanner(&self) -> crate::job::connect::ScannerKind {
+        crate::job::connect::ScannerKind::Camera
+    }
+
     fn scan_scale(&self) -> Option<Scale> {
         Some(Scale::Rgb8)
     }
