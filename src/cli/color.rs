@@ -436,7 +436,8 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
             }
         };
         learn_and_save(&scan, &a, g, &live)
-    })();
+    })()
+    .map_err(super::connect::scan_stopped);
     live.ended(&r);
     r
 }

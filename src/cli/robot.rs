@@ -511,7 +511,11 @@ fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
             .and_then(|file| session::run_session(&mut r, &file, g, live, std::io::stdin().lock())),
         action => run_action(&mut r, action, g, live),
     };
-    stopped_on_error(&mut r, result)
+    let result = stopped_on_error(&mut r, result);
+    if let RobotAction::Scan(_) = a.action {
+        return result.map_err(super::connect::scan_stopped);
+    }
+    result
 }
 
 /// `cubot robot check`: each finding printed as it is made; exit 1 when one must be fixed.

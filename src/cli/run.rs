@@ -364,7 +364,7 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     super::common::check_writable(&a.file, "save")?;
     let stop = stop_on_ctrlc();
     let live = live(&a.view, g, &a.connect, &stop)?;
-    let r = save_live(&a, g, &stop, &live);
+    let r = save_live(&a, g, &stop, &live).map_err(super::connect::scan_stopped);
     live.ended(&r);
     r
 }
@@ -827,13 +827,15 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
             "motors_stopped": motors_stopped,
             "resume": resume,
         });
-        if g.json {
-            super::output::json_line(&line);
-        }
+        super::connect::last_word(|| {
+            if g.json {
+                super::output::json_line(&line);
+            }
+            eprintln!("error: {e}");
+            eprintln!("resume with: {resume}");
+        });
         line["type"] = "stopped".into();
         live.note(line);
-        eprintln!("error: {e}");
-        eprintln!("resume with: {resume}");
     }
     let _ = std::io::stdout().flush();
     live.end(2, Some(e.to_string()));
@@ -866,18 +868,6 @@ fn stop_note(
     }
 }
 
-/// Whether an error is the user's Ctrl-C (not a stop of the execution, which says where
-/// the cube is itself), and then whether the robot confirmed that its motors stopped.
-fn stopped_by_user(e: &RunError) -> Option<Option<bool>> {
-    use crate::robot::mindcub3r::RobotError;
-    match e {
-        RunError::Stopped => Some(None),
-        RunError::Mindcub3r(RobotError::Interrupted { stopped, .. }) => Some(Some(*stopped)),
-        RunError::Stopping { cause, .. } => stopped_by_user(cause),
-        _ => None,
-    }
-}
-
 fn outcome(
     g: &Global,
     r: Result<RunReport, RunError>,
@@ -886,11 +876,8 @@ fn outcome(
     live: &Live,
 ) -> CmdResult {
     if let Err(e) = &r {
-        if let (false, Some(stopped)) = (turning, stopped_by_user(e)) {
-            let motors = match stopped {
-                Some(false) => "the robot did not confirm the stop: a motor may still be running (switch it off)",
-                _ => "motors stopped",
-            };
+        if let (false, Some(stopped)) = (turning, super::connect::user_stop(e)) {
+            let motors = super::connect::motors_after_stop(stopped);
             if g.json {
                 super::output::json_line(&serde_json::json!({
                     "type": "stopped", "turned": false,
