@@ -53,7 +53,7 @@ pub struct ExecuteOpts {
     pub max_length: Option<u32>,
     /// MindCub3r, 3x3x3: milliseconds of robot-cost search for solutions that are cheap
     /// for the robot (not merely short), on top of the solver's candidates (0: off).
-    #[arg(long, default_value_t = 1500, value_name = "MS", value_parser = super::args::millis)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1500, value_name = "MS", value_parser = super::args::millis)]
     pub search_ms: u64,
     /// Robot-cost search on a node budget instead of `--search-ms` (deterministic whatever
     /// the machine's load).
@@ -446,10 +446,7 @@ fn searches(c: &ConnectArgs, tools: &Tools) -> bool {
         && c.size == SizeArg::Three
 }
 
-/// `1 face turn`, `2 face turns`: a count with its noun in agreement.
-pub(super) fn plural(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
-}
+use super::output::plural;
 
 /// Shared state for event printing.
 struct Reporter {
