@@ -68,7 +68,7 @@ pub struct ConnectArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// With --sim: simulated seconds per wall second (at most 10000).
-    #[arg(long, default_value_t = DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
     pub speed: f64,
     /// With --sim: sticker palette of the simulated cube.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
@@ -330,6 +330,9 @@ pub fn connect(
     let o = connect_options(a, start, stop)?;
     job::connect(&o).map_err(|e| {
         let text = e.to_string();
+        if let (Link::Port(p), true) = (&o.link, text.contains(": not a terminal (")) {
+            return not_a_port(p);
+        }
         let silent = text.contains("did not answer") || text.contains("no reply");
         match (&o.link, silent) {
             (Link::Port(p), true) => {
@@ -342,6 +345,14 @@ pub fn connect(
             _ => e.into(),
         }
     })
+}
+
+/// A `--port` that opened but is no terminal (`/dev/null`): not a serial port.
+fn not_a_port(p: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--port {}: is not a serial port (the device is no terminal): --port names the robot's serial port, `usb` or the brick's name (see `cubot ports`); --sim runs the simulator",
+        p.display()
+    )
 }
 
 /// Refuses, before anything is opened, a `--port` that cannot be a port: a regular file
@@ -400,8 +411,10 @@ pub fn brick_link(place: &BrickPlace) -> Result<BrickLink> {
             port.display()
         );
     }
-    let link = crate::robot::link::open(&port, Some(job::connect::SERIAL_BAUD))
-        .with_context(|| format!("opening the brick's port {}", port.display()))?;
+    let link = match crate::robot::link::open(&port, Some(job::connect::SERIAL_BAUD)) {
+        Err(crate::robot::link::LinkError::NotATerminal { .. }) => return Err(not_a_port(&port)),
+        r => r.with_context(|| format!("opening the brick's port {}", port.display()))?,
+    };
     Ok(BrickLink { link, sim: None })
 }
 

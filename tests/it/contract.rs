@@ -379,6 +379,13 @@ fn a_doubts_stickers_are_where_its_rivals_differ_from_the_best() {
         }
     }
     differ.sort_unstable();
+    // The rivals come closest first: the `rival` line is the first of them.
+    let rival = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "rival")
+        .expect("a rival line");
+    assert_eq!(rival["cube"], doubt["rivals"][0], "{doubt}");
     let named: Vec<u64> = doubt["doubtful_indices"]
         .as_array()
         .unwrap()
@@ -458,8 +465,14 @@ fn bench_run_says_what_it_waits_for_in_robot_time() {
     assert_eq!(o.status.code(), Some(0), "{}", both(&o));
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(
-        err.starts_with("bench run: 1 runs of the whole job on simulated robots at speed 50"),
+        err.starts_with("bench run: 1 run of the whole job on simulated robots at speed 50 (each about 2 s of wall time), 1 at a time"),
         "{err}"
+    );
+    assert!(
+        out.contains(
+            "whole wait, 1 seeded run per latency (seeds 1..1), simulator at speed 50, 1 job;"
+        ),
+        "{out}"
     );
     assert!(err.contains("run 1/1 (seed 1, 0 ms): reached"), "{err}");
     assert!(
@@ -529,6 +542,21 @@ fn a_file_given_as_port_is_refused_with_the_flag_it_belongs_to() {
         "{err}"
     );
     assert!(!err.contains("typewriter"), "{err}");
+    // A device that is no terminal is no port either, for a job and for a bare brick.
+    for args in [
+        &["run", "--port", "/dev/null"][..],
+        &["run", "--robot", "line", "--port", "/dev/null"],
+        &["robot", "--port", "/dev/null", "home"],
+    ] {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("--port /dev/null: is not a serial port") && err.contains("`cubot ports`"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("typewriter"), "{args:?}: {err}");
+    }
 }
 
 /// A scan of no cube (one grey surface, an empty tray) says so with exit 2 on every command
@@ -750,6 +778,36 @@ fn ctrl_c_during_the_scan_says_nothing_turned_and_a_second_one_names_what_to_do(
             .contains("nothing was turned yet: run again"),
         "{seen:?}"
     );
+}
+
+/// Every `--json` line has a type: synth-scan's scans (still read as scans), and camera
+/// list ends with a count, 0 included, so that no cameras is not silence.
+#[test]
+fn json_lines_of_synth_scan_and_camera_list_have_a_type() {
+    let o = cubot(&["--json", "synth-scan", "--count", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["type"], "scan", "{l}");
+        let f = dir.path().join("s.json");
+        std::fs::write(&f, l).unwrap();
+        let r = cubot(&["resolve", f.to_str().unwrap()]);
+        assert!(r.status.success(), "{}", stderr(&r));
+    }
+    let o = cubot(&["--json", "camera", "list"]);
+    if o.status.success() {
+        let v: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(v.iter().all(|v| v["type"].is_string()), "{v:?}");
+        let last = v.last().expect("a summary line");
+        assert_eq!(last["type"], "cameras");
+        assert_eq!(last["count"].as_u64(), Some(v.len() as u64 - 1));
+    }
 }
 
 /// Motors on swapped ports stop a run at connect with the fix `robot check` gives.

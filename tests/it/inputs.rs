@@ -18,6 +18,16 @@ fn numeric_flags_that_are_not_finite_or_in_range_are_refused_at_parse_time() {
     let cases: &[(&[&str], &str)] = &[
         (&["resolve", scan, "--doubt", "nan"], "--doubt"),
         (&["resolve", scan, "--doubt=-1"], "--doubt"),
+        // A negative number is the option's value, refused for its range.
+        (
+            &["resolve", scan, "--doubt", "-1"],
+            "expected a finite number ≥ 0",
+        ),
+        (&["run", "--sim", "--speed", "-1"], "--speed <SPEED>"),
+        (
+            &["random", "--count", "0"],
+            "'--count <COUNT>': must be at least 1",
+        ),
         (&["run", "--sim", "--speed", "1e9"], "--speed"),
         (&["run", "--sim", "--speed", "inf"], "--speed"),
         (&["sim", "--pty", "--speed", "0"], "--speed"),
