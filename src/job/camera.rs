@@ -278,8 +278,8 @@ impl RunRobot for CameraRun {
         Ok((raw, orientation))
     }
 
-    fn scanner(&self) -> crate::job::connect::ScannerKind {
-        crate::job::connect::ScannerKind::Camera
+    fn scanner(&self) -> super::kind::ScannerKind {
+        super::kind::ScannerKind::Camera
     }
 
     fn scan_scale(&self) -> Option<Scale> {

@@ -17,8 +17,8 @@ use crate::robot::mindcub3r::RobotError;
 use crate::scan::VisionError;
 use crate::solver::SolverError;
 
-use super::connect::{RobotKind, ScannerKind};
 use super::journal::{Action, JournalError};
+use super::kind::{RobotKind, ScannerKind};
 use super::target::TargetError;
 
 /// What went wrong, with the evidence. [`RunError::is_no`] tells a well-formed "no"

@@ -54,8 +54,8 @@ pub trait RunRobot {
         None
     }
     /// What reads the stickers: the robot's own sensor unless a camera wraps it.
-    fn scanner(&self) -> super::connect::ScannerKind {
-        super::connect::ScannerKind::Sensor
+    fn scanner(&self) -> super::kind::ScannerKind {
+        super::kind::ScannerKind::Sensor
     }
     /// The scale of this robot's scans (`None`: it cannot scan), known before it moves.
     fn scan_scale(&self) -> Option<Scale>;

@@ -11,8 +11,8 @@ use crate::cube::Size;
 use crate::robot::mindcub3r::model::Orientation;
 
 use super::colours::Resolved;
-use super::connect::{RobotKind, ScannerKind};
 use super::error::RunError;
+use super::kind::{RobotKind, ScannerKind};
 use super::report::RunEvent;
 use super::robot::RunRobot;
 

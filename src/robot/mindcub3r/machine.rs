@@ -202,7 +202,7 @@ impl MindCub3r {
     }
 
     /// Every device where the configuration's ports expect it; else each wrong port with
-    /// its fix, as `cubot robot check` says it ([`super::check::judge_devices`]).
+    /// its fix, as `cubot robot check` says it ([`super::wiring::judge_devices`]).
     fn check_devices(&mut self) -> Result<(), RobotError> {
         let inputs: Vec<u8> = OutputPort::ALL
             .iter()
@@ -215,9 +215,9 @@ impl MindCub3r {
             .iter()
             .map(|&(t, _)| t)
             .collect();
-        let fixes: Vec<String> = super::check::judge_devices(&self.config.ports, &types)
+        let fixes: Vec<String> = super::wiring::judge_devices(&self.config.ports, &types)
             .into_iter()
-            .filter(|f| f.level == super::check::Level::Fail)
+            .filter(|f| f.level == super::wiring::Level::Fail)
             .map(|f| f.message)
             .collect();
         if fixes.is_empty() {
