@@ -97,6 +97,15 @@ pub fn latency_ms(s: &str) -> Result<f64, String> {
     )
 }
 
+/// A count of at least 1.
+pub fn at_least_one(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("{s:?} is not a whole number ≥ 1")),
+    }
+}
+
 /// A time limit in whole milliseconds: 0 to [`MAX_MILLIS`].
 pub fn millis(s: &str) -> Result<u64, String> {
     let v: u64 = s
@@ -213,6 +222,9 @@ mod tests {
         assert_eq!(millis("1500"), Ok(1500));
         assert!(millis("18446744073709551615").is_err());
         assert!(millis("-1").is_err());
+        assert_eq!(at_least_one("0"), Err("must be at least 1".to_string()));
+        assert_eq!(at_least_one("7"), Ok(7));
+        assert!(at_least_one("-1").is_err());
     }
 
     #[test]

@@ -421,6 +421,7 @@ fn list(g: &Global) -> CmdResult {
                 "type": "camera", "index": c.index, "name": c.name, "description": c.description,
             }));
         }
+        super::output::json_line(&serde_json::json!({"type": "cameras", "count": cams.len()}));
     } else if cams.is_empty() {
         outln!("no cameras found");
     } else {

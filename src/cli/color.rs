@@ -42,7 +42,7 @@ pub struct ResolveArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Doubt threshold in nats (a rival legal cube closer than this is "too close").
-    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
           value_parser = super::args::finite_non_negative)]
     pub doubt: f64,
 }
@@ -101,22 +101,22 @@ pub struct SynthScanArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct ConditionArgs {
     /// σ of per-sticker log brightness.
-    #[arg(long, value_parser = super::args::finite_non_negative)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_non_negative)]
     pub brightness_spread: Option<f64>,
     /// Mean wear toward grey (0..1).
-    #[arg(long, value_parser = super::args::unit_interval)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::unit_interval)]
     pub fade: Option<f64>,
     /// σ of the light's per-channel log cast (EV3: gain spread).
-    #[arg(long, value_parser = super::args::finite_non_negative)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_non_negative)]
     pub cast: Option<f64>,
     /// Light fall-off toward face corners (EV3: per-position level spread).
-    #[arg(long, value_parser = super::args::finite_non_negative)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_non_negative)]
     pub vignette: Option<f64>,
     /// Per-read noise (fraction of the signal).
-    #[arg(long, value_parser = super::args::finite_non_negative)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_non_negative)]
     pub noise: Option<f64>,
     /// Exposure (1 = white near full scale).
-    #[arg(long, value_parser = super::args::finite_positive)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_positive)]
     pub exposure: Option<f64>,
 }
 
@@ -436,7 +436,8 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
             }
         };
         learn_and_save(&scan, &a, g, &live)
-    })();
+    })()
+    .map_err(super::connect::scan_stopped);
     live.ended(&r);
     r
 }
@@ -576,7 +577,7 @@ pub fn one_synthetic(
     (cube, scan)
 }
 
-pub fn synth_scan(a: SynthScanArgs, _g: &Global) -> CmdResult {
+pub fn synth_scan(a: SynthScanArgs, g: &Global) -> CmdResult {
     let size = Size::from(a.size);
     let palette = Palette::from(a.palette);
     let state = match &a.state {
@@ -598,7 +599,12 @@ pub fn synth_scan(a: SynthScanArgs, _g: &Global) -> CmdResult {
             m.insert("expected".into(), json!(cube.to_letters()));
             m.insert("seed".into(), json!(seed));
         }
-        if a.count == 1 {
+        if g.json {
+            // A scan file's fields with the line's type (which a scan's reader ignores).
+            let mut line = serde_json::to_value(&scan)?;
+            line["type"] = "scan".into();
+            json_line(&line);
+        } else if a.count == 1 {
             outln!("{}", scan.to_json());
         } else {
             outln!("{}", serde_json::to_string(&scan)?);

@@ -68,7 +68,7 @@ pub struct ConnectArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// With --sim: simulated seconds per wall second (at most 10000).
-    #[arg(long, default_value_t = DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
     pub speed: f64,
     /// With --sim: sticker palette of the simulated cube.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
@@ -113,7 +113,12 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
                 std::process::exit(code);
             }
             if s.swap(true, Ordering::SeqCst) {
-                eprintln!("{}", second_ctrlc_note());
+                // One account of the end: the command's own, if it is said already (or
+                // being said: this waits for it), else this one, held until the exit.
+                let said = LAST_WORD.lock().unwrap_or_else(|e| e.into_inner());
+                if !*said {
+                    eprintln!("{}", second_ctrlc_note());
+                }
                 std::process::exit(130);
             } else {
                 eprintln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");
@@ -122,6 +127,62 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
         stop
     })
     .clone()
+}
+
+/// Whether a Ctrl-C (or the live page's Stop) ended the job: `Some` of whether the robot
+/// confirmed its motors' stop (`None`: it cannot say).
+pub fn user_stop(e: &job::RunError) -> Option<Option<bool>> {
+    use crate::robot::mindcub3r::RobotError;
+    match e {
+        job::RunError::Stopped => Some(None),
+        job::RunError::Mindcub3r(RobotError::Interrupted { stopped, .. }) => Some(Some(*stopped)),
+        job::RunError::Stopping { cause, .. } => user_stop(cause),
+        _ => None,
+    }
+}
+
+/// The motors after a stop, in words (`stopped` as [`user_stop`] gives it).
+pub fn motors_after_stop(stopped: Option<bool>) -> &'static str {
+    match stopped {
+        Some(false) => {
+            "the robot did not confirm the stop: a motor may still be running (switch it off)"
+        }
+        _ => "motors stopped",
+    }
+}
+
+/// A Ctrl-C in a command that only scans (`calibrate`, `save`, `robot scan`: they tilt
+/// and spin the cube whole, never turn a layer, and write only at the end), said with what
+/// it left and the next step; any other error as it is.
+pub fn scan_stopped(e: anyhow::Error) -> anyhow::Error {
+    use crate::robot::mindcub3r::RobotError;
+    let stopped = match (
+        e.downcast_ref::<job::RunError>(),
+        e.downcast_ref::<RobotError>(),
+    ) {
+        (Some(r), _) => user_stop(r),
+        (_, Some(RobotError::Interrupted { stopped, .. })) => Some(Some(*stopped)),
+        _ => None,
+    };
+    match stopped {
+        Some(stopped) => anyhow::anyhow!(
+            "stopped (Ctrl-C) before the scan ended; {}; no layer turned (a scan only tilts and spins the cube whole) and nothing was written: run the same command again to start over",
+            motors_after_stop(stopped)
+        ),
+        None => e,
+    }
+}
+
+/// Whether the command's own account of how it ended has been said (see [`last_word`]).
+static LAST_WORD: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+/// Says how the command ended (`say`), once: a second Ctrl-C exiting at once meanwhile
+/// says nothing more than this, and once it has said its own account this waits for its
+/// exit rather than say a second, different one.
+pub fn last_word<T>(say: impl FnOnce() -> T) -> T {
+    let mut said = LAST_WORD.lock().unwrap_or_else(|e| e.into_inner());
+    *said = true;
+    say()
 }
 
 /// Set while the robot stands still (the solver's tables loading, a session waiting for
@@ -269,6 +330,9 @@ pub fn connect(
     let o = connect_options(a, start, stop)?;
     job::connect(&o).map_err(|e| {
         let text = e.to_string();
+        if let (Link::Port(p), true) = (&o.link, text.contains(": not a terminal (")) {
+            return not_a_port(p);
+        }
         let silent = text.contains("did not answer") || text.contains("no reply");
         match (&o.link, silent) {
             (Link::Port(p), true) => {
@@ -281,6 +345,14 @@ pub fn connect(
             _ => e.into(),
         }
     })
+}
+
+/// A `--port` that opened but is no terminal (`/dev/null`): not a serial port.
+fn not_a_port(p: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--port {}: is not a serial port (the device is no terminal): --port names the robot's serial port, `usb` or the brick's name (see `cubot ports`); --sim runs the simulator",
+        p.display()
+    )
 }
 
 /// Refuses, before anything is opened, a `--port` that cannot be a port: a regular file
@@ -339,8 +411,10 @@ pub fn brick_link(place: &BrickPlace) -> Result<BrickLink> {
             port.display()
         );
     }
-    let link = crate::robot::link::open(&port, Some(job::connect::SERIAL_BAUD))
-        .with_context(|| format!("opening the brick's port {}", port.display()))?;
+    let link = match crate::robot::link::open(&port, Some(job::connect::SERIAL_BAUD)) {
+        Err(crate::robot::link::LinkError::NotATerminal { .. }) => return Err(not_a_port(&port)),
+        r => r.with_context(|| format!("opening the brick's port {}", port.display()))?,
+    };
     Ok(BrickLink { link, sim: None })
 }
 

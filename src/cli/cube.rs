@@ -17,8 +17,12 @@ use crate::cube::{
 
 #[derive(clap::Args, Debug)]
 pub struct ValidateArgs {
-    /// A facelet string (54 or 24 symbols, URFDLB order), @FILE, or - for stdin (one a line).
+    /// A facelet string (54 or 24 symbols, URFDLB order), `solved` (see --size), @FILE, or
+    /// - for stdin (one a line).
     pub state: String,
+    /// Size of `solved`.
+    #[arg(long, value_enum, default_value_t = SizeArg::Three)]
+    pub size: SizeArg,
 }
 
 #[derive(clap::Args, Debug)]
@@ -53,7 +57,7 @@ pub struct RandomArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// How many states (at least 1).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1, value_parser = super::args::at_least_one)]
     pub count: u64,
 }
 
@@ -88,6 +92,11 @@ pub fn problems_json(invalid: &crate::cube::InvalidCube) -> Vec<serde_json::Valu
 }
 
 pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
+    // `solved` is a legal state, as `show` and `apply` read it.
+    let check = |s: &str| match s.trim().eq_ignore_ascii_case("solved") {
+        true => Ok(FaceletCube::solved(a.size.into())),
+        false => check(s),
+    };
     for_each_state(&a.state, |s| match check(s) {
         Ok(cube) => {
             if g.json {

@@ -179,7 +179,7 @@ pub fn main() -> ExitCode {
         Ok(Exit::Ok) => 0,
         Ok(Exit::No) => 1,
         Err(e) if e.is::<AnswerTold>() => 2,
-        Err(e) => {
+        Err(e) => connect::last_word(|| {
             if global.json {
                 output::json_line(
                     &serde_json::json!({"type": "error", "message": output::error_message(&e)}),
@@ -187,7 +187,7 @@ pub fn main() -> ExitCode {
             }
             eprintln!("error: {}", output::error_message(&e));
             2
-        }
+        }),
     };
     // A live page nobody opened during a short run stays up a while (`--view-linger`).
     view::linger(code);

@@ -67,3 +67,8 @@ pub fn error_message(e: &anyhow::Error) -> String {
     }
     msg
 }
+
+/// `1 face turn`, `2 face turns`: a count with its noun in agreement.
+pub fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}

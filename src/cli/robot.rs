@@ -37,7 +37,7 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Simulated seconds per wall second (at most 10000).
-    #[arg(long, default_value_t = 1.0, value_parser = super::args::sim_speed)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0, value_parser = super::args::sim_speed)]
     pub speed: f64,
     /// Sticker palette.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
@@ -66,7 +66,7 @@ pub struct SimArgs {
     #[command(flatten)]
     pub brick: super::args::BrickArgs,
     /// Transport latency added to every reply, in simulated ms (USB ≈ 10, Bluetooth ≈ 60).
-    #[arg(long, default_value_t = 0.0, value_parser = super::args::latency_ms)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0, value_parser = super::args::latency_ms)]
     pub latency: f64,
     /// Which robot to simulate: the EV3 MindCub3r, or a line-protocol robot.
     #[arg(long, value_enum, default_value = "mindcub3r")]
@@ -104,7 +104,7 @@ pub struct RobotArgs {
     pub seed: u64,
     /// With --sim: simulated seconds per wall second (at most 10000) [default: 20].
     /// `calibrate-timings` measures at speed 1 and refuses it.
-    #[arg(long, global = true, value_parser = super::args::sim_speed)]
+    #[arg(long, allow_negative_numbers = true, global = true, value_parser = super::args::sim_speed)]
     pub speed: Option<f64>,
     /// MindCub3r configuration (default: calibration/mindcub3r.toml if present, else the
     /// built-in defaults, which equal that file).
@@ -511,7 +511,11 @@ fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
             .and_then(|file| session::run_session(&mut r, &file, g, live, std::io::stdin().lock())),
         action => run_action(&mut r, action, g, live),
     };
-    stopped_on_error(&mut r, result)
+    let result = stopped_on_error(&mut r, result);
+    if let RobotAction::Scan(_) = a.action {
+        return result.map_err(super::connect::scan_stopped);
+    }
+    result
 }
 
 /// `cubot robot check`: each finding printed as it is made; exit 1 when one must be fixed.
@@ -551,7 +555,7 @@ fn check(
     } else if fails == 0 && warns == 0 {
         outln!("robot check: all well");
     } else {
-        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        use super::output::plural;
         outln!(
             "robot check: {} to fix, {}",
             plural(fails, "problem"),
@@ -754,7 +758,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
                 outln!(
                     "doubt: stickers {names} {}, still after {}; best guess {}, {} likely; use --best-effort to take it",
                     crate::cli::color::doubt_basis(&best),
-                    super::run::plural(round as usize, "re-read"),
+                    super::output::plural(round as usize, "re-read"),
                     best.cube.to_letters(),
                     crate::cli::color::likelihood_text(&best)
                 );

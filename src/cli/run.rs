@@ -53,7 +53,7 @@ pub struct ExecuteOpts {
     pub max_length: Option<u32>,
     /// MindCub3r, 3x3x3: milliseconds of robot-cost search for solutions that are cheap
     /// for the robot (not merely short), on top of the solver's candidates (0: off).
-    #[arg(long, default_value_t = 1500, value_name = "MS", value_parser = super::args::millis)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1500, value_name = "MS", value_parser = super::args::millis)]
     pub search_ms: u64,
     /// Robot-cost search on a node budget instead of `--search-ms` (deterministic whatever
     /// the machine's load).
@@ -143,8 +143,9 @@ pub(super) fn resolve_options(seed: u64, profile: Option<&Path>) -> Result<Resol
 fn checked_resolve_options(connect: &ConnectArgs, scan: &ScanOpts) -> Result<ResolveOptions> {
     let mut opts = resolve_options(connect.seed, scan.profile.as_deref())?;
     opts.best_effort = scan.best_effort;
-    if let Some(scale) = job::connect::scan_scale(connect.robot.into(), connect.scanner.into()) {
-        job::scan::check_profile(&opts, scale)?;
+    let (robot, scanner) = (connect.robot.into(), connect.scanner.into());
+    if let Some(scale) = job::connect::scan_scale(robot, scanner) {
+        job::scan::check_profile(&opts, scale, robot, scanner)?;
     }
     Ok(opts)
 }
@@ -363,7 +364,7 @@ pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
     super::common::check_writable(&a.file, "save")?;
     let stop = stop_on_ctrlc();
     let live = live(&a.view, g, &a.connect, &stop)?;
-    let r = save_live(&a, g, &stop, &live);
+    let r = save_live(&a, g, &stop, &live).map_err(super::connect::scan_stopped);
     live.ended(&r);
     r
 }
@@ -445,10 +446,7 @@ fn searches(c: &ConnectArgs, tools: &Tools) -> bool {
         && c.size == SizeArg::Three
 }
 
-/// `1 face turn`, `2 face turns`: a count with its noun in agreement.
-pub(super) fn plural(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
-}
+use super::output::plural;
 
 /// Shared state for event printing.
 struct Reporter {
@@ -828,13 +826,15 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
             "motors_stopped": motors_stopped,
             "resume": resume,
         });
-        if g.json {
-            super::output::json_line(&line);
-        }
+        super::connect::last_word(|| {
+            if g.json {
+                super::output::json_line(&line);
+            }
+            eprintln!("error: {e}");
+            eprintln!("resume with: {resume}");
+        });
         line["type"] = "stopped".into();
         live.note(line);
-        eprintln!("error: {e}");
-        eprintln!("resume with: {resume}");
     }
     let _ = std::io::stdout().flush();
     live.end(2, Some(e.to_string()));
@@ -867,18 +867,6 @@ fn stop_note(
     }
 }
 
-/// Whether an error is the user's Ctrl-C (not a stop of the execution, which says where
-/// the cube is itself), and then whether the robot confirmed that its motors stopped.
-fn stopped_by_user(e: &RunError) -> Option<Option<bool>> {
-    use crate::robot::mindcub3r::RobotError;
-    match e {
-        RunError::Stopped => Some(None),
-        RunError::Mindcub3r(RobotError::Interrupted { stopped, .. }) => Some(Some(*stopped)),
-        RunError::Stopping { cause, .. } => stopped_by_user(cause),
-        _ => None,
-    }
-}
-
 fn outcome(
     g: &Global,
     r: Result<RunReport, RunError>,
@@ -887,11 +875,8 @@ fn outcome(
     live: &Live,
 ) -> CmdResult {
     if let Err(e) = &r {
-        if let (false, Some(stopped)) = (turning, stopped_by_user(e)) {
-            let motors = match stopped {
-                Some(false) => "the robot did not confirm the stop: a motor may still be running (switch it off)",
-                _ => "motors stopped",
-            };
+        if let (false, Some(stopped)) = (turning, super::connect::user_stop(e)) {
+            let motors = super::connect::motors_after_stop(stopped);
             if g.json {
                 super::output::json_line(&serde_json::json!({
                     "type": "stopped", "turned": false,

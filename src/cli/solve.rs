@@ -34,7 +34,7 @@ pub struct SolveArgs {
     pub max_length: Option<u32>,
     /// Time limit per state in milliseconds [default: 60000 when --max-length is below
     /// the default, where a cube may have no solution and proving it can take hours].
-    #[arg(long, value_name = "MS", value_parser = super::args::millis)]
+    #[arg(long, allow_negative_numbers = true, value_name = "MS", value_parser = super::args::millis)]
     pub timeout: Option<u64>,
     /// How many distinct solutions to print (shortest first).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]

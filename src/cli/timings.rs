@@ -81,7 +81,7 @@ pub fn refuse_speed(speed: f64) -> Result<()> {
 fn measuring_note(a: &CalibrateTimingsArgs) -> String {
     format!(
         "measuring: the plans of {} on {}, each primitive timed (about a minute a cube)…",
-        super::run::plural(a.cubes as usize, "random cube"),
+        super::output::plural(a.cubes as usize, "random cube"),
         if a.sim {
             format!(
                 "simulated bricks at {:?} ms latency, at speed 1",

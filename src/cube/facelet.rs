@@ -174,11 +174,12 @@ pub(crate) fn read_symbols(s: &str) -> Result<Vec<char>, ParseError> {
         }
         out.push(c);
     }
-    if distinct.len() > 6 {
-        return Err(ParseError::TooManySymbols { symbols: distinct });
-    }
+    // The length first: a sticker too many also reads as a seventh colour.
     if out.len() != 24 && out.len() != 54 {
         return Err(ParseError::Length { found: out.len() });
+    }
+    if distinct.len() > 6 {
+        return Err(ParseError::TooManySymbols { symbols: distinct });
     }
     Ok(out)
 }

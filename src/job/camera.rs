@@ -279,6 +279,10 @@ impl RunRobot for CameraRun {
         Ok((raw, orientation))
     }
 
+    fn scanner(&self) -> super::kind::ScannerKind {
+        super::kind::ScannerKind::Camera
+    }
+
     fn scan_scale(&self) -> Option<Scale> {
         Some(Scale::Rgb8)
     }

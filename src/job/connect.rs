@@ -25,33 +25,7 @@ use super::robot::RunRobot;
 /// The serial speed of a real robot's port (a simulator's pty has none).
 pub const SERIAL_BAUD: u32 = 115_200;
 
-/// Which robot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RobotKind {
-    /// LEGO EV3 MindCub3r (EV3 direct commands).
-    Mindcub3r,
-    /// A line-protocol robot (one motor per face, or five).
-    Line,
-}
-
-impl RobotKind {
-    /// The name a journal records ([`RunRobot::kind`]).
-    pub fn from_journal(kind: &str) -> RobotKind {
-        match kind {
-            "line" => RobotKind::Line,
-            _ => RobotKind::Mindcub3r,
-        }
-    }
-}
-
-/// What reads the stickers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScannerKind {
-    /// The robot's own colour sensor(s).
-    Sensor,
-    /// A fixed camera looking at the top face (the simulator renders frames).
-    Camera,
-}
+pub use super::kind::{RobotKind, ScannerKind};
 
 /// The scale a robot's scans come in, known before connecting: EV3 raw counts from the
 /// MindCub3r's sensor, sRGB from a camera; `None` for a line robot's own sensors (it says

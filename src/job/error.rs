@@ -18,6 +18,7 @@ use crate::scan::VisionError;
 use crate::solver::SolverError;
 
 use super::journal::{Action, JournalError};
+use super::kind::{RobotKind, ScannerKind};
 use super::target::TargetError;
 
 /// What went wrong, with the evidence. [`RunError::is_no`] tells a well-formed "no"
@@ -58,13 +59,21 @@ pub enum RunError {
         /// Nats from the best to its closest rival.
         margin: f64,
     },
-    /// The colour profile was learned on another scale than the scanner reads.
+    /// The colour profile was learned on another scale than the scanner reads; the message
+    /// names the command that learns one with this robot's scanner.
     #[error(
-        "the colour profile was learned on scale {} but the scanner reads {}: use a profile learned with this scanner (`cubot calibrate -o FILE` with the cube solved in the robot)",
+        "the colour profile was learned on scale {} but the scanner reads {}: learn one with this scanner, `{}` (with the same --port or --sim, the cube solved in the robot)",
         profile.name(),
-        scanner.name()
+        scale.name(),
+        calibrate_command(*robot, *scanner)
     )]
-    ProfileScale { profile: Scale, scanner: Scale },
+    ProfileScale {
+        profile: Scale,
+        /// The scale the scanner reads.
+        scale: Scale,
+        robot: RobotKind,
+        scanner: ScannerKind,
+    },
     /// The resolver found no legal cube in the readings, even after re-reading them.
     #[error("the scanned cube is not a legal cube: {0}")]
     Unresolved(ResolveError),
@@ -256,6 +265,20 @@ pub enum CameraError {
     NoSuchSticker { want: usize, size: Size },
     #[error("camera: the frame for sticker {want} gave {got} stickers")]
     FrameStickers { want: usize, got: usize },
+}
+
+/// The command that learns a colour profile with this robot and scanner (a solved cube in
+/// the robot): the scanner's own scale, which a profile must match.
+pub fn calibrate_command(robot: RobotKind, scanner: ScannerKind) -> String {
+    let robot = match robot {
+        RobotKind::Mindcub3r => "",
+        RobotKind::Line => " --robot line",
+    };
+    let scanner = match scanner {
+        ScannerKind::Sensor => "",
+        ScannerKind::Camera => " --scanner camera",
+    };
+    format!("cubot calibrate{robot}{scanner} -o FILE")
 }
 
 #[cfg(test)]

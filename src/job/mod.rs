@@ -40,6 +40,7 @@ pub mod error;
 pub mod execute;
 pub mod journal;
 pub mod journals;
+pub mod kind;
 pub mod line;
 pub mod mindcub3r;
 pub mod observe;

@@ -53,6 +53,10 @@ pub trait RunRobot {
     fn planning(&self) -> Option<Box<dyn Planning + Send + Sync>> {
         None
     }
+    /// What reads the stickers: the robot's own sensor unless a camera wraps it.
+    fn scanner(&self) -> super::kind::ScannerKind {
+        super::kind::ScannerKind::Sensor
+    }
     /// The scale of this robot's scans (`None`: it cannot scan), known before it moves.
     fn scan_scale(&self) -> Option<Scale>;
     /// Reads stickers again (facelet indices of the frame the last scan began in).

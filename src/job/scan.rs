@@ -12,6 +12,7 @@ use crate::robot::mindcub3r::model::Orientation;
 
 use super::colours::Resolved;
 use super::error::RunError;
+use super::kind::{RobotKind, ScannerKind};
 use super::report::RunEvent;
 use super::robot::RunRobot;
 
@@ -53,12 +54,20 @@ fn raw_means(raw: &RawScan, resolved: &Resolved) -> Vec<(char, [f64; 3])> {
         .collect()
 }
 
-/// Refuses a colour profile learned on another scale than `scale` (before anything moves).
-pub fn check_profile(resolve_opts: &ResolveOptions, scale: Scale) -> Result<(), RunError> {
+/// Refuses a colour profile learned on another scale than `scale`, which `robot`'s
+/// `scanner` reads (before anything moves).
+pub fn check_profile(
+    resolve_opts: &ResolveOptions,
+    scale: Scale,
+    robot: RobotKind,
+    scanner: ScannerKind,
+) -> Result<(), RunError> {
     match profile_fits_scale(resolve_opts.profile.as_ref(), scale) {
         Err(ResolveError::ProfileScale { profile, scan }) => Err(RunError::ProfileScale {
             profile,
-            scanner: scan,
+            scale: scan,
+            robot,
+            scanner,
         }),
         _ => Ok(()),
     }
@@ -92,8 +101,9 @@ pub fn scan_and_resolve_previewed(
     events: &mut dyn FnMut(RunEvent),
     preview: &mut dyn FnMut(&RawScan, Orientation),
 ) -> Result<Scanned, RunError> {
+    let (kind, scanner) = (RobotKind::from_journal(robot.kind()), robot.scanner());
     if let Some(scale) = robot.scan_scale() {
-        check_profile(resolve_opts, scale)?;
+        check_profile(resolve_opts, scale, kind, scanner)?;
     }
     let scale = robot.scan_scale();
     let (mut raw, orientation) = robot.scan_with_preview(
@@ -160,7 +170,9 @@ pub fn scan_and_resolve_previewed(
             Err(ResolveError::ProfileScale { profile, scan }) => {
                 return Err(RunError::ProfileScale {
                     profile,
-                    scanner: scan,
+                    scale: scan,
+                    robot: kind,
+                    scanner,
                 });
             }
             // A covered sensor or an empty tray (the resolver's own check), said at once

@@ -27,6 +27,26 @@ fn validate_valid_and_invalid() {
     assert!(v["problems"][0]["message"].is_string());
 }
 
+/// `solved` is a legal state to validate as to show; a string of the wrong length is named
+/// as such before its extra symbol is taken for a seventh colour.
+#[test]
+fn validate_takes_solved_and_names_a_wrong_length_first() {
+    let o = cubot(&["validate", "solved"]);
+    assert_eq!((o.status.code(), stdout(&o).trim()), (Some(0), "valid"));
+    let o = cubot(&["--json", "validate", "solved", "--size", "2"]);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    assert_eq!(
+        (v["valid"].as_bool(), v["size"].as_u64()),
+        (Some(true), Some(2))
+    );
+    let o = cubot(&["validate", &format!("{SOLVED}X")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stdout(&o).trim(),
+        "invalid: a facelet string has 54 (3x3x3) or 24 (2x2x2) stickers, found 55"
+    );
+}
+
 #[test]
 fn validate_reads_stdin_one_answer_a_line() {
     // A line that is not a facelet string is malformed input: every line is answered, and

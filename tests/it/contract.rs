@@ -379,6 +379,13 @@ fn a_doubts_stickers_are_where_its_rivals_differ_from_the_best() {
         }
     }
     differ.sort_unstable();
+    // The rivals come closest first: the `rival` line is the first of them.
+    let rival = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "rival")
+        .expect("a rival line");
+    assert_eq!(rival["cube"], doubt["rivals"][0], "{doubt}");
     let named: Vec<u64> = doubt["doubtful_indices"]
         .as_array()
         .unwrap()
@@ -458,8 +465,14 @@ fn bench_run_says_what_it_waits_for_in_robot_time() {
     assert_eq!(o.status.code(), Some(0), "{}", both(&o));
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(
-        err.starts_with("bench run: 1 runs of the whole job on simulated robots at speed 50"),
+        err.starts_with("bench run: 1 run of the whole job on simulated robots at speed 50 (each about 2 s of wall time), 1 at a time"),
         "{err}"
+    );
+    assert!(
+        out.contains(
+            "whole wait, 1 seeded run per latency (seeds 1..1), simulator at speed 50, 1 job;"
+        ),
+        "{out}"
     );
     assert!(err.contains("run 1/1 (seed 1, 0 ms): reached"), "{err}");
     assert!(
@@ -529,6 +542,21 @@ fn a_file_given_as_port_is_refused_with_the_flag_it_belongs_to() {
         "{err}"
     );
     assert!(!err.contains("typewriter"), "{err}");
+    // A device that is no terminal is no port either, for a job and for a bare brick.
+    for args in [
+        &["run", "--port", "/dev/null"][..],
+        &["run", "--robot", "line", "--port", "/dev/null"],
+        &["robot", "--port", "/dev/null", "home"],
+    ] {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("--port /dev/null: is not a serial port") && err.contains("`cubot ports`"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("typewriter"), "{args:?}: {err}");
+    }
 }
 
 /// A scan of no cube (one grey surface, an empty tray) says so with exit 2 on every command
@@ -667,9 +695,22 @@ fn a_silent_robot_gets_the_hint_to_check_the_robot_kind() {
 
 /// `cubot run --sim` at speed 1 with stderr piped: the lines it prints, as they come.
 fn run_lines(extra: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
-        .args(["run", "--sim", "--speed", "1"])
-        .args(extra)
+    let mut args = vec!["run", "--sim", "--speed", "1"];
+    args.extend(extra);
+    lines_of(&args, None)
+}
+
+/// `cubot ARGS` (in `dir` if given) with stderr piped: the lines it prints, as they come.
+fn lines_of(
+    args: &[&str],
+    dir: Option<&std::path::Path>,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubot"));
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    let mut child = cmd
+        .args(args)
         .env("CUBOT_CACHE_DIR", cache_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -737,6 +778,116 @@ fn ctrl_c_during_the_scan_says_nothing_turned_and_a_second_one_names_what_to_do(
             .contains("nothing was turned yet: run again"),
         "{seen:?}"
     );
+}
+
+/// Every `--json` line has a type: synth-scan's scans (still read as scans), and camera
+/// list ends with a count, 0 included, so that no cameras is not silence.
+#[test]
+fn json_lines_of_synth_scan_and_camera_list_have_a_type() {
+    let o = cubot(&["--json", "synth-scan", "--count", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["type"], "scan", "{l}");
+        let f = dir.path().join("s.json");
+        std::fs::write(&f, l).unwrap();
+        let r = cubot(&["resolve", f.to_str().unwrap()]);
+        assert!(r.status.success(), "{}", stderr(&r));
+    }
+    let o = cubot(&["--json", "camera", "list"]);
+    if o.status.success() {
+        let v: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(v.iter().all(|v| v["type"].is_string()), "{v:?}");
+        let last = v.last().expect("a summary line");
+        assert_eq!(last["type"], "cameras");
+        assert_eq!(last["count"].as_u64(), Some(v.len() as u64 - 1));
+    }
+}
+
+/// Motors on swapped ports stop a run at connect with the fix `robot check` gives.
+#[test]
+fn swapped_motor_cables_stop_a_run_with_the_fix() {
+    let o = cubot(&["run", "--sim", "--faults", "swap=AC"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    for part in [
+        "port A holds a medium motor; MindCub3r expects the large motor of the tilt arm there",
+        "swap the cables of port A and port C (or set ports.arm = \"C\"",
+        "nothing moved (`cubot robot check` checks the whole robot)",
+    ] {
+        assert!(e.contains(part), "{part:?} in {e}");
+    }
+}
+
+/// A Ctrl-C in a command that only scans says that no layer turned, nothing was written,
+/// and what to do next.
+#[test]
+fn ctrl_c_in_a_scan_only_command_says_nothing_turned_nor_written_and_what_next() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["calibrate", "--sim", "--speed", "1", "-o", "x.toml"][..],
+        &["save", "s.json", "--sim", "--speed", "1"],
+        &[
+            "robot",
+            "--sim",
+            "--speed",
+            "1",
+            "scan",
+            "--raw-out",
+            "r.json",
+        ],
+    ] {
+        let (mut child, rx) = lines_of(args, Some(dir.path()));
+        wait_for(&rx, "scanning");
+        interrupt(&child);
+        let seen = wait_for(&rx, "error:");
+        assert_eq!(child.wait().unwrap().code(), Some(2), "{args:?}");
+        let last = seen.last().unwrap();
+        for part in [
+            "stopped (Ctrl-C) before the scan ended; motors stopped",
+            "no layer turned",
+            "nothing was written",
+            "run the same command again",
+        ] {
+            assert!(last.contains(part), "{args:?}: {part:?} in {seen:?}");
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} wrote {left:?}");
+    }
+}
+
+/// A second Ctrl-C while a stopped run says where its cube is: one account of the end,
+/// never both the run's and the second Ctrl-C's.
+#[test]
+fn a_second_ctrl_c_leaves_one_account_of_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.jsonl");
+    // The second Ctrl-C at once and a little later, where the run's own account comes.
+    for delay in [0, 100, 200, 300, 400] {
+        let (mut child, rx) = run_lines(&["--journal", journal.to_str().unwrap()]);
+        wait_for(&rx, "scanning:");
+        interrupt(&child);
+        wait_for(&rx, "stopping:");
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        );
+        let code = child.wait().unwrap().code();
+        let rest: Vec<String> = rx.iter().collect();
+        let second = rest.iter().filter(|l| l.contains("second Ctrl-C")).count();
+        let own = rest.iter().filter(|l| l.starts_with("error:")).count();
+        assert_eq!(second + own, 1, "delay {delay} ms, exit {code:?}: {rest:?}");
+        // After the run's own account a second Ctrl-C only ends the process sooner.
+        let codes: &[i32] = if second == 1 { &[130] } else { &[2, 130] };
+        assert!(codes.contains(&code.unwrap_or(-1)), "{code:?}: {rest:?}");
+    }
 }
 
 // 5 (issue): journals a user can find.

@@ -18,6 +18,16 @@ fn numeric_flags_that_are_not_finite_or_in_range_are_refused_at_parse_time() {
     let cases: &[(&[&str], &str)] = &[
         (&["resolve", scan, "--doubt", "nan"], "--doubt"),
         (&["resolve", scan, "--doubt=-1"], "--doubt"),
+        // A negative number is the option's value, refused for its range.
+        (
+            &["resolve", scan, "--doubt", "-1"],
+            "expected a finite number ≥ 0",
+        ),
+        (&["run", "--sim", "--speed", "-1"], "--speed <SPEED>"),
+        (
+            &["random", "--count", "0"],
+            "'--count <COUNT>': must be at least 1",
+        ),
         (&["run", "--sim", "--speed", "1e9"], "--speed"),
         (&["run", "--sim", "--speed", "inf"], "--speed"),
         (&["sim", "--pty", "--speed", "0"], "--speed"),
@@ -210,13 +220,14 @@ fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_move
             "bad target",
         ),
         (vec!["restore", bad_file, "--sim"], "bad target"),
+        // Each names the command that learns a profile with the scanner at hand.
         (
             vec!["run", "--sim", "--profile", &rgb],
-            "learned on scale rgb8",
+            "learned on scale rgb8 but the scanner reads ev3-raw: learn one with this scanner, `cubot calibrate -o FILE`",
         ),
         (
             vec!["run", "--sim", "--scanner", "camera", "--profile", &ev3],
-            "learned on scale ev3-raw",
+            "learned on scale ev3-raw but the scanner reads rgb8: learn one with this scanner, `cubot calibrate --scanner camera -o FILE`",
         ),
         (
             vec!["save", "x.json", "--sim", "--profile", &rgb],
@@ -225,7 +236,7 @@ fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_move
         // The line robot says its scale in its handshake, before it moves.
         (
             vec!["run", "--sim", "--robot", "line", "--profile", &ev3],
-            "learned on scale ev3-raw",
+            "`cubot calibrate --robot line -o FILE`",
         ),
     ];
     for (args, needle) in &cases {

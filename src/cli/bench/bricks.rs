@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::cli::args::{PaletteArg, SizeArg};
 use crate::cli::common::{load_solver, progress_bar};
 use crate::cli::connect::robot_config;
-use crate::cli::output::json_line;
+use crate::cli::output::{json_line, plural};
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::synth::Palette;
 use crate::cube::Size;
@@ -44,7 +44,7 @@ pub struct BenchBricksArgs {
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
     /// Simulated seconds per wall second (the firmware brick may run slower than asked).
-    #[arg(long, default_value_t = 20.0, value_parser = crate::cli::args::sim_speed)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 20.0, value_parser = crate::cli::args::sim_speed)]
     pub speed: f64,
     /// Jobs at a time (each runs its two bricks one after the other).
     #[arg(long, default_value_t = 2)]
@@ -103,8 +103,8 @@ pub fn bench(a: BenchBricksArgs, g: &Global) -> CmdResult {
     let solver = load_solver(g)?;
     if !g.quiet && !g.json {
         eprintln!(
-            "bench bricks: {} seeded jobs ({}x{}x{}, {} ms), each on cubot's brick and on LEGO's firmware, {} at a time",
-            a.runs,
+            "bench bricks: {} ({}x{}x{}, {} ms), each on cubot's brick and on LEGO's firmware, {} at a time",
+            plural(a.runs, "seeded job"),
             Size::from(a.size).n(),
             Size::from(a.size).n(),
             Size::from(a.size).n(),
@@ -411,15 +411,16 @@ fn print(a: &BenchBricksArgs, g: &Global, results: &[Outcome], tol: &Tolerances)
         return;
     }
     outln!(
-        "{} jobs (seeds {}..{}), {} failed: {logic} logic differences",
-        results.len(),
+        "{} (seeds {}..{}), {} failed: {}",
+        plural(results.len(), "job"),
         a.seed,
         a.seed.wrapping_add(a.runs as u64 - 1),
-        failed
+        failed,
+        plural(logic, "logic difference")
     );
     outln!(
-        "  of them {before} in the exchange before the host's paths part; the paths part in {parted} of {} jobs",
-        results.len() - failed
+        "  of them {before} in the exchange before the host's paths part; the paths part in {parted} of {}",
+        plural(results.len() - failed, "job")
     );
     outln!("physical differences (ours − firmware, |size|), before the paths part: kind: compared, differing, max, mean, over tolerance");
     print_sizes(&shared, tol);

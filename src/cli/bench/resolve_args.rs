@@ -15,7 +15,7 @@ use crate::cube::{Face, FaceletCube, Size};
 #[derive(clap::Args, Debug)]
 pub struct BenchResolveArgs {
     /// Scans per condition.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10_000, value_parser = crate::cli::args::at_least_one)]
     pub count: u64,
     /// Palettes (comma-separated); all four when left out.
     #[arg(long, value_enum, value_delimiter = ',', ignore_case = true)]
@@ -64,7 +64,7 @@ pub struct BenchResolveArgs {
           conflicts_with = "with_profile", value_name = "FACES")]
     pub unread_face: Vec<UnreadFace>,
     /// Doubt threshold in nats (see `resolve --doubt`).
-    #[arg(long, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
           value_parser = crate::cli::args::finite_non_negative)]
     pub doubt: f64,
     /// Worker threads (timings are per scan on one thread each).

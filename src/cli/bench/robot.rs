@@ -12,6 +12,7 @@ use anyhow::{anyhow, bail, Result};
 use crate::cli::args::{PaletteArg, RobotKind, ScannerKind};
 use crate::cli::common::{load_solver, progress_bar};
 use crate::cli::connect::robot_config;
+use crate::cli::output::plural;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::synth::Palette;
 use crate::cube::{Alg, FaceletCube, Size};
@@ -66,7 +67,7 @@ pub struct BenchRobotArgs {
     #[arg(long, value_name = "FILE")]
     pub robot_config: Option<PathBuf>,
     /// Robot-cost search: wall-clock budget per cube (ms).
-    #[arg(long, default_value_t = 1000, value_parser = crate::cli::args::millis)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1000, value_parser = crate::cli::args::millis)]
     pub search_ms: u64,
     /// Robot-cost search: node budget per cube (deterministic whatever the load).
     #[arg(long)]
@@ -453,12 +454,12 @@ fn print_plan(
         outln!(
             "ratio to baseline {ratio:.3} ({:.1}% less robot time; candidates alone {ratio_many:.3}); \
              {:.1} candidates and {:.0} search nodes per cube; search improved {improved}/{}, \
-             complete {complete}; {} cubes in {:.1} s",
+             complete {complete}; {} in {:.1} s",
             100.0 * (1.0 - ratio),
             cand_total as f64 / n,
             nodes as f64 / n,
             a.cubes,
-            a.cubes,
+            plural(a.cubes, "cube"),
             t0.elapsed().as_secs_f64()
         );
         match floor {
@@ -652,11 +653,12 @@ fn bench_e2e(a: &BenchRobotArgs, g: &Global, solver: &Solver) -> Result<()> {
             crate::cli::output::json_line(&v);
         } else {
             outln!(
-                "end to end, {palette} (seeds {}..{}): {ok}/{} reached the target ({:.2}%), {not_reached} not reached, {no} refused (ambiguous/invalid scan), {failed} failed; success reported on a cube not at the target: {false_success}  [{secs:.0} s, {jobs} jobs]",
+                "end to end, {palette} (seeds {}..{}): {ok}/{} reached the target ({:.2}%), {not_reached} not reached, {no} refused (ambiguous/invalid scan), {failed} failed; success reported on a cube not at the target: {false_success}  [{secs:.0} s, {}]",
                 a.seed,
                 a.seed.wrapping_add(a.runs.saturating_sub(1) as u64),
                 a.runs,
-                100.0 * ok as f64 / a.runs.max(1) as f64
+                100.0 * ok as f64 / a.runs.max(1) as f64,
+                plural(jobs, "job")
             );
         }
     }

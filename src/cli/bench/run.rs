@@ -22,7 +22,7 @@ use super::robot::execute_floor;
 use crate::cli::args::PaletteArg;
 use crate::cli::common::{load_solver, progress_bar};
 use crate::cli::connect::robot_config;
-use crate::cli::output::json_line;
+use crate::cli::output::{json_line, plural};
 use crate::cli::{CmdResult, Exit, Global};
 use crate::color::synth::Palette;
 use crate::cube::Size;
@@ -51,7 +51,7 @@ pub struct BenchRunArgs {
     pub jobs: usize,
     /// Simulated seconds per wall second. At 1 the figures are what a user waits; faster
     /// runs squeeze the host's share and the link's.
-    #[arg(long, default_value_t = 1.0, value_parser = crate::cli::args::sim_speed)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0, value_parser = crate::cli::args::sim_speed)]
     pub speed: f64,
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
@@ -62,7 +62,7 @@ pub struct BenchRunArgs {
     #[arg(long, default_value_t = 100)]
     pub solutions: usize,
     /// Robot-cost search per run (ms), as `cubot run --search-ms`.
-    #[arg(long, default_value_t = 1500, value_parser = crate::cli::args::millis)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1500, value_parser = crate::cli::args::millis)]
     pub search_ms: u64,
     /// Also print the README's figures row.
     #[arg(long)]
@@ -149,6 +149,11 @@ impl Done {
     }
 }
 
+/// About how long one whole job takes in robot time (connect to verified), for the
+/// estimate of wall time a run of the bench announces: measured 96.4 s mean over 20
+/// seeded runs at a 60 ms link (the README's table).
+const WHOLE_WAIT_S: f64 = 100.0;
+
 pub fn bench(a: BenchRunArgs, g: &Global) -> CmdResult {
     if a.runs == 0 || a.latencies.is_empty() {
         bail!("nothing to run: give --runs > 0 and at least one latency");
@@ -156,10 +161,10 @@ pub fn bench(a: BenchRunArgs, g: &Global) -> CmdResult {
     a.brick.check(true, true)?;
     if !g.quiet && !g.json {
         eprintln!(
-            "bench run: {} runs of the whole job on simulated robots at speed {} (each about {:.0} s of wall time), {} at a time",
-            a.runs * a.latencies.len(),
+            "bench run: {} of the whole job on simulated robots at speed {} (each about {:.0} s of wall time), {} at a time",
+            plural(a.runs * a.latencies.len(), "run"),
             a.speed,
-            75.0 / a.speed,
+            WHOLE_WAIT_S / a.speed,
             a.jobs.clamp(1, a.runs * a.latencies.len())
         );
     }
@@ -387,8 +392,8 @@ fn print(
         }
     } else {
         outln!(
-            "whole wait, {} seeded runs per latency (seeds {}..{last}), simulator at speed {}, {} jobs; mean / worst, seconds of robot time{}",
-            a.runs, a.seed, a.speed, a.jobs,
+            "whole wait, {} per latency (seeds {}..{last}), simulator at speed {}, {}; mean / worst, seconds of robot time{}",
+            plural(a.runs, "seeded run"), a.seed, a.speed, plural(a.jobs, "job"),
             if a.speed == 1.0 { " (= wall time)".to_string() } else { format!(" (wall time × {})", a.speed) }
         );
         let mut head = format!("{:<8}", "latency");
@@ -468,8 +473,8 @@ fn print(
     if a.markdown && !g.json {
         let lat: Vec<String> = a.latencies.iter().map(|l| l.to_string()).collect();
         outln!(
-            "| whole wait, MindCub3r on the simulator, {} runs per latency | {} | `cubot bench run --runs {} --latencies {} --jobs {}` |",
-            a.runs,
+            "| whole wait, MindCub3r on the simulator, {} per latency | {} | `cubot bench run --runs {} --latencies {} --jobs {}` |",
+            plural(a.runs, "run"),
             row.join("; "),
             a.runs,
             lat.join(","),

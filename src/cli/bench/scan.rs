@@ -32,7 +32,7 @@ pub struct BenchScanArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Share of renders with an occluding bar.
-    #[arg(long, default_value_t = 0.3, value_parser = crate::cli::args::unit_interval)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.3, value_parser = crate::cli::args::unit_interval)]
     pub occlusion: f64,
     /// Write each failing render (annotated with what was found) into this directory.
     #[arg(long, value_name = "DIR")]

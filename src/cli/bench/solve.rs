@@ -33,7 +33,7 @@ pub struct BenchSolveArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
     /// Only the first N states.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = crate::cli::args::at_least_one)]
     pub count: Option<u64>,
     /// Skip the min2phase row.
     #[arg(long)]

@@ -31,23 +31,29 @@ pub(super) struct Doubt {
     /// Facelet indices in doubt, sorted: where any of the `close_rivals` differs from
     /// the best, or (none reached) the least certain stickers.
     pub(super) doubtful: Vec<usize>,
-    /// The distinct rival cubes within the doubt window.
+    /// The distinct rival cubes within the doubt window, closest first.
     pub(super) close_rivals: Vec<FaceletCube>,
     pub(super) confident: bool,
 }
 
-/// Puts the stickers where `rival` differs from `best` in doubt, and counts the rival
-/// once among `close` (a cube reached twice, by two routes, is one rival).
+/// Puts the stickers where `rival`, `margin` nats behind the best, differs from `best` in
+/// doubt, and counts the rival once among `close` (a cube reached twice, by two routes,
+/// is one rival, at the smaller margin).
 fn note_close(
+    margin: f64,
     rival: &[usize],
     best: &[usize],
-    close: &mut Vec<Vec<usize>>,
+    close: &mut Vec<(f64, Vec<usize>)>,
     doubtful: &mut Vec<usize>,
 ) {
-    if rival == best || close.iter().any(|c| c == rival) {
+    if rival == best {
         return;
     }
-    close.push(rival.to_vec());
+    if let Some(c) = close.iter_mut().find(|c| c.1 == rival) {
+        c.0 = c.0.min(margin);
+        return;
+    }
+    close.push((margin, rival.to_vec()));
     for (i, (a, b)) in rival.iter().zip(best).enumerate() {
         if a != b && !doubtful.contains(&i) {
             doubtful.push(i);
@@ -79,7 +85,7 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
         best.rescored[best.index].0,
         &best.rescored[best.index].1.labels,
     );
-    let mut close: Vec<Vec<usize>> = Vec::new();
+    let mut close: Vec<(f64, Vec<usize>)> = Vec::new();
     let mut doubt = rival_among_candidates(evidence.size, best, best_own, window, &mut close);
     let mut doubtful = std::mem::take(&mut doubt.doubtful);
     // Every rival's likelihood relative to the best: the other candidates, one more at the
@@ -108,7 +114,7 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
                 doubt.rival = cube_of(evidence.size, &l).map(|(c, _)| c);
             }
             if m < window {
-                note_close(&l, best_labels, &mut close, &mut doubtful);
+                note_close(m.max(0.0), &l, best_labels, &mut close, &mut doubtful);
             }
         }
     }
@@ -125,7 +131,7 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
             doubt.rival = cube_of(evidence.size, l).map(|(c, _)| c);
         }
         if m < window {
-            note_close(l, best_labels, &mut close, &mut doubtful);
+            note_close(m, l, best_labels, &mut close, &mut doubtful);
         }
     }
     doubt.log_odds = -log_sum_exp_neg(&gaps.iter().map(|g| g / temperature).collect::<Vec<_>>());
@@ -140,9 +146,11 @@ pub(super) fn weigh(evidence: &Evidence, best: &Best, window: f64, temperature: 
     }
     doubtful.sort_unstable();
     doubt.doubtful = doubtful;
+    // Closest first: the first is the closest rival (`rival`) when it is within the window.
+    close.sort_by(|a, b| a.0.total_cmp(&b.0));
     doubt.close_rivals = close
         .iter()
-        .filter_map(|l| cube_of(evidence.size, l).map(|(c, _)| c))
+        .filter_map(|(_, l)| cube_of(evidence.size, l).map(|(c, _)| c))
         .collect();
     doubt
 }
@@ -159,7 +167,7 @@ fn rival_among_candidates(
     best: &Best,
     best_own: f64,
     window: f64,
-    close: &mut Vec<Vec<usize>>,
+    close: &mut Vec<(f64, Vec<usize>)>,
 ) -> Doubt {
     let rescored = best.rescored;
     let best_labels = &rescored[best.index].1.labels;
@@ -177,7 +185,13 @@ fn rival_among_candidates(
     let mut doubtful: Vec<usize> = Vec::new();
     for (own, c) in rescored {
         if *own - best_own < window {
-            note_close(&c.labels, best_labels, close, &mut doubtful);
+            note_close(
+                (*own - best_own).max(0.0),
+                &c.labels,
+                best_labels,
+                close,
+                &mut doubtful,
+            );
         }
     }
     Doubt {

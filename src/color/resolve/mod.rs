@@ -166,8 +166,8 @@ pub struct Resolution {
     /// the doubt window differs from `cube`; when none was reached (the closest only
     /// bounded), the least certain stickers.
     pub doubtful: Vec<usize>,
-    /// The distinct rival legal cubes within the doubt window (none: the doubt names the
-    /// least certain stickers instead).
+    /// The distinct rival legal cubes within the doubt window, closest first (then the
+    /// first is `rival`); none: the doubt names the least certain stickers instead.
     pub close_rivals: Vec<FaceletCube>,
     /// The doubt is the colour profile's: the readings alone confidently say `cube`, the
     /// profile says the one rival (another cube, or another light than it was learned in).

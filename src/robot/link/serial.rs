@@ -22,9 +22,24 @@ fn open(path: &Path, baud: u32) -> Result<serialport::TTYPort, LinkError> {
     let port = serialport::new(path.to_string_lossy(), baud)
         .timeout(Duration::from_millis(20))
         .open_native()
-        .map_err(|e| LinkError::Open {
-            path: path.to_path_buf(),
-            source: e.into(),
+        .map_err(|e| {
+            let source: std::io::Error = e.into();
+            // A device that opens but is no terminal (`/dev/null`, a disk) cannot be a
+            // serial port (asked only after the port's open failed).
+            let no_terminal = {
+                use std::os::unix::fs::OpenOptionsExt;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(nix::libc::O_NOCTTY | nix::libc::O_NONBLOCK)
+                    .open(path)
+                    .is_ok_and(|f| !nix::unistd::isatty(f.as_raw_fd()).unwrap_or(false))
+            };
+            let path = path.to_path_buf();
+            if no_terminal {
+                LinkError::NotATerminal { path, source }
+            } else {
+                LinkError::Open { path, source }
+            }
         })?;
     // The line discipline must be fully raw ("The byte link" in the EV3 driver's docs): no echo, no canonical mode, no CR/LF
     // translation, no XON/XOFF, 8 bits.

@@ -59,6 +59,9 @@ pub enum RobotError {
         stage: String,
         ms: u64,
     },
+    /// A device is missing or on the wrong port: what `cubot robot check` says of each.
+    #[error("wrong devices on the brick: {}; nothing moved (`cubot robot check` checks the whole robot)", fixes.join("; "))]
+    Wiring { fixes: Vec<String> },
     #[error("a homing program on the brick: {why}")]
     HomingProgram {
         why: crate::robot::ev3::protocol::ProgramError,

@@ -28,7 +28,7 @@ use super::model::{Orientation, Primitive, SensorPosition};
 use super::scan::{face_samples, perm_of, scan_map, scan_steps, Sample, ScanProgress};
 use crate::color::{RawScan, Scale};
 use crate::cube::{Face, Permutation, Size};
-use crate::robot::ev3::driver::{DeviceExpectation, Ev3, Ev3Error, Motor, MotorKind};
+use crate::robot::ev3::driver::{Ev3, Ev3Error, Motor, MotorKind};
 use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
 use crate::robot::link::Link;
 
@@ -201,27 +201,30 @@ impl MindCub3r {
         }
     }
 
-    fn check_devices(&mut self) -> Result<(), Ev3Error> {
-        let p = self.config.ports.clone();
-        let exp = |role: &str, label: String, input: u8, t: i8| DeviceExpectation {
-            role: role.into(),
-            port_label: label,
-            input,
-            expected: t,
-        };
-        let motor =
-            |role: &str, port: OutputPort, t: i8| exp(role, port.to_string(), port.as_input(), t);
-        self.ev3.check_devices(&[
-            motor("tilt arm", p.arm, device::LARGE_MOTOR),
-            motor("turntable", p.turntable, device::LARGE_MOTOR),
-            motor("colour-sensor arm", p.sensor_arm, device::MEDIUM_MOTOR),
-            exp(
-                "colour sensor",
-                p.color_sensor.to_string(),
-                p.color_sensor - 1,
-                device::COLOR,
-            ),
-        ])
+    /// Every device where the configuration's ports expect it; else each wrong port with
+    /// its fix, as `cubot robot check` says it ([`super::wiring::judge_devices`]).
+    fn check_devices(&mut self) -> Result<(), RobotError> {
+        let inputs: Vec<u8> = OutputPort::ALL
+            .iter()
+            .map(|p| p.as_input())
+            .chain(0..4)
+            .collect();
+        let types: Vec<i8> = self
+            .ev3
+            .typemodes(&inputs)?
+            .iter()
+            .map(|&(t, _)| t)
+            .collect();
+        let fixes: Vec<String> = super::wiring::judge_devices(&self.config.ports, &types)
+            .into_iter()
+            .filter(|f| f.level == super::wiring::Level::Fail)
+            .map(|f| f.message)
+            .collect();
+        if fixes.is_empty() {
+            Ok(())
+        } else {
+            Err(RobotError::Wiring { fixes })
+        }
     }
 
     /// Runs `f`; on any error stops every motor (float) before returning it.

@@ -396,6 +396,7 @@ pub mod machine;
 pub mod model;
 pub mod planner;
 pub mod scan;
+pub mod wiring;
 
 pub use config::Config;
 pub use error::RobotError;

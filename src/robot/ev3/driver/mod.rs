@@ -125,8 +125,6 @@ pub enum Ev3Error {
     ErrorReply { command: String },
     #[error("{command}: malformed reply: {detail}")]
     Malformed { command: String, detail: String },
-    #[error("wrong devices on the brick: {report}")]
-    WrongDevice { report: String },
     #[error(
         "{command}: motor {port} stalled at {position}° (target {target}°): blocked for {ms} ms"
     )]
@@ -256,18 +254,6 @@ pub struct MotorStatus {
     /// The brick's free-running microsecond clock (TIMER_READ_US; wraps, so only
     /// differences, taken with `wrapping_sub`, mean anything).
     pub clock_us: u32,
-}
-
-/// What one expected device is and where.
-#[derive(Clone, Debug)]
-pub struct DeviceExpectation {
-    /// Human name of the role ("tilt arm").
-    pub role: String,
-    /// Port label as the user writes it ("A", "2").
-    pub port_label: String,
-    /// The input number GET_TYPEMODE takes.
-    pub input: u8,
-    pub expected: i8,
 }
 
 /// What the brick says about itself ([`Ev3::brick_info`]).

@@ -29,8 +29,8 @@
 //! versions, battery voltage and level; [`Ev3::typemodes`] for the device type and mode of
 //! several inputs. Both only read.
 
-use super::{BrickInfo, DeviceExpectation, Ev3, Ev3Error};
-use crate::robot::ev3::protocol::{device, DirectCommand, OutputPort};
+use super::{BrickInfo, Ev3, Ev3Error};
+use crate::robot::ev3::protocol::{DirectCommand, OutputPort};
 
 impl Ev3 {
     /// Type and mode of the device on an input (sensor port 0..3 or motor 16..19).
@@ -96,31 +96,5 @@ impl Ev3 {
             .collect();
         self.call(&format!("OUTPUT_POLARITY {pol} motors {ports}"), &c)
             .map(|_| ())
-    }
-
-    /// Checks every expected device; the error lists what was found on every port.
-    pub fn check_devices(&mut self, expect: &[DeviceExpectation]) -> Result<(), Ev3Error> {
-        let mut report = Vec::new();
-        let mut bad = false;
-        let inputs: Vec<u8> = expect.iter().map(|e| e.input).collect();
-        let found = self.typemodes(&inputs)?;
-        for (e, &(t, _)) in expect.iter().zip(&found) {
-            let ok = t == e.expected;
-            bad |= !ok;
-            report.push(format!(
-                "port {} ({}): expected {}, found {}{}",
-                e.port_label,
-                e.role,
-                device::name(e.expected),
-                device::name(t),
-                if ok { "" } else { "  <-- wrong" }
-            ));
-        }
-        if bad {
-            return Err(Ev3Error::WrongDevice {
-                report: report.join("; "),
-            });
-        }
-        Ok(())
     }
 }
