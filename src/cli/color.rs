@@ -172,8 +172,13 @@ pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<P
     if let Err(ResolveError::ProfileScale { profile: ps, scan }) =
         crate::color::resolve::profile_fits_scale(Some(&profile), scale)
     {
+        // The command that learns a profile on the scale this scanner reads.
+        let how = match scale {
+            Scale::Ev3Raw => "`cubot calibrate -o FILE` with the cube solved in the robot",
+            _ => "`cubot calibrate SCAN.json -o FILE` from this scanner's scan of the solved cube (`scan --raw-out SCAN.json`)",
+        };
         bail!(
-            "colour profile {} was learned on {} readings, but this scanner reads {}: calibrate again with this scanner",
+            "colour profile {} was learned on {} readings, but this scanner reads {}: learn one with it, {how}",
             p.display(),
             ps.name(),
             scan.name()

@@ -145,7 +145,7 @@ fn each_kind_of_file_is_checked_before_anything_moves() {
         ),
         (
             vec!["robot".into(), "scan".into(), "--sim".into(), "--profile".into(), f("standard.toml")],
-            "was learned on rgb8 readings, but this scanner reads ev3-raw",
+            "was learned on rgb8 readings, but this scanner reads ev3-raw: learn one with it, `cubot calibrate -o FILE` with the cube solved in the robot",
         ),
         (
             vec!["resolve".into(), f("ev3-standard.toml")],

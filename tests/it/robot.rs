@@ -227,7 +227,7 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
         ("stall@38", "stalled"),
         (
             "wrong-device",
-            "port 2 (colour sensor): expected colour sensor, found infrared sensor",
+            "sensor port 2 holds an infrared sensor; MindCub3r expects the colour sensor there",
         ),
     ] {
         let (mut child, path, _) =
