@@ -254,7 +254,10 @@ function drawExec() {
   }
   const scale = (S.hello && S.hello.time_scale) || 1;
   const measured = e && e.round === p.round ? (e.t - p.t) / 1000 * scale : 0;
-  $('times').textContent = `robot time: predicted ${secs(e && e.round === p.round ? e.robot_seconds : 0)} of ${secs(p.robot_seconds)}, measured ${secs(measured)}`;
+  // A simulator in the command's own process scales its clock (time_scale); anything else
+  // (a robot, or a simulator on a port at a speed cubot does not know) is timed on the wall.
+  const clock = scale === 1 ? " (this computer's clock)" : '';
+  $('times').textContent = `robot time: predicted ${secs(e && e.round === p.round ? e.robot_seconds : 0)} of ${secs(p.robot_seconds)}, measured ${secs(measured)}${clock}`;
   const state = e && e.round === p.round ? e.state : p.state;
   if (state) showNow(state);
 }
