@@ -174,8 +174,14 @@ pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<P
     {
         // The command that learns a profile on the scale this scanner reads.
         let how = match scale {
-            Scale::Ev3Raw => "`cubot calibrate -o FILE` with the cube solved in the robot",
-            _ => "`cubot calibrate SCAN.json -o FILE` from this scanner's scan of the solved cube (`scan --raw-out SCAN.json`)",
+            Scale::Ev3Raw => format!(
+                "`{}` with the cube solved in the robot",
+                crate::job::error::calibrate_command(
+                    crate::job::RobotKind::Mindcub3r,
+                    crate::job::ScannerKind::Sensor
+                )
+            ),
+            _ => "`cubot calibrate SCAN.json -o FILE` from this scanner's scan of the solved cube (`scan --raw-out SCAN.json`)".to_string(),
         };
         bail!(
             "colour profile {} was learned on {} readings, but this scanner reads {}: learn one with it, {how}",

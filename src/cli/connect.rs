@@ -329,10 +329,13 @@ pub fn connect(
 ) -> Result<Box<dyn RunRobot>> {
     let o = connect_options(a, start, stop)?;
     job::connect(&o).map_err(|e| {
-        let text = e.to_string();
-        if let (Link::Port(p), true) = (&o.link, text.contains(": not a terminal (")) {
+        use crate::robot::link::LinkError;
+        if let (Link::Port(p), job::ConnectError::Link(LinkError::NotATerminal { .. })) =
+            (&o.link, &e)
+        {
             return not_a_port(p);
         }
+        let text = e.to_string();
         let silent = text.contains("did not answer") || text.contains("no reply");
         match (&o.link, silent) {
             (Link::Port(p), true) => {
