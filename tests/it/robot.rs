@@ -655,10 +655,10 @@ fn a_drop_out_during_a_job_is_a_typed_error_naming_the_command() {
     );
 }
 
-#[test]
-fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
-    // The simulator as its own process: cubot cannot read its cube back, so it scans again.
-    let (mut child, path, _) = sim_process(&["--robot", "line", "--seed", "5", "--speed", "500"]);
+/// `cubot run` of a line robot whose simulator (seed `seed`, speed 500) is its own process
+/// on a pty; it must exit 0.
+fn line_run_over_a_port(seed: &str, extra: &[&str]) -> std::process::Output {
+    let (mut child, path, _) = sim_process(&["--robot", "line", "--seed", seed, "--speed", "500"]);
     let out = Command::new(env!("CARGO_BIN_EXE_cubot"))
         .args([
             "run",
@@ -668,8 +668,8 @@ fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
             "line",
             "--search-ms",
             "0",
-            "--json",
         ])
+        .args(extra)
         .env("CUBOT_CACHE_DIR", super::support::cache_dir())
         .env("NO_COLOR", "1")
         .output()
@@ -677,6 +677,13 @@ fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
     child.kill().ok();
     child.wait().ok();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+#[test]
+fn a_run_over_a_port_verifies_by_re_scanning_and_says_so() {
+    // The simulator as its own process: cubot cannot read its cube back, so it scans again.
+    let out = line_run_over_a_port("5", &["--json"]);
     let lines: Vec<serde_json::Value> = stdout(&out)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -825,24 +832,7 @@ fn ctrl_c_stops_calibrate_timings_before_it_writes() {
 fn a_run_over_a_port_says_its_execution_was_timed_on_this_computers_clock() {
     // A simulator on a pty runs at a speed the host does not know: its measured time is
     // wall time, and the summary says so rather than calling it the simulator's.
-    let (mut child, path, _) = sim_process(&["--robot", "line", "--seed", "6", "--speed", "500"]);
-    let out = Command::new(env!("CARGO_BIN_EXE_cubot"))
-        .args([
-            "run",
-            "--port",
-            &path,
-            "--robot",
-            "line",
-            "--search-ms",
-            "0",
-        ])
-        .env("CUBOT_CACHE_DIR", super::support::cache_dir())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run cubot run");
-    child.kill().ok();
-    child.wait().ok();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = line_run_over_a_port("6", &[]);
     let text = stdout(&out);
     assert!(
         text.contains("s measured (on this computer's clock)"),
