@@ -32,10 +32,14 @@
 # refuses it), and two world faults join the kinds: `short-turn` (a tight cube: the K-th
 # layer turn ends DEG degrees short) and `tilt-fail` (the K-th tilt does not roll the
 # cube). A world fault is not a stop: the run must catch it (the check after execution,
-# or a stop before it claims anything), never end with a false success; its stated
-# state, reading and resume are reported on their own (`world`), not in the stops'
-# figures. WORLD=1 adds the world faults on our brick too (default: our brick's
+# or a stop before it claims anything), never end with a false success. A stop it
+# caused is resumed once the cube is squared by hand, as the stop says (the simulator
+# starts again on the cube as squared, the fault gone); the stated state (the cube as
+# squared), the resume's reading and its end are reported on their own (`world`), not in
+# the stops' figures. WORLD=1 adds the world faults on our brick too (default: our brick's
 # campaign as before).
+#
+# KINDS=k1,k2 draws only those kinds (for example KINDS=short-turn,tilt-fail).
 #
 # Usage: [BRICK=ours|lms2012] scripts/stop-campaign.sh [CASES (default 240)] [SEED (default 1)]
 #        [JOBS (default 2)]
@@ -73,6 +77,7 @@ python3 - "$CUBOT" "$WORK" "$CASES" "$SEED" "$JOBS" <<'PY'
 import concurrent.futures, json, os, random, shutil, signal, subprocess, sys, time
 cubot, work, cases, seed, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 BRICK, WORLD = os.environ['BRICK'], os.environ['WORLD'] == '1'
+SUMMARY_RUN = bool(os.environ.get('SUMMARY'))
 FIRMWARE = BRICK == 'lms2012'
 # Seconds a process may take before it counts as hung.
 LIMIT = float(os.environ.get('LIMIT') or (600 if FIRMWARE else 150))
@@ -91,6 +96,13 @@ if FIRMWARE:
 if WORLD:
     KINDS += WORLD_KINDS
     WEIGHTS += [6, 6]
+if os.environ.get('KINDS') and not SUMMARY_RUN:
+    only = os.environ['KINDS'].split(',')
+    unknown = [k for k in only if k not in KINDS]
+    if unknown:
+        sys.exit(f'KINDS: {", ".join(unknown)} not among {", ".join(KINDS)}')
+    WEIGHTS = [w for k, w in zip(KINDS, WEIGHTS) if k in only]
+    KINDS = [k for k in KINDS if k in only]
 RUN = ['--search-ms', '0', '--solutions', '3', '--json', '-q']
 # The files of the cases that went wrong.
 KEPT = os.path.join(os.getcwd(), 'target', 'stop-campaign-failed')
@@ -108,10 +120,12 @@ def solved(s):
     return all(len(set(s[i * n:(i + 1) * n])) == 1 for i in range(6))
 
 class Sim:
-    def __init__(self, d, robot, sim_seed, faults, palette='standard'):
-        self.state = os.path.join(d, f'state-{sim_seed}-{palette}.txt')
+    def __init__(self, d, robot, sim_seed, faults, palette='standard', start=None):
+        self.state = os.path.join(d, f'state-{sim_seed}-{palette}{"-squared" if start else ""}.txt')
         args = [cubot, 'sim', '--pty', '--robot', robot, '--seed', str(sim_seed), '--speed',
                 str(SPEED[robot]), '--palette', palette, '--state-file', self.state]
+        if start:
+            args += ['--start', start]
         if FIRMWARE:
             args += ['--brick', 'lms2012']
             if os.environ.get('LMS2012_DIR'):
@@ -217,8 +231,10 @@ def case(i):
 
 def one_case(i):
     r = random.Random(seed * 1_000_003 + i)
-    robot = 'mindcub3r' if FIRMWARE or i % 2 == 0 else 'line'
     kind = r.choices(KINDS, WEIGHTS)[0]
+    # The world's faults are the MindCub3r's (the line robot has no tilts, no tray).
+    robot = 'mindcub3r' if FIRMWARE or i % 2 == 0 or kind in WORLD_KINDS else 'line'
+
     d = os.path.join(work, f'case-{i}')
     os.makedirs(d)
     res = {'case': i, 'robot': robot, 'kind': kind, 'panic': False, 'hang': False}
@@ -321,6 +337,12 @@ def one_case(i):
         stated = [last['robot_state']] + last.get('robot_candidates', [])[1:]
         res['stated_right'] = any(names(s) == names(truth) for s in stated)
         res['named_candidates'] = len(stated)
+    # A world fault that stopped the run: the person squares the cube by hand, as the stop
+    # says (the simulator starts again on the cube as squared, no fault left), then resumes.
+    if world:
+        sim.stop()
+        sim = Sim(d, robot, sim_seed, '', start=truth)
+        port = ['--port', sim.path, '--robot', robot]
     # Swap the cube before resuming?
     if kind in ('other-cube', 'foreign-cube'):
         sim.stop()
@@ -341,6 +363,9 @@ def one_case(i):
             res['journal_candidates'] = len(cands)
             if kind not in ('other-cube', 'foreign-cube'):
                 res['journal_right'] = any(names(c) == names(truth) for c in cands)
+            if kind not in ('other-cube', 'foreign-cube') and not world:
+                # (A squared cube's simulator started again with its turntable at its
+                # start: the resume sees the cube turned whole, and plans from that.)
                 res['decided_right'] = names(resumed['robot_seen']) == names(truth)
                 if stated is None:
                     res['stated_right'] = res['journal_right']
@@ -374,7 +399,9 @@ def one_case(i):
             if key in res:
                 res['world_' + key] = res.pop(key)
         res['ok'] = (res['caught'] and res['outcome'] != 'false-success'
-                     and not res['panic'] and not res['hang'])
+                     and not res['panic'] and not res['hang']
+                     and (not res.get('resumes') or res['outcome'] == 'resumed-to-target')
+                     and res.get('world_stated_right', True))
         return res
     res['ok'] = (good_end and not res['panic'] and not res['hang']
                  and res.get('stated_right', True) and res.get('decided_right', True))

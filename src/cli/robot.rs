@@ -72,9 +72,10 @@ pub struct SimArgs {
     #[arg(long, value_enum, default_value = "mindcub3r")]
     pub robot: RobotKind,
     /// Keep the simulator's own cube in FILE, rewritten whenever it changes: line 1 the
-    /// facelet string (robot frame), line 2 a form that is the same for any whole-cube
-    /// rotation and renaming of its colours (so a reader sees whether a layer turned), line
-    /// 3 `running` while a motor drives, else `idle`. For
+    /// facelet string (robot frame; a layer or the cube left out of square counts at its
+    /// nearest quarter, as a person squaring it by hand would leave it), line 2 a form that
+    /// is the same for any whole-cube rotation and renaming of its colours (so a reader sees
+    /// whether a layer turned), line 3 `running` while a motor drives, else `idle`. For
     /// tests and campaigns that judge a host by the robot's real cube; a host never reads it.
     #[arg(long, value_name = "FILE")]
     pub state_file: Option<PathBuf>,
@@ -281,7 +282,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
     announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
     let mut kept = StateFile::new(a.state_file.as_deref());
     loop {
-        kept.keep(&handle.cube(), handle.motors_running())?;
+        kept.keep(&handle.squared_cube(), handle.motors_running())?;
         std::thread::sleep(std::time::Duration::from_millis(20));
         for line in handle.take_log() {
             if !g.quiet {

@@ -109,7 +109,7 @@ pub enum RunError {
     Interrupted(Box<Interruption>),
     /// A robot failed outside execution; its motors were then stopped (`note` says whether
     /// the robot confirmed it).
-    #[error("{cause}; {note}")]
+    #[error("{cause}; {note}{}", held_note(cause, "run again"))]
     Stopping {
         cause: Box<RunError>,
         note: &'static str,
@@ -142,7 +142,7 @@ fn states_note(journal: &str, seen: &str) -> String {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped after {steps} action{} ({}); the cube is now {state} (robot frame {robot_state}){}; {}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), journal.display())]
+#[error("stopped after {steps} action{} ({}); the cube is now {state} (robot frame {robot_state}){}; {}{}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -199,6 +199,19 @@ fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String 
     )
 }
 
+/// What to do first when a motor was held (the cube is most often what holds it), before
+/// `next` ("resume", "run again").
+fn held_note(cause: &RunError, next: &str) -> String {
+    if cause.held() {
+        format!(
+            "; a motor was held: if a layer is out of square or the cube sits crooked in the \
+             tray, square it by hand (without turning a layer) before you {next}"
+        )
+    } else {
+        String::new()
+    }
+}
+
 fn motors_note(stopped: Option<bool>) -> &'static str {
     match stopped {
         Some(true) => "motors stopped",
@@ -210,6 +223,15 @@ fn motors_note(stopped: Option<bool>) -> &'static str {
 }
 
 impl RunError {
+    /// Whether a motor was held short of where it was sent (see [`RobotError::held`]).
+    pub fn held(&self) -> bool {
+        match self {
+            RunError::Mindcub3r(e) => e.held(),
+            RunError::Stopping { cause, .. } => cause.held(),
+            _ => false,
+        }
+    }
+
     /// A well-formed "no" (exit 1) rather than an operational error (exit 2).
     pub fn is_no(&self) -> bool {
         matches!(

@@ -23,3 +23,4 @@ mod stops;
 mod support;
 mod view;
 mod wire;
+mod world;

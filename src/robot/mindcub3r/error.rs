@@ -73,6 +73,22 @@ pub enum RobotError {
     },
 }
 
+impl RobotError {
+    /// Whether a motor was held short of where it was sent (a stall, or a program's move
+    /// that never ended): the cube or the mechanism blocked it. A layer left out of square
+    /// (a tight or loose cube) or a cube sitting crooked does this, and no move of the
+    /// robot squares it: a person has to.
+    pub fn held(&self) -> bool {
+        use crate::robot::ev3::driver::Ev3Error;
+        matches!(
+            self,
+            RobotError::ChunkTimeout { .. }
+                | RobotError::ProgramTimeout { .. }
+                | RobotError::Ev3(Ev3Error::Stalled { .. } | Ev3Error::MoveTimeout { .. })
+        )
+    }
+}
+
 /// What a message says about the motors after a stop: stopped only when the brick confirmed
 /// it; otherwise the user must know that a motor may still be driving.
 pub fn stop_note(confirmed: bool) -> &'static str {

@@ -227,6 +227,7 @@ impl link::Brick for FirmwareBrick {
         s.running = self.running;
         s.tilts = self.world.tilts();
         s.cube = self.world.cube();
+        s.squared = self.world.squared_cube();
         s.log.append(&mut self.log);
     }
 }

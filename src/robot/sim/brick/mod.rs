@@ -80,6 +80,8 @@ pub(crate) struct Shared {
     /// Whether any motor has a job (is driving).
     pub running: bool,
     pub cube: FaceletCube,
+    /// The cube with anything out of square taken to its nearest quarter.
+    pub squared: FaceletCube,
     pub tilts: u64,
     pub log: Vec<String>,
 }
@@ -114,6 +116,13 @@ impl SimHandle {
     /// The cube now (robot frame).
     pub fn cube(&self) -> FaceletCube {
         self.lock().cube.clone()
+    }
+
+    /// The cube as a person squaring it by hand would leave it: a layer or the whole cube
+    /// left out of square (a tight cube, a failed move) taken to its nearest quarter. The
+    /// same as [`cube`](Self::cube) while everything is square.
+    pub fn squared_cube(&self) -> FaceletCube {
+        self.lock().squared.clone()
     }
 
     /// Simulated seconds since start.
@@ -197,6 +206,7 @@ fn brick_peer(cfg: &SimConfig) -> Result<Served, SimError> {
         motion: 0.0,
         running: false,
         cube: cube.clone(),
+        squared: cube.clone(),
         tilts: 0,
         log: Vec::new(),
     }));
@@ -239,6 +249,7 @@ fn spawn_firmware_pty(cfg: &SimConfig, dir: &Path) -> Result<SimHandle, SimError
         motion: 0.0,
         running: false,
         cube: cube.clone(),
+        squared: cube.clone(),
         tilts: 0,
         log: Vec::new(),
     }));
@@ -343,6 +354,7 @@ impl link::Brick for BrickPeer {
         s.running = brick.motors_running();
         s.tilts = brick.tilts();
         s.cube = brick.cube();
+        s.squared = brick.squared_cube();
         s.log.append(&mut brick.log);
     }
 }

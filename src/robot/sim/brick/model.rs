@@ -138,6 +138,10 @@ impl Brick {
         self.world.cube()
     }
 
+    pub fn squared_cube(&self) -> FaceletCube {
+        self.world.squared_cube()
+    }
+
     pub fn tilts(&self) -> u64 {
         self.world.tilts()
     }

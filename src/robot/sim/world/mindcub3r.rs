@@ -213,6 +213,15 @@ impl Mechanism {
         FaceletCube::from_colors(self.size, self.colors.clone()).expect("sizes match")
     }
 
+    /// The cube as a person squaring it would leave it: the cube in the tray and its
+    /// bottom layer each taken to the nearest quarter. The same as [`Mechanism::cube`]
+    /// while everything is square.
+    pub fn squared(&self) -> FaceletCube {
+        let mut m = self.clone();
+        m.quantise(true, &mut Vec::new());
+        m.cube()
+    }
+
     fn region(&self, a: f64) -> Region {
         let p = &self.physics;
         if a < p.arm_clear {

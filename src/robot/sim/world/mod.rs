@@ -226,6 +226,12 @@ impl World {
         self.mech.cube()
     }
 
+    /// The cube with anything out of square taken to its nearest quarter, as a person
+    /// squaring it by hand would (robot frame).
+    pub fn squared_cube(&self) -> FaceletCube {
+        self.mech.squared()
+    }
+
     /// Tilts performed so far.
     pub fn tilts(&self) -> u64 {
         self.mech.tilts
