@@ -706,7 +706,7 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
                 "not confident"
             },
             if r.rescans > 0 {
-                format!(", {} re-scans", r.rescans)
+                format!(", {}", plural(r.rescans, "re-scan"))
             } else {
                 String::new()
             }

@@ -2,6 +2,12 @@
 //! [`RunRobot`] wraps), resolved to a legal cube, re-reading the stickers the resolver
 //! doubts until it is sure or the re-scans run out.
 //!
+//! A doubt that a re-read leaves over more stickers than two pieces hold
+//! ([`FRAME_DOUBT`]) is not a few worn or badly lit stickers: the scan's frame is likely
+//! wrong (a tilt that did not roll the cube, a cube that slipped in the tray), so that
+//! re-reading stickers where the robot believes them to be reads the wrong ones again.
+//! The next round is then a whole new scan, resolved on its own readings.
+//!
 //! Level: job (uses `color::resolve` and the robot). No printing: progress goes to the
 //! [`RunEvent`] callback.
 
@@ -15,6 +21,10 @@ use super::error::RunError;
 use super::kind::{RobotKind, ScannerKind};
 use super::report::RunEvent;
 use super::robot::RunRobot;
+
+/// More stickers in doubt than this after a re-read: scan the whole cube again rather than
+/// re-read them (two pieces, a corner and an edge or two corners, hold at most 6).
+pub const FRAME_DOUBT: usize = 6;
 
 /// A scan, resolved, with what it took.
 #[derive(Clone, Debug)]
@@ -106,26 +116,7 @@ pub fn scan_and_resolve_previewed(
         check_profile(resolve_opts, scale, kind, scanner)?;
     }
     let scale = robot.scan_scale();
-    let (mut raw, orientation) = robot.scan_with_preview(
-        size,
-        &mut |step| {
-            if let Some(frame) = step.frame {
-                events(frame.clone());
-            }
-            if !step.readings.is_empty() {
-                events(RunEvent::readings(
-                    scale,
-                    false,
-                    step.readings.iter().copied(),
-                ));
-            }
-            events(RunEvent::ScanProgress {
-                done: step.done,
-                total: step.total,
-            })
-        },
-        preview,
-    )?;
+    let (mut raw, mut orientation) = whole_scan(robot, size, scale, events, preview)?;
     let mut rescans = 0;
     // Every reading of each sticker, averaged.
     let mut reads: Vec<Vec<[f64; 3]>> = raw.facelets.iter().map(|&r| vec![r]).collect();
@@ -153,6 +144,10 @@ pub fn scan_and_resolve_previewed(
                     rescans,
                 });
             }
+            Ok(r) if rescans > 0 && r.doubtful.len() > FRAME_DOUBT => {
+                (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
+                reads = raw.facelets.iter().map(|&r| vec![r]).collect();
+            }
             Ok(r) => {
                 reread(robot, &mut raw, &mut reads, &r.doubtful, events)?;
             }
@@ -165,7 +160,12 @@ pub fn scan_and_resolve_previewed(
                         margin: best.cube_margin,
                     });
                 }
-                reread(robot, &mut raw, &mut reads, &doubtful, events)?;
+                if rescans > 0 && doubtful.len() > FRAME_DOUBT {
+                    (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
+                    reads = raw.facelets.iter().map(|&r| vec![r]).collect();
+                } else {
+                    reread(robot, &mut raw, &mut reads, &doubtful, events)?;
+                }
             }
             Err(ResolveError::ProfileScale { profile, scan }) => {
                 return Err(RunError::ProfileScale {
@@ -189,6 +189,36 @@ pub fn scan_and_resolve_previewed(
         }
         rescans += 1;
     }
+}
+
+/// The robot's scan of the whole cube, its steps told as events.
+fn whole_scan(
+    robot: &mut dyn RunRobot,
+    size: Size,
+    scale: Option<Scale>,
+    events: &mut dyn FnMut(RunEvent),
+    preview: &mut dyn FnMut(&RawScan, Orientation),
+) -> Result<(RawScan, Orientation), RunError> {
+    robot.scan_with_preview(
+        size,
+        &mut |step| {
+            if let Some(frame) = step.frame {
+                events(frame.clone());
+            }
+            if !step.readings.is_empty() {
+                events(RunEvent::readings(
+                    scale,
+                    false,
+                    step.readings.iter().copied(),
+                ));
+            }
+            events(RunEvent::ScanProgress {
+                done: step.done,
+                total: step.total,
+            })
+        },
+        preview,
+    )
 }
 
 /// Reads `stickers` again and stores, for each, the mean of all its readings so far.

@@ -126,7 +126,7 @@ pub fn check(
     };
     if let Some((initial, now)) = robot.read_back() {
         announce(VerifiedBy::ReadBack, events);
-        let map = majority_labels(&initial, belief.initial).ok_or(RunError::SimulatorMismatch)?;
+        let map = colour_map(&initial, belief.initial).ok_or(RunError::SimulatorMismatch)?;
         let robot_frame = relabel(&now, &map, belief.symbols);
         let cube = to_cube(&robot_frame, &belief.orientation);
         return Ok(Check {
@@ -400,6 +400,32 @@ pub fn shown(
 
 /// The relabelling of `actual`'s colours that agrees best with `believed` sticker by
 /// sticker (a permutation), or `None`.
+/// Which of the belief's labels each of the simulator's colours is: from the simulator's
+/// starting cube against the belief's first scan, as the cube sat then. A whole scan made
+/// again (a scan whose frame was lost) began with the cube turned whole from where it
+/// started, so the starting cube is tried in each whole-cube rotation, the closest first.
+fn colour_map(initial: &FaceletCube, believed: &FaceletCube) -> Option<[Face; 6]> {
+    if let Some(map) = majority_labels(initial, believed) {
+        return Some(map);
+    }
+    crate::robot::symmetry::Symmetry::all(false)
+        .iter()
+        .filter_map(|s| {
+            let mut turned = initial.clone();
+            turned.apply(&s.rotation).ok()?;
+            let map = majority_labels(&turned, believed)?;
+            let agree = turned
+                .colors()
+                .iter()
+                .zip(believed.colors())
+                .filter(|(a, b)| map[a.index()] == **b)
+                .count();
+            Some((agree, map))
+        })
+        .max_by_key(|(agree, _)| *agree)
+        .map(|(_, map)| map)
+}
+
 fn majority_labels(actual: &FaceletCube, believed: &FaceletCube) -> Option<[Face; 6]> {
     if actual.size() != believed.size() {
         return None;

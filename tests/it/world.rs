@@ -106,6 +106,63 @@ fn a_layer_left_out_of_square_stops_the_run_and_says_so(brick: Option<String>, s
     assert!(solved(&sim.cube().0));
 }
 
+/// A tilt of the scan that leaves the cube where it was: the robot reads one face twice
+/// and believes the cube turned, so re-reading doubtful stickers reads the wrong ones
+/// again. A doubt over more stickers than two pieces hold is met with a whole new scan,
+/// and the run goes on from it.
+fn a_failed_tilt_in_the_scan_is_met_with_a_whole_new_scan(brick: Option<String>, speed: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let args = sim_args(
+        &brick,
+        &[
+            "--seed",
+            "1003",
+            "--speed",
+            speed,
+            "--faults",
+            "tilt-fail@3",
+        ],
+    );
+    let sim = Sim::start(dir.path(), &args);
+    let j = dir.path().join("j.jsonl");
+    let o = run(&sim.path, "mindcub3r", &j, &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{brick:?}: {}", stderr(&o));
+    let lines = json(&o);
+    let scanned = lines.iter().find(|l| l["type"] == "scanned").unwrap();
+    assert!(scanned["rescans"].as_u64().unwrap() >= 1, "{scanned}");
+    assert_eq!(lines.last().unwrap()["reached_target"], true);
+    assert!(solved(&sim.cube().0));
+}
+
+#[test]
+fn a_failed_tilt_in_the_scan_is_met_with_a_whole_new_scan_on_both_verifications() {
+    a_failed_tilt_in_the_scan_is_met_with_a_whole_new_scan(None, "100");
+    // In-process, the simulator's read-back finds the cube although the new scan began
+    // with it turned whole.
+    let o = super::support::cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "1003",
+        "--speed",
+        "100",
+        "--faults",
+        "tilt-fail@3",
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = json(&o).pop().unwrap();
+    assert_eq!(s["verified_by"], "simulator read-back", "{s}");
+    assert_eq!(s["reached_target"], true, "{s}");
+}
+
+#[test]
+fn on_lego_firmware_a_failed_tilt_in_the_scan_is_met_with_a_whole_new_scan() {
+    let Some(dir) = firmware_brick() else { return };
+    a_failed_tilt_in_the_scan_is_met_with_a_whole_new_scan(Some(dir.to_string_lossy().into()), "4");
+}
+
 #[test]
 fn a_failed_tilt_is_caught_by_the_check_after_execution() {
     a_failed_tilt_is_caught_and_solved_again(None, "100");
