@@ -201,7 +201,7 @@ mod imp {
             } else {
                 ""
             };
-            eprintln!(
+            errln!(
                 "face {}: {} of {} stickers detected in {}{rest}",
                 face.letter(),
                 found,

@@ -263,13 +263,13 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
     } else {
         outln!("{letters}");
         if !unread.is_empty() && !g.quiet {
-            eprintln!(
+            errln!(
                 "note: stickers {} were not read; the cube's rules filled them in",
                 facelet_names(&unread, res.cube.size())
             );
         }
         if !res.confident && !g.quiet {
-            eprintln!(
+            errln!(
                 "note: best effort, not sure: this cube is {} likely; stickers in doubt: {} {}",
                 likelihood_text(res),
                 facelet_names(&res.doubtful, res.cube.size()),
@@ -362,7 +362,7 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
             if g.json {
                 verdict_lines(&res);
             } else if g.verbose > 0 {
-                eprintln!(
+                errln!(
                     "margin to the best rival legal cube: {}{:.1} nats{} ({} search nodes)",
                     if res.rival_exact { "" } else { "≥ " },
                     res.cube_margin,
@@ -471,7 +471,7 @@ fn scan_solved_on_robot(
         b
     });
     if bar.is_none() && !g.quiet && !g.json {
-        eprintln!("scanning the solved cube: {} stickers…", size.stickers());
+        errln!("scanning the solved cube: {} stickers…", size.stickers());
     }
     let (scan, _) = robot.scan(size, &mut |step| {
         if let Some(frame) = step.frame {

@@ -64,7 +64,7 @@ pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
             let dir = cache_dir(g);
             let f: ProgressFn = Arc::new(move |_label: &str, _done: u64, _total: u64| {
                 if !said.swap(true, Ordering::Relaxed) {
-                    eprintln!(
+                    errln!(
                         "building the solver's tables (once: about 20 s and 181 MiB, kept in {})",
                         dir.as_deref()
                             .map(|d| d.display().to_string())
@@ -87,7 +87,7 @@ pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
     }
     if !g.quiet {
         for n in solver.notes() {
-            eprintln!("warning: {n}");
+            errln!("warning: {n}");
         }
     }
     Ok(solver)
@@ -125,7 +125,7 @@ pub fn thread_cpu() -> Duration {
 /// (also under `--quiet`: the figures would be misread otherwise).
 pub fn warn_if_cpu_clock_missing() {
     if CPU_CLOCK_MISSING.load(Ordering::Relaxed) {
-        eprintln!(
+        errln!(
             "warning: no per-thread CPU clock on this system: the cpu timings above are \
              wall-clock times"
         );

@@ -108,7 +108,7 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
         let _ = ctrlc::set_handler(move || {
             if let Some((note, code)) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
                 if !note.is_empty() {
-                    eprintln!("{note}");
+                    errln!("{note}");
                 }
                 std::process::exit(code);
             }
@@ -117,11 +117,11 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
                 // being said: this waits for it), else this one, held until the exit.
                 let said = LAST_WORD.lock().unwrap_or_else(|e| e.into_inner());
                 if !*said {
-                    eprintln!("{}", second_ctrlc_note());
+                    errln!("{}", second_ctrlc_note());
                 }
                 std::process::exit(130);
             } else {
-                eprintln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");
+                errln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");
             }
         });
         stop
@@ -314,7 +314,7 @@ pub fn connect_options(
         start,
         stop: stop.clone(),
         baud: a.baud,
-        note: Some(|n| eprintln!("warning: {n}")),
+        note: Some(|n| errln!("warning: {n}")),
         tap: None,
         sim_latency: None,
     })
@@ -580,7 +580,7 @@ pub fn connect_brick(
     let name = link.name();
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
     if g.verbose >= 2 {
-        ev3.set_log(|l| eprintln!("ev3: {l}"));
+        ev3.set_log(|l| errln!("ev3: {l}"));
     }
     let mut robot = MindCub3r::with_driver(ev3, config).map_err(|e| {
         let silent = e.to_string().contains("did not answer");

@@ -134,7 +134,7 @@ pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
     let cube = match parse_state(&text, Size::from(a.size)) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("cannot draw {text:?}: {e}");
+            errln!("cannot draw {text:?}: {e}");
             return if e.is_unreadable() {
                 Answer::BadInput.exit()
             } else {
@@ -197,7 +197,7 @@ pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
 pub fn random(a: RandomArgs, g: &Global) -> CmdResult {
     let seed = a.seed.unwrap_or_else(rand::random);
     if a.seed.is_none() && !g.quiet {
-        eprintln!("seed {seed}");
+        errln!("seed {seed}");
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     for _ in 0..a.count {

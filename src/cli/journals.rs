@@ -122,7 +122,7 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
         return Ok(Exit::Ok);
     }
     if entries.is_empty() && !g.json {
-        eprintln!(
+        errln!(
             "no journals in {} yet: `cubot run` writes one per run",
             dir.display()
         );

@@ -26,6 +26,16 @@ macro_rules! outln {
     }};
 }
 
+/// `eprintln!` for messages: when stderr is closed early (`cubot run … 2>&1 | head`), the
+/// message is dropped instead of the panic `eprintln!` would raise, so a run on a robot
+/// goes on to its end (or its stop) and leaves the robot as a run always does.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 /// `print!` with the same treatment of a closed stdout as [`outln!`].
 macro_rules! out {
     ($($arg:tt)*) => {{
@@ -185,7 +195,7 @@ pub fn main() -> ExitCode {
                     &serde_json::json!({"type": "error", "message": output::error_message(&e)}),
                 );
             }
-            eprintln!("error: {}", output::error_message(&e));
+            errln!("error: {}", output::error_message(&e));
             2
         }),
     };

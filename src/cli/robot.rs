@@ -236,17 +236,15 @@ pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
         }
     }
     if found.is_empty() && !g.json {
-        eprintln!(
+        errln!(
             "no bricks or serial ports found: plug the EV3 in by USB, or pair it over Bluetooth and bind it with `rfcomm bind 0 <brick address> 1` (see README)"
         );
     }
     if !cfg!(feature = "usb") && !g.quiet {
-        eprintln!(
-            "note: this cubot was rebuilt without feature `usb`: bricks on USB are not listed"
-        );
+        errln!("note: this cubot was rebuilt without feature `usb`: bricks on USB are not listed");
     }
     if !cfg!(feature = "serial") && !g.quiet {
-        eprintln!(
+        errln!(
             "note: this cubot was rebuilt without feature `serial`: serial ports are not listed"
         );
     }
@@ -286,7 +284,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         std::thread::sleep(std::time::Duration::from_millis(20));
         for line in handle.take_log() {
             if !g.quiet {
-                eprintln!("sim: {line}");
+                errln!("sim: {line}");
             }
         }
     }
@@ -531,7 +529,7 @@ fn check(
     let port = link.name();
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
     if g.verbose >= 2 {
-        ev3.set_log(|l| eprintln!("ev3: {l}"));
+        ev3.set_log(|l| errln!("ev3: {l}"));
     }
     let findings = run_check(ev3, config, Some(stop_on_ctrlc()), &mut |f| {
         live.text(&format!("{:?} {}: {}", f.level, f.topic, f.message));
@@ -665,7 +663,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
         b
     });
     if bar.is_none() && !g.quiet && !g.json {
-        eprintln!(
+        errln!(
             "scanning: {} stickers with the robot's sensor…",
             size.stickers()
         );
@@ -707,7 +705,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
                 let doubtful = reread;
                 round += 1;
                 if g.verbose > 0 {
-                    eprintln!(
+                    errln!(
                         "re-reading {} doubtful stickers: {}",
                         doubtful.len(),
                         crate::color::resolve::facelet_names(&doubtful, size)
@@ -741,7 +739,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
             } else {
                 outln!("{}", res.cube.to_letters());
                 if !res.confident && !g.quiet {
-                    eprintln!(
+                    errln!(
                         "note: best effort, not sure: this cube is {} likely",
                         crate::cli::color::likelihood_text(&res)
                     );

@@ -273,7 +273,7 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
         let jpath = if jpath.as_os_str() == "latest" && !jpath.exists() {
             let latest = super::journals::latest(g)?;
             if !g.quiet {
-                eprintln!("resuming {}", latest.display());
+                errln!("resuming {}", latest.display());
             }
             latest
         } else {
@@ -320,7 +320,7 @@ fn resume(
 ) -> CmdResult {
     let rec = journal::read(jpath)?;
     if rec.ended == Some(true) {
-        eprintln!("note: the journal's run already reached its target; checking again");
+        errln!("note: the journal's run already reached its target; checking again");
     }
     let size = rec.start.size;
     let mut connect_args = a.connect.clone();
@@ -399,7 +399,7 @@ fn save_live(a: &SaveArgs, g: &Global, stop: &Arc<AtomicBool>, live: &Live) -> C
         }
         Err(e) if e.is_no() => {
             live.text(&e.to_string());
-            eprintln!("{e}");
+            errln!("{e}");
             Ok(Exit::No)
         }
         Err(e) => Err(anyhow!(e)),
@@ -418,7 +418,7 @@ fn saved_state(g: &Global, file: &Path, saved: &SavedState) -> CmdResult {
     } else {
         let _ = writeln!(std::io::stdout().lock(), "{}", saved.state);
         if !g.quiet {
-            eprintln!("saved to {}", file.display());
+            errln!("saved to {}", file.display());
         }
     }
     Ok(Exit::Ok)
@@ -491,7 +491,7 @@ impl Reporter {
                     b.set_position(*done as u64);
                 } else if !self.said_scanning && !self.quiet && !self.json {
                     // Not a terminal: one line says what the wait is for.
-                    eprintln!("scanning: {total} stickers…");
+                    errln!("scanning: {total} stickers…");
                 }
                 self.said_scanning = true;
                 return;
@@ -512,13 +512,13 @@ impl Reporter {
                     // the actions confirmed before it (the first event follows one action).
                     let left = (total + 1).saturating_sub(*done);
                     if left < *total {
-                        eprintln!(
+                        errln!(
                             "executing: {} (the run's {} to {total}, resumed)…",
                             plural(left, "robot action"),
                             total - left + 1
                         );
                     } else {
-                        eprintln!("executing: {total} robot actions…");
+                        errln!("executing: {total} robot actions…");
                     }
                 }
                 self.said_executing = true;
@@ -554,7 +554,7 @@ impl Reporter {
                     let names = crate::cube::Size::from_stickers(state.chars().count())
                         .map(|size| crate::color::resolve::facelet_names(&doubtful, size))
                         .unwrap_or_default();
-                    eprintln!(
+                    errln!(
                         "scanned: {state} ({}{})",
                         if confident { "confident" } else { "not confident" },
                         if doubtful.is_empty() && rescans == 0 {
@@ -567,13 +567,13 @@ impl Reporter {
                     );
                     // A check's own doubt is reported with the check.
                     if !confident && self.scans == 1 {
-                        eprintln!("going on with the best guess (--best-effort); the check after execution tells");
+                        errln!("going on with the best guess (--best-effort); the check after execution tells");
                     }
                 }
                 RunEvent::Solved {
                     candidates,
                     shortest,
-                } => eprintln!(
+                } => errln!(
                     "solved: {} from the solver, the shortest of them {}{}; the plan is the cheapest for the robot of {}, not always the fewest turns",
                     plural(candidates, "candidate solution"),
                     plural(shortest, "face turn"),
@@ -592,7 +592,7 @@ impl Reporter {
                     robot_seconds,
                     baseline_seconds,
                     ahead,
-                } => eprintln!(
+                } => errln!(
                     "plan: {solution} ({}, {}, {robot_seconds:.1} s of robot time{}){}",
                     plural(face_turns, "face turn"),
                     plural(actions, "robot action"),
@@ -601,7 +601,7 @@ impl Reporter {
                         .unwrap_or_default(),
                     if ahead { ", thought out while the last face was read" } else { "" }
                 ),
-                RunEvent::Verifying { by } => eprintln!("verifying: {by}"),
+                RunEvent::Verifying { by } => errln!("verifying: {by}"),
                 RunEvent::Checked {
                     round,
                     at_target,
@@ -612,7 +612,7 @@ impl Reporter {
                     ..
                 } => {
                     if !at_target {
-                        eprintln!(
+                        errln!(
                             "check, round {round}: NOT at the target; the cube is {state}{}",
                             if confident == Some(false) {
                                 " (the scan is in doubt)"
@@ -623,9 +623,9 @@ impl Reporter {
                     }
                     match (next.as_str(), reason) {
                         ("replan", _) => {
-                            eprintln!("solving again from what the check saw (round {})", round + 1)
+                            errln!("solving again from what the check saw (round {})", round + 1)
                         }
-                        ("stop", Some(why)) => eprintln!("stopping: {why}"),
+                        ("stop", Some(why)) => errln!("stopping: {why}"),
                         _ => {}
                     }
                 }
@@ -635,7 +635,7 @@ impl Reporter {
                     decision,
                     candidates,
                     ..
-                } => eprintln!(
+                } => errln!(
                     "resume: the cube is {seen} (by {by}; {candidates} state{} possible): {}",
                     if candidates == 1 { "" } else { "s" },
                     if decision == "continue" {
@@ -830,8 +830,8 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
             if g.json {
                 super::output::json_line(&line);
             }
-            eprintln!("error: {e}");
-            eprintln!("resume with: {resume}");
+            errln!("error: {e}");
+            errln!("resume with: {resume}");
         });
         line["type"] = "stopped".into();
         live.note(line);
@@ -921,7 +921,7 @@ fn outcome(
                 }
                 super::output::json_line(&v);
             }
-            eprintln!("{e}");
+            errln!("{e}");
             Ok(Exit::No)
         }
         Err(e) => Err(anyhow!(e)),

@@ -234,7 +234,7 @@ mod imp {
         let stdin = std::io::stdin();
         for face in Face::ALL {
             if !g.quiet {
-                eprintln!(
+                errln!(
                     "show face {} to camera {index} (upright as in the net, or as the calibration says), then press Enter",
                     face.letter()
                 );
@@ -293,7 +293,7 @@ mod imp {
             p.insert("unclipped_stickers".into(), rebuilt.into());
         }
         if !g.json && g.verbose > 0 {
-            eprintln!(
+            errln!(
                 "in doubt as read; confident with the {rebuilt} saturated sticker(s) read from their unsaturated pixels"
             );
         }
@@ -327,7 +327,7 @@ mod imp {
             Ok(res) => {
                 print_resolution(g, &res);
                 if !g.json && g.verbose > 0 {
-                    eprintln!(
+                    errln!(
                         "margin to the best rival legal cube: {:.1} nats{}",
                         res.cube_margin,
                         if res.confident {

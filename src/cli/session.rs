@@ -301,7 +301,7 @@ pub fn run_session(
     let mut at: Option<SensorPlace> = None;
     let mut bad_lines = 0usize;
     if !g.quiet && !g.json {
-        eprintln!("session: one step a line; `help` lists them, `quit` (or end of input) ends");
+        errln!("session: one step a line; `help` lists them, `quit` (or end of input) ends");
     }
     let mut lines = input.lines().enumerate();
     while let Some((n, line)) = super::connect::standing_still(
@@ -314,13 +314,13 @@ pub fn run_session(
             Ok(None) => continue,
             Err(e) => {
                 bad_lines += 1;
-                eprintln!("line {}: {e}", n + 1);
+                errln!("line {}: {e}", n + 1);
                 continue;
             }
         };
         match step {
             Step::Quit => break,
-            Step::Help => eprintln!("{SESSION_HELP}"),
+            Step::Help => errln!("{SESSION_HELP}"),
             Step::Show => {
                 let changed = changed_keys(&start, &r.config);
                 if changed.is_empty() {
@@ -333,7 +333,7 @@ pub fn run_session(
             Step::Set(kv) => {
                 if kv.trim_start().starts_with("ports.") {
                     bad_lines += 1;
-                    eprintln!("line {}: the ports are read when the session connects: start it again with --set {kv}", n + 1);
+                    errln!("line {}: the ports are read when the session connects: start it again with --set {kv}", n + 1);
                     continue;
                 }
                 match apply_sets(&r.config, std::slice::from_ref(&kv)) {
@@ -343,7 +343,7 @@ pub fn run_session(
                     }
                     Err(e) => {
                         bad_lines += 1;
-                        eprintln!("line {}: {e}", n + 1);
+                        errln!("line {}: {e}", n + 1);
                     }
                 }
             }
@@ -384,7 +384,7 @@ pub fn run_session(
     r.finish(false)?;
     let changed = changed_keys(&start, &r.config);
     if !changed.is_empty() && !g.quiet && !g.json {
-        eprintln!(
+        errln!(
             "changed in this session (not written; put them in your robot configuration): {}",
             changed.join("; ")
         );

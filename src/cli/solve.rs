@@ -217,7 +217,7 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
         Some(ms) => Some(ms),
         None if max_length < reachable => {
             if !g.quiet {
-                eprintln!(
+                errln!(
                     "note: at most {max_length} moves ({}) may be shorter than some cubes need; the search stops after {} s without one (--timeout MS to change)",
                     a.metric,
                     UNREACHABLE_BOUND_MS / 1000
@@ -303,7 +303,7 @@ fn with_slow_note<T>(g: &Global, opts: &SolveOptions, work: impl FnOnce() -> T) 
     let max = opts.max_length;
     let watcher = std::thread::spawn(move || {
         if wait.recv_timeout(SLOW_NOTE_AFTER) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-            eprintln!(
+            errln!(
                 "note: still searching for a solution of at most {max} moves after {} s; \
                  if that is below this cube's distance, none exists and the search can take \
                  hours to prove it (--timeout MS bounds the search)",

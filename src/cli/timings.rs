@@ -152,7 +152,7 @@ pub fn calibrate(
     let config = robot_config(config_path)?;
     let solver = load_solver(g)?;
     if !g.quiet && !g.json {
-        eprintln!("{}", measuring_note(a));
+        errln!("{}", measuring_note(a));
     }
     let links: Result<Vec<LinkSamples>> = if a.sim {
         if a.latencies.is_empty() {
@@ -205,7 +205,7 @@ pub fn calibrate(
     if let Some(path) = target {
         write_timings(&path, &fitted, &links)?;
         if !g.quiet {
-            eprintln!("timings written to {}", path.display());
+            errln!("timings written to {}", path.display());
         }
     }
     Ok(Exit::Ok)

@@ -141,7 +141,7 @@ impl Live {
         if g.json {
             super::output::json_line(&json!({"type": "view", "url": view.url()}));
         }
-        eprintln!("view: {}", view.url());
+        errln!("view: {}", view.url());
         Ok(Live {
             view: Some(Arc::new(view)),
             linger: std::time::Duration::from_secs(a.view_linger.unwrap_or(LINGER)),
@@ -270,7 +270,7 @@ pub fn linger(_exit: u8) {
         super::connect::quitting_at_once(note, i32::from(_exit), || {
             // Said once Ctrl-C leaves at once, so a Ctrl-C that follows the words works.
             if !l.quiet {
-                eprintln!(
+                errln!(
                     "view: the command has ended; the page stays up for {} s or until it is \
                      opened (Ctrl-C to leave now)",
                     l.wait.as_secs()
@@ -350,7 +350,7 @@ pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
         live.note(json!({"type": "journal-open", "name": name}));
     }
     if !g.quiet {
-        eprintln!("serving the history of runs; Ctrl-C ends");
+        errln!("serving the history of runs; Ctrl-C ends");
     }
     // Nothing moves here: Ctrl-C ends the process at once (exit 130), as for `sim --pty`.
     let stop = super::connect::stop_on_ctrlc();

@@ -603,3 +603,33 @@ fn a_camera_run_on_the_simulator_measures_its_execution_on_the_simulators_clock(
         "planned {planned} s, measured {measured} s: {summary}"
     );
 }
+
+/// A reader that goes away (`cubot run … 2>&1 | head`) loses the rest of the output, not
+/// the run: it goes on to its end, its journal complete, and exits as it would have.
+#[test]
+fn a_run_whose_output_is_closed_early_still_ends_as_it_would_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j.jsonl");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args([
+            "run",
+            "--sim",
+            "--seed",
+            "13",
+            "--speed",
+            "200",
+            "--journal",
+        ])
+        .arg(&j)
+        .env("CUBOT_CACHE_DIR", super::support::cache_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let text = std::fs::read_to_string(&j).unwrap();
+    assert!(text.contains("\"type\":\"end\""), "{text}");
+}

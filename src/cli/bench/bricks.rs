@@ -102,7 +102,7 @@ pub fn bench(a: BenchBricksArgs, g: &Global) -> CmdResult {
     let config = robot_config(a.robot_config.as_deref())?;
     let solver = load_solver(g)?;
     if !g.quiet && !g.json {
-        eprintln!(
+        errln!(
             "bench bricks: {} ({}x{}x{}, {} ms), each on cubot's brick and on LEGO's firmware, {} at a time",
             plural(a.runs, "seeded job"),
             Size::from(a.size).n(),
@@ -230,7 +230,7 @@ fn run_all(
                         Ok((_, _, v)) => format!("{} logic differences", v.logic()),
                         Err(e) => format!("failed: {e}"),
                     };
-                    eprintln!("seed {seed} ({}/{}): {what}", i + 1, seeds.len());
+                    errln!("seed {seed} ({}/{}): {what}", i + 1, seeds.len());
                 }
                 if let Ok(mut o) = out.lock() {
                     o.push(Outcome { seed, result });

@@ -160,7 +160,7 @@ pub fn bench(a: BenchRunArgs, g: &Global) -> CmdResult {
     }
     a.brick.check(true, true)?;
     if !g.quiet && !g.json {
-        eprintln!(
+        errln!(
             "bench run: {} of the whole job on simulated robots at speed {} (each about {:.0} s of wall time), {} at a time",
             plural(a.runs * a.latencies.len(), "run"),
             a.speed,
@@ -221,7 +221,7 @@ fn run_all(a: &BenchRunArgs, g: &Global, solver: &Solver, config: &Config) -> Ve
                         Ok(_) => "NOT reached".to_string(),
                         Err(e) => format!("failed: {e}"),
                     };
-                    eprintln!(
+                    errln!(
                         "run {}/{} (seed {seed}, {latency} ms): {what}",
                         i + 1,
                         work.len()

@@ -246,7 +246,7 @@ fn print_slowest(results: &[Timed], nodes: &[u64], states: &[FaceletCube]) {
     let mut order: Vec<usize> = (0..results.len()).collect();
     order.sort_by(|&a, &b| results[b].1.cmp(&results[a].1));
     for &i in order.iter().take(5) {
-        eprintln!(
+        errln!(
             "slow: state {} ({:.1} ms cpu, {} nodes): {}",
             i + 1,
             results[i].1.as_secs_f64() * 1e3,
