@@ -260,7 +260,7 @@ pub enum BrickArg {
 /// The simulated brick's choice, for every command that can start one.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct BrickArgs {
-    /// With --sim, the MindCub3r's brick: `ours` (cubot's simulated brick) or `lms2012`
+    /// The simulated MindCub3r's brick (with --sim, or `sim --pty`): `ours` (cubot's simulated brick) or `lms2012`
     /// (LEGO's own EV3 firmware and motor driver, built by scripts/firmware-brick.sh).
     #[arg(long, global = true, value_enum, default_value_t = BrickArg::Ours)]
     pub brick: BrickArg,

@@ -317,6 +317,7 @@ pub fn connect_options(
         note: Some(|n| errln!("warning: {n}")),
         tap: None,
         sim_latency: None,
+        wire_log: super::output::wire_log(),
     })
 }
 

@@ -184,6 +184,7 @@ pub fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let global = cli.global.clone();
+    output::set_wire_log(global.verbose >= 2);
     let result = dispatch(cli.command, &global);
     let code = match result {
         Ok(Exit::Ok) => 0,

@@ -7,6 +7,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once a write to stdout found its reader gone (`cubot … | head`).
 static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+/// `-vv`: every EV3 command and reply logged in hex on stderr.
+static WIRE_LOG: AtomicBool = AtomicBool::new(false);
+
+pub fn set_wire_log(on: bool) {
+    WIRE_LOG.store(on, Ordering::Relaxed);
+}
+
+/// The EV3 wire log for a connection (`-vv`), if asked for.
+pub fn wire_log() -> Option<fn(&str)> {
+    fn log(line: &str) {
+        errln!("ev3: {line}");
+    }
+    WIRE_LOG.load(Ordering::Relaxed).then_some(log as fn(&str))
+}
 
 /// Takes the result of a write to stdout: a closed pipe is remembered (see
 /// [`stdout_gone`]), not raised; other write errors are dropped like the line.

@@ -239,6 +239,11 @@ pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
         errln!(
             "no bricks or serial ports found: plug the EV3 in by USB, or pair it over Bluetooth and bind it with `rfcomm bind 0 <brick address> 1` (see README)"
         );
+    } else if !found.iter().any(|f| matches!(f.brick, Some(Ok(_)))) && !g.json {
+        errln!(
+            "no EV3 answered on {}: plug the EV3 in by USB, or pair it over Bluetooth and bind it with `rfcomm bind 0 <brick address> 1` (see README); a line-protocol robot is not asked (give its port to --port with --robot line)",
+            super::output::plural(found.len(), "port")
+        );
     }
     if !cfg!(feature = "usb") && !g.quiet {
         errln!("note: this cubot was rebuilt without feature `usb`: bricks on USB are not listed");
@@ -622,7 +627,7 @@ fn run_action(r: &mut MindCub3r, action: &RobotAction, g: &Global, live: &Live) 
                 slot: slot.unwrap_or(1) as usize,
             };
             session::move_sensor(r, place.position, place.slot)?;
-            let rgb = r.read_rgb()?;
+            let rgb = session::read_at(r, Some(place))?;
             r.finish(false)?;
             live.text(&format!("read {} {} {}", rgb[0], rgb[1], rgb[2]));
             session::print_reading(g, r, Some(place), rgb);

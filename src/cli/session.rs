@@ -249,6 +249,20 @@ pub fn move_sensor(r: &mut MindCub3r, pos: SensorPosition, slot: usize) -> Resul
     Ok(moved?)
 }
 
+/// A reading with the sensor where `at` says: over a corner the table is turned the 45° the
+/// scan turns it for a corner sample (and back square), so the reading is the corner
+/// sticker's, and a corner angle can be checked.
+pub fn read_at(r: &mut MindCub3r, at: Option<SensorPlace>) -> Result<[f64; 3]> {
+    let offset = match at {
+        Some(SensorPlace {
+            position: SensorPosition::Corner,
+            ..
+        }) => 45.0,
+        _ => 0.0,
+    };
+    Ok(r.read_rgb_turned(offset)?)
+}
+
 /// Prints a reading: where it was taken, at which motor angle, the three RGB-RAW counts.
 pub fn print_reading(g: &Global, r: &MindCub3r, at: Option<SensorPlace>, rgb: [f64; 3]) {
     if g.json {
@@ -376,7 +390,7 @@ pub fn run_session(
                         slot: k,
                     });
                 }
-                let rgb = r.read_rgb()?;
+                let rgb = read_at(r, at)?;
                 print_reading(g, r, at, rgb);
             }
         }

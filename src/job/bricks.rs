@@ -166,6 +166,7 @@ pub fn run_on(brick: BrickKind, job: &Job, tools: &Tools) -> Result<BrickRun, Br
         note: None,
         tap: Some(tap.clone()),
         sim_latency: Some(job.latency_ms as f64 / 1000.0),
+        wire_log: None,
     };
     let opts = RunOptions {
         size: job.size,

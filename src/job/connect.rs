@@ -83,6 +83,8 @@ pub struct ConnectOptions {
     /// round trip measured on the wall clock (which a simulator faster than real time
     /// shrinks, and noise makes differ from one connect to the next).
     pub sim_latency: Option<f64>,
+    /// Told every EV3 command and reply, in hex (`-vv`).
+    pub wire_log: Option<fn(&str)>,
 }
 
 /// Why no robot could be reached.
@@ -219,6 +221,9 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
         port = Box::new(link::TapLink::recording(port, tap.clone()));
     }
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(port);
+    if let Some(log) = o.wire_log {
+        ev3.set_log(log);
+    }
     let volts = ev3.brick_info().map_err(RobotError::from)?.battery_volts;
     let mut robot = MindCub3r::with_driver(ev3, o.config.clone())?;
     robot.set_interrupt(o.stop.clone());

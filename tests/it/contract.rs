@@ -35,6 +35,12 @@ fn robot_read_reads_where_it_is_told_and_a_session_keeps_its_place() {
         counts(&centre),
         "the edge sticker is not the centre one"
     );
+    // A corner is read with the table turned 45°, as the scan reads it: on this cube the
+    // corner sticker there is another colour than the edge sticker under the square table.
+    let corner = cubot(&["robot", "--sim", "read", "corner", "1"]);
+    assert_eq!(corner.status.code(), Some(0), "{}", stderr(&corner));
+    let edge1 = cubot(&["robot", "--sim", "read", "edge", "1"]);
+    assert_ne!(counts(&corner), counts(&edge1), "the corner reads the edge");
     // A session: one connection, the sensor left where the last step put it; `set` tries
     // an angle, `show` prints it for the file.
     let steps = "sensor corner 3\nread\nset sensor_arm.corner=[-595,-600,-610,-590]\nsensor corner 3\nread\nshow\nspin 5\nquit\ntilt\n";

@@ -517,6 +517,7 @@ fn e2e_once(
         note: None,
         tap: None,
         sim_latency: None,
+        wire_log: None,
     };
     let opts = RunOptions {
         size: Size::Three,

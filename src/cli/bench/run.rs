@@ -284,6 +284,7 @@ fn one(
         note: None,
         tap: None,
         sim_latency: Some(latency as f64 / 1000.0),
+        wire_log: None,
     };
     let opts = RunOptions {
         size: Size::Three,

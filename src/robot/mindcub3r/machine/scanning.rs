@@ -14,6 +14,23 @@ impl MindCub3r {
         Ok(self.ev3.read_rgb(port)?)
     }
 
+    /// One RGB-RAW reading with the table turned `offset` table degrees from where it
+    /// stands, as the scan turns it for a sample (corners are read 45° round from square),
+    /// then turned back square: the arm goes away first, so no layer turns.
+    pub fn read_rgb_turned(&mut self, offset: f64) -> Result<[f64; 3], RobotError> {
+        if offset == 0.0 {
+            return self.read_rgb();
+        }
+        self.guard(|r| {
+            r.arm_to(ArmState::Away)?;
+            let (base, speed) = (r.table_deg, r.config.turntable.speed);
+            r.table_to(base + offset, speed, "table to the sample's angle")?;
+            let rgb = r.read_rgb();
+            r.table_to(base, speed, "table back square")?;
+            rgb
+        })
+    }
+
     pub(super) fn sample_target(&self, size: Size, s: &Sample) -> i32 {
         let a = &self.config.sensor_arm;
         match (s.kind, size) {
