@@ -212,6 +212,8 @@ mod imp {
     }
 
     pub fn calibrate_camera(a: CalibrateCameraArgs, g: &Global) -> CmdResult {
+        use crate::cli::outfile::{check_output, Writes};
+        check_output(&a.output, "-o", Writes::File(crate::input::FileKind::Rig))?;
         let save = Arc::new(AtomicBool::new(false));
         let aligning = a.camera.is_some() || a.sim;
         let live = Live::start(

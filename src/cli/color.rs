@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
 use super::args::{PaletteArg, SizeArg};
+use super::outfile::Writes;
 use super::output::json_line;
 use super::view::{Live, LiveOptions};
 use super::{CmdResult, Exit, Global};
@@ -343,6 +344,9 @@ pub(crate) fn print_no_legal_cube(g: &Global, expanded: usize, suspects: &[usize
 }
 
 pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
+    if let Some(p) = &a.svg {
+        super::outfile::check_output(p, "--svg", Writes::Svg)?;
+    }
     let scan = read_scan(&a.scan)?;
     let opts = ResolveOptions {
         profile: load_profile(&a.profile)?,
@@ -397,23 +401,8 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
     }
 }
 
-/// Refuses, before anything moves, an output that would overwrite a file of another kind
-/// (a robot configuration, a camera rig, a scan) or that cannot be written.
-fn check_output(path: &Path) -> anyhow::Result<()> {
-    if path.exists() {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        if let Some(kind) = crate::input::kind_of(&text).filter(|&k| k != FileKind::Profile) {
-            bail!(
-                "will not overwrite {}: it is a {kind}, not a colour profile",
-                path.display()
-            );
-        }
-    }
-    super::common::check_writable(path, "-o")
-}
-
 pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
-    check_output(&a.output)?;
+    super::outfile::check_output(&a.output, "-o", Writes::File(FileKind::Profile))?;
     if super::common::is_shipped_config(&a.output) && a.output.exists() && !a.force {
         bail!(
             "-o {}: a profile shipped with cubot; write your own (e.g. -o mycube.toml), or add --force; {}",
@@ -426,7 +415,7 @@ pub fn calibrate(a: CalibrateArgs, g: &Global) -> CmdResult {
         );
     }
     if let Some(p) = &a.raw_out {
-        super::common::check_writable(p, "--raw-out")?;
+        super::outfile::check_output(p, "--raw-out", Writes::File(FileKind::Scan))?;
     }
     let stop = super::connect::stop_on_ctrlc();
     let live = Live::start(

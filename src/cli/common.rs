@@ -28,13 +28,15 @@ pub fn progress_bar(g: &Global, label: &str) -> Option<indicatif::ProgressBar> {
     if !progress_allowed(g) {
         return None;
     }
-    let b = indicatif::ProgressBar::new(1);
-    b.set_style(
-        indicatif::ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    b.set_prefix(label.to_string());
+    // Built with `with_*`, which draw nothing: a bar shows once the caller sets it
+    // (`set_prefix` would draw it at once, side by side with the run's other bars).
+    let b = indicatif::ProgressBar::new(1)
+        .with_style(
+            indicatif::ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        )
+        .with_prefix(label.to_string());
     Some(b)
 }
 

@@ -110,6 +110,7 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
                 if !note.is_empty() {
                     errln!("{note}");
                 }
+                super::output::clear_bar();
                 std::process::exit(code);
             }
             if s.swap(true, Ordering::SeqCst) {
@@ -119,6 +120,7 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
                 if !*said {
                     errln!("{}", second_ctrlc_note());
                 }
+                super::output::clear_bar();
                 std::process::exit(130);
             } else {
                 errln!("stopping: the robot stops when the move under way ends (Ctrl-C again: exit at once)");

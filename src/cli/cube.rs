@@ -130,6 +130,9 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
+    if let Some(p) = &a.svg {
+        super::outfile::check_output(p, "--svg", super::outfile::Writes::Svg)?;
+    }
     let text = single_state(&a.state)?;
     let cube = match parse_state(&text, Size::from(a.size)) {
         Ok(c) => c,

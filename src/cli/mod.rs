@@ -29,10 +29,14 @@ macro_rules! outln {
 /// `eprintln!` for messages: when stderr is closed early (`cubot run … 2>&1 | head`), the
 /// message is dropped instead of the panic `eprintln!` would raise, so a run on a robot
 /// goes on to its end (or its stop) and leaves the robot as a run always does.
+/// A progress bar on screen is cleared first and drawn again below the line, so that the
+/// line starts at the left margin (see [`output::above_bar`]).
 macro_rules! errln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        $crate::cli::output::above_bar(|| {
+            let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        });
     }};
 }
 
@@ -53,6 +57,7 @@ pub mod connect;
 pub mod cube;
 pub mod input;
 pub mod journals;
+pub mod outfile;
 pub mod output;
 pub mod robot;
 pub mod run;
@@ -191,6 +196,7 @@ pub fn main() -> ExitCode {
         Ok(Exit::No) => 1,
         Err(e) if e.is::<AnswerTold>() => 2,
         Err(e) => connect::last_word(|| {
+            output::clear_bar();
             if global.json {
                 output::json_line(
                     &serde_json::json!({"type": "error", "message": output::error_message(&e)}),

@@ -64,6 +64,41 @@ pub fn progress_allowed(g: &super::args::Global) -> bool {
     !g.quiet && std::io::stderr().is_terminal()
 }
 
+/// The progress bar last drawn on stderr (see [`bar_shown`]).
+static SHOWN_BAR: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+
+/// Notes that `b` is the progress bar on screen: a message on stderr ([`above_bar`]) clears
+/// it first, and [`clear_bar`] takes it away before the command's last word.
+pub fn bar_shown(b: &indicatif::ProgressBar) {
+    if let Ok(mut shown) = SHOWN_BAR.lock() {
+        *shown = Some(b.clone());
+    }
+}
+
+/// Runs `say` (which writes a line on stderr) with the progress bar on screen, if any,
+/// cleared, and draws the bar again below it: without this a message (`stopping: …` after
+/// Ctrl-C) would start where the bar's line ends.
+pub fn above_bar<T>(say: impl FnOnce() -> T) -> T {
+    // Cloned out of the lock: the Ctrl-C handler's thread says things too.
+    let bar = SHOWN_BAR
+        .lock()
+        .ok()
+        .and_then(|b| b.clone())
+        .filter(|b| !b.is_finished());
+    match bar {
+        Some(b) => b.suspend(say),
+        None => say(),
+    }
+}
+
+/// Takes the progress bar on screen away (a run stopped part-way leaves its bar unfinished).
+pub fn clear_bar() {
+    let bar = SHOWN_BAR.lock().ok().and_then(|mut b| b.take());
+    if let Some(b) = bar.filter(|b| !b.is_finished()) {
+        b.finish_and_clear();
+    }
+}
+
 /// An error and its causes on one line, `outer: inner: ...`, leaving out a cause whose text
 /// the message already holds (the library's errors name their source in their own text, so
 /// `{:#}` would print it twice).

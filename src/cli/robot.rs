@@ -490,7 +490,11 @@ fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
         // Checked before the robot moves.
         super::color::profile_for(s.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
         if let Some(p) = &s.raw_out {
-            super::common::check_writable(p, "--raw-out")?;
+            super::outfile::check_output(
+                p,
+                "--raw-out",
+                super::outfile::Writes::File(crate::input::FileKind::Scan),
+            )?;
         }
     }
     if let RobotAction::CalibrateTimings(c) = &a.action {
@@ -651,7 +655,11 @@ pub fn scan_robot(
 ) -> CmdResult {
     super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
     if let Some(p) = &a.raw_out {
-        super::common::check_writable(p, "--raw-out")?;
+        super::outfile::check_output(
+            p,
+            "--raw-out",
+            super::outfile::Writes::File(crate::input::FileKind::Scan),
+        )?;
     }
     let (mut r, _sim) = connect_brick(place, super::connect::robot_config(robot_config)?, g)?;
     let res = scan_with(&mut r, a, g, live);

@@ -284,7 +284,11 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
     let size = a.connect.size.into();
     // Everything that can be checked is checked before the robot moves.
     if let Some(j) = &a.execute.journal {
-        super::common::check_writable(j, "--journal")?;
+        super::outfile::check_output(
+            j,
+            "--journal",
+            super::outfile::Writes::File(crate::input::FileKind::Journal),
+        )?;
     }
     let target = target_spec(a)?;
     if let Some(t) = &target {
@@ -361,7 +365,11 @@ fn resume(
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
-    super::common::check_writable(&a.file, "save")?;
+    super::outfile::check_output(
+        &a.file,
+        "save",
+        super::outfile::Writes::File(crate::input::FileKind::Target),
+    )?;
     let stop = stop_on_ctrlc();
     let live = live(&a.view, g, &a.connect, &stop)?;
     let r = save_live(&a, g, &stop, &live).map_err(super::connect::scan_stopped);
@@ -465,6 +473,14 @@ struct Reporter {
     searching: bool,
 }
 
+impl Drop for Reporter {
+    /// A run that ended part-way (a stop, an error) leaves its bar unfinished: it goes
+    /// before the account of the end is said.
+    fn drop(&mut self) {
+        super::output::clear_bar();
+    }
+}
+
 impl Reporter {
     fn new(g: &Global) -> Reporter {
         Reporter {
@@ -487,6 +503,7 @@ impl Reporter {
         match &e {
             RunEvent::ScanProgress { done, total } => {
                 if let Some(b) = &self.scan_bar {
+                    super::output::bar_shown(b);
                     b.set_length(*total as u64);
                     b.set_position(*done as u64);
                 } else if !self.said_scanning && !self.quiet && !self.json {
@@ -504,6 +521,7 @@ impl Reporter {
             } => {
                 self.turning = true;
                 if let Some(b) = &self.exec_bar {
+                    super::output::bar_shown(b);
                     b.set_length(*total as u64);
                     b.set_position(*done as u64);
                     b.set_message(format!("{robot_seconds:.1} s robot time"));

@@ -117,6 +117,10 @@ mod imp {
         if n != 2 && n != 3 {
             bail!("--size {n}: only 2 and 3 are supported");
         }
+        if let Some(p) = &a.raw_out {
+            use crate::cli::outfile::{check_output, Writes};
+            check_output(p, "--raw-out", Writes::File(crate::input::FileKind::Scan))?;
+        }
         let (faces, names) = if let Some(dir) = &a.images {
             load_dir(dir)?
         } else if let Some(index) = a.camera {

@@ -84,8 +84,12 @@ fn measuring_note(a: &CalibrateTimingsArgs) -> String {
         super::output::plural(a.cubes as usize, "random cube"),
         if a.sim {
             format!(
-                "simulated bricks at {:?} ms latency, at speed 1",
+                "simulated bricks at {} ms latency, at speed 1",
                 a.latencies
+                    .iter()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         } else {
             "the robot".to_string()
@@ -114,7 +118,11 @@ fn write_target(a: &CalibrateTimingsArgs, config_path: Option<&Path>) -> Result<
             path.display()
         );
     }
-    super::common::check_writable(&path, "--write")?;
+    super::outfile::check_output(
+        &path,
+        "--write",
+        super::outfile::Writes::File(crate::input::FileKind::RobotConfig),
+    )?;
     Ok(Some(path))
 }
 
@@ -527,7 +535,7 @@ mod tests {
             force: false,
         };
         assert!(
-            measuring_note(&a).starts_with("measuring: the plans of 1 random cube on simulated bricks at [0, 60] ms latency, at speed 1,"),
+            measuring_note(&a).starts_with("measuring: the plans of 1 random cube on simulated bricks at 0, 60 ms latency, at speed 1,"),
             "{}",
             measuring_note(&a)
         );

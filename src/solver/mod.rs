@@ -245,7 +245,7 @@ impl Solver {
                     Err(cache::LoadFailure::Missing) => None,
                     Err(cache::LoadFailure::Bad(reason)) => {
                         notes.push(format!(
-                            "the cached {} at {} is unusable ({reason}); rebuilding it",
+                            "the cached {} at {} cannot be used ({reason}); rebuilding it",
                             kind.label(),
                             p.display()
                         ));

@@ -14,6 +14,7 @@ mod firmware_host;
 mod inputs;
 mod layout;
 mod misread;
+mod outputs;
 mod readme;
 mod robot;
 mod run;

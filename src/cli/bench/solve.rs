@@ -210,12 +210,12 @@ fn print_header(
         );
     } else {
         outln!(
-            "{} {} states from {}, at most {} moves, {} thread(s); tables loaded in {:.2} s, {:.1} MiB",
+            "{} {} states from {}, at most {} moves, {}; tables loaded in {:.2} s, {:.1} MiB",
             states.len(),
             size,
             path.display(),
             a.max_length,
-            a.threads,
+            super::super::output::plural(a.threads as usize, "thread"),
             load.as_secs_f64(),
             mb
         );
