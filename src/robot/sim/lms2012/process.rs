@@ -3,9 +3,20 @@
 //!
 //! A build folder (made by `scripts/firmware-brick.sh`) holds `bin/lms2012` (the VM),
 //! `lib/libcubot_brick.so` (the shim, with LEGO's d_pwm inside) and `root/` (the tree the
-//! VM starts in: the stock UI program, device types). Each brick gets its own copy of
-//! `root/` in a temporary folder, so bricks never share files, and the folder goes when the
+//! VM starts in: the stock UI program, device types). Each brick gets its own copy of all
+//! three in a temporary folder, so bricks never share files, and the folder goes when the
 //! brick does.
+//!
+//! The VM and its libraries are copied, not run from the build folder, because a running
+//! process's code must never change under it. A rebuild rewrites the build's files, and a
+//! library rewritten in place (a `cp` onto it; target/ trees seeded with hard links share
+//! those files with other trees) is pulled from under every process that maps it: pages
+//! read past its momentary end give SIGBUS, and relocated pages read again from the file
+//! come back unrelocated (a jump to 0x8d26 in c_com: SIGSEGV). Four VMs of two stop
+//! campaigns died that way within 15 ms of each other while another tree rebuilt, and
+//! emptying the build's libraries under a running brick reproduces it every time
+//! (`a_running_firmware_brick_survives_its_build_being_rewritten`). The copy costs about
+//! 2 MB and a few milliseconds a brick.
 //!
 //! Level: robot (simulators). Spawns one process; no printing.
 
@@ -84,6 +95,15 @@ impl BrickProcess {
             source,
         })?;
         let folder = private_folder()?;
+        // bin/ holds the VM alone (its run path finds lib/ beside it, $ORIGIN/../lib).
+        let vm = folder.join("bin/lms2012");
+        let copied = fs::create_dir(folder.join("bin"))
+            .and_then(|()| fs::copy(dir.join("bin/lms2012"), &vm).map(drop))
+            .and_then(|()| copy_tree(&dir.join("lib"), &folder.join("lib")));
+        copied.map_err(|source| ProcessError::Folder {
+            dir: folder.clone(),
+            source,
+        })?;
         let root = folder.join("root");
         copy_tree(&dir.join("root"), &root).map_err(|source| ProcessError::Folder {
             dir: root.clone(),
@@ -106,12 +126,11 @@ impl BrickProcess {
         )
         .map_err(ProcessError::Socket)?;
         let fd = theirs.as_raw_fd();
-        let vm = dir.join("bin/lms2012");
         let mut cmd = Command::new(&vm);
         cmd.current_dir(&root)
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
-            .env("LD_PRELOAD", dir.join("lib/libcubot_brick.so"))
+            .env("LD_PRELOAD", folder.join("lib/libcubot_brick.so"))
             .env("CUBOT_BRICK_FD", fd.to_string())
             .stdin(Stdio::null())
             .stdout(log)
