@@ -15,6 +15,13 @@
 # bin/brick-check (a test client that boots the brick and checks a few direct commands),
 # VERSION (firmware version and FWDIR).
 #
+# Nothing here is rewritten in place: every product is made beside its place and renamed
+# onto it (replace_file, root/ swapped whole). A running VM maps lib/ (a process started from
+# this folder, or brick-check's), and a library rewritten under its mappings kills it
+# (SIGBUS, SIGSEGV); target/ trees seeded with hard links share these files, so a write in
+# place would also reach every other tree. cubot runs private copies (process.rs); this
+# keeps the build folder itself safe to use while it is rebuilt.
+#
 # Exit: 0 built (or already up to date), 2 a tool is missing (the message names the Debian
 # package; scripts/setup.sh installs them), 3 the firmware sources are missing, 1 the build
 # failed (the log's tail is shown).
@@ -70,7 +77,15 @@ started=$(date +%s)
 build=$out/build
 log=$out/build.log
 mkdir -p "$out"
+rm -f "$log" # a new file, not the old one emptied (see "rewritten in place" above)
 : > "$log"
+# Puts a file in place by renaming a fresh copy onto it: a process that maps the old file
+# keeps it whole, and a hard link of it elsewhere keeps the old contents.
+replace_file() { # source destination
+  local tmp
+  tmp=$(dirname "$2")/.$(basename "$2").new.$$
+  cp -p "$1" "$tmp" && mv -f "$tmp" "$2"
+}
 run() { # run a build step, its output in the log; on failure show the log's tail
   if ! "$@" >>"$log" 2>&1; then
     say "failed: $*"
@@ -87,7 +102,7 @@ if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" != "$fwdir" ]; then
   rm -rf "$build"
 fi
 mkdir -p "$build"
-cp -R -u --preserve=timestamps "$fwdir/lms2012" "$build/"
+cp -R -u --remove-destination --preserve=timestamps "$fwdir/lms2012" "$build/"
 chmod -R u+w "$build"
 
 # The two one-line changes the PC build needs, made on the copy only (never committed):
@@ -147,7 +162,7 @@ export CFLAGS="-m32 -fcommon -Wno-unused-result"
 export LDFLAGS="-m32 -Wl,--no-as-needed -L$out/stubs -Wl,@$out/stubs/rpath.opt"
 run make -C "$x86" BMP_TO_XBM="$out/bin/bmp2xbm"
 install -m 755 "$x86/sys/lms2012" "$out/bin/lms2012"
-cp -p "$x86"/sys/lib/libc_*.so "$out/lib/"
+for lib in "$x86"/sys/lib/libc_*.so; do replace_file "$lib" "$out/lib/$(basename "$lib")"; done
 
 # ---- the stock UI program (the direct-command dispatcher) and its files ----
 run make -C "$build/lms2012/lmssrc/ui" install INSTALL_TO=X86 BMP_TO_XBM="$out/bin/bmp2xbm"
@@ -168,14 +183,20 @@ fi
 cc_if_newer "$out/bin/brick-check" "$harness/tools/brick_check.c" -- -O2 -Wall -Wextra
 
 # ---- root/: what the VM needs at run time ----
+# Made whole beside the old one, then swapped in: a brick starting meanwhile copies the old
+# tree or the new one, never half of one.
 root=$out/root
-rm -rf "$root"
-mkdir -p "$root/sys/ui" "$root/sys/settings" "$root/prjs" "$root/apps" "$root/tools" "$root/tmp"
-cp -p "$x86"/sys/ui/* "$root/sys/ui/"
-cp -p "$build/lms2012/lms2012/Linux_AM1808/sys/settings/typedata.rcf" "$root/sys/settings/"
+rm -rf "$root.new" "$root.old"
+mkdir -p "$root.new/sys/ui" "$root.new/sys/settings" "$root.new/prjs" "$root.new/apps" \
+  "$root.new/tools" "$root.new/tmp"
+cp -p "$x86"/sys/ui/* "$root.new/sys/ui/"
+cp -p "$build/lms2012/lms2012/Linux_AM1808/sys/settings/typedata.rcf" "$root.new/sys/settings/"
+if [ -d "$root" ]; then mv "$root" "$root.old"; fi
+mv "$root.new" "$root"
+rm -rf "$root.old"
 
 vers=$(sed -n 's/^#define *VERS  *\([0-9.]*\).*/\1/p' "$build/lms2012/lms2012/source/lms2012.h")
 special=$(sed -n "s/^#define *SPECIALVERS *'\(.\)'.*/\1/p" "$build/lms2012/lms2012/source/lms2012.h")
-echo "V$vers$special $fwdir" > "$out/VERSION"
-echo "$fwdir" > "$stamp"
+echo "V$vers$special $fwdir" > "$out/.VERSION.new.$$" && mv -f "$out/.VERSION.new.$$" "$out/VERSION"
+echo "$fwdir" > "$stamp.new.$$" && mv -f "$stamp.new.$$" "$stamp"
 say "built in $(( $(date +%s) - started )) s: $out ($(cat "$out/VERSION"))"

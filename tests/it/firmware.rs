@@ -168,3 +168,72 @@ fn robot_check_finds_a_fault_free_robot_on_lego_firmware_all_well() {
         assert!(out.contains("all well"), "seed {seed}:\n{out}\n{err}");
     }
 }
+
+/// A running brick's code is its own: rebuilding the firmware brick rewrites its VM and
+/// libraries, and a rewrite in place (`cp` onto the files; target/ trees seeded by hard
+/// links share them) pulled the libraries' pages of a running VM from under it (SIGBUS, or SIGSEGV on
+/// unrelocated pages read again: four VMs of two campaigns died at the same instant as a
+/// build in another tree). Here a copy of the build is truncated in place while its brick
+/// runs, and the brick goes on moving the cube.
+#[test]
+fn a_running_firmware_brick_survives_its_build_being_rewritten() {
+    let Some(built) = firmware_brick() else {
+        return;
+    };
+    let copy = tempfile::tempdir().expect("a temporary folder");
+    let dir = copy.path();
+    for part in ["bin", "lib"] {
+        std::fs::create_dir(dir.join(part)).unwrap();
+    }
+    std::fs::copy(built.join("bin/lms2012"), dir.join("bin/lms2012")).unwrap();
+    // The libraries, not the VM: Linux refuses to open a running program for writing
+    // (ETXTBSY), but not a library mapped into one.
+    let mut libs = Vec::new();
+    for entry in std::fs::read_dir(built.join("lib")).unwrap() {
+        let entry = entry.unwrap();
+        let to = dir.join("lib").join(entry.file_name());
+        std::fs::copy(entry.path(), &to).unwrap();
+        libs.push(to);
+    }
+    copy_tree(&built.join("root"), &dir.join("root"));
+    let h = spawn_pty(SimConfig {
+        seed: 5,
+        speed: 20.0,
+        brick: BrickKind::Lms2012(Some(dir.to_path_buf())),
+        ..SimConfig::default()
+    })
+    .expect("start the firmware brick");
+    let mut r = connect(&h);
+    r.home()
+        .unwrap_or_else(|e| panic!("home: {e}: {:#?}", h.take_log()));
+    // Every library emptied in place (same inode), as a copy onto it begins.
+    for f in &libs {
+        let file = std::fs::OpenOptions::new().write(true).open(f).unwrap();
+        file.set_len(0).unwrap();
+    }
+    let mut expect = h.initial_cube().clone();
+    for p in [Primitive::Turn(1), Primitive::Tilt, Primitive::Spin(-1)] {
+        r.execute(p)
+            .unwrap_or_else(|e| panic!("{p:?} after the rewrite: {e}: {:#?}", h.take_log()));
+        expect
+            .apply(&Alg::from_moves(vec![p.as_move().unwrap()]))
+            .unwrap();
+    }
+    assert_eq!(h.cube().to_letters(), expect.to_letters());
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}

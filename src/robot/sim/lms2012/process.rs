@@ -3,9 +3,25 @@
 //!
 //! A build folder (made by `scripts/firmware-brick.sh`) holds `bin/lms2012` (the VM),
 //! `lib/libcubot_brick.so` (the shim, with LEGO's d_pwm inside) and `root/` (the tree the
-//! VM starts in: the stock UI program, device types). Each brick gets its own copy of
-//! `root/` in a temporary folder, so bricks never share files, and the folder goes when the
+//! VM starts in: the stock UI program, device types). Each brick gets its own copy of all
+//! three in a temporary folder, so bricks never share files, and the folder goes when the
 //! brick does.
+//!
+//! The VM and its libraries are copied, not run from the build folder, because a running
+//! process's code must never change under it. A rebuild rewrites the build's files, and a
+//! library rewritten in place (a `cp` onto it; target/ trees seeded with hard links share
+//! those files with other trees) is pulled from under every process that maps it: pages
+//! read past its momentary end give SIGBUS, and relocated pages read again from the file
+//! come back unrelocated (a jump to 0x8d26 in c_com: SIGSEGV). Four VMs of two stop
+//! campaigns died that way within 15 ms of each other while another tree rebuilt, and
+//! emptying the build's libraries under a running brick reproduces it every time
+//! (`a_running_firmware_brick_survives_its_build_being_rewritten`). The copy costs about
+//! 2 MB and a few milliseconds a brick.
+//!
+//! A brick's folder goes when the brick is dropped; a simulator ended by SIGKILL (as stop
+//! campaigns end theirs) drops nothing, so each new brick first removes the folders of
+//! processes that no longer exist ([`sweep_stale`]; a folder's name holds its owner's
+//! process id, and the owner's VM ends with it, its world link closed).
 //!
 //! Level: robot (simulators). Spawns one process; no printing.
 
@@ -84,6 +100,15 @@ impl BrickProcess {
             source,
         })?;
         let folder = private_folder()?;
+        // bin/ holds the VM alone (its run path finds lib/ beside it, $ORIGIN/../lib).
+        let vm = folder.join("bin/lms2012");
+        let copied = fs::create_dir(folder.join("bin"))
+            .and_then(|()| fs::copy(dir.join("bin/lms2012"), &vm).map(drop))
+            .and_then(|()| copy_tree(&dir.join("lib"), &folder.join("lib")));
+        copied.map_err(|source| ProcessError::Folder {
+            dir: folder.clone(),
+            source,
+        })?;
         let root = folder.join("root");
         copy_tree(&dir.join("root"), &root).map_err(|source| ProcessError::Folder {
             dir: root.clone(),
@@ -106,12 +131,11 @@ impl BrickProcess {
         )
         .map_err(ProcessError::Socket)?;
         let fd = theirs.as_raw_fd();
-        let vm = dir.join("bin/lms2012");
         let mut cmd = Command::new(&vm);
         cmd.current_dir(&root)
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
-            .env("LD_PRELOAD", dir.join("lib/libcubot_brick.so"))
+            .env("LD_PRELOAD", folder.join("lib/libcubot_brick.so"))
             .env("CUBOT_BRICK_FD", fd.to_string())
             .stdin(Stdio::null())
             .stdout(log)
@@ -211,16 +235,52 @@ impl Drop for BrickProcess {
     }
 }
 
-/// A new folder of our own under the temporary directory.
+/// The start of every brick folder's name; the owner's process id follows.
+const FOLDER_PREFIX: &str = "cubot-lms2012-";
+
+/// Removes the brick folders in `base` whose owner process has ended (a simulator killed
+/// before it could drop its brick). A folder whose owner's id is in use is kept, whoever
+/// uses it now. Returns how many went.
+pub fn sweep_stale(base: &Path) -> usize {
+    use nix::errno::Errno;
+    use nix::sys::signal::kill;
+    use nix::unistd::Pid;
+    let Ok(entries) = fs::read_dir(base) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(FOLDER_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+            .filter(|&pid| pid > 0)
+        else {
+            continue;
+        };
+        let gone = kill(Pid::from_raw(owner), None) == Err(Errno::ESRCH);
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if gone && is_dir && fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// A new folder of our own under the temporary directory (the leftovers of ended
+/// processes swept first).
 fn private_folder() -> Result<PathBuf, ProcessError> {
     let base = std::env::temp_dir();
+    sweep_stale(&base);
     let pid = std::process::id();
     for n in 0u32.. {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let dir = base.join(format!("cubot-lms2012-{pid}-{stamp:08x}-{n}"));
+        let dir = base.join(format!("{FOLDER_PREFIX}{pid}-{stamp:08x}-{n}"));
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100 => continue,
@@ -246,4 +306,31 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeping_removes_the_folders_of_ended_processes_only() {
+        let base = tempfile::tempdir().unwrap();
+        let mut child = Command::new("true").spawn().unwrap();
+        let ended = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let dead = base
+            .path()
+            .join(format!("{FOLDER_PREFIX}{ended}-0badf00d-0"));
+        let mine = base.path().join(format!("{FOLDER_PREFIX}{me}-0badf00d-0"));
+        let other = base.path().join(format!("other-{ended}-0"));
+        let file = base.path().join(format!("{FOLDER_PREFIX}{ended}-file"));
+        for d in [&dead, &mine, &other] {
+            fs::create_dir_all(d.join("root/sys")).unwrap();
+        }
+        fs::write(&file, b"").unwrap();
+        assert_eq!(sweep_stale(base.path()), 1);
+        assert!(!dead.exists());
+        assert!(mine.exists() && other.exists() && file.exists());
+    }
 }
