@@ -118,6 +118,11 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
                 let list: Vec<String> = invalid.problems.iter().map(|p| p.to_string()).collect();
                 outln!("invalid: {}", list.join("; "));
             }
+            if invalid.is_unreadable() {
+                if let Some(hint) = super::input::file_hint(s) {
+                    errln!("hint: {hint}");
+                }
+            }
             // Not a facelet string at all is bad input; a readable state that is not a
             // legal cube is the well-formed "no".
             Ok(if invalid.is_unreadable() {
@@ -138,6 +143,9 @@ pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
         Ok(c) => c,
         Err(e) => {
             errln!("cannot draw {text:?}: {e}");
+            if let Some(hint) = super::input::file_hint(&text).filter(|_| e.is_unreadable()) {
+                errln!("hint: {hint}");
+            }
             return if e.is_unreadable() {
                 Answer::BadInput.exit()
             } else {

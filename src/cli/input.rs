@@ -67,6 +67,15 @@ pub fn read_state_file(path: &Path, kind: FileKind) -> Result<StateFile> {
     Ok(StateFile::Lines(states))
 }
 
+/// For a STATE argument that did not read as a state but looks like a file's name (it has
+/// a `/` or a `.`, or names an existing file): how to read a state from that file.
+pub fn file_hint(arg: &str) -> Option<String> {
+    let arg = arg.trim();
+    let looks = arg.contains('/') || arg.contains('.') || Path::new(arg).is_file();
+    (looks && !arg.is_empty() && !arg.starts_with('@'))
+        .then(|| format!("to read a state from a file, write @{arg}"))
+}
+
 /// Interprets a STATE argument.
 pub fn state_arg(arg: &str) -> Result<States> {
     if arg == "-" {

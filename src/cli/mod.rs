@@ -184,7 +184,11 @@ pub enum Command {
 
 /// Runs the program; maps the outcome to the documented exit codes.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory, FromArgMatches};
+    let cli = match Cli::command().try_get_matches().and_then(|m| {
+        remember_given(&m);
+        Cli::from_arg_matches(&m)
+    }) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -209,6 +213,27 @@ pub fn main() -> ExitCode {
     // A live page nobody opened during a short run stays up a while (`--view-linger`).
     view::linger(code);
     ExitCode::from(code)
+}
+
+/// The options given on the command line of the subcommand (by their ids), as against
+/// those at their defaults: `run --resume` refuses a flag that the journal decides.
+static GIVEN: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+fn remember_given(m: &clap::ArgMatches) {
+    let mut given = Vec::new();
+    if let Some((_, sub)) = m.subcommand() {
+        for id in sub.ids() {
+            if sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine) {
+                given.push(id.as_str().to_string());
+            }
+        }
+    }
+    let _ = GIVEN.set(given);
+}
+
+/// Whether the option `id` (its field's name) was given on the command line.
+pub(crate) fn given(id: &str) -> bool {
+    GIVEN.get().is_some_and(|g| g.iter().any(|x| x == id))
 }
 
 /// Bad usage (exit 2), said as clap says it; with `--json` anywhere on the command line

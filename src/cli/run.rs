@@ -45,8 +45,8 @@ pub struct ExecuteOpts {
     pub journal: Option<PathBuf>,
     /// Solutions asked of the solver (per variant of the problem); the robot executes the
     /// one its planner finds cheapest.
-    #[arg(long, default_value_t = 100)]
-    pub solutions: usize,
+    #[arg(long, default_value_t = 100, value_parser = super::args::at_least_one)]
+    pub solutions: u64,
     /// Longest solution considered (face turns) [default: 21 for the solver's candidates,
     /// 24 for the robot-cost search].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=30))]
@@ -225,7 +225,7 @@ fn run_options(
     RunOptions {
         size,
         target,
-        solutions: a.execute.solutions,
+        solutions: a.execute.solutions as usize,
         symmetries: a.symmetries,
         mirror: a.symmetries,
         inverse: true,
@@ -292,7 +292,17 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
     }
     let target = target_spec(a)?;
     if let Some(t) = &target {
-        job::check_spec(t, size).context("bad target")?;
+        if let Err(e) = job::check_spec(t, size) {
+            let unreadable = matches!(e, job::TargetError::Unreadable { .. });
+            let hint = a
+                .target
+                .as_deref()
+                .filter(|_| unreadable)
+                .and_then(super::input::file_hint)
+                .map(|h| format!(" ({h}, or --target-file FILE for a saved target)"))
+                .unwrap_or_default();
+            return Err(anyhow!("bad target: {e}{hint}"));
+        }
     }
     let resolve = checked_resolve_options(&a.connect, &a.scan)?;
     super::connect::set_resume_hint(
@@ -314,6 +324,30 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
     outcome(g, r, a, rep.turning, live)
 }
 
+/// The flags that define a job, which a resumed run takes from its journal: one given
+/// anyway is refused before anything connects (a `--robot` or `--size` the journal holds
+/// too is harmless and taken).
+fn refuse_journal_flags(a: &RunArgs, start: &journal::JournalStart) -> Result<()> {
+    let cannot = |flag: &str, holds: &str| {
+        anyhow!("{flag} cannot change a journal's run: the journal holds its {holds}; start a new run instead (without --resume)")
+    };
+    if super::given("target") {
+        return Err(cannot("--target", "target"));
+    }
+    if super::given("target_file") {
+        return Err(cannot("--target-file", "target"));
+    }
+    let robot: super::args::RobotKind = job::RobotKind::from_journal(&start.robot).into();
+    if super::given("robot") && a.connect.robot != robot {
+        return Err(cannot("--robot", &format!("robot ({})", start.robot)));
+    }
+    let size: crate::cube::Size = a.connect.size.into();
+    if super::given("size") && size != start.size {
+        return Err(cannot("--size", &format!("cube's size ({})", start.size)));
+    }
+    Ok(())
+}
+
 fn resume(
     a: &RunArgs,
     g: &Global,
@@ -323,6 +357,7 @@ fn resume(
     live: &Live,
 ) -> CmdResult {
     let rec = journal::read(jpath)?;
+    refuse_journal_flags(a, &rec.start)?;
     if rec.ended == Some(true) {
         errln!("note: the journal's run already reached its target; checking again");
     }
@@ -761,6 +796,9 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
         out.push_str(&format!("journal      {}", r.journal.display()));
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
+        if !r.reached_target && !g.quiet {
+            errln!("next: run again to solve from where the cube is, or raise --max-rounds");
+        }
     }
     if r.reached_target {
         Exit::Ok

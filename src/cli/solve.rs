@@ -13,7 +13,15 @@ use super::common::{load_solver, load_solver_with};
 use super::input::{single_state, state_arg, States};
 use super::output::{json_line, stdout_gone};
 use super::{Answer, CmdResult, Exit, Global};
-use crate::cube::{validate, Alg, FaceletCube, InvalidCube};
+use crate::cube::{Alg, FaceletCube, InvalidCube};
+
+/// Checks a state; `solved` is the solved 3x3x3, as `validate`, `show` and `apply` read it.
+fn validate(text: &str) -> Result<FaceletCube, InvalidCube> {
+    if text.trim().eq_ignore_ascii_case("solved") {
+        return Ok(FaceletCube::solved(crate::cube::Size::Three));
+    }
+    crate::cube::validate(text)
+}
 use crate::solver::{table_status, Metric, SolveOptions, Solver, SolverError, TableState};
 
 #[derive(clap::Args, Debug)]
@@ -78,6 +86,11 @@ fn print_invalid(g: &Global, state: &str, what: &str, e: &InvalidCube) {
     } else {
         let list: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
         outln!("invalid {what}: {}", list.join("; "));
+    }
+    if e.is_unreadable() {
+        if let Some(hint) = super::input::file_hint(state) {
+            errln!("hint: {hint}");
+        }
     }
 }
 

@@ -14,6 +14,10 @@ use crate::cube::{FaceletCube, InvalidCube, Size};
 use super::colours::{color_centroids, match_colors, Resolved};
 use super::journal;
 
+/// The symbols a scan names its colours with: the face letters (the resolver names each
+/// colour by the face whose centre has it).
+pub const SCAN_SYMBOLS: [char; 6] = ['U', 'R', 'F', 'D', 'L', 'B'];
+
 /// Why a target cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -91,10 +95,20 @@ pub fn parse_saved(path: &Path, text: &str) -> Result<SavedState, TargetError> {
 /// Checks a target before the robot moves, as far as it can be without the scan: a
 /// facelet string (or saved state) that reads as a cube of `size` in its own symbols (six
 /// of them, mapped by its centres, or by the corner at DBL on a 2x2x2) and is a legal cube.
-/// Whether its symbols are the scan's is known only after the scan ([`target_cube`]).
+/// A facelet string must be in the face letters URFDLB, the symbols every scan is named
+/// in (a saved state's colours are matched to the scan's after it, [`target_cube`]).
 pub fn check_spec(spec: &TargetSpec, size: Size) -> Result<(), TargetError> {
     let state = match spec {
-        TargetSpec::State(s) => s,
+        TargetSpec::State(s) => {
+            if journal::decode(s, &SCAN_SYMBOLS).is_none() && FaceletCube::parse(s).is_ok() {
+                return Err(TargetError::Symbols {
+                    state: s.clone(),
+                    symbols: SCAN_SYMBOLS,
+                    stickers: size.stickers(),
+                });
+            }
+            s
+        }
         TargetSpec::Saved(saved) => {
             if saved.colors.len() != 6 {
                 return Err(TargetError::SavedColours);

@@ -423,3 +423,136 @@ fn a_small_seeded_parser_fuzz_finds_no_panic_and_no_hang() {
     assert!(o.status.success(), "{out}{}", stderr(&o));
     assert!(out.contains("panics: 0; hangs: 0"), "{out}");
 }
+
+#[test]
+fn a_run_target_in_colour_letters_is_refused_before_the_robot_scans() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--target",
+        "WWWWWWWWWRRRRRRRRRGGGGGGGGGYYYYYYYYYOOOOOOOOOBBBBBBBBB",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.starts_with("error: bad target:") && e.contains("URFDLB"),
+        "{e}"
+    );
+    assert!(!e.contains("scanning"), "{e}");
+}
+
+#[test]
+fn a_file_name_where_a_state_is_expected_is_told_to_write_at_file() {
+    let o = cubot(&["validate", "nonexist.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("to read a state from a file, write @nonexist.txt"),
+        "{}",
+        stderr(&o)
+    );
+    refused(
+        &["run", "--sim", "--target", "saved.json"],
+        "write @saved.json, or --target-file FILE for a saved target",
+    );
+    // A state that is merely wrong gets no such hint.
+    let o = cubot(&["validate", "UUUU"]);
+    assert!(!stderr(&o).contains("@"), "{}", stderr(&o));
+}
+
+#[test]
+fn fault_typos_and_faults_of_the_other_robot_are_named() {
+    refused(
+        &["run", "--sim", "--faults", "stalll@60"],
+        "unknown fault \"stalll\"",
+    );
+    refused(
+        &["run", "--sim", "--faults", "foo@3"],
+        "unknown fault \"foo\"",
+    );
+    refused(
+        &["run", "--sim", "--robot", "line", "--faults", "swap=AC"],
+        "swap is a MindCub3r fault; the line robot takes drop@N",
+    );
+    refused(
+        &["run", "--sim", "--robot", "line", "--faults", "stalll@2"],
+        "unknown fault \"stalll\" (the line robot takes",
+    );
+    refused(
+        &["run", "--sim", "--faults", "battery=99999"],
+        "a battery holds 1..=10000 millivolts",
+    );
+    refused(
+        &["run", "--sim", "--solutions", "0"],
+        "'--solutions <SOLUTIONS>': must be at least 1",
+    );
+}
+
+#[test]
+fn solve_takes_the_word_solved_as_validate_does() {
+    let o = cubot(&["solve", "solved"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(crate::support::stdout(&o).trim(), "");
+}
+
+#[test]
+fn a_resumed_run_refuses_the_flags_its_journal_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j.jsonl");
+    let j = j.to_str().unwrap();
+    let fast = [
+        "--speed",
+        "5000",
+        "--search-ms",
+        "0",
+        "--solutions",
+        "3",
+        "-q",
+    ];
+    let o = cubot(&[&["run", "--sim", "--seed", "5", "--journal", j][..], &fast].concat());
+    assert!(o.status.code().is_some_and(|c| c < 2), "{}", stderr(&o));
+    for (flag, value) in [
+        ("--target", "solved"),
+        ("--target-file", "t.json"),
+        ("--robot", "line"),
+        ("--size", "2"),
+    ] {
+        let o = cubot(&["run", "--resume", j, "--sim", flag, value]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.starts_with(&format!("error: {flag} cannot change a journal's run")),
+            "{e}"
+        );
+        assert!(e.contains("start a new run instead"), "{e}");
+    }
+}
+
+#[test]
+fn a_run_that_ends_off_the_target_names_the_next_step() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "1003",
+        "--faults",
+        "tilt-fail@20",
+        "--max-rounds",
+        "1",
+        "--speed",
+        "5000",
+        "--search-ms",
+        "0",
+        "--solutions",
+        "3",
+    ]);
+    if o.status.code() == Some(1) {
+        assert!(
+            stderr(&o)
+                .contains("next: run again to solve from where the cube is, or raise --max-rounds"),
+            "{}",
+            stderr(&o)
+        );
+    } else {
+        assert!(!stderr(&o).contains("next: run again"), "{}", stderr(&o));
+    }
+}

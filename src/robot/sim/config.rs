@@ -161,6 +161,9 @@ pub struct Dropout {
     pub program: bool,
 }
 
+/// The most millivolts `battery=MV` takes (six fresh AA cells hold about 9600).
+pub const MAX_BATTERY_MV: u32 = 10_000;
+
 /// The items `--faults` takes, for messages.
 const FAULT_ITEMS: &str = "drop[@N], stall[@N], drop@pK, stall@pK, silent@pK, wrong-device, silent[@N], latency=MS, jitter=MS, dropout@N=MS, dropout@pK=MS, corrupt@N, corrupt@pK, swap=XY, unplugged=P, reversed=M, jammed=M, free=M, battery=MV, covered, empty, misread[=A:B], short-turn[@K][=DEG], overshoot[@K][=DEG], tilt-fail[@K], slip[@K]=M[:DEG]";
 
@@ -262,6 +265,28 @@ impl FromStr for Faults {
                 }
                 None => (head, None),
             };
+            const KINDS: [&str; 17] = [
+                "drop",
+                "stall",
+                "silent",
+                "wrong-device",
+                "latency",
+                "jitter",
+                "dropout",
+                "corrupt",
+                "battery",
+                "swap",
+                "unplugged",
+                "reversed",
+                "jammed",
+                "free",
+                "covered",
+                "empty",
+                "misread",
+            ];
+            if !KINDS.contains(&kind) {
+                return Err(bad(format!("unknown fault {kind:?}")));
+            }
             let takes_at = matches!(kind, "drop" | "stall" | "silent" | "dropout" | "corrupt");
             if at.is_some() && !takes_at {
                 return Err(bad(format!("{kind} applies from the start: no @N")));
@@ -301,7 +326,16 @@ impl FromStr for Faults {
                     program: false,
                 }),
                 "corrupt" => f.corrupt.push(at1),
-                "battery" => f.battery_mv = Some(number()?),
+                "battery" => {
+                    // Six fresh AA cells hold about 9600 mV; the EV3's own pack 7400.
+                    let mv = number()?;
+                    if !(1..=MAX_BATTERY_MV).contains(&mv) {
+                        return Err(bad(format!(
+                            "battery={mv}: a battery holds 1..={MAX_BATTERY_MV} millivolts"
+                        )));
+                    }
+                    f.battery_mv = Some(mv);
+                }
                 "swap" => {
                     let (a, b) = value.split_at(value.len().min(1));
                     let (a, b) = (port(a)?, port(b)?);

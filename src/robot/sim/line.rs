@@ -77,6 +77,32 @@ pub struct LineFault {
     pub misread: Option<Misread>,
 }
 
+/// The faults the line robot's simulator takes, by name.
+const LINE_FAULTS: [&str; 8] = [
+    "drop", "stall", "silent", "latency", "jitter", "dropout", "corrupt", "misread",
+];
+
+/// The line robot's faults, for messages.
+const LINE_FAULT_LIST: &str =
+    "drop@N, stall@N, silent@N, latency=MS, jitter=MS, dropout@N=MS, corrupt@N, misread[=A:B]";
+
+/// The faults only the simulated MindCub3r takes (its brick, ports and mechanics).
+const MINDCUB3R_FAULTS: [&str; 13] = [
+    "wrong-device",
+    "swap",
+    "unplugged",
+    "reversed",
+    "jammed",
+    "free",
+    "battery",
+    "covered",
+    "empty",
+    "short-turn",
+    "overshoot",
+    "tilt-fail",
+    "slip",
+];
+
 /// Parses a fault list (`drop@2,stall@5,latency=40,dropout@9=500,corrupt@12`).
 pub fn parse_faults(spec: &str) -> Result<Vec<LineFault>, LineSimError> {
     let mut out = Vec::new();
@@ -95,6 +121,16 @@ pub fn parse_faults(spec: &str) -> Result<Vec<LineFault>, LineSimError> {
                 });
                 continue;
             }
+        }
+        // The fault's name first: a MindCub3r fault or a typo is named as such, before its
+        // value is read as a line fault's.
+        let name = part.split(['=', '@']).next().unwrap_or("").trim();
+        if !LINE_FAULTS.contains(&name) {
+            return Err(bad(if MINDCUB3R_FAULTS.contains(&name) {
+                format!("{name} is a MindCub3r fault; the line robot takes {LINE_FAULT_LIST}")
+            } else {
+                format!("unknown fault {name:?} (the line robot takes {LINE_FAULT_LIST})")
+            }));
         }
         let (head, ms) = match part.split_once('=') {
             Some((h, v)) => (
