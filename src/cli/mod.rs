@@ -223,6 +223,11 @@ fn remember_given(m: &clap::ArgMatches) {
     let mut given = Vec::new();
     if let Some((_, sub)) = m.subcommand() {
         for id in sub.ids() {
+            // An id can be listed that this level does not define (a global option of a
+            // nested subcommand): asking its source would panic.
+            if sub.try_get_raw(id.as_str()).is_err() {
+                continue;
+            }
             if sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine) {
                 given.push(id.as_str().to_string());
             }
