@@ -91,7 +91,8 @@ pub fn state_arg(arg: &str) -> Result<States> {
     Ok(States::One(arg.to_string()))
 }
 
-/// Reads one argument that must be a single state (`-` not allowed; `@FILE` of one state).
+/// Reads one argument that must be a single state (`-`: standard input holding one state;
+/// `@FILE` of one state).
 pub fn single_state(arg: &str) -> Result<String> {
     match state_arg(arg)? {
         States::One(s) => Ok(s),
@@ -100,7 +101,23 @@ pub fn single_state(arg: &str) -> Result<String> {
             "{path} holds {} states, one a line; here one state is wanted (or pass the states on standard input with `-` where a command takes several)",
             v.len()
         ),
-        States::Stdin => anyhow::bail!("'-' (read from stdin) is not allowed here"),
+        States::Stdin => {
+            let mut states = Vec::new();
+            for line in stdin_lines() {
+                let line = line?;
+                let t = line.trim();
+                if !t.is_empty() && !t.starts_with('#') {
+                    states.push(t.to_string());
+                }
+            }
+            match states.len() {
+                1 => Ok(states.remove(0)),
+                0 => anyhow::bail!("standard input ('-') holds no state"),
+                n => anyhow::bail!(
+                    "standard input ('-') holds {n} states, one a line; here one state is wanted"
+                ),
+            }
+        }
     }
 }
 

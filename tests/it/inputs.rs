@@ -556,3 +556,15 @@ fn a_run_that_ends_off_the_target_names_the_next_step() {
         assert!(!stderr(&o).contains("next: run again"), "{}", stderr(&o));
     }
 }
+
+/// A command that takes one state reads it from standard input with `-`, as the README
+/// says a STATE can be; more than one state there is refused.
+#[test]
+fn one_state_can_come_from_standard_input() {
+    let solved = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
+    let o = super::support::cubot_stdin(&["show", "-"], &format!("# a comment\n{solved}\n"));
+    assert_eq!(o.status.code(), Some(0), "{}", super::support::stderr(&o));
+    let o = super::support::cubot_stdin(&["show", "-"], &format!("{solved}\n{solved}\n"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(super::support::stderr(&o).contains("holds 2 states"));
+}
