@@ -6,7 +6,8 @@
 //! ([`FRAME_DOUBT`]) is not a few worn or badly lit stickers: the scan's frame is likely
 //! wrong (a tilt that did not roll the cube, a cube that slipped in the tray), so that
 //! re-reading stickers where the robot believes them to be reads the wrong ones again.
-//! The next round is then a whole new scan, resolved on its own readings.
+//! The next round is then a whole new scan, resolved on its own readings. So is the round
+//! after a scan that no legal cube fits at all: a face read twice leaves nothing to re-read.
 //!
 //! Level: job (uses `color::resolve` and the robot). No printing: progress goes to the
 //! [`RunEvent`] callback.
@@ -119,7 +120,7 @@ pub fn scan_and_resolve_previewed(
     let (mut raw, mut orientation) = whole_scan(robot, size, scale, events, preview)?;
     let mut rescans = 0;
     // Every reading of each sticker, averaged.
-    let mut reads: Vec<Vec<[f64; 3]>> = raw.facelets.iter().map(|&r| vec![r]).collect();
+    let mut reads = first_reads(&raw);
     loop {
         let resolved = resolve(&raw, resolve_opts);
         match &resolved {
@@ -146,7 +147,7 @@ pub fn scan_and_resolve_previewed(
             }
             Ok(r) if rescans > 0 && r.doubtful.len() > FRAME_DOUBT => {
                 (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
-                reads = raw.facelets.iter().map(|&r| vec![r]).collect();
+                reads = first_reads(&raw);
             }
             Ok(r) => {
                 reread(robot, &mut raw, &mut reads, &r.doubtful, events)?;
@@ -162,7 +163,7 @@ pub fn scan_and_resolve_previewed(
                 }
                 if rescans > 0 && doubtful.len() > FRAME_DOUBT {
                     (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
-                    reads = raw.facelets.iter().map(|&r| vec![r]).collect();
+                    reads = first_reads(&raw);
                 } else {
                     reread(robot, &mut raw, &mut reads, &doubtful, events)?;
                 }
@@ -182,9 +183,12 @@ pub fn scan_and_resolve_previewed(
                 if rescans >= max_rescans {
                     return Err(RunError::Unresolved(e));
                 }
-                // Nothing names a sticker: read the whole cube's stickers again.
-                let all: Vec<usize> = (0..raw.facelets.len()).collect();
-                reread(robot, &mut raw, &mut reads, &all, events)?;
+                // No legal cube at all, and nothing names a sticker: the readings hold a
+                // face twice or none (a tilt that did not roll the cube), so re-reading
+                // where the robot believes the stickers are would read the same wrong
+                // ones. A whole new scan costs the same as re-reading every sticker.
+                (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
+                reads = first_reads(&raw);
             }
         }
         rescans += 1;
@@ -219,6 +223,11 @@ fn whole_scan(
         },
         preview,
     )
+}
+
+/// Each sticker's readings so far: a new scan's own.
+fn first_reads(raw: &RawScan) -> Vec<Vec<[f64; 3]>> {
+    raw.facelets.iter().map(|&r| vec![r]).collect()
 }
 
 /// Reads `stickers` again and stores, for each, the mean of all its readings so far.
