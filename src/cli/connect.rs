@@ -339,7 +339,9 @@ pub fn connect(
             return not_a_port(p);
         }
         let text = e.to_string();
-        let silent = text.contains("did not answer") || text.contains("no reply");
+        // Silence from the first command on: maybe no robot of this kind on the port. (A
+        // brick that answered and then fell silent gets no such hint.)
+        let silent = text.contains("nothing has answered") || text.contains("no reply");
         match (&o.link, silent) {
             (Link::Port(p), true) => {
                 let hint = match a.robot {
@@ -586,7 +588,7 @@ pub fn connect_brick(
         ev3.set_log(|l| errln!("ev3: {l}"));
     }
     let mut robot = MindCub3r::with_driver(ev3, config).map_err(|e| {
-        let silent = e.to_string().contains("did not answer");
+        let silent = e.to_string().contains("nothing has answered");
         let e = anyhow::Error::from(e);
         if silent {
             e.context(format!("nothing answered on {name}: is the brick switched on, and is it a MindCub3r's EV3 (these commands drive a MindCub3r only)?"))

@@ -6,8 +6,10 @@
 //! ([`FRAME_DOUBT`]) is not a few worn or badly lit stickers: the scan's frame is likely
 //! wrong (a tilt that did not roll the cube, a cube that slipped in the tray), so that
 //! re-reading stickers where the robot believes them to be reads the wrong ones again.
-//! The next round is then a whole new scan, resolved on its own readings. So is the round
-//! after a scan that no legal cube fits at all: a face read twice leaves nothing to re-read.
+//! The next round is then a whole new scan, resolved on its own readings and given re-reads
+//! of its own. So is the round after a scan that no legal cube fits at all: a face read
+//! twice leaves nothing to re-read. At most [`WHOLE_SCANS`] scans are made again, so a cube
+//! that cannot be read ends in bounded time.
 //!
 //! Level: job (uses `color::resolve` and the robot). No printing: progress goes to the
 //! [`RunEvent`] callback.
@@ -26,6 +28,9 @@ use super::robot::RunRobot;
 /// More stickers in doubt than this after a re-read: scan the whole cube again rather than
 /// re-read them (two pieces, a corner and an edge or two corners, hold at most 6).
 pub const FRAME_DOUBT: usize = 6;
+
+/// Whole scans made again at most, in one scan-and-resolve (each with its own re-reads).
+pub const WHOLE_SCANS: usize = 2;
 
 /// A scan, resolved, with what it took.
 #[derive(Clone, Debug)]
@@ -84,7 +89,9 @@ pub fn check_profile(
     }
 }
 
-/// Scans and resolves, re-reading doubtful stickers up to `max_rescans` times.
+/// Scans and resolves, re-reading doubtful stickers up to `max_rescans` times per whole
+/// scan, and scanning the whole cube again (at most [`WHOLE_SCANS`] times) when its frame
+/// looks lost.
 pub fn scan_and_resolve(
     robot: &mut dyn RunRobot,
     resolve_opts: &ResolveOptions,
@@ -118,7 +125,9 @@ pub fn scan_and_resolve_previewed(
     }
     let scale = robot.scan_scale();
     let (mut raw, mut orientation) = whole_scan(robot, size, scale, events, preview)?;
-    let mut rescans = 0;
+    // Rounds after the first scan (reported), re-reads since the last whole scan (each
+    // scan has `max_rescans` of its own), and whole scans made again.
+    let (mut rescans, mut rereads, mut wholes) = (0, 0, 0);
     // Every reading of each sticker, averaged.
     let mut reads = first_reads(&raw);
     loop {
@@ -128,8 +137,10 @@ pub fn scan_and_resolve_previewed(
             Err(ResolveError::Ambiguous { best, .. }) => events(RunEvent::resolution(best)),
             _ => {}
         }
-        match resolved {
-            Ok(r) if r.doubtful.is_empty() || rescans >= max_rescans => {
+        let spent = rereads >= max_rescans;
+        // The stickers to look at again, or `None` for a whole new scan.
+        let again: Option<Vec<usize>> = match resolved {
+            Ok(r) if r.doubtful.is_empty() || spent => {
                 let resolved = Resolved::from(&r);
                 events(RunEvent::Scanned {
                     confident: resolved.confident,
@@ -145,15 +156,9 @@ pub fn scan_and_resolve_previewed(
                     rescans,
                 });
             }
-            Ok(r) if rescans > 0 && r.doubtful.len() > FRAME_DOUBT => {
-                (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
-                reads = first_reads(&raw);
-            }
-            Ok(r) => {
-                reread(robot, &mut raw, &mut reads, &r.doubtful, events)?;
-            }
+            Ok(r) => Some(r.doubtful),
             Err(ResolveError::Ambiguous { doubtful, best }) => {
-                if rescans >= max_rescans || doubtful.is_empty() {
+                if spent || doubtful.is_empty() {
                     return Err(RunError::Ambiguous {
                         doubtful,
                         rescans,
@@ -161,12 +166,7 @@ pub fn scan_and_resolve_previewed(
                         margin: best.cube_margin,
                     });
                 }
-                if rescans > 0 && doubtful.len() > FRAME_DOUBT {
-                    (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
-                    reads = first_reads(&raw);
-                } else {
-                    reread(robot, &mut raw, &mut reads, &doubtful, events)?;
-                }
+                Some(doubtful)
             }
             Err(ResolveError::ProfileScale { profile, scan }) => {
                 return Err(RunError::ProfileScale {
@@ -179,16 +179,26 @@ pub fn scan_and_resolve_previewed(
             // A covered sensor or an empty tray (the resolver's own check), said at once
             // rather than after re-reads.
             Err(ResolveError::NoCube(e)) => return Err(RunError::NoCube(e.to_string())),
+            // No legal cube at all, and nothing names a sticker: the readings hold a
+            // face twice or none (a tilt that did not roll the cube), so re-reading where
+            // the robot believes the stickers are would read the same wrong ones.
             Err(e) => {
-                if rescans >= max_rescans {
+                if max_rescans == 0 || wholes >= WHOLE_SCANS {
                     return Err(RunError::Unresolved(e));
                 }
-                // No legal cube at all, and nothing names a sticker: the readings hold a
-                // face twice or none (a tilt that did not roll the cube), so re-reading
-                // where the robot believes the stickers are would read the same wrong
-                // ones. A whole new scan costs the same as re-reading every sticker.
+                None
+            }
+        };
+        match again {
+            // A doubt a re-read left wide: the frame is lost.
+            Some(d) if rereads == 0 || d.len() <= FRAME_DOUBT || wholes >= WHOLE_SCANS => {
+                reread(robot, &mut raw, &mut reads, &d, events)?;
+                rereads += 1;
+            }
+            _ => {
                 (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
                 reads = first_reads(&raw);
+                (rereads, wholes) = (0, wholes + 1);
             }
         }
         rescans += 1;

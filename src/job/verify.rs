@@ -398,16 +398,13 @@ pub fn shown(
     (final_state, target_out)
 }
 
-/// The relabelling of `actual`'s colours that agrees best with `believed` sticker by
-/// sticker (a permutation), or `None`.
 /// Which of the belief's labels each of the simulator's colours is: from the simulator's
 /// starting cube against the belief's first scan, as the cube sat then. A whole scan made
 /// again (a scan whose frame was lost) began with the cube turned whole from where it
-/// started, so the starting cube is tried in each whole-cube rotation, the closest first.
+/// started, so the starting cube is tried in each whole-cube rotation and the map that
+/// agrees with the first scan on the most stickers is taken (a map from the cube as it
+/// started can be a permutation by chance and still be wrong).
 fn colour_map(initial: &FaceletCube, believed: &FaceletCube) -> Option<[Face; 6]> {
-    if let Some(map) = majority_labels(initial, believed) {
-        return Some(map);
-    }
     crate::robot::symmetry::Symmetry::all(false)
         .iter()
         .filter_map(|s| {
@@ -422,10 +419,13 @@ fn colour_map(initial: &FaceletCube, believed: &FaceletCube) -> Option<[Face; 6]
                 .count();
             Some((agree, map))
         })
-        .max_by_key(|(agree, _)| *agree)
+        // The first of the best: the cube as it started, when that ties.
+        .min_by_key(|(agree, _)| std::cmp::Reverse(*agree))
         .map(|(_, map)| map)
 }
 
+/// The relabelling of `actual`'s colours that agrees best with `believed` sticker by
+/// sticker (a permutation), or `None`.
 fn majority_labels(actual: &FaceletCube, believed: &FaceletCube) -> Option<[Face; 6]> {
     if actual.size() != believed.size() {
         return None;
@@ -466,6 +466,31 @@ mod tests {
         b.apply(&Alg::parse("R").unwrap()).unwrap();
         assert_eq!(majority_labels(&a, &a), Some(Face::ALL));
         assert_eq!(majority_labels(&b, &b), Some(Face::ALL));
+    }
+
+    /// The simulator's colours are mapped to the belief's labels from the cube as it
+    /// started, in whichever whole-cube rotation the belief's first scan saw it (a scan
+    /// made again after its frame was lost), on both sizes.
+    #[test]
+    fn the_colour_map_finds_the_labels_in_every_whole_cube_rotation() {
+        use crate::robot::symmetry::Symmetry;
+        let perm = [Face::F, Face::U, Face::L, Face::B, Face::R, Face::D];
+        for size in [Size::Three, Size::Two] {
+            let mut initial = FaceletCube::solved(size);
+            initial
+                .apply(&Alg::parse("R U2 F' L D B2 R' U F2").unwrap())
+                .unwrap();
+            for s in Symmetry::all(false) {
+                let mut turned = initial.clone();
+                turned.apply(&s.rotation).unwrap();
+                let believed = relabel(&turned, &perm, ['U', 'R', 'F', 'D', 'L', 'B']);
+                assert_eq!(
+                    colour_map(&initial, &believed),
+                    Some(perm),
+                    "{size:?} {s:?}"
+                );
+            }
+        }
     }
 
     fn cube(alg: &str) -> FaceletCube {

@@ -699,6 +699,25 @@ fn a_silent_robot_gets_the_hint_to_check_the_robot_kind() {
     );
 }
 
+/// A brick that answered and then fell silent (here while homing) is not told it may be
+/// another kind of robot: the message says how many replies came before the silence.
+#[test]
+fn a_brick_that_falls_silent_after_answering_is_not_taken_for_another_robot() {
+    use cubot::robot::sim::{spawn_pty, SimConfig};
+    let sim = spawn_pty(SimConfig {
+        speed: 50.0,
+        faults: "silent@p3".parse().unwrap(),
+        ..Default::default()
+    })
+    .unwrap();
+    let o = cubot(&["run", "--port", sim.path().to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("did not answer within"), "{err}");
+    assert!(err.contains("repl") && err.contains(", after "), "{err}");
+    assert!(!err.contains("needs --robot line"), "{err}");
+}
+
 /// `cubot run --sim` at speed 1 with stderr piped: the lines it prints, as they come.
 fn run_lines(extra: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
     let mut args = vec!["run", "--sim", "--speed", "1"];

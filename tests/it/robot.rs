@@ -643,7 +643,7 @@ fn a_drop_out_during_a_job_is_a_typed_error_naming_the_command() {
     child.kill().ok();
     child.wait().ok();
     match &e {
-        RobotError::Ev3(Ev3Error::Timeout { command, ms }) => {
+        RobotError::Ev3(Ev3Error::Timeout { command, ms, .. }) => {
             assert!(!command.is_empty());
             assert_eq!(*ms, 400);
         }

@@ -119,8 +119,14 @@ use crate::robot::link::{Link, LinkError};
 pub enum Ev3Error {
     #[error("{command}: {source}")]
     Link { command: String, source: LinkError },
-    #[error("{command}: the brick did not answer within {ms} ms (link silent or brick busy)")]
-    Timeout { command: String, ms: u64 },
+    /// `answered`: replies the brick had sent on this link before (none: it may be no
+    /// EV3 at all; some: the link or the brick went silent).
+    #[error("{command}: {}", silence(*ms, *answered))]
+    Timeout {
+        command: String,
+        ms: u64,
+        answered: u64,
+    },
     #[error("{command}: the brick answered with an error reply (DIRECT_REPLY_ERROR): command not executed")]
     ErrorReply { command: String },
     #[error("{command}: malformed reply: {detail}")]
@@ -191,7 +197,24 @@ const REOPENS: u32 = 3;
 /// Degrees a count may stray outside what its motion can reach (overshoot, play).
 pub const SLACK: i32 = 60;
 
+/// A missing reply, in words that tell a brick that never answered from one that stopped.
+fn silence(ms: u64, answered: u64) -> String {
+    match answered {
+        0 => format!("the brick did not answer within {ms} ms (nothing has answered on this link)"),
+        n => format!(
+            "the brick did not answer within {ms} ms, after {n} repl{} (link lost, or the brick busy or switched off)",
+            if n == 1 { "y" } else { "ies" }
+        ),
+    }
+}
+
 impl Ev3Error {
+    /// Whether the brick has never answered on this link: the port may hold no EV3 (or
+    /// another kind of robot).
+    pub fn never_answered(&self) -> bool {
+        matches!(self, Ev3Error::Timeout { answered: 0, .. })
+    }
+
     /// Whether the link itself failed (no point sending STOP over it).
     pub fn link_failed(&self) -> bool {
         matches!(self, Ev3Error::Link { .. } | Ev3Error::Timeout { .. })
@@ -314,6 +337,8 @@ pub struct Ev3 {
     pub stale_discarded: u64,
     /// Commands sent.
     pub commands_sent: u64,
+    /// Replies received (whole frames, whatever their counter or status).
+    pub replies_received: u64,
     log: Option<Log>,
     /// Sensor counts of motors seen idle by the last status poll (saves a round trip
     /// before the next move; consumed by that move).
@@ -336,6 +361,7 @@ impl Ev3 {
             timeouts: DriverTimeouts::default(),
             stale_discarded: 0,
             commands_sent: 0,
+            replies_received: 0,
             log: None,
             idle_count: [None; 4],
             reach: [None; 4],
@@ -492,6 +518,7 @@ impl Ev3 {
                 return Err(Ev3Error::Timeout {
                     command: command.to_string(),
                     ms: timeout.as_millis() as u64,
+                    answered: self.replies_received,
                 });
             }
             let frame = match self.link.recv_message(left) {
@@ -500,6 +527,7 @@ impl Ev3 {
                     return Err(Ev3Error::Timeout {
                         command: command.to_string(),
                         ms: timeout.as_millis() as u64,
+                        answered: self.replies_received,
                     })
                 }
                 Err(source) => {
@@ -509,6 +537,7 @@ impl Ev3 {
                     })
                 }
             };
+            self.replies_received += 1;
             self.log(|| format!("<- {command}: {}", protocol::hex(&frame)));
             let reply = match decode_reply(&frame) {
                 Ok(r) => r,
