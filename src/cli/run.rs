@@ -705,10 +705,13 @@ impl Reporter {
 
 /// Which clock measured the execution: a simulator in this process its own (robot time
 /// at any speed); over a port this computer's, which is robot time only for a real robot
-/// (a simulator on a pty runs at a speed the host does not know).
-fn clock_note(sim: bool) -> &'static str {
+/// (a simulator on a pty runs at a speed the host does not know). Measured under half the
+/// plan over a port, no robot was that fast: the note says what it most likely was.
+fn clock_note(sim: bool, planned: f64, measured: f64) -> &'static str {
     if sim {
         " (on the simulator's clock)"
+    } else if measured < 0.5 * planned {
+        " (on this computer's clock: under half the plan, as a simulator faster than real time (`sim --speed`) gives; a robot's times compare only at speed 1)"
     } else {
         " (on this computer's clock)"
     }
@@ -742,7 +745,7 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
             "robot time   {:.1} s planned{}{}",
             r.robot_seconds,
             r.measured_seconds
-                .map(|m| format!(", {m:.1} s measured{}", clock_note(sim)))
+                .map(|m| format!(", {m:.1} s measured{}", clock_note(sim, r.robot_seconds, m)))
                 .unwrap_or_default(),
             r.baseline_seconds
                 .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
@@ -963,6 +966,7 @@ fn outcome(
                     rescans,
                     best,
                     margin,
+                    ..
                 } = &e
                 {
                     let names = crate::cube::Size::from_stickers(best.chars().count())

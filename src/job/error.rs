@@ -46,9 +46,14 @@ pub enum RunError {
     Camera(#[from] CameraError),
     /// Re-reads left a doubt: a rival legal cube is too close to the best one to tell.
     #[error(
-        "the scan stays in doubt after {rescans} re-scan{}: stickers {} (where the best guess and its rival legal cubes within the doubt window differ; the closest {margin:.1} nats behind); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
+        "the scan stays in doubt after {rescans} re-scan{}: stickers {} ({}); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
         if *rescans == 1 { "" } else { "s" },
-        doubt_names(doubtful, best)
+        doubt_names(doubtful, best),
+        if *profile_disagrees {
+            "where the readings alone and the colour profile say different cubes: a profile of another cube, or learned in another light? Run without --profile, or learn one on this cube (`cubot calibrate`)".to_string()
+        } else {
+            format!("where the best guess and its rival legal cubes within the doubt window differ; the closest {margin:.1} nats behind")
+        }
     )]
     Ambiguous {
         /// Facelet indices of the cube as the scan began.
@@ -58,6 +63,8 @@ pub enum RunError {
         best: String,
         /// Nats from the best to its closest rival.
         margin: f64,
+        /// The readings alone and the colour profile point at different cubes.
+        profile_disagrees: bool,
     },
     /// The colour profile was learned on another scale than the scanner reads; the message
     /// names the command that learns one with this robot's scanner.

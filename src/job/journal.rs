@@ -558,6 +558,8 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                 }
                 r.motors_stopped = motors_stopped;
             }
+            // A refused resume moved nothing: the run stays stopped as it was.
+            (Line::Resume(x), Some(_)) if x.decision == "refuse" => {}
             (Line::Resume(_), Some(r)) => {
                 r.resumes += 1;
                 r.ended = None;
@@ -720,6 +722,20 @@ mod tests {
         assert_eq!(rec.steps, 1);
         assert_eq!(rec.in_flight, vec![turns("U"), turns("F")]);
         assert_eq!(rec.interrupted, None);
+        // A resume refused (another cube in the robot) moved nothing: the run is as it was.
+        let mut j = Journal::append(&path, &rec).unwrap();
+        j.interrupted("Ctrl-C", &[turns("U")], Some(true)).unwrap();
+        j.resume(&JournalResume {
+            created: now_rfc3339(),
+            seen: encode(&cube, &symbols),
+            by: "4 stickers".into(),
+            decision: "refuse".into(),
+        })
+        .unwrap();
+        drop(j);
+        let rec = read(&path).unwrap();
+        assert_eq!(rec.interrupted.as_deref(), Some("Ctrl-C"));
+        assert_eq!((rec.resumes, rec.in_flight.clone()), (0, vec![turns("U")]));
         // A resume appends after cutting the partial line; the history stays.
         let mut j = Journal::append(&path, &rec).unwrap();
         j.resume(&JournalResume {
@@ -745,6 +761,7 @@ mod tests {
         let rec = read(&path).unwrap();
         assert_eq!((rec.steps, rec.resumes, rec.ended), (2, 1, Some(true)));
         assert!(rec.in_flight.is_empty());
+        assert_eq!(rec.interrupted, None);
         assert_eq!(rec.state, cube);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().filter(|l| l.contains("\"step\"")).count(), 2);

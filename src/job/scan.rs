@@ -138,8 +138,10 @@ pub fn scan_and_resolve_previewed(
             _ => {}
         }
         let spent = rereads >= max_rescans;
-        // The stickers to look at again, or `None` for a whole new scan.
-        let again: Option<Vec<usize>> = match resolved {
+        // The stickers to look at again and whether the doubt may be a lost frame (not
+        // when the profile is what disagrees with the readings), or `None` for a whole
+        // new scan.
+        let again: Option<(Vec<usize>, bool)> = match resolved {
             Ok(r) if r.doubtful.is_empty() || spent => {
                 let resolved = Resolved::from(&r);
                 events(RunEvent::Scanned {
@@ -156,7 +158,7 @@ pub fn scan_and_resolve_previewed(
                     rescans,
                 });
             }
-            Ok(r) => Some(r.doubtful),
+            Ok(r) => Some((r.doubtful, !r.profile_disagrees)),
             Err(ResolveError::Ambiguous { doubtful, best }) => {
                 if spent || doubtful.is_empty() {
                     return Err(RunError::Ambiguous {
@@ -164,9 +166,10 @@ pub fn scan_and_resolve_previewed(
                         rescans,
                         best: best.cube.to_string(),
                         margin: best.cube_margin,
+                        profile_disagrees: best.profile_disagrees,
                     });
                 }
-                Some(doubtful)
+                Some((doubtful, !best.profile_disagrees))
             }
             Err(ResolveError::ProfileScale { profile, scan }) => {
                 return Err(RunError::ProfileScale {
@@ -191,7 +194,9 @@ pub fn scan_and_resolve_previewed(
         };
         match again {
             // A doubt a re-read left wide: the frame is lost.
-            Some(d) if rereads == 0 || d.len() <= FRAME_DOUBT || wholes >= WHOLE_SCANS => {
+            Some((d, frame))
+                if !frame || rereads == 0 || d.len() <= FRAME_DOUBT || wholes >= WHOLE_SCANS =>
+            {
                 reread(robot, &mut raw, &mut reads, &d, events)?;
                 rereads += 1;
             }

@@ -718,6 +718,24 @@ fn a_brick_that_falls_silent_after_answering_is_not_taken_for_another_robot() {
     assert!(!err.contains("needs --robot line"), "{err}");
 }
 
+/// A line robot's text sent to a simulated MindCub3r (a wrong `--robot`) does not leave
+/// the brick deaf: the next command with the right robot is answered.
+#[test]
+fn a_wrong_robot_kind_does_not_leave_the_simulated_brick_deaf() {
+    use cubot::robot::sim::{spawn_pty, SimConfig};
+    let sim = spawn_pty(SimConfig {
+        speed: 50.0,
+        ..Default::default()
+    })
+    .unwrap();
+    let port = sim.path().to_str().unwrap();
+    let o = cubot(&["run", "--robot", "line", "--port", port, "--search-ms", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = cubot(&["robot", "check", "--port", port]);
+    assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("did not answer"), "{}", stderr(&o));
+}
+
 /// `cubot run --sim` at speed 1 with stderr piped: the lines it prints, as they come.
 fn run_lines(extra: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
     let mut args = vec!["run", "--sim", "--speed", "1"];

@@ -568,3 +568,29 @@ fn one_state_can_come_from_standard_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(super::support::stderr(&o).contains("holds 2 states"));
 }
+
+/// A colour profile that does not fit the cube in the robot (the shipped EV3 profile of a
+/// standard cube against the simulator's): the run stops in doubt and says the profile is
+/// what disagrees, after the re-reads alone (no whole scans made again for it).
+#[test]
+fn a_run_in_doubt_because_of_its_profile_says_so() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "14",
+        "--speed",
+        "100",
+        "--profile",
+        "calibration/ev3-standard.toml",
+        "-q",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the readings alone and the colour profile say different cubes"),
+        "{err}"
+    );
+    assert!(err.contains("after 3 re-scans"), "{err}");
+    assert!(err.contains("Run without --profile"), "{err}");
+}

@@ -831,11 +831,12 @@ fn ctrl_c_stops_calibrate_timings_before_it_writes() {
 #[test]
 fn a_run_over_a_port_says_its_execution_was_timed_on_this_computers_clock() {
     // A simulator on a pty runs at a speed the host does not know: its measured time is
-    // wall time, and the summary says so rather than calling it the simulator's.
+    // wall time, and the summary says so rather than calling it the simulator's; this
+    // one runs at speed 500, and the summary says what a time so far under the plan is.
     let out = line_run_over_a_port("6", &[]);
     let text = stdout(&out);
     assert!(
-        text.contains("s measured (on this computer's clock)"),
+        text.contains("s measured (on this computer's clock: under half the plan, as a simulator faster than real time"),
         "{text}"
     );
 }

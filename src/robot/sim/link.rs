@@ -202,6 +202,12 @@ impl<B: Brick> Link<B> {
 impl<B: Brick> Peer for Link<B> {
     fn receive(&mut self, bytes: &[u8]) {
         self.frames.push(bytes);
+        let skipped = self.frames.skip_to_command();
+        if skipped > 0 {
+            self.brick.note(format!(
+                "{skipped} byte(s) from the host that cannot begin an EV3 frame dropped"
+            ));
+        }
     }
 
     fn run_until(&mut self, now: f64, out: &mut Vec<(f64, Vec<u8>)>) -> f64 {

@@ -166,6 +166,33 @@ impl FrameBuffer {
         self.buf.len()
     }
 
+    /// Drops leading bytes until the buffer starts with what a command's header can be: a
+    /// length of 4 (a system command's least) to [`MAX_MESSAGE`] - 2, and, once it has
+    /// come, a command type; returns how many went. Bytes that are no EV3 command (a line
+    /// robot's text sent to the wrong port) would otherwise be taken as the length of a
+    /// frame that never ends, and every command after them swallowed into it.
+    pub fn skip_to_command(&mut self) -> usize {
+        let mut skipped = 0;
+        while self.buf.len() >= 2 {
+            let len = u16::from_le_bytes([self.buf[0], self.buf[1]]) as usize;
+            let typed = self.buf.get(4).is_none_or(|t| {
+                [
+                    DIRECT_COMMAND_REPLY,
+                    DIRECT_COMMAND_NO_REPLY,
+                    SYSTEM_COMMAND_REPLY,
+                    SYSTEM_COMMAND_NO_REPLY,
+                ]
+                .contains(t)
+            });
+            if (4..=MAX_MESSAGE - 2).contains(&len) && typed {
+                break;
+            }
+            self.buf.remove(0);
+            skipped += 1;
+        }
+        skipped
+    }
+
     pub fn clear(&mut self) {
         self.buf.clear();
     }

@@ -209,6 +209,27 @@ fn frame_buffer_handles_split_and_merged_reads() {
 }
 
 #[test]
+fn frame_buffer_drops_bytes_that_cannot_begin_a_frame() {
+    let mut fb = FrameBuffer::default();
+    // A line robot's text: "HE" read as a length is 17736; "\n" and the next frame's
+    // first byte, 2570; the frame's length and type after it are kept.
+    let nop = h("06 00 2A 00 00 00 00 01");
+    fb.push(b"HELLO\n");
+    fb.push(&nop);
+    assert_eq!(fb.skip_to_command(), 6);
+    assert_eq!(fb.pop().unwrap(), nop);
+    // A plausible length followed by no command type goes too.
+    fb.push(&h("05 00 FF FF 42"));
+    fb.push(&nop);
+    assert_eq!(fb.skip_to_command(), 5);
+    assert_eq!(fb.pop().unwrap(), nop);
+    // A real command's header stays, even before its body has come.
+    fb.push(&h("06 00"));
+    assert_eq!(fb.skip_to_command(), 0);
+    assert!(fb.pop().is_none());
+}
+
+#[test]
 fn command_round_trip() {
     let mut c = DirectCommand::new();
     c.get_typemode(1);
