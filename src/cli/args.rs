@@ -24,8 +24,20 @@ pub struct Global {
     #[arg(short, long, global = true)]
     pub quiet: bool,
     /// Where solver tables are cached (else $CUBOT_CACHE_DIR, else the platform cache dir).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", value_parser = cache_folder)]
     pub cache_dir: Option<std::path::PathBuf>,
+}
+
+/// `--cache-dir`: a folder, made when missing; refused at once when it names a file (the
+/// tables would be built for nothing and then not saved).
+fn cache_folder(s: &str) -> Result<std::path::PathBuf, String> {
+    let p = std::path::PathBuf::from(s);
+    match std::fs::metadata(&p) {
+        Ok(m) if !m.is_dir() => Err(format!(
+            "{s} is a file, not a folder: --cache-dir names the folder where the solver's tables and the run journals are kept (it is made when missing)"
+        )),
+        _ => Ok(p),
+    }
 }
 
 /// Fastest simulated speed (`--speed` of `sim` and `run --sim`): simulated seconds per wall

@@ -130,13 +130,9 @@ enum Outcome {
 }
 
 fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) -> Outcome {
-    let start = match validate(text) {
-        Ok(c) => c,
-        Err(e) => return Outcome::Invalid("start", e),
-    };
-    let target = match target.for_start(&start) {
-        Ok(t) => t,
-        Err(e) => return Outcome::No(e),
+    let (start, target) = match problem(text, target) {
+        Ok(p) => p,
+        Err(out) => return out,
     };
     match solver.solve(&start, &target, opts) {
         Ok(algs) => Outcome::Solved(algs),
@@ -147,6 +143,14 @@ fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) 
         }
         Err(e) => Outcome::No(e.to_string()),
     }
+}
+
+/// The start and the target of one state's problem, or the outcome that ends it before any
+/// search (checked before the tables are loaded).
+fn problem(text: &str, target: &Target) -> Result<(FaceletCube, FaceletCube), Outcome> {
+    let start = validate(text).map_err(|e| Outcome::Invalid("start", e))?;
+    let target = target.for_start(&start).map_err(Outcome::No)?;
+    Ok((start, target))
 }
 
 /// Prints one state's outcome; says how it answers (an unreadable state, or start and target
@@ -249,6 +253,12 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
         all_optimal: a.all_optimal,
     };
     let source = state_arg(&a.state)?;
+    // A single state that is no problem is said before the tables load (up to 20 s).
+    if let States::One(text) = &source {
+        if let Err(out) = problem(text, &target) {
+            return print_outcome(g, text, &out, opts.metric, false).exit();
+        }
+    }
     let solver = load_solver(g)?;
     match source {
         States::One(text) => {

@@ -594,3 +594,25 @@ fn a_run_in_doubt_because_of_its_profile_says_so() {
     assert!(err.contains("after 3 re-scans"), "{err}");
     assert!(err.contains("Run without --profile"), "{err}");
 }
+
+/// Inputs a solve needs are checked before its tables are built: a `--cache-dir` that is a
+/// file is refused at once, and a malformed state is answered with no table built.
+#[test]
+fn solve_checks_its_state_and_cache_folder_before_building_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let o = cubot(&["solve", "R U", "--cache-dir", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a file, not a folder"),
+        "{}",
+        stderr(&o)
+    );
+    let cache = dir.path().join("cache");
+    let o = cubot(&["solve", "R U", "--cache-dir", cache.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(super::support::stdout(&o).contains("found 2"), "{:?}", o);
+    let built = std::fs::read_dir(&cache).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(built, 0, "tables were built for a malformed state");
+}
