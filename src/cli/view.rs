@@ -54,8 +54,8 @@ impl ViewArgs {
 /// `cubot view`: the history of past runs.
 #[derive(clap::Args, Debug)]
 pub struct ViewCmdArgs {
-    /// A journal to replay at once: a file name in the cache directory's journals/, or a
-    /// path to a journal elsewhere.
+    /// A journal to replay at once: a file name in the cache directory's journals/, a
+    /// path to a journal elsewhere, or `latest` (the newest).
     pub journal: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
@@ -299,7 +299,26 @@ fn not_a_journal(_path: &std::path::Path) -> Result<()> {
 
 /// `cubot view`: serves the history (and replays `journal`) until Ctrl-C.
 pub fn view(a: ViewCmdArgs, g: &Global) -> CmdResult {
-    let (journals, open) = match &a.journal {
+    // `latest` (unless a file of that name is at hand): the newest journal, whatever
+    // became of its run.
+    let journal = match a.journal {
+        Some(p) if p.as_os_str() == "latest" && !p.is_file() => {
+            let dir = super::journals::journal_dir(g);
+            let newest = crate::job::journals::list(&dir)
+                .map_err(|e| anyhow::anyhow!("cannot list the journals in {}: {e}", dir.display()))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "latest: no journal in {} yet (`cubot run` writes one per run)",
+                        dir.display()
+                    )
+                })?;
+            Some(newest.path)
+        }
+        other => other,
+    };
+    let (journals, open) = match &journal {
         Some(p) if p.is_file() => {
             not_a_journal(p)?;
             let dir = p

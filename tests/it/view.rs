@@ -923,3 +923,39 @@ fn view_refuses_a_file_that_is_not_a_journal_and_lists_only_journals() {
         404
     );
 }
+
+/// `cubot view latest` replays the newest journal of the cache directory, and says so
+/// plainly when there is none yet.
+#[test]
+fn view_latest_takes_the_newest_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().to_str().unwrap();
+    let o = super::support::cubot(&["view", "latest", "--cache-dir", cache]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = super::support::stderr(&o);
+    assert!(
+        err.contains("latest: no journal in") && err.contains("yet"),
+        "{err}"
+    );
+    let journals = dir.path().join("journals");
+    std::fs::create_dir_all(&journals).unwrap();
+    let o = super::support::cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "4",
+        "--speed",
+        "5000",
+        "--search-ms",
+        "0",
+        "-q",
+        "--journal",
+        journals.join("run-1.jsonl").to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let v = start(&["view", "latest", "--cache-dir", cache]);
+    let (addr, prefix) = v.parts();
+    let (code, body) = get(&addr, &format!("{prefix}journals"));
+    assert_eq!(code, 200);
+    assert!(body.contains("run-1.jsonl"), "{body}");
+}
