@@ -124,6 +124,7 @@ impl Target {
 enum Outcome {
     Solved(Vec<Alg>),
     Invalid(&'static str, InvalidCube),
+    /// No solution: the whole line to print (it says so itself).
     No(String),
     /// Start and target that cannot be one problem (different symbols or sizes).
     Mismatched(String),
@@ -136,7 +137,7 @@ fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) 
     };
     let target = match target.for_start(&start) {
         Ok(t) => t,
-        Err(e) => return Outcome::No(e),
+        Err(e) => return Outcome::No(format!("no solution: {e}")),
     };
     match solver.solve(&start, &target, opts) {
         Ok(algs) => Outcome::Solved(algs),
@@ -145,7 +146,15 @@ fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) 
         Err(e @ (SolverError::DifferentColours { .. } | SolverError::DifferentSizes { .. })) => {
             Outcome::Mismatched(e.to_string())
         }
-        Err(e) => Outcome::No(e.to_string()),
+        Err(SolverError::NoSolution { limit, timed_out }) => Outcome::No(format!(
+            "no solution within {limit}: {}",
+            if timed_out {
+                "give the search longer with --timeout, or allow longer solutions with --max-length"
+            } else {
+                "allow longer solutions with --max-length"
+            }
+        )),
+        Err(e) => Outcome::No(format!("no solution: {e}")),
     }
 }
 
@@ -185,7 +194,7 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
             if g.json {
                 json_line(&json!({"type": "no-solution", "state": state, "message": msg}));
             } else {
-                outln!("no solution: {msg}");
+                outln!("{msg}");
             }
             Answer::No
         }

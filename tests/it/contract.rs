@@ -992,3 +992,25 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         stdout(&o)
     );
 }
+
+/// No solution within the limits is said once, with what to try.
+#[test]
+fn no_solution_is_said_once_with_what_to_try() {
+    let state = stdout(&cubot(&["random", "--seed", "3"]))
+        .trim()
+        .to_string();
+    for (args, says) in [
+        (
+            &["--max-length", "15", "--timeout", "500"][..],
+            "no solution within the time limit of 500 ms: give the search longer with --timeout, or allow longer solutions with --max-length",
+        ),
+        (
+            &["--max-length", "4", "--timeout", "60000"],
+            "no solution within 4 moves (htm): allow longer solutions with --max-length",
+        ),
+    ] {
+        let o = cubot(&[&["solve", &state][..], args].concat());
+        assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+        assert_eq!(stdout(&o).trim(), says, "{args:?}");
+    }
+}
