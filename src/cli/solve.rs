@@ -85,7 +85,13 @@ fn print_invalid(g: &Global, state: &str, what: &str, e: &InvalidCube) {
         json_line(&json!({"type": "invalid", "state": state, "which": what, "problems": problems}));
     } else {
         let list: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
-        outln!("invalid {what}: {}", list.join("; "));
+        // Malformed input (exit 2) and an illegal cube (exit 1) start with different words.
+        let word = if e.is_unreadable() {
+            "malformed"
+        } else {
+            "invalid"
+        };
+        outln!("{word} {what}: {}", list.join("; "));
     }
     if e.is_unreadable() {
         if let Some(hint) = super::input::file_hint(state) {
