@@ -568,3 +568,17 @@ fn one_state_can_come_from_standard_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(super::support::stderr(&o).contains("holds 2 states"));
 }
+
+/// A scan whose scale is none cubot knows is told so, with the scales there are.
+#[test]
+fn a_scan_of_an_unknown_scale_names_the_scales_there_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.json");
+    std::fs::write(&f, r#"{"size": 3, "scale": "srgb", "facelets": []}"#).unwrap();
+    refused(
+        &["resolve", f.to_str().unwrap()],
+        r#"the scan's "scale" is "srgb", which is not a scale cubot knows: it takes "rgb8""#,
+    );
+    let o = cubot(&["resolve", f.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("variant"), "{}", stderr(&o));
+}
