@@ -1014,3 +1014,21 @@ fn no_solution_is_said_once_with_what_to_try() {
         assert_eq!(stdout(&o).trim(), says, "{args:?}");
     }
 }
+
+/// A port where no EV3 answers: the message names what was asked in words, not in the
+/// brick's opcodes.
+#[test]
+fn a_silent_port_is_told_what_was_asked_in_words() {
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let path = nix::unistd::ttyname(&pty.slave).unwrap();
+    let o = cubot(&["run", "--port", path.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("asking the brick's name, firmware and battery: the brick did not answer"),
+        "{err}"
+    );
+    for opcode in ["COM_GET", "UI_READ", "GET_", "OUTPUT_", "INPUT_"] {
+        assert!(!err.contains(opcode), "{opcode}: {err}");
+    }
+}
