@@ -957,6 +957,13 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         "stall@p12",
     ]);
     assert_eq!(stopped.status.code(), Some(2), "{}", both(&stopped));
+    // The stall is said in words: what the robot was doing, which motor, how far it got.
+    assert!(
+        stderr(&stopped).contains("(a program of 1 robot action on the brick: tilting the cube, the tilt arm pushing it over (motor A) did not finish within the ")
+            && stderr(&stopped).contains("with its action not done"),
+        "{}",
+        both(&stopped)
+    );
     let o = cubot(&["--cache-dir", c, "journals"]);
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
@@ -1012,6 +1019,34 @@ fn no_solution_is_said_once_with_what_to_try() {
         let o = cubot(&[&["solve", &state][..], args].concat());
         assert_eq!(o.status.code(), Some(1), "{}", both(&o));
         assert_eq!(stdout(&o).trim(), says, "{args:?}");
+    }
+}
+
+/// A stall in a layer turn on the brick says in words what the robot was doing, with which
+/// motor, how far the program got and the time it allowed.
+#[test]
+fn a_stall_in_a_layer_turn_is_said_in_words() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--faults",
+        "stall@60",
+        "--seed",
+        "11",
+        "--speed",
+        "200",
+        "--search-nodes",
+        "20000",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("(a program of 1 robot action on the brick: turning a layer, the turntable going a little past the quarter before it comes back (motor B) did not finish within the ")
+            && err.contains(" ms the program allowed, with its action not done: a motor stalled"),
+        "{err}"
+    );
+    for jargon in ["over-rotate", "after 0 of them", "primitive"] {
+        assert!(!err.contains(jargon), "{jargon}: {err}");
     }
 }
 
