@@ -633,3 +633,20 @@ fn a_run_whose_output_is_closed_early_still_ends_as_it_would_have() {
     let text = std::fs::read_to_string(&j).unwrap();
     assert!(text.contains("\"type\":\"end\""), "{text}");
 }
+
+/// The `solved` record and the summary count the same candidates (the solver's); the
+/// summary's `planned_from` adds the robot-cost search's.
+#[test]
+fn the_solved_record_and_the_summary_agree_on_the_candidates() {
+    let o = run(&["--sim", "--seed", "15", "--search-nodes", "20000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let events = json_lines(&stdout(&o));
+    let solved = events.iter().find(|e| e["type"] == "solved").unwrap();
+    let s = events.last().unwrap();
+    check_summary(s);
+    assert_eq!(s["candidates"], solved["candidates"], "{s}");
+    assert!(
+        s["planned_from"].as_u64().unwrap() >= s["candidates"].as_u64().unwrap(),
+        "{s}"
+    );
+}
