@@ -1067,3 +1067,39 @@ fn a_silent_port_is_told_what_was_asked_in_words() {
         assert!(!err.contains(opcode), "{opcode}: {err}");
     }
 }
+
+/// Ctrl-C while the run solves: what the solver and planner found is not said (nothing of
+/// it runs); the stop is.
+#[test]
+fn ctrl_c_while_solving_says_no_plan_and_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.jsonl");
+    let (mut child, rx) = lines_of(
+        &[
+            "run",
+            "--sim",
+            "--speed",
+            "100",
+            "--seed",
+            "5",
+            "--search-ms",
+            "6000",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
+        None,
+    );
+    wait_for(&rx, "scanned:");
+    interrupt(&child);
+    let seen = wait_for(&rx, "error:");
+    assert_eq!(child.wait().unwrap().code(), Some(2), "{seen:?}");
+    assert!(
+        seen.iter()
+            .all(|l| !l.starts_with("solved:") && !l.starts_with("plan:")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.last().unwrap().contains("stopped after 0 actions"),
+        "{seen:?}"
+    );
+}

@@ -651,3 +651,44 @@ fn the_solved_record_and_the_summary_agree_on_the_candidates() {
         "{s}"
     );
 }
+
+/// A cube at its target already: one line says so in place of the solve and the plan,
+/// and the summary's solution is not an empty string; both robots' solve lines read well.
+#[test]
+fn a_cube_at_its_target_already_is_said_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j.jsonl");
+    let j = j.to_str().unwrap();
+    let args = ["--speed", "5000", "--search-ms", "0"];
+    let o = cubot(&[&["run", "--sim", "--seed", "21", "--journal", j][..], &args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = cubot(&[&["run", "--resume", j, "--sim"][..], &args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.lines()
+            .any(|l| l == "solved: the cube is at its target already; nothing turns"),
+        "{err}"
+    );
+    assert!(!err.contains("plan:"), "{err}");
+    assert!(
+        stdout(&o).contains("\nsolution     none (the cube was at its target already)\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = cubot(
+        &[
+            &["run", "--sim", "--robot", "line", "--seed", "21"][..],
+            &args,
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "; the plan is the cheapest of them for the robot, not always the fewest turns"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
