@@ -964,6 +964,33 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         "{}",
         both(&stopped)
     );
+    // Pruning every journal but the newest none spares the stopped run, and says why.
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::create_dir(copy.path().join("journals")).unwrap();
+    for e in std::fs::read_dir(cache.path().join("journals")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(
+            &p,
+            copy.path().join("journals").join(p.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    let o = cubot(&[
+        "--cache-dir",
+        copy.path().to_str().unwrap(),
+        "journals",
+        "--prune",
+        "--keep",
+        "0",
+    ]);
+    assert!(
+        stdout(&o).starts_with("removed 1 of 2 journals")
+            && stdout(&o)
+                .trim_end()
+                .ends_with("(1 stopped run kept: it can still be resumed)"),
+        "{}",
+        stdout(&o)
+    );
     let o = cubot(&["--cache-dir", c, "journals"]);
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
@@ -994,7 +1021,7 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     );
     let o = cubot(&["--cache-dir", c, "journals", "--prune", "--keep", "1"]);
     assert!(
-        stdout(&o).starts_with("removed 1 of 2 journals"),
+        stdout(&o).starts_with("removed 1 of 2 journals") && stdout(&o).contains("(1 newest kept)"),
         "{}",
         stdout(&o)
     );
