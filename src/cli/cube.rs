@@ -116,7 +116,14 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
                 );
             } else {
                 let list: Vec<String> = invalid.problems.iter().map(|p| p.to_string()).collect();
-                outln!("invalid: {}", list.join("; "));
+                // Not a cube's facelet string at all (exit 2) is told apart from a real
+                // cube that is illegal (exit 1) by its first word.
+                let word = if invalid.is_unreadable() {
+                    "malformed"
+                } else {
+                    "invalid"
+                };
+                outln!("{word}: {}", list.join("; "));
             }
             if invalid.is_unreadable() {
                 if let Some(hint) = super::input::file_hint(s) {

@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use super::common::cache_dir;
-use super::output::json_line;
+use super::output::{json_line, plural};
 use super::{CmdResult, Exit, Global};
 use crate::job::journals::{self, JournalEntry};
 
@@ -106,17 +106,45 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
             std::fs::remove_file(p).with_context(|| format!("cannot remove {}", p.display()))?;
         }
         let spared = entries.len() - doomed.len();
+        // Stopped runs that would go but for --unfinished-too: they can still be resumed.
+        let resumable = journals::to_prune(
+            &entries,
+            a.keep,
+            a.older_than.map(|d| Duration::from_secs(d * 86_400)),
+            true,
+            SystemTime::now(),
+        )
+        .len()
+            - doomed.len();
         if g.json {
             json_line(
-                &json!({"type": "pruned", "removed": doomed.len(), "kept": spared, "dir": dir}),
+                &json!({"type": "pruned", "removed": doomed.len(), "kept": spared,
+                "kept_resumable": resumable, "dir": dir}),
             );
         } else {
+            let kept = spared - resumable;
+            let mut why = match a.older_than {
+                None => format!("{kept} newest kept"),
+                Some(d) => format!(
+                    "{kept} kept: among the {} newest and not older than {}",
+                    a.keep,
+                    plural(d as usize, "day")
+                ),
+            };
+            let runs = plural(resumable, "stopped run");
+            if resumable > 0 && kept == 0 {
+                why = format!(
+                    "{runs} kept: {} can still be resumed",
+                    if resumable == 1 { "it" } else { "they" }
+                );
+            } else if resumable > 0 {
+                why.push_str(&format!(", and {runs} that can still be resumed"));
+            }
             outln!(
-                "removed {} of {} journals in {} ({} kept)",
+                "removed {} of {} journals in {} ({why})",
                 doomed.len(),
                 entries.len(),
                 dir.display(),
-                spared
             );
         }
         return Ok(Exit::Ok);

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -313,6 +313,7 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
     live.phase("connect and home");
     let mut robot = connect(&a.connect, None, &stop)?;
     let mut rep = Reporter::new(g);
+    rep.stop = Some(stop.clone());
     let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, a, resolve);
     rep.searching = searches(&a.connect, &tools);
@@ -387,6 +388,7 @@ fn resume(
     live.phase("connect and home");
     let mut robot = connect(&connect_args, sim_start, &stop)?;
     let mut rep = Reporter::new(g);
+    rep.stop = Some(stop.clone());
     let solver = super::connect::load_solver_standing_still(g)?;
     let tools = tools(&solver, a, resolve);
     rep.searching = searches(&connect_args, &tools);
@@ -506,6 +508,12 @@ struct Reporter {
     turning: bool,
     /// Whether the robot-cost search adds its own solutions to the solver's.
     searching: bool,
+    /// Whether the last solve found the cube at its target already (said instead of the
+    /// solve and the plan).
+    at_target: bool,
+    /// The stop flag (Ctrl-C, the live page's Stop): once it is set, what the solver and
+    /// the planner found is not said, as nothing of it will be executed.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Drop for Reporter {
@@ -528,7 +536,14 @@ impl Reporter {
             said_executing: false,
             turning: false,
             searching: false,
+            at_target: false,
+            stop: None,
         }
+    }
+
+    /// Whether a stop was asked for.
+    fn stopping(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
     }
 
     fn event(&mut self, e: RunEvent) {
@@ -609,7 +624,11 @@ impl Reporter {
                         .unwrap_or_default();
                     errln!(
                         "scanned: {state} ({}{})",
-                        if confident { "confident" } else { "not confident" },
+                        if confident {
+                            "confident"
+                        } else {
+                            "not confident"
+                        },
                         if doubtful.is_empty() && rescans == 0 {
                             String::new()
                         } else if doubtful.is_empty() {
@@ -623,21 +642,36 @@ impl Reporter {
                         errln!("going on with the best guess (--best-effort); the check after execution tells");
                     }
                 }
+                RunEvent::Solved { .. } | RunEvent::Planned { .. } if self.stopping() => {}
                 RunEvent::Solved {
                     candidates,
                     shortest,
-                } => errln!(
-                    "solved: {} from the solver, the shortest of them {}{}; the plan is the cheapest for the robot of {}, not always the fewest turns",
-                    plural(candidates, "candidate solution"),
-                    plural(shortest, "face turn"),
-                    if self.searching {
-                        ", more from the robot-cost search"
+                } => {
+                    // The solver's shortest is empty only for a cube at its target.
+                    self.at_target = shortest == 0;
+                    if self.at_target {
+                        errln!("solved: the cube is at its target already; nothing turns");
                     } else {
-                        ""
-                    },
-                    // The search's own solutions can be shorter than the solver's shortest.
-                    if self.searching { "all of them" } else { "them" }
-                ),
+                        errln!(
+                            "solved: {} from the solver, the shortest of them {}{}; the plan is the cheapest of {} for the robot, not always the fewest turns",
+                            plural(candidates, "candidate solution"),
+                            plural(shortest, "face turn"),
+                            if self.searching {
+                                ", more from the robot-cost search"
+                            } else {
+                                ""
+                            },
+                            // The search's own solutions can be shorter than the solver's
+                            // shortest.
+                            if self.searching { "all of them" } else { "them" }
+                        )
+                    }
+                }
+                RunEvent::Planned {
+                    face_turns: 0,
+                    actions: 0,
+                    ..
+                } if self.at_target => {}
                 RunEvent::Planned {
                     solution,
                     face_turns,
@@ -646,13 +680,22 @@ impl Reporter {
                     baseline_seconds,
                     ahead,
                 } => errln!(
-                    "plan: {solution} ({}, {}, {robot_seconds:.1} s of robot time{}){}",
+                    "plan: {} ({}, {}, {robot_seconds:.1} s of robot time{}){}",
+                    if solution.is_empty() {
+                        "nothing to turn"
+                    } else {
+                        &solution
+                    },
                     plural(face_turns, "face turn"),
                     plural(actions, "robot action"),
                     baseline_seconds
                         .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
                         .unwrap_or_default(),
-                    if ahead { ", thought out while the last face was read" } else { "" }
+                    if ahead {
+                        ", thought out while the last face was read"
+                    } else {
+                        ""
+                    }
                 ),
                 RunEvent::Verifying { by } => errln!("verifying: {by}"),
                 RunEvent::Checked {
@@ -676,7 +719,10 @@ impl Reporter {
                     }
                     match (next.as_str(), reason) {
                         ("replan", _) => {
-                            errln!("solving again from what the check saw (round {})", round + 1)
+                            errln!(
+                                "solving again from what the check saw (round {})",
+                                round + 1
+                            )
                         }
                         ("stop", Some(why)) => errln!("stopping: {why}"),
                         _ => {}
@@ -736,10 +782,15 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
         out.push('\n');
         out.push_str(&format!("target       {}", r.target));
         out.push('\n');
-        out.push_str(&format!(
-            "solution     {} ({} face turns)",
-            r.solution, r.face_turns
-        ));
+        if r.solution.is_empty() {
+            out.push_str("solution     none (the cube was at its target already)");
+        } else {
+            out.push_str(&format!(
+                "solution     {} ({})",
+                r.solution,
+                plural(r.face_turns, "face turn")
+            ));
+        }
         out.push('\n');
         out.push_str(&format!(
             "robot time   {:.1} s planned{}{}",

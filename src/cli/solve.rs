@@ -85,7 +85,13 @@ fn print_invalid(g: &Global, state: &str, what: &str, e: &InvalidCube) {
         json_line(&json!({"type": "invalid", "state": state, "which": what, "problems": problems}));
     } else {
         let list: Vec<String> = e.problems.iter().map(|p| p.to_string()).collect();
-        outln!("invalid {what}: {}", list.join("; "));
+        // Malformed input (exit 2) and an illegal cube (exit 1) start with different words.
+        let word = if e.is_unreadable() {
+            "malformed"
+        } else {
+            "invalid"
+        };
+        outln!("{word} {what}: {}", list.join("; "));
     }
     if e.is_unreadable() {
         if let Some(hint) = super::input::file_hint(state) {
@@ -124,6 +130,7 @@ impl Target {
 enum Outcome {
     Solved(Vec<Alg>),
     Invalid(&'static str, InvalidCube),
+    /// No solution: the whole line to print (it says so itself).
     No(String),
     /// Start and target that cannot be one problem (different symbols or sizes).
     Mismatched(String),
@@ -141,7 +148,15 @@ fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) 
         Err(e @ (SolverError::DifferentColours { .. } | SolverError::DifferentSizes { .. })) => {
             Outcome::Mismatched(e.to_string())
         }
-        Err(e) => Outcome::No(e.to_string()),
+        Err(SolverError::NoSolution { limit, timed_out }) => Outcome::No(format!(
+            "no solution within {limit}: {}",
+            if timed_out {
+                "give the search longer with --timeout, or allow longer solutions with --max-length"
+            } else {
+                "allow longer solutions with --max-length"
+            }
+        )),
+        Err(e) => Outcome::No(format!("no solution: {e}")),
     }
 }
 
@@ -149,7 +164,9 @@ fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) 
 /// search (checked before the tables are loaded).
 fn problem(text: &str, target: &Target) -> Result<(FaceletCube, FaceletCube), Outcome> {
     let start = validate(text).map_err(|e| Outcome::Invalid("start", e))?;
-    let target = target.for_start(&start).map_err(Outcome::No)?;
+    let target = target
+        .for_start(&start)
+        .map_err(|e| Outcome::No(format!("no solution: {e}")))?;
     Ok((start, target))
 }
 
@@ -189,7 +206,7 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
             if g.json {
                 json_line(&json!({"type": "no-solution", "state": state, "message": msg}));
             } else {
-                outln!("no solution: {msg}");
+                outln!("{msg}");
             }
             Answer::No
         }

@@ -74,6 +74,9 @@ pub enum RawScanError {
     /// printed once).
     #[error("not valid JSON for a scan: {0}")]
     Json(String),
+    /// A `scale` that is none of [`Scale`]'s names (the value as written in the file).
+    #[error("the scan's \"scale\" is {0}, which is not a scale cubot knows: it takes \"rgb8\" (a camera's 8-bit RGB, 0..255), \"ev3-raw\" (the EV3 colour sensor's RGB-RAW counts, 0..1023) or \"unit\" (unit-length RGB vectors), or no scale at all (inferred from the largest value)")]
+    UnknownScale(String),
     #[error("size {0}: only 2 (2x2x2) and 3 (3x3x3) are supported")]
     Size(u64),
     #[error("{found} readings for a {size}: expected {expected}")]
@@ -153,8 +156,19 @@ impl RawScan {
 
     /// Parses and checks a scan (sizes, counts, finite non-negative values).
     pub fn from_json(text: &str) -> Result<RawScan, RawScanError> {
-        let scan: RawScan =
-            serde_json::from_str(text).map_err(|e| RawScanError::Json(e.to_string()))?;
+        let scan: RawScan = serde_json::from_str(text).map_err(|e| {
+            // An unknown scale is said as such, not as serde's unknown variant.
+            let scale = serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| v.get("scale").cloned())
+                .filter(|s| !s.is_null());
+            match scale {
+                Some(s) if serde_json::from_value::<Scale>(s.clone()).is_err() => {
+                    RawScanError::UnknownScale(s.to_string())
+                }
+                _ => RawScanError::Json(e.to_string()),
+            }
+        })?;
         scan.check()?;
         Ok(scan)
     }
@@ -336,6 +350,21 @@ impl RawScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_scale_is_named_with_the_scales_there_are() {
+        let e = RawScan::from_json("{\"size\": 3, \"scale\": \"srgb\", \"facelets\": []}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("the scan's \"scale\" is \"srgb\", which is not"),
+            "{e}"
+        );
+        for known in ["\"rgb8\"", "\"ev3-raw\"", "\"unit\""] {
+            assert!(e.contains(known), "{e}");
+        }
+        assert!(!e.contains("variant"), "{e}");
+    }
 
     #[test]
     fn errors_say_their_cause_once() {

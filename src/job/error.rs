@@ -89,7 +89,7 @@ pub enum RunError {
     Invalid(#[from] InvalidCube),
     #[error("bad target: {0}")]
     Target(#[from] TargetError),
-    #[error("no solution: {0}")]
+    #[error("{}", solve_failed(.0))]
     Solve(#[from] SolverError),
     /// Every solution the solver gave fails the check that it reaches the target.
     #[error("no solution: the solver returned no solution that reaches the target")]
@@ -308,6 +308,18 @@ pub fn calibrate_command(robot: RobotKind, scanner: ScannerKind) -> String {
         ScannerKind::Camera => " --scanner camera",
     };
     format!("cubot calibrate{robot}{scanner} -o FILE")
+}
+
+/// A solver's failure as a run says it: "no solution" once (the solver's own "no solution
+/// within ..." says it already).
+fn solve_failed(e: &SolverError) -> String {
+    match e {
+        SolverError::NoSolution {
+            timed_out: false, ..
+        } => format!("{e}: allow longer solutions with --max-length"),
+        SolverError::NoSolution { .. } => e.to_string(),
+        _ => format!("no solution: {e}"),
+    }
 }
 
 #[cfg(test)]

@@ -290,7 +290,8 @@ pub fn finish_thought(
                     baseline_seconds: first.plan.baseline_seconds,
                     solution: first.plan.alg.to_string(),
                     actions: first.plan.actions.len(),
-                    candidates: first.candidates,
+                    candidates: first.solver_candidates,
+                    planned_from: first.candidates,
                     scan_confident: start.scan_confident,
                     rescans: start.rescans,
                     verified_by: check.by.label(),
@@ -309,7 +310,10 @@ pub fn finish_thought(
 #[derive(Clone, Debug)]
 struct Planned {
     plan: RobotPlan,
+    /// Every candidate the plan was chosen from: the solver's and the robot-cost search's.
     candidates: usize,
+    /// The solver's candidates alone (what the `solved` event says).
+    solver_candidates: usize,
 }
 
 /// What a job thinks before it moves: the solver's candidates (how many, the shortest),
@@ -331,6 +335,7 @@ impl Thought {
             planned: Planned {
                 plan,
                 candidates: 1,
+                solver_candidates: 1,
             },
         }
     }
@@ -387,6 +392,7 @@ pub fn think(
         planned: Planned {
             plan,
             candidates: cands.len(),
+            solver_candidates: n,
         },
     })
 }

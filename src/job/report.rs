@@ -97,6 +97,8 @@ pub enum RunEvent {
         state: String,
     },
     Solved {
+        /// The solver's candidate solutions (the summary's `candidates`; its
+        /// `planned_from` adds the robot-cost search's).
         candidates: usize,
         shortest: usize,
     },
@@ -237,7 +239,11 @@ pub struct RunReport {
     pub baseline_seconds: Option<f64>,
     pub solution: String,
     pub actions: usize,
+    /// The solver's candidate solutions for the first plan, as the `solved` event says.
     pub candidates: usize,
+    /// Every candidate the first plan was chosen from: the solver's and those the
+    /// robot-cost search added (as many as `candidates` without that search).
+    pub planned_from: usize,
     pub scan_confident: bool,
     pub rescans: usize,
     pub verified_by: String,

@@ -135,9 +135,10 @@ pub enum SolverError {
     /// The target state is not a real cube (every problem listed).
     #[error("the target is {0}")]
     InvalidTarget(InvalidCube),
-    /// Nothing within the limits; `limit` names the one that bound.
+    /// Nothing within the limits; `limit` names the one that bound, `timed_out` whether it
+    /// was the time limit (else the length).
     #[error("no solution within {limit}")]
-    NoSolution { limit: String },
+    NoSolution { limit: String, timed_out: bool },
     #[error("the start uses the colours {start} but the target uses {target}; both must use the same six colour symbols")]
     DifferentColours { start: String, target: String },
     #[error("the start is a {start} and the target a {target}")]
@@ -461,12 +462,14 @@ impl Solver {
         let found = found.map_err(|e| match e {
             Ended::Exhausted => SolverError::NoSolution {
                 limit: format!("{} moves ({})", opts.max_length, opts.metric),
+                timed_out: false,
             },
             Ended::TimedOut => SolverError::NoSolution {
                 limit: format!(
                     "the time limit of {} ms",
                     opts.timeout.map(|t| t.as_millis()).unwrap_or(0)
                 ),
+                timed_out: true,
             },
             Ended::BeyondOptimal => SolverError::OptimalOutOfReach,
         })?;

@@ -43,7 +43,7 @@ fn validate_takes_solved_and_names_a_wrong_length_first() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stdout(&o).trim(),
-        "invalid: a facelet string has 54 (3x3x3) or 24 (2x2x2) stickers, found 55"
+        "malformed: a facelet string has 54 (3x3x3) or 24 (2x2x2) stickers, found 55"
     );
 }
 
@@ -58,7 +58,7 @@ fn validate_reads_stdin_one_answer_a_line() {
     let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0], "valid");
-    assert!(lines[1].starts_with("invalid: "), "{}", lines[1]);
+    assert!(lines[1].starts_with("malformed: "), "{}", lines[1]);
     assert_eq!(lines[2], "valid");
     let flipped = SOLVED
         .replacen("UUUUUUUU", "UUUUUUUF", 1)

@@ -975,6 +975,40 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         "stall@p12",
     ]);
     assert_eq!(stopped.status.code(), Some(2), "{}", both(&stopped));
+    // The stall is said in words: what the robot was doing, which motor, how far it got.
+    assert!(
+        stderr(&stopped).contains("(a program of 1 robot action on the brick: tilting the cube, the tilt arm pushing it over (motor A) did not finish within the ")
+            && stderr(&stopped).contains("with its action not done"),
+        "{}",
+        both(&stopped)
+    );
+    // Pruning every journal but the newest none spares the stopped run, and says why.
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::create_dir(copy.path().join("journals")).unwrap();
+    for e in std::fs::read_dir(cache.path().join("journals")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(
+            &p,
+            copy.path().join("journals").join(p.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    let o = cubot(&[
+        "--cache-dir",
+        copy.path().to_str().unwrap(),
+        "journals",
+        "--prune",
+        "--keep",
+        "0",
+    ]);
+    assert!(
+        stdout(&o).starts_with("removed 1 of 2 journals")
+            && stdout(&o)
+                .trim_end()
+                .ends_with("(1 stopped run kept: it can still be resumed)"),
+        "{}",
+        stdout(&o)
+    );
     let o = cubot(&["--cache-dir", c, "journals"]);
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
@@ -1005,8 +1039,112 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     );
     let o = cubot(&["--cache-dir", c, "journals", "--prune", "--keep", "1"]);
     assert!(
-        stdout(&o).starts_with("removed 1 of 2 journals"),
+        stdout(&o).starts_with("removed 1 of 2 journals") && stdout(&o).contains("(1 newest kept)"),
         "{}",
         stdout(&o)
+    );
+}
+
+/// No solution within the limits is said once, with what to try.
+#[test]
+fn no_solution_is_said_once_with_what_to_try() {
+    let state = stdout(&cubot(&["random", "--seed", "3"]))
+        .trim()
+        .to_string();
+    for (args, says) in [
+        (
+            &["--max-length", "15", "--timeout", "500"][..],
+            "no solution within the time limit of 500 ms: give the search longer with --timeout, or allow longer solutions with --max-length",
+        ),
+        (
+            &["--max-length", "4", "--timeout", "60000"],
+            "no solution within 4 moves (htm): allow longer solutions with --max-length",
+        ),
+    ] {
+        let o = cubot(&[&["solve", &state][..], args].concat());
+        assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+        assert_eq!(stdout(&o).trim(), says, "{args:?}");
+    }
+}
+
+/// A stall in a layer turn on the brick says in words what the robot was doing, with which
+/// motor, how far the program got and the time it allowed.
+#[test]
+fn a_stall_in_a_layer_turn_is_said_in_words() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--faults",
+        "stall@60",
+        "--seed",
+        "11",
+        "--speed",
+        "200",
+        "--search-nodes",
+        "20000",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", both(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("(a program of 1 robot action on the brick: turning a layer, the turntable going a little past the quarter before it comes back (motor B) did not finish within the ")
+            && err.contains(" ms the program allowed, with its action not done: a motor stalled"),
+        "{err}"
+    );
+    for jargon in ["over-rotate", "after 0 of them", "primitive"] {
+        assert!(!err.contains(jargon), "{jargon}: {err}");
+    }
+}
+
+/// A port where no EV3 answers: the message names what was asked in words, not in the
+/// brick's opcodes.
+#[test]
+fn a_silent_port_is_told_what_was_asked_in_words() {
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let path = nix::unistd::ttyname(&pty.slave).unwrap();
+    let o = cubot(&["run", "--port", path.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("asking the brick's name, firmware and battery: the brick did not answer"),
+        "{err}"
+    );
+    for opcode in ["COM_GET", "UI_READ", "GET_", "OUTPUT_", "INPUT_"] {
+        assert!(!err.contains(opcode), "{opcode}: {err}");
+    }
+}
+
+/// Ctrl-C while the run solves: what the solver and planner found is not said (nothing of
+/// it runs); the stop is.
+#[test]
+fn ctrl_c_while_solving_says_no_plan_and_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.jsonl");
+    let (mut child, rx) = lines_of(
+        &[
+            "run",
+            "--sim",
+            "--speed",
+            "100",
+            "--seed",
+            "5",
+            "--search-ms",
+            "6000",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
+        None,
+    );
+    wait_for(&rx, "scanned:");
+    interrupt(&child);
+    let seen = wait_for(&rx, "error:");
+    assert_eq!(child.wait().unwrap().code(), Some(2), "{seen:?}");
+    assert!(
+        seen.iter()
+            .all(|l| !l.starts_with("solved:") && !l.starts_with("plan:")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.last().unwrap().contains("stopped after 0 actions"),
+        "{seen:?}"
     );
 }

@@ -616,3 +616,17 @@ fn solve_checks_its_state_and_cache_folder_before_building_tables() {
     let built = std::fs::read_dir(&cache).map(|d| d.count()).unwrap_or(0);
     assert_eq!(built, 0, "tables were built for a malformed state");
 }
+
+/// A scan whose scale is none cubot knows is told so, with the scales there are.
+#[test]
+fn a_scan_of_an_unknown_scale_names_the_scales_there_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.json");
+    std::fs::write(&f, r#"{"size": 3, "scale": "srgb", "facelets": []}"#).unwrap();
+    refused(
+        &["resolve", f.to_str().unwrap()],
+        r#"the scan's "scale" is "srgb", which is not a scale cubot knows: it takes "rgb8""#,
+    );
+    let o = cubot(&["resolve", f.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("variant"), "{}", stderr(&o));
+}

@@ -240,12 +240,16 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
         assert!(err.contains(expect), "{fault}: {err}");
         assert!(!err.contains("panicked"), "{fault}: {err}");
         if fault != "wrong-device" {
-            // The message names the command that failed and says the motors stopped.
+            // The message names the command that failed, in words (no opcode names),
+            // and says the motors stopped.
             assert!(
-                err.contains("OUTPUT_")
-                    || err.contains("INPUT_")
-                    || err.contains("scan sample")
-                    || err.contains(": motor"),
+                err.contains("motor ")
+                    || err.contains("colour sensor")
+                    || err.contains("scan sample"),
+                "{fault}: {err}"
+            );
+            assert!(
+                !err.contains("OUTPUT_") && !err.contains("INPUT_"),
                 "{fault}: {err}"
             );
             // Stopped only when the brick confirmed it; a silent brick cannot.

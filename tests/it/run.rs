@@ -633,3 +633,62 @@ fn a_run_whose_output_is_closed_early_still_ends_as_it_would_have() {
     let text = std::fs::read_to_string(&j).unwrap();
     assert!(text.contains("\"type\":\"end\""), "{text}");
 }
+
+/// The `solved` record and the summary count the same candidates (the solver's); the
+/// summary's `planned_from` adds the robot-cost search's.
+#[test]
+fn the_solved_record_and_the_summary_agree_on_the_candidates() {
+    // Here the robot-cost search adds one candidate to the solver's 130.
+    let o = run(&["--sim", "--seed", "15", "--search-nodes", "100000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let events = json_lines(&stdout(&o));
+    let solved = events.iter().find(|e| e["type"] == "solved").unwrap();
+    let s = events.last().unwrap();
+    check_summary(s);
+    assert_eq!(s["candidates"], solved["candidates"], "{s}");
+    assert!(
+        s["planned_from"].as_u64().unwrap() > s["candidates"].as_u64().unwrap(),
+        "{s}"
+    );
+}
+
+/// A cube at its target already: one line says so in place of the solve and the plan,
+/// and the summary's solution is not an empty string; both robots' solve lines read well.
+#[test]
+fn a_cube_at_its_target_already_is_said_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j.jsonl");
+    let j = j.to_str().unwrap();
+    let args = ["--speed", "5000", "--search-ms", "0"];
+    let o = cubot(&[&["run", "--sim", "--seed", "21", "--journal", j][..], &args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = cubot(&[&["run", "--resume", j, "--sim"][..], &args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.lines()
+            .any(|l| l == "solved: the cube is at its target already; nothing turns"),
+        "{err}"
+    );
+    assert!(!err.contains("plan:"), "{err}");
+    assert!(
+        stdout(&o).contains("\nsolution     none (the cube was at its target already)\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = cubot(
+        &[
+            &["run", "--sim", "--robot", "line", "--seed", "21"][..],
+            &args,
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "; the plan is the cheapest of them for the robot, not always the fewest turns"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -449,7 +449,7 @@ fn limits_are_reported() {
         ..SolveOptions::default()
     };
     match solver().solve(&start, &solved(Size::Three), &opts) {
-        Err(SolverError::NoSolution { limit }) => assert!(limit.contains("time"), "{limit}"),
+        Err(SolverError::NoSolution { limit, .. }) => assert!(limit.contains("time"), "{limit}"),
         other => panic!("{other:?}"),
     }
     let start = scrambled(Size::Three, &Alg::parse("R U F D L B").expect("alg"));
@@ -458,7 +458,7 @@ fn limits_are_reported() {
         ..SolveOptions::default()
     };
     match solver().solve(&start, &solved(Size::Three), &opts) {
-        Err(SolverError::NoSolution { limit }) => assert!(limit.contains("3 moves"), "{limit}"),
+        Err(SolverError::NoSolution { limit, .. }) => assert!(limit.contains("3 moves"), "{limit}"),
         other => panic!("{other:?}"),
     }
     // Keep searching: never longer than the first answer.

@@ -37,7 +37,9 @@ pub enum RobotError {
     BadQuarters { quarters: i8 },
     #[error("scan program of face {face} on the brick: {stage} did not finish within its {ms} ms: a motor stalled, held by the cube or a stop (the brick stopped every motor)")]
     ProgramTimeout { face: usize, stage: String, ms: u64 },
-    #[error("{} on the brick: {stage} did not finish within its {ms} ms, after {done} of them: a motor stalled, held by the cube or a stop (the brick stopped every motor)", chunk_of(*of))]
+    /// `done` of the chunk's `of` actions were done; `stage` says what the program waited
+    /// for, and which motor.
+    #[error("{} on the brick: {stage} did not finish within the {ms} ms the program allowed, {}: a motor stalled, held by the cube or a stop (the brick stopped every motor)", chunk_of(*of), chunk_progress(*done, *of))]
     ChunkTimeout {
         done: usize,
         of: usize,
@@ -99,7 +101,21 @@ pub fn stop_note(confirmed: bool) -> &'static str {
     }
 }
 
-/// `a chunk of 1 primitive`, `a chunk of 3 primitives`.
+/// `a program of 1 robot action`, `a program of 3 robot actions`: the actions the brick
+/// runs in one program (a chunk of primitives), in the words of the run's action count.
 pub(crate) fn chunk_of(n: usize) -> String {
-    format!("a chunk of {n} primitive{}", if n == 1 { "" } else { "s" })
+    format!(
+        "a program of {n} robot action{}",
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// How far a chunk got: `with its action not done`, `with none of its 3 actions done`,
+/// `with 2 of its 3 actions done`.
+fn chunk_progress(done: usize, of: usize) -> String {
+    match (done, of) {
+        (0, 1) => "with its action not done".into(),
+        (0, _) => format!("with none of its {of} actions done"),
+        _ => format!("with {done} of its {of} actions done"),
+    }
 }

@@ -18,7 +18,7 @@ impl Ev3 {
     pub fn read_rgb(&mut self, input: u8) -> Result<[f64; 3], Ev3Error> {
         let mut c = DirectCommand::new();
         let s = c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
-        let name = format!("INPUT_DEVICE READY_RAW colour sensor port {}", input + 1);
+        let name = format!("reading the colour sensor on port {}", input + 1);
         Ok(self.query_rgb(&name, &c, &s, |_| Ok(()))?.0)
     }
 
@@ -32,7 +32,7 @@ impl Ev3 {
         let count = c.output_get_count(port);
         let s = c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
         let name = format!(
-            "READY_RAW colour sensor port {} + GET_COUNT motor {port}",
+            "reading the colour sensor on port {} and motor {port}'s position",
             input + 1
         );
         // A garbled colour is asked again: the sample then carries the later count it was

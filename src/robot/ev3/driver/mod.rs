@@ -588,7 +588,14 @@ impl Ev3 {
     ) -> Result<u16, Ev3Error> {
         let counter = self.next_counter();
         let bytes = cmd.encode(counter);
-        self.log(|| format!("-> {command}{note}: {}", protocol::hex(&bytes)));
+        // The log names the operations too (the command's label is in the user's words).
+        self.log(|| {
+            format!(
+                "-> {command}{note} [{}]: {}",
+                op_names(&cmd.ops),
+                protocol::hex(&bytes)
+            )
+        });
         self.commands_sent += 1;
         self.link.send(&bytes).map_err(|source| Ev3Error::Link {
             command: command.to_string(),
@@ -608,7 +615,8 @@ impl Ev3 {
     pub fn nop(&mut self) -> Result<(), Ev3Error> {
         let mut c = DirectCommand::new();
         c.nop();
-        self.query("NOP (ping)", &c).map(|_| ())
+        self.query("checking that the brick answers", &c)
+            .map(|_| ())
     }
 
     /// Reopens the link after a link failure.
@@ -649,7 +657,7 @@ impl Ev3 {
         self.idle_count = [None; 4];
         let mut c = DirectCommand::new();
         c.output_stop(0x0F, false);
-        self.call_within("OUTPUT_STOP all motors", &c, Duration::from_millis(500))
+        self.call_within("stopping every motor", &c, Duration::from_millis(500))
             .map(|_| ())
     }
 
@@ -657,14 +665,26 @@ impl Ev3 {
     pub fn beep(&mut self) -> Result<(), Ev3Error> {
         let mut c = DirectCommand::new();
         c.tone(20, 880, 150);
-        self.call("SOUND TONE", &c).map(|_| ())
+        self.call("a beep", &c).map(|_| ())
     }
 
     pub fn led(&mut self, pattern: u8) -> Result<(), Ev3Error> {
         let mut c = DirectCommand::new();
         c.led(pattern);
-        self.call("UI_WRITE LED", &c).map(|_| ())
+        self.call("setting the brick's light", &c).map(|_| ())
     }
+}
+
+/// The operations of a command, each name once in the order first sent (`OUTPUT_RESET,
+/// OUTPUT_STEP_SPEED`), for the `-vv` log.
+fn op_names(ops: &[u8]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for i in protocol::ops::walk(ops).instrs {
+        if !names.contains(&i.op.name) {
+            names.push(i.op.name);
+        }
+    }
+    names.join(", ")
 }
 
 #[cfg(test)]

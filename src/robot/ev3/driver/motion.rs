@@ -122,7 +122,7 @@ impl Ev3 {
     fn raw_count(&mut self, port: OutputPort) -> Result<(String, i32), Ev3Error> {
         let mut c = DirectCommand::new();
         let s = c.output_get_count(port);
-        let name = format!("OUTPUT_GET_COUNT motor {port}");
+        let name = format!("reading motor {port}'s position");
         let r = self.query(&name, &c)?;
         let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
         Ok((name, count))
@@ -136,7 +136,7 @@ impl Ev3 {
         let s = c.output_get_count(port);
         let b = c.output_test(port.bit());
         let t = c.timer_read_us();
-        let name = format!("OUTPUT_GET_COUNT/TEST motor {port}");
+        let name = format!("reading motor {port}'s position");
         let r = self.query(&name, &c)?;
         let count = r.i32(s).map_err(|e| Self::malformed(&name, e))?;
         let busy = r.i8(b).map_err(|e| Self::malformed(&name, e))? != 0;
@@ -161,7 +161,7 @@ impl Ev3 {
         loop {
             std::thread::sleep(self.timeouts.poll);
             let (count, busy, t) = self.count_and_busy(port)?;
-            let name = format!("OUTPUT_GET_COUNT motor {port}");
+            let name = format!("reading motor {port}'s position");
             let count = self.check_count(&name, port, count)?;
             if count != last {
                 (last, since) = (count, t);
@@ -194,7 +194,7 @@ impl Ev3 {
         let busy = c.output_test(OutputPort::nos(ports));
         let clock = c.timer_read_us();
         let name = format!(
-            "OUTPUT_TEST/GET_COUNT motors {}",
+            "reading the positions of motors {}",
             ports.iter().map(|p| p.letter()).collect::<String>()
         );
         let r = self.query(&name, &c)?;
@@ -255,10 +255,7 @@ impl Ev3 {
         let r2 = dist - r1 - r3;
         let v = speed.unsigned_abs().clamp(1, 100) as i8 * d.signum() as i8;
         let nos = motor.port.bit();
-        let name = format!(
-            "OUTPUT_STEP_SPEED motor {} to {target}° (by {d}°)",
-            motor.port
-        );
+        let name = format!("moving motor {} to {target}° (by {d}°)", motor.port);
         if d.abs() > MAX_MOVE {
             return Err(Ev3Error::MoveTooLong {
                 command: name,
@@ -365,7 +362,7 @@ impl Ev3 {
                     c.output_stop(port.bit(), true);
                     self.call(
                         &format!(
-                            "{what}: OUTPUT_STOP motor {port} (held {}° short)",
+                            "{what}: stopping motor {port} (held {}° short)",
                             (target - count).abs()
                         ),
                         &c,
@@ -421,7 +418,7 @@ impl Ev3 {
             c.output_reset(nos).time_speed(nos, speed, [0, ms, 0], true);
             self.call(
                 &format!(
-                    "{what}: OUTPUT_TIME_SPEED {speed}% for {ms} ms motor {}",
+                    "{what}: pushing motor {} at {speed}% for {ms} ms",
                     motor.port
                 ),
                 &c,
@@ -459,7 +456,7 @@ impl Ev3 {
         };
         let mut c = DirectCommand::new();
         c.output_stop(nos, true);
-        self.call(&format!("{what}: OUTPUT_STOP motor {}", motor.port), &c)?;
+        self.call(&format!("{what}: stopping motor {}", motor.port), &c)?;
         if !settled {
             return Err(Ev3Error::NoEndStop {
                 command: what.to_string(),
@@ -469,10 +466,7 @@ impl Ev3 {
         }
         let mut c = DirectCommand::new();
         c.output_reset(nos).output_clr_count(nos);
-        self.call(
-            &format!("{what}: OUTPUT_RESET + CLR_COUNT motor {}", motor.port),
-            &c,
-        )?;
+        self.call(&format!("{what}: zeroing motor {}'s count", motor.port), &c)?;
         // The count starts again from zero here.
         self.rests_at(motor.port, 0);
         motor.target = 0;

@@ -37,7 +37,7 @@ impl Ev3 {
     pub fn typemode(&mut self, input: u8) -> Result<(i8, i8), Ev3Error> {
         let mut c = DirectCommand::new();
         let (t, m) = c.get_typemode(input);
-        let name = format!("INPUT_DEVICE GET_TYPEMODE input {input}");
+        let name = format!("asking which device is on input {input}");
         let r = self.query(&name, &c)?;
         Ok((
             r.i8(t).map_err(|e| Self::malformed(&name, e))?,
@@ -50,7 +50,7 @@ impl Ev3 {
     pub fn typemodes(&mut self, inputs: &[u8]) -> Result<Vec<(i8, i8)>, Ev3Error> {
         let mut c = DirectCommand::new();
         let slots: Vec<_> = inputs.iter().map(|&i| c.get_typemode(i)).collect();
-        let name = format!("INPUT_DEVICE GET_TYPEMODE inputs {inputs:?}");
+        let name = format!("asking which devices are on inputs {inputs:?}");
         let r = self.query(&name, &c)?;
         slots
             .into_iter()
@@ -71,7 +71,7 @@ impl Ev3 {
         let hw = c.hardware_version(16);
         let volts = c.battery_volts();
         let level = c.battery_level();
-        let what = "COM_GET GET_BRICKNAME + UI_READ GET_FW_VERS, GET_HW_VERS, GET_VBATT, GET_LBATT";
+        let what = "asking the brick's name, firmware and battery";
         let r = self.call(what, &c)?;
         let m = |e| Self::malformed(what, e);
         Ok(BrickInfo {
@@ -94,7 +94,14 @@ impl Ev3 {
             .filter(|p| nos & p.bit() != 0)
             .map(|p| p.letter())
             .collect();
-        self.call(&format!("OUTPUT_POLARITY {pol} motors {ports}"), &c)
-            .map(|_| ())
+        self.call(
+            &format!(
+                "setting the direction of motor{} {ports} ({})",
+                if ports.len() == 1 { "" } else { "s" },
+                if pol < 0 { "reversed" } else { "normal" }
+            ),
+            &c,
+        )
+        .map(|_| ())
     }
 }

@@ -28,7 +28,7 @@ fn error_reply_names_the_command() {
     let mut ev3 = Ev3::new(Box::new(t));
     let e = ev3.count(OutputPort::C).unwrap_err();
     assert!(matches!(e, Ev3Error::ErrorReply { .. }));
-    assert!(e.to_string().contains("OUTPUT_GET_COUNT motor C"), "{e}");
+    assert!(e.to_string().contains("reading motor C's position"), "{e}");
 }
 
 #[test]
@@ -187,4 +187,22 @@ fn a_lost_read_reply_is_read_again() {
     ev3.timeouts.reply = Duration::from_millis(20);
     assert_eq!(ev3.count(OutputPort::C).unwrap(), 42);
     assert_eq!(ev3.recoveries, 1);
+}
+
+/// A command's label is in words for the user; the `-vv` log adds the operations it sends.
+#[test]
+fn the_log_names_the_operations_beside_the_label() {
+    let t = MemoryLink::with_responder(|m| {
+        vec![encode_reply(u16::from_le_bytes([m[2], m[3]]), true, &[])]
+    });
+    let mut ev3 = Ev3::new(Box::new(t));
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let l2 = lines.clone();
+    ev3.set_log(move |s| l2.lock().unwrap().push(s.to_string()));
+    ev3.nop().unwrap();
+    let l = lines.lock().unwrap();
+    assert!(
+        l[0].starts_with("-> checking that the brick answers [NOP]: "),
+        "{l:?}"
+    );
 }

@@ -296,7 +296,14 @@ impl<'a> Builder<'a> {
             matches!(ports.len(), 1 | 2),
             "a wait is for one or two motors"
         );
-        self.stage(what);
+        // What the wait is for, and for which motor: a stage a program ends in is named to
+        // the user.
+        let motors: Vec<String> = ports.iter().map(|p| p.to_string()).collect();
+        self.stage(&format!(
+            "{what} (motor{} {})",
+            if ports.len() == 1 { "" } else { "s" },
+            motors.join(" and ")
+        ));
         if self.held.is_none() {
             // A program without the routine (a scan face: the routine does not fit beside
             // it in one command yet) polls the busy flag alone, to its deadline.

@@ -669,7 +669,7 @@ impl MindCub3r {
         if let (Some(tail), Some(at)) = (prior, settled) {
             // Stage 1: the chunk before's last move settling.
             b.running_to(tail.motor.port, tail.motor.target);
-            b.wait_idle(&[arm, table], "the chunk before settling");
+            b.wait_idle(&[arm, table], "the moves before settling");
             if tail.motor.port == arm {
                 b.settle(arm, a.settle_ms);
             }
@@ -734,7 +734,7 @@ impl MindCub3r {
             }
             if spin_next && x.table_starts_at_clear {
                 b.call_move(arm, c(a.away), a.speed, arm_ramps);
-                b.stage("tilt arm clear of the cube");
+                b.stage("the tilt arm moving clear of the cube");
                 let l = b.p.label();
                 b.p.bind(l);
                 b.check_deadline();
@@ -742,7 +742,7 @@ impl MindCub3r {
                 b.p.jr_if(Cmp::Gt, w, b.cnt, a.clear.max(a.away), l);
             } else {
                 b.call_move(arm, c(a.away), a.speed, arm_ramps);
-                b.wait_idle(&[arm], "tilt arm away");
+                b.wait_idle(&[arm], "the tilt arm moving away from the cube");
                 b.settle(arm, a.settle_ms);
             }
             *at = Some(a.away);
@@ -765,22 +765,35 @@ impl MindCub3r {
                 ),
                 Primitive::ArmHold => {
                     if lowering {
-                        b.wait_idle(&[arm, table], "tilt arm down to hold");
+                        b.wait_idle(&[arm, table], "the tilt arm coming down to hold the cube");
                         b.settle(arm, a.settle_ms);
                         lowering = false;
                     } else {
-                        arm_to(&mut b, hold, &mut arm_at, "tilt arm to hold");
+                        arm_to(
+                            &mut b,
+                            hold,
+                            &mut arm_at,
+                            "the tilt arm moving to hold the cube",
+                        );
                     }
                 }
                 Primitive::Tilt => {
-                    arm_to(&mut b, hold, &mut arm_at, "tilt arm to hold");
+                    arm_to(
+                        &mut b,
+                        hold,
+                        &mut arm_at,
+                        "the tilt arm moving to hold the cube",
+                    );
                     b.call_move(arm, c(a.tilt_apex), a.tilt_speed, arm_ramps);
-                    b.wait_idle(&[arm], "tilt: arm to apex");
+                    b.wait_idle(&[arm], "tilting the cube, the tilt arm pushing it over");
                     mark(&mut b, effected, i);
                     b.call_move(arm, c(hold), a.back_speed, (a.ramp_up, a.ramp_down * 2));
                     tail = tail_of(i, s.prim);
                     if tail.is_none() {
-                        b.wait_idle(&[arm], "tilt: arm back to hold");
+                        b.wait_idle(
+                            &[arm],
+                            "tilting the cube, the tilt arm coming back to hold it",
+                        );
                         b.settle(arm, a.settle_ms);
                     }
                 }
@@ -803,23 +816,31 @@ impl MindCub3r {
                         b.call_move(arm, c(hold), a.speed, arm_ramps);
                         arm_at = Some(hold);
                         lowering = true;
-                        b.wait_idle(&[table], "spin");
+                        b.wait_idle(&[table], "spinning the cube on the turntable");
                     } else {
-                        b.wait_idle(&[table, arm], "spin");
+                        b.wait_idle(&[table, arm], "spinning the cube on the turntable");
                     }
                     mark(&mut b, effected, i);
                 }
                 Primitive::Turn(k) => {
-                    arm_to(&mut b, hold, &mut arm_at, "tilt arm to hold");
+                    arm_to(
+                        &mut b,
+                        hold,
+                        &mut arm_at,
+                        "the tilt arm moving to hold the cube",
+                    );
                     let over = t.over_rotation * (k.signum() as i32) * t.sign as i32;
                     let speed = t.turn_speed;
                     b.call_move(table, c(s.table_to + over), speed, (t.ramp_up, t.ramp_down));
-                    b.wait_idle(&[table], "layer turn: over-rotate");
+                    b.wait_idle(&[table], "turning a layer, the turntable going a little past the quarter before it comes back");
                     mark(&mut b, effected, i);
                     b.call_move(table, c(s.table_to), t.over_rotation_speed, (0, 0));
                     tail = tail_of(i, s.prim);
                     if tail.is_none() {
-                        b.wait_idle(&[table], "layer turn: back to the quarter");
+                        b.wait_idle(
+                            &[table],
+                            "turning a layer, the turntable coming back to the quarter",
+                        );
                     }
                 }
                 _ => {}

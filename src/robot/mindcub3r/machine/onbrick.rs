@@ -364,12 +364,18 @@ impl MindCub3r {
             b.wait_idle(&[table], "the turntable's revolution");
             b.call_move(arm, c(hold), a.speed, (a.ramp_up, a.ramp_down));
             b.call_move(sensor, c(s.clear), s.speed, (s.ramp, s.ramp));
-            b.wait_idle(&[arm, sensor], "tilt arm to hold, sensor arm to clear");
+            b.wait_idle(
+                &[arm, sensor],
+                "the tilt arm moving to hold the cube and the sensor arm clear of it",
+            );
             b.settle(arm, a.settle_ms);
             b.call_move(arm, c(a.tilt_apex), a.tilt_speed, (a.ramp_up, a.ramp_down));
-            b.wait_idle(&[arm], "tilt: arm to apex");
+            b.wait_idle(&[arm], "tilting the cube, the tilt arm pushing it over");
             b.call_move(arm, c(hold), a.back_speed, (a.ramp_up, a.ramp_down * 2));
-            b.wait_idle(&[arm], "tilt: arm back to hold");
+            b.wait_idle(
+                &[arm],
+                "tilting the cube, the tilt arm coming back to hold it",
+            );
             // The arm leaves at once: only a pause between moves.
             b.pause(a.settle_ms);
         }
@@ -378,7 +384,7 @@ impl MindCub3r {
         b.call_move(arm, c(a.away), a.speed, (a.ramp_up, a.ramp_down));
         b.call_move(sensor, c(first), s.speed, (s.ramp, s.ramp));
         // The revolution may start once the arm is past `clear`, on its way away.
-        b.stage("tilt arm clear of the cube");
+        b.stage("the tilt arm moving clear of the cube");
         let away = b.p.label();
         b.p.bind(away);
         b.check_deadline();

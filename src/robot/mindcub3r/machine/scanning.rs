@@ -259,7 +259,7 @@ impl MindCub3r {
         let sc = c.output_get_count(self.sensor.port);
         let rgb = c.ready_raw(color, device::COLOR, device::COLOR_RGB_RAW, 3);
         let busy = c.output_test(self.table.bit_nos() | self.sensor.bit_nos());
-        let name = "scan sample (GET_COUNT turntable + sensor arm, READY_RAW colour)";
+        let name = "scan sample (the colour, and where the turntable and the sensor arm are)";
         let r = self.ev3.query(name, &c)?;
         let get = |s| {
             r.i32(s).map_err(|e| Ev3Error::Malformed {

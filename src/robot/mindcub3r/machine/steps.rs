@@ -196,7 +196,7 @@ impl MindCub3r {
                 self.effect_begins(self.arm.port, self.arm.target, a.tilt_apex, true);
                 self.move_motor(
                     self.arm.port,
-                    "tilt: arm to apex",
+                    "tilting the cube, the tilt arm pushing it over",
                     a.tilt_apex,
                     a.tilt_speed,
                     (a.ramp_up, a.ramp_down),
@@ -206,7 +206,7 @@ impl MindCub3r {
                 let hold = self.hold_angle(size);
                 self.move_motor(
                     self.arm.port,
-                    "tilt: arm back to hold",
+                    "tilting the cube, the tilt arm coming back to hold it",
                     hold,
                     a.back_speed,
                     (a.ramp_up, a.ramp_down * 2),
@@ -233,11 +233,11 @@ impl MindCub3r {
                 let deg = self.table_deg + 90.0 * k as f64;
                 let target = self.table_target(deg);
                 let over = t.over_rotation * (k.signum() as i32) * t.sign as i32;
-                let what = format!("turn {k:+}");
+                let what = format!("turning a layer ({k:+} quarter)");
                 self.effect_begins(self.table.port, self.table.target, target, false);
                 self.move_motor(
                     self.table.port,
-                    &format!("{what}: over-rotate"),
+                    &format!("{what}: the turntable going a little past the quarter before it comes back"),
                     target + over,
                     t.turn_speed,
                     (t.ramp_up, t.ramp_down),
@@ -245,7 +245,7 @@ impl MindCub3r {
                 self.effect_done();
                 self.move_motor(
                     self.table.port,
-                    &format!("{what}: back to the quarter"),
+                    &format!("{what}: the turntable coming back to the quarter"),
                     target,
                     t.over_rotation_speed,
                     (0, 0),
