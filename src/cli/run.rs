@@ -651,11 +651,21 @@ impl Reporter {
                     self.at_target = shortest == 0;
                     if self.at_target {
                         errln!("solved: the cube is at its target already; nothing turns");
+                    } else if candidates == 1 && !self.searching {
+                        // One solution and no search: the plan is that solution.
+                        errln!(
+                            "solved: 1 candidate solution from the solver, {}; the plan turns it",
+                            plural(shortest, "face turn")
+                        );
                     } else {
                         errln!(
-                            "solved: {} from the solver, the shortest of them {}{}; the plan is the cheapest of {} for the robot, not always the fewest turns",
+                            "solved: {} from the solver, {}{}; the plan is the cheapest of {} for the robot, not always the fewest turns",
                             plural(candidates, "candidate solution"),
-                            plural(shortest, "face turn"),
+                            if candidates == 1 {
+                                plural(shortest, "face turn")
+                            } else {
+                                format!("the shortest of them {}", plural(shortest, "face turn"))
+                            },
                             if self.searching {
                                 ", more from the robot-cost search"
                             } else {

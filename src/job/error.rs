@@ -317,7 +317,12 @@ fn solve_failed(e: &SolverError) -> String {
         SolverError::NoSolution {
             timed_out: false, ..
         } => format!("{e}: allow longer solutions with --max-length"),
-        SolverError::NoSolution { .. } => e.to_string(),
+        // A run's solver calls are bounded in time; a short --max-length makes the search
+        // prove in vain that nothing that short exists, which is what runs out of time.
+        SolverError::NoSolution { .. } => format!(
+            "{e} (a run gives each solver call {} s): allow longer solutions with --max-length",
+            super::solve::SOLVE_TIMEOUT.as_secs()
+        ),
         _ => format!("no solution: {e}"),
     }
 }
@@ -340,5 +345,27 @@ mod tests {
             in_flight_note(&s(&["AAA", "CCC", "CCC"]), &s(&["A", "C", "C"])),
             ", or, if the actions in flight happened, CCC"
         );
+    }
+
+    #[test]
+    fn a_solve_that_runs_out_of_time_in_a_run_says_what_to_change() {
+        let e = SolverError::NoSolution {
+            limit: "the time limit of 10000 ms".into(),
+            timed_out: true,
+        };
+        let said = solve_failed(&e);
+        assert!(
+            said.starts_with("no solution within the time limit of 10000 ms"),
+            "{said}"
+        );
+        assert!(
+            said.contains("allow longer solutions with --max-length"),
+            "{said}"
+        );
+        let e = SolverError::NoSolution {
+            limit: "12 moves (htm)".into(),
+            timed_out: false,
+        };
+        assert!(solve_failed(&e).ends_with(": allow longer solutions with --max-length"));
     }
 }

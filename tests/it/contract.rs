@@ -533,6 +533,34 @@ fn a_2x2x2_run_prints_face_letters() {
     );
 }
 
+#[test]
+fn one_candidate_solution_is_not_called_the_shortest_of_them() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--size",
+        "2",
+        "--speed",
+        "200",
+        "--search-ms",
+        "0",
+        "--solutions",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("solved: "))
+        .expect("a solved line");
+    assert!(
+        line.starts_with("solved: 1 candidate solution from the solver, ")
+            && line.ends_with("; the plan turns it")
+            && !line.contains("of them"),
+        "{line}"
+    );
+}
+
 // The messages that left a newcomer stuck.
 
 #[test]
