@@ -20,7 +20,7 @@ use super::options::RunOptions;
 use super::robot::Planning;
 
 /// Wall-clock limit of each solver call for candidates.
-pub(crate) const SOLVE_TIMEOUT: Duration = Duration::from_secs(10);
+const SOLVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a job thinks with: the solver, the colour resolver's options, and how hard to search.
 #[derive(Clone)]
