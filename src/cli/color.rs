@@ -157,12 +157,6 @@ pub fn read_scan(path: &Path) -> anyhow::Result<RawScan> {
     RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))
 }
 
-fn load_profile(p: &Option<PathBuf>) -> anyhow::Result<Option<Profile>> {
-    p.as_ref()
-        .map(|p| Profile::load(p).map_err(anyhow::Error::from))
-        .transpose()
-}
-
 /// The colour profile `--profile` names, checked against the scale the scanner reads
 /// before anything moves or is captured (exit 2 when it was learned on another scale).
 pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<Profile>> {
@@ -185,7 +179,7 @@ pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<P
             _ => "`cubot calibrate SCAN.json -o FILE` from this scanner's scan of the solved cube (`scan --raw-out SCAN.json`)".to_string(),
         };
         bail!(
-            "colour profile {} was learned on {} readings, but this scanner reads {}: learn one with it, {how}",
+            "--profile {} was learned on {} readings, but this scanner reads {}: learn one with it, {how}",
             p.display(),
             ps.name(),
             scan.name()
@@ -316,8 +310,15 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
             "rivals": best.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
         }));
     } else {
+        // Re-scanning cannot settle a quarrel with the profile; leaving it out or learning
+        // one on this cube can.
+        let next = if best.profile_disagrees {
+            "leave out --profile, or learn one on this cube (`cubot calibrate`)"
+        } else {
+            "re-scan them or use --best-effort"
+        };
         outln!(
-            "doubt: stickers {names} {}; best guess {letters}, {} likely; re-scan them or use --best-effort",
+            "doubt: stickers {names} {}; best guess {letters}, {} likely; {next}",
             doubt_basis(best),
             likelihood_text(best)
         );
@@ -349,7 +350,8 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
     }
     let scan = read_scan(&a.scan)?;
     let opts = ResolveOptions {
-        profile: load_profile(&a.profile)?,
+        // A profile of another scale is refused naming the command that learns a fitting one.
+        profile: profile_for(a.profile.as_deref(), scan.effective_scale())?,
         best_effort: a.best_effort,
         seed: a.seed,
         doubt_threshold: a.doubt,

@@ -4,7 +4,7 @@
 //!
 //! Level: `cli`. Depends on `job::journals` and [`super::common`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context, Result};
@@ -54,6 +54,20 @@ pub fn latest(g: &Global) -> Result<PathBuf> {
     }
 }
 
+/// A journal named on the command line: the path as given when it is there, else a bare
+/// file name (as `cubot journals` lists them) in the journals folder.
+pub fn named(g: &Global, p: &Path) -> PathBuf {
+    if p.exists() || p.components().count() != 1 {
+        return p.to_path_buf();
+    }
+    let listed = journal_dir(g).join(p);
+    if listed.is_file() {
+        listed
+    } else {
+        p.to_path_buf()
+    }
+}
+
 /// `2026-11-27 09:50 UTC`.
 fn when(t: SystemTime) -> String {
     let secs = t
@@ -71,20 +85,24 @@ fn when(t: SystemTime) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// What a journal's run was: robot, size and the steps it confirmed of its plan.
+/// What a journal's run was: robot, size and the robot actions it confirmed of its plan
+/// (and in all, once a resume or a later round planned again).
 fn what(e: &JournalEntry) -> String {
     match &e.record {
-        Ok(r) => format!(
-            "{} {}, {} of {} steps{}",
+        Ok(r) if r.resumes > 0 || r.round > 1 => format!(
+            "{} {}, {} of {} of its latest plan, {} in all",
             r.start.robot,
             r.start.size,
             r.plan_done,
-            r.plan_len,
-            if r.resumes > 0 || r.round > 1 {
-                " of its latest plan"
-            } else {
-                ""
-            }
+            plural(r.plan_len, "action"),
+            plural(r.steps, "action")
+        ),
+        Ok(r) => format!(
+            "{} {}, {} of {}",
+            r.start.robot,
+            r.start.size,
+            r.plan_done,
+            plural(r.plan_len, "action")
         ),
         Err(why) => why.clone(),
     }
@@ -166,6 +184,7 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
                 line["robot"] = json!(r.start.robot);
                 line["steps"] = json!(r.plan_done);
                 line["plan_steps"] = json!(r.plan_len);
+                line["steps_in_all"] = json!(r.steps);
                 line["reason"] = json!(r.interrupted);
             }
             json_line(&line);

@@ -277,7 +277,7 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
             }
             latest
         } else {
-            jpath.clone()
+            super::journals::named(g, jpath)
         };
         return resume(a, g, &jpath, journal_path, stop, live);
     }

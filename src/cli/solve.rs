@@ -224,15 +224,20 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
 pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
     let target = if let Some(t) = &a.target {
         let text = single_state(t)?;
-        match validate(&text) {
-            Ok(c) => Target::State(c),
-            Err(e) => {
-                print_invalid(g, &text, "target", &e);
-                return if e.is_unreadable() {
-                    Answer::BadInput.exit()
-                } else {
-                    Ok(Exit::No)
-                };
+        // `--target solved` is the solved cube of each start's size, as the default is.
+        if text.trim().eq_ignore_ascii_case("solved") {
+            Target::Solved
+        } else {
+            match validate(&text) {
+                Ok(c) => Target::State(c),
+                Err(e) => {
+                    print_invalid(g, &text, "target", &e);
+                    return if e.is_unreadable() {
+                        Answer::BadInput.exit()
+                    } else {
+                        Ok(Exit::No)
+                    };
+                }
             }
         }
     } else if let Some(m) = &a.target_moves {
@@ -332,21 +337,23 @@ const SLOW_NOTE_AFTER: Duration = Duration::from_secs(3);
 
 /// Runs `work` (one state's search); if it takes longer than [`SLOW_NOTE_AFTER`] and no
 /// time limit was given, says on stderr (unless `--quiet`) that the search goes on and
-/// how to bound it: a length limit below a cube's distance makes the two-phase search
-/// exhaust every split, which can take hours. Batches (`solve -`) get no note: a chunk of
-/// states takes seconds anyway, so its time says nothing about any one search.
+/// how to bound it. Without a time limit the length limit is at least every cube's
+/// distance (a shorter one gets a time bound up front), so a solution exists and the note
+/// says only that the search is slow, never that there may be none. Batches (`solve -`)
+/// get no note: a chunk of states takes seconds anyway, so its time says nothing about
+/// any one search.
 fn with_slow_note<T>(g: &Global, opts: &SolveOptions, work: impl FnOnce() -> T) -> T {
     if g.quiet || opts.timeout.is_some() {
         return work();
     }
     let (done, wait) = std::sync::mpsc::channel::<()>();
-    let max = opts.max_length;
+    let (max, metric) = (opts.max_length, opts.metric);
     let watcher = std::thread::spawn(move || {
         if wait.recv_timeout(SLOW_NOTE_AFTER) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
             errln!(
-                "note: still searching for a solution of at most {max} moves after {} s; \
-                 if that is below this cube's distance, none exists and the search can take \
-                 hours to prove it (--timeout MS bounds the search)",
+                "note: still searching after {} s; every cube has a solution of at most \
+                 {max} moves ({metric}), and this one is slow to find (--timeout MS bounds \
+                 the search)",
                 SLOW_NOTE_AFTER.as_secs()
             );
         }

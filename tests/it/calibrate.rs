@@ -152,6 +152,20 @@ fn each_kind_of_file_is_checked_before_anything_moves() {
             "is a colour profile, not a scan",
         ),
         (
+            // A sensor's scan with a camera's profile: the flag named, and how to learn one.
+            vec![
+                "resolve".into(),
+                root()
+                    .join("samples/realdata/cases/ms-solved-2024-06-05_23-36-17.json")
+                    .to_str()
+                    .unwrap()
+                    .to_string(),
+                "--profile".into(),
+                f("standard.toml"),
+            ],
+            "standard.toml was learned on rgb8 readings, but this scanner reads ev3-raw: learn one with it",
+        ),
+        (
             vec![
                 "calibrate".into(),
                 "--sim".into(),

@@ -578,3 +578,27 @@ fn every_real_case_file_parses_with_every_sticker_read() {
         assert!(scan.is_complete(), "{}", path.display());
     }
 }
+
+#[test]
+fn a_doubt_from_a_profile_of_another_cube_says_to_leave_the_profile_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let scan = dir.path().join("scan.json");
+    let o = cubot(&["synth-scan", "--palette", "standard", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(&scan, &o.stdout).unwrap();
+    let profile = root().join("calibration/standard.toml");
+    let o = cubot(&[
+        "resolve",
+        scan.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("the readings alone and the colour profile say different cubes")
+            && out.contains("leave out --profile, or learn one on this cube")
+            && !out.contains("re-scan them"),
+        "{out}"
+    );
+}

@@ -1065,6 +1065,54 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         "{}",
         stderr(&o)
     );
+    // The resumed run is listed with what it did in all, not only its latest plan.
+    let o = cubot(&["--cache-dir", c, "journals"]);
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.contains("reached the target") && first.contains(" of its latest plan, "),
+        "{first}"
+    );
+    let in_all: usize = first
+        .split(" of its latest plan, ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a count in all");
+    assert!(in_all > 0, "{first}");
+    // A journal named as `journals` lists it, by its file name alone.
+    let o = cubot(&["--cache-dir", c, "--json", "journals"]);
+    let newest: serde_json::Value =
+        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let name = std::path::Path::new(newest["path"].as_str().unwrap())
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let o = cubot(&[
+        "--cache-dir",
+        c,
+        "run",
+        "--resume",
+        &name,
+        "--sim",
+        "--speed",
+        "200",
+        "--search-ms",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("already reached its target"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cubot(&["--cache-dir", c, "journals"]);
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.contains(&format!(", {in_all} actions in all")),
+        "{first}"
+    );
     let o = cubot(&["--cache-dir", c, "journals", "--prune", "--keep", "1"]);
     assert!(
         stdout(&o).starts_with("removed 1 of 2 journals") && stdout(&o).contains("(1 newest kept)"),

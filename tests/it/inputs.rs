@@ -630,3 +630,15 @@ fn a_scan_of_an_unknown_scale_names_the_scales_there_are() {
     let o = cubot(&["resolve", f.to_str().unwrap()]);
     assert!(!stderr(&o).contains("variant"), "{}", stderr(&o));
 }
+
+#[test]
+fn solve_to_solved_takes_the_size_of_the_start() {
+    let o = cubot(&["solve", "UFFFDDDULLRBFRDRLULURBBB", "--target", "solved"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let alg = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let back = cubot(&["apply", "UFFFDDDULLRBFRDRLULURBBB", &alg]);
+    assert_eq!(
+        String::from_utf8_lossy(&back.stdout).trim(),
+        "UUUURRRRFFFFDDDDLLLLBBBB"
+    );
+}
