@@ -138,13 +138,15 @@ impl std::fmt::Display for FileKind {
 /// Why an input file was not read.
 #[derive(Debug, thiserror::Error)]
 pub enum InputFileError {
-    #[error("cannot read {kind} {}: {source}", path.display())]
+    /// `error` is said in the message (in words) and is not a `source`: a chain printed
+    /// by the caller would say it twice.
+    #[error("cannot read {kind} {}{}: {}", path.display(), given(*kind), io_words(error))]
     Io {
         path: PathBuf,
         kind: FileKind,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("{kind} {} is {what}, not a regular file", path.display())]
+    #[error("{kind} {} is {what}, not a regular file{}", path.display(), given(*kind))]
     NotAFile {
         path: PathBuf,
         kind: FileKind,
@@ -169,6 +171,31 @@ pub enum InputFileError {
         kind: FileKind,
         found: FileKind,
     },
+}
+
+/// Which flag a file of `kind` came with, where one flag takes it: " (given with --profile)".
+fn given(kind: FileKind) -> String {
+    match kind {
+        FileKind::Profile | FileKind::Rig | FileKind::RobotConfig | FileKind::Target => {
+            format!(" (given with {})", kind.flag())
+        }
+        _ => String::new(),
+    }
+}
+
+/// An I/O error in words, without the operating system's error number.
+fn io_words(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => {
+            let said = e.to_string();
+            match said.find(" (os error ") {
+                Some(i) => said[..i].to_string(),
+                None => said,
+            }
+        }
+    }
 }
 
 /// What a binary file is by its first bytes: the images and archives a user may pass by
@@ -221,10 +248,10 @@ fn not_regular(t: &std::fs::FileType) -> Option<&'static str> {
 
 /// Reads `path` as text: a regular file of at most `kind`'s limit.
 pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> {
-    let io = |source| InputFileError::Io {
+    let io = |error| InputFileError::Io {
         path: path.to_path_buf(),
         kind,
-        source,
+        error,
     };
     let meta = std::fs::metadata(path).map_err(io)?;
     if let Some(what) = not_regular(&meta.file_type()) {

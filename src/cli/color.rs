@@ -157,13 +157,26 @@ pub fn read_scan(path: &Path) -> anyhow::Result<RawScan> {
     RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))
 }
 
+/// The colour profile at `p`, given with `--profile`: an error that does not name the file
+/// (a version or a colour count out of range) is said with the flag and the file.
+pub fn load_profile(p: &Path) -> anyhow::Result<Profile> {
+    Profile::load(p).map_err(|e| {
+        let said = e.to_string();
+        if said.contains(&p.display().to_string()) {
+            anyhow::anyhow!(said)
+        } else {
+            anyhow::anyhow!("--profile {}: {said}", p.display())
+        }
+    })
+}
+
 /// The colour profile `--profile` names, checked against the scale the scanner reads
 /// before anything moves or is captured (exit 2 when it was learned on another scale).
 pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<Profile>> {
     let Some(p) = path else {
         return Ok(None);
     };
-    let profile = Profile::load(p)?;
+    let profile = load_profile(p)?;
     if let Err(ResolveError::ProfileScale { profile: ps, scan }) =
         crate::color::resolve::profile_fits_scale(Some(&profile), scale)
     {

@@ -129,11 +129,7 @@ pub(super) fn resolve_options(seed: u64, profile: Option<&Path>) -> Result<Resol
         ..Default::default()
     };
     if let Some(p) = profile {
-        opts.profile = Some(
-            crate::color::profile::Profile::load(p)
-                .map_err(|e| anyhow!("{e}"))
-                .with_context(|| format!("colour profile {}", p.display()))?,
-        );
+        opts.profile = Some(super::color::load_profile(p)?);
     }
     Ok(opts)
 }

@@ -18,10 +18,15 @@ use super::slots::{pocket_index, CORNER_FACELETS};
 pub enum ParseError {
     #[error("a facelet string has 54 (3x3x3) or 24 (2x2x2) stickers, found {found}")]
     Length { found: usize },
-    #[error("position {position}: {symbol:?} cannot be a sticker colour")]
+    #[error("position {position}: {} cannot be a sticker colour{}", shown(*symbol), if matches!(symbol, '\'' | '(' | ')') { " (a move sequence? `cubot apply solved MOVES` prints the state it makes)" } else { "" })]
     Symbol { position: usize, symbol: char },
-    #[error("more than six colours: {}", symbols.iter().collect::<String>())]
-    TooManySymbols { symbols: Vec<char> },
+    /// `rarest`: the colours seen least often, beyond six, with the stickers (1-based,
+    /// in the string's order) that show them.
+    #[error("more than six colours: {} ({})", symbols.iter().collect::<String>(), rarest.iter().map(|(c, at)| format!("{} at sticker {}", shown(*c), at.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "))).collect::<Vec<_>>().join("; "))]
+    TooManySymbols {
+        symbols: Vec<char>,
+        rarest: Vec<(char, Vec<usize>)>,
+    },
     #[error("cannot tell which colour belongs to which face: {reason}")]
     Scheme { reason: String },
 }
@@ -179,9 +184,32 @@ pub(crate) fn read_symbols(s: &str) -> Result<Vec<char>, ParseError> {
         return Err(ParseError::Length { found: out.len() });
     }
     if distinct.len() > 6 {
-        return Err(ParseError::TooManySymbols { symbols: distinct });
+        // The colours beyond six that the fewest stickers show: the likely typos.
+        let at = |c: char| -> Vec<usize> {
+            out.iter()
+                .enumerate()
+                .filter(|&(_, &x)| x == c)
+                .map(|(i, _)| i + 1)
+                .collect()
+        };
+        let mut by_count: Vec<(char, Vec<usize>)> = distinct.iter().map(|&c| (c, at(c))).collect();
+        by_count.sort_by_key(|(_, a)| a.len());
+        by_count.truncate(distinct.len() - 6);
+        return Err(ParseError::TooManySymbols {
+            symbols: distinct,
+            rarest: by_count,
+        });
     }
     Ok(out)
+}
+
+/// A symbol as a message shows it: in quotes, or named when quotes would not show it.
+fn shown(c: char) -> String {
+    match c {
+        '"' => "a double quote".to_string(),
+        c if c.is_control() => format!("the control character U+{:04X}", c as u32),
+        c => format!("\"{c}\""),
+    }
 }
 
 /// Finds which symbol names which face: `mapping[f]` is the symbol of face `f`.

@@ -14,6 +14,7 @@ use super::slots::{
 
 /// Why one corner or edge slot does not hold a real piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PieceFault {
     /// The same colour on two of its stickers.
     RepeatedColour,

@@ -340,3 +340,45 @@ fn bad_usage_with_json_is_a_json_error_line_too() {
     assert_eq!((o.status.code(), stdout(&o).is_empty()), (Some(2), true));
     assert_eq!(cubot(&["--help"]).status.code(), Some(0));
 }
+
+/// What is wrong with a state is said in words a user can act on: a mirrored corner's fault
+/// in kebab-case (no Rust names), a move sequence given as a state pointed to `apply`, a
+/// seventh colour placed.
+#[test]
+fn a_bad_state_is_said_in_words() {
+    let mut s: Vec<char> = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"
+        .chars()
+        .collect();
+    s.swap(9, 20); // R1 and F3: the URF corner's colours in mirror-image order
+    let s: String = s.into_iter().collect();
+    let o = cubot(&["--json", "validate", &s]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    let faults: Vec<&str> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["fault"].as_str())
+        .collect();
+    assert!(faults.contains(&"mirrored"), "{v}");
+
+    let o = cubot(&["solve", "R U R' U'"]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "\"'\" cannot be a sticker colour (a move sequence? `cubot apply solved MOVES`"
+        ),
+        "{out}"
+    );
+
+    let mut odd = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB".to_string();
+    odd.replace_range(53..54, "X");
+    let o = cubot(&["validate", &odd]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stdout(&o).contains("more than six colours: URFDLBX (\"X\" at sticker 54)"),
+        "{}",
+        stdout(&o)
+    );
+}

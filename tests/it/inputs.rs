@@ -642,3 +642,29 @@ fn solve_to_solved_takes_the_size_of_the_start() {
         "UUUURRRRFFFFDDDDLLLLBBBB"
     );
 }
+
+#[test]
+fn a_file_that_cannot_be_read_is_said_once_with_its_flag_and_in_words() {
+    for (args, says) in [
+        (
+            &["run", "--sim", "--profile", "/tmp"][..],
+            "error: colour profile /tmp is a directory, not a regular file (given with --profile)",
+        ),
+        (
+            &["run", "--sim", "--robot-config", "/no/such.toml"],
+            "error: cannot read robot configuration /no/such.toml (given with --robot-config): no such file",
+        ),
+        (
+            &["resolve", "/no/such.json"],
+            "error: cannot read scan /no/such.json: no such file",
+        ),
+    ] {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(
+            err.starts_with(says) && !err.contains("os error"),
+            "{args:?}: {err}"
+        );
+    }
+}
