@@ -23,7 +23,7 @@ pub struct Global {
     /// No progress bars or notes on stderr.
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// Where solver tables are cached (else $CUBOT_CACHE_DIR, else the platform cache dir).
+    /// Where solver tables and run journals are kept (else $CUBOT_CACHE_DIR, else the platform cache dir).
     #[arg(long, global = true, value_name = "DIR", value_parser = cache_folder)]
     pub cache_dir: Option<std::path::PathBuf>,
 }

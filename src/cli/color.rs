@@ -534,13 +534,15 @@ fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global, live: &Live) ->
             Ok(Exit::Ok)
         }
         Err(CalibrateError::NotSolved { cube, off }) => {
-            live.text(&format!(
-                "not solved: the scan resolves to {cube}; stickers off their face: {off}"
-            ));
+            // Calibration learns each face's colour from a solved cube's face.
+            let said = format!(
+                "not solved: the scan resolves to {cube}; stickers off their face: {off}; calibrate learns from a solved cube: solve it and calibrate again (a new scan of it)"
+            );
+            live.text(&said);
             if g.json {
                 json_line(&json!({"type": "not-solved", "cube": cube, "off": off}));
             } else {
-                outln!("not solved: the scan resolves to {cube}; stickers off their face: {off}");
+                outln!("{said}");
             }
             Ok(Exit::No)
         }

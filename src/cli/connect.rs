@@ -289,9 +289,8 @@ pub fn connect_options(
     let link = match (&a.port, a.sim) {
         (_, true) => Link::Sim,
         (p, false) if a.robot == RobotKind::Mindcub3r => {
-            Link::Port(resolve_port(p.as_deref()).context(
-                "give --sim (the built-in simulator), or --port (the brick's port: usb, a Bluetooth tty, or its name)",
-            )?)
+            // Its errors say what to give (--port, --sim).
+            Link::Port(resolve_port(p.as_deref())?)
         }
         (Some(p), false) => Link::Port(p.clone()),
         (None, false) => {
@@ -377,6 +376,27 @@ pub fn check_port_path(p: &Path) -> Result<()> {
             "--port {}: is a directory, not a port (see `cubot ports`)",
             p.display()
         );
+    }
+    // `usb:/dev/hidrawN`, as `cubot ports` lists a brick on USB.
+    if let Some(hid) = p.to_str().and_then(|s| s.strip_prefix("usb:")) {
+        let hid = Path::new(hid);
+        if !hid.exists() {
+            bail!(
+                "--port {}: no such USB device: the brick's hidraw device appears when it is plugged in and switched on; `cubot ports` lists the EV3s there are (`--port usb` takes the one on USB)",
+                p.display()
+            );
+        }
+        if std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(hid)
+            .is_err()
+        {
+            bail!(
+                "--port {}: this user may not open it: allow it with a udev rule for the EV3 (see the README's 'By USB'), then plug the brick in again",
+                p.display()
+            );
+        }
     }
     if !p.exists() && p.starts_with("/dev") {
         bail!(
@@ -552,7 +572,7 @@ pub fn resolve_port(port: Option<&Path>) -> Result<PathBuf> {
         }
         None => {
             if !cfg!(feature = "usb") {
-                bail!("say which port with --port PATH (see `cubot ports`)");
+                bail!("say which port with --port PATH (see `cubot ports`), or --sim for the simulator");
             }
             let usb: Vec<FoundPort> = find_ports(false)?
                 .into_iter()

@@ -695,7 +695,7 @@ impl Reporter {
                     plural(face_turns, "face turn"),
                     plural(actions, "robot action"),
                     baseline_seconds
-                        .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
+                        .map(|b| format!("; {b:.1} s for the first solution move by move, as simple MindCub3r programs turn it"))
                         .unwrap_or_default(),
                     if ahead {
                         ", thought out while the last face was read"
@@ -805,7 +805,7 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
                 .map(|m| format!(", {m:.1} s measured{}", clock_note(sim, r.robot_seconds, m)))
                 .unwrap_or_default(),
             r.baseline_seconds
-                .map(|b| format!("; per-move table on the first solution: {b:.1} s"))
+                .map(|b| format!("; {b:.1} s for the first solution move by move, as simple MindCub3r programs turn it"))
                 .unwrap_or_default()
         ));
         out.push('\n');

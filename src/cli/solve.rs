@@ -156,6 +156,10 @@ fn solve_one(solver: &Solver, text: &str, target: &Target, opts: &SolveOptions) 
                 "allow longer solutions with --max-length"
             }
         )),
+        // Not "no solution": one exists, only the proof of optimality is out of reach.
+        Err(e @ SolverError::OptimalOutOfReach) => {
+            Outcome::No(format!("{e}; leave out --all-optimal for a short solution"))
+        }
         Err(e) => Outcome::No(format!("no solution: {e}")),
     }
 }

@@ -189,3 +189,28 @@ fn each_kind_of_file_is_checked_before_anything_moves() {
         assert!(stdout(&o).is_empty(), "{a:?}: {}", stdout(&o));
     }
 }
+
+#[test]
+fn a_scrambled_cube_is_refused_saying_calibration_needs_it_solved() {
+    let dir = tempfile::tempdir().unwrap();
+    let scan = dir.path().join("scrambled.json");
+    let o = cubot(&["synth-scan", "--seed", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(&scan, &o.stdout).unwrap();
+    let out = dir.path().join("p.toml");
+    let o = cubot(&[
+        "calibrate",
+        scan.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("not solved: the scan resolves to ")
+            && stdout(&o)
+                .contains("calibrate learns from a solved cube: solve it and calibrate again"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!out.exists());
+}

@@ -668,3 +668,21 @@ fn a_file_that_cannot_be_read_is_said_once_with_its_flag_and_in_words() {
         );
     }
 }
+
+#[test]
+fn a_missing_usb_device_or_port_is_said_once_with_what_to_do() {
+    let o = cubot(&["robot", "check", "--port", "usb:/dev/hidraw-none"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--port usb:/dev/hidraw-none: no such USB device")
+            && err.contains("cubot ports")
+            && !err.contains("hidapi"),
+        "{err}"
+    );
+    // No --port, no --sim, no brick on USB: what to give is said once.
+    let o = cubot(&["run"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.matches("--sim").count(), 1, "{err}");
+}

@@ -321,7 +321,10 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
         err.contains("interrupted after") && err.contains("motors stopped"),
         "{err}"
     );
-    assert!(err.contains("Top,Right,Front,Bottom,Left,Back"), "{err}");
+    assert!(
+        err.contains("the cube's faces now at top, right, front, bottom, left and back are"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -747,7 +747,9 @@ fn cli_targets_json_and_errors() {
     let o = support::cubot(&["solve", &far, "--all-optimal"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        support::stdout(&o).contains("within 7 moves"),
+        support::stdout(&o).contains("within 7 moves")
+            && !support::stdout(&o).contains("no solution")
+            && support::stdout(&o).contains("leave out --all-optimal"),
         "{}",
         support::stdout(&o)
     );

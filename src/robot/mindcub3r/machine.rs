@@ -264,10 +264,10 @@ impl MindCub3r {
             .map(|&p| o.at(p).letter())
             .collect();
         format!(
-            "the cube's faces at Top,Right,Front,Bottom,Left,Back are {faces} (start-up frame); last completed primitive: {}",
+            "the cube's faces now at top, right, front, bottom, left and back are {faces} (named as the cube was put in); the last robot action done: {}",
             self.last
                 .map(|p| format!("{p}"))
-                .unwrap_or_else(|| "none".into())
+                .unwrap_or_else(|| "none yet".into())
         )
     }
 
