@@ -149,7 +149,7 @@ fn states_note(journal: &str, seen: &str) -> String {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped after {steps} action{} ({}); the cube is now {state} (robot frame {robot_state}){}; {}{}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
+#[error("stopped after {steps} action{} ({}); the cube is now {state} ({robot_state} as it sits in the robot){}; {}{}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -187,7 +187,7 @@ fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String 
             c.clone()
         } else if robot.is_some() && robot != robot_candidates.first() {
             format!(
-                "the same cube turned whole in the robot (robot frame {})",
+                "the same cube turned whole in the robot ({} as it sits there)",
                 robot.map(String::as_str).unwrap_or_default()
             )
         } else {
@@ -337,7 +337,7 @@ mod tests {
         let note = in_flight_note(&s(&["AAA", "AAA"]), &s(&["AAA", "BBB"]));
         assert_eq!(
             note,
-            ", or, if the actions in flight happened, the same cube turned whole in the robot (robot frame BBB)"
+            ", or, if the actions in flight happened, the same cube turned whole in the robot (BBB as it sits there)"
         );
         assert_eq!(in_flight_note(&s(&["AAA", "AAA"]), &s(&["AAA", "AAA"])), "");
         assert_eq!(
