@@ -235,7 +235,9 @@ fn shipped_profiles_load_and_help() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("scale rgb8") && stderr(&out).contains("is ev3-raw"),
+        stderr(&out).contains("learned on rgb8 readings")
+            && stderr(&out).contains("reads ev3-raw")
+            && stderr(&out).contains("--profile"),
         "{}",
         stderr(&out)
     );
