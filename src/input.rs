@@ -389,3 +389,52 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// A TOML settings file's parse error in one line, in words: "line 3 (`hold = 1x`), column
+/// 9: expected newline", or "missing `version`" for a key the file lacks (no position: the parser points
+/// at the whole file, which says nothing), instead of the parser's multi-line excerpt.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().replace('\n', "; ");
+    if let Some(field) = message.strip_prefix("missing field ") {
+        return format!("missing {field}");
+    }
+    match e.span() {
+        Some(span) if span.start < text.len() && span != (0..text.len()) => {
+            let before = &text[..span.start];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = before.len() - start + 1;
+            let said: String = text[start..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .take(60)
+                .collect();
+            format!("line {line} (`{said}`), column {column}: {message}")
+        }
+        _ => message,
+    }
+}
+
+#[cfg(test)]
+mod toml_tests {
+    #[test]
+    fn a_toml_error_is_one_line_with_its_place() {
+        let text = "version = 1\n[arm]\nhold = 1x\n";
+        let e = toml::from_str::<toml::Table>(text).unwrap_err();
+        let said = super::toml_error(text, &e);
+        assert!(said.starts_with("line 3 (`hold = 1x`), column "), "{said}");
+        assert!(!said.contains('\n') && !said.contains('|'), "{said}");
+
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct V {
+            version: u32,
+        }
+        let text = "# a comment\na = 1\n";
+        let e = toml::from_str::<V>(text).unwrap_err();
+        assert_eq!(super::toml_error(text, &e), "missing `version`");
+    }
+}

@@ -141,7 +141,7 @@ impl Profile {
     pub fn from_toml(text: &str, path: &str) -> Result<Profile, ProfileError> {
         let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Toml {
             path: path.to_string(),
-            message: e.to_string(),
+            message: crate::input::toml_error(text, &e),
         })?;
         p.check()?;
         Ok(p)

@@ -179,8 +179,9 @@ impl Rig {
 
     /// Parses and checks a rig file's text.
     pub fn from_toml(text: &str) -> Result<Rig, VisionError> {
-        let v: toml::Value =
-            toml::from_str(text).map_err(|e| VisionError::Rig(format!("not TOML: {e}")))?;
+        let v: toml::Value = toml::from_str(text).map_err(|e| {
+            VisionError::Rig(format!("not TOML: {}", crate::input::toml_error(text, &e)))
+        })?;
         match v.get("version").and_then(|v| v.as_integer()) {
             Some(x) if x == RIG_VERSION as i64 => {}
             Some(x) => {
@@ -190,9 +191,9 @@ impl Rig {
             }
             None => return Err(VisionError::Rig("no `version` (expected 1)".into())),
         }
-        let rig: Rig = v
-            .try_into()
-            .map_err(|e: toml::de::Error| VisionError::Rig(e.to_string()))?;
+        let rig: Rig = v.try_into().map_err(|e: toml::de::Error| {
+            VisionError::Rig(e.message().trim().replace('\n', "; "))
+        })?;
         rig.check()?;
         Ok(rig)
     }

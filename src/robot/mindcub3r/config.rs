@@ -334,7 +334,8 @@ impl Config {
         struct V {
             version: Option<u32>,
         }
-        let v: V = toml::from_str(text).map_err(|e| e.to_string())?;
+        let said = |e: toml::de::Error| crate::input::toml_error(text, &e);
+        let v: V = toml::from_str(text).map_err(said)?;
         match v.version {
             Some(CONFIG_VERSION) => {}
             Some(other) => {
@@ -342,9 +343,14 @@ impl Config {
                     "version {other} is not supported (this program reads version {CONFIG_VERSION})"
                 ))
             }
-            None => return Err("missing `version`".into()),
+            None => {
+                return Err(format!(
+                    "missing `version = {CONFIG_VERSION}` (the line a robot configuration \
+                     starts with; calibration/mindcub3r.toml shows the whole file)"
+                ))
+            }
         }
-        let c: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        let c: Config = toml::from_str(text).map_err(said)?;
         c.check()?;
         Ok(c)
     }
