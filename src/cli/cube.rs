@@ -8,7 +8,7 @@ use rand::SeedableRng;
 use serde_json::json;
 
 use super::args::SizeArg;
-use super::input::{for_each_state, single_state};
+use super::input::{at_line, for_each_state, single_state};
 use super::output::{color_stdout, json_line};
 use super::{Answer, CmdResult, Exit, Global};
 use crate::cube::{
@@ -97,11 +97,11 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
         true => Ok(FaceletCube::solved(a.size.into())),
         false => check(s),
     };
-    for_each_state(&a.state, |s| match check(s) {
+    for_each_state(&a.state, |line, s| match check(s) {
         Ok(cube) => {
             if g.json {
                 json_line(
-                    &json!({"type": "validation", "state": s, "valid": true, "size": cube.size().n()}),
+                    &json!({"type": "validation", "state": s, "line": line, "valid": true, "size": cube.size().n()}),
                 );
             } else {
                 outln!("valid");
@@ -112,7 +112,7 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
             if g.json {
                 let problems = problems_json(&invalid);
                 json_line(
-                    &json!({"type": "validation", "state": s, "valid": false, "problems": problems}),
+                    &json!({"type": "validation", "state": s, "line": line, "valid": false, "problems": problems}),
                 );
             } else {
                 let list: Vec<String> = invalid.problems.iter().map(|p| p.to_string()).collect();
@@ -123,7 +123,7 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
                 } else {
                     "invalid"
                 };
-                outln!("{word}: {}", list.join("; "));
+                outln!("{word}{}: {}", at_line(line), list.join("; "));
             }
             if invalid.is_unreadable() {
                 if let Some(hint) = super::input::file_hint(s) {
@@ -179,14 +179,16 @@ pub fn show(a: ShowArgs, g: &Global) -> CmdResult {
 pub fn apply(a: ApplyArgs, g: &Global) -> CmdResult {
     let alg = Alg::parse(&a.moves).with_context(|| format!("cannot read moves {:?}", a.moves))?;
     let size = Size::from(a.size);
-    for_each_state(&a.state, |s| {
+    for_each_state(&a.state, |line, s| {
         let mut cube = match parse_state(s, size) {
             Ok(c) => c,
             Err(e) => {
                 if g.json {
-                    json_line(&json!({"type": "error", "state": s, "message": e.to_string()}));
+                    json_line(
+                        &json!({"type": "error", "state": s, "line": line, "message": e.to_string()}),
+                    );
                 } else {
-                    outln!("error: {e}");
+                    outln!("error{}: {e}", at_line(line));
                 }
                 return Ok(if e.is_unreadable() {
                     Answer::BadInput

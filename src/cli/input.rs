@@ -19,17 +19,28 @@ use crate::job::{parse_saved, SavedState, TargetError};
 /// Where the states come from.
 pub enum States {
     One(String),
-    /// `@FILE`: its states, in order (the file's name kept for messages).
-    File(String, Vec<String>),
+    /// `@FILE`: its states, in order, each with its line number (the file's name kept for
+    /// messages).
+    File(String, Vec<(usize, String)>),
     Stdin,
+}
+
+/// A line of states (a file's or standard input's) without its `#` comment and blanks;
+/// `None` for a line that holds no state.
+pub fn state_of_line(line: &str) -> Option<&str> {
+    Some(line.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty())
 }
 
 /// The states of a file's text: one a line, blank lines and `#` comments skipped.
 pub fn file_states(text: &str) -> Vec<String> {
+    numbered_states(text).into_iter().map(|(_, s)| s).collect()
+}
+
+/// [`file_states`] with each state's line number (from 1), for messages about one of them.
+pub fn numbered_states(text: &str) -> Vec<(usize, String)> {
     text.lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
+        .enumerate()
+        .filter_map(|(i, l)| state_of_line(l).map(|s| (i + 1, s.to_string())))
         .collect()
 }
 
@@ -37,8 +48,8 @@ pub fn file_states(text: &str) -> Vec<String> {
 pub enum StateFile {
     /// A state saved by `cubot save` (its colours' Lab values kept).
     Saved(SavedState),
-    /// States, one a line, at least one.
-    Lines(Vec<String>),
+    /// States, one a line, at least one, each with its line number.
+    Lines(Vec<(usize, String)>),
 }
 
 /// Reads a file of states (`kind`: [`FileKind::States`] for `@FILE`, [`FileKind::Target`]
@@ -57,7 +68,7 @@ pub fn read_state_file(path: &Path, kind: FileKind) -> Result<StateFile> {
             Err(e) => Err(e.into()),
         };
     }
-    let states = file_states(&text);
+    let states = numbered_states(&text);
     if states.is_empty() {
         anyhow::bail!(
             "{} holds no state (blank lines and # comments only)",
@@ -83,7 +94,7 @@ pub fn state_arg(arg: &str) -> Result<States> {
     }
     if let Some(path) = arg.strip_prefix('@') {
         let states = match read_state_file(Path::new(path), FileKind::States)? {
-            StateFile::Saved(saved) => vec![saved.state],
+            StateFile::Saved(saved) => vec![(1, saved.state)],
             StateFile::Lines(states) => states,
         };
         return Ok(States::File(path.to_string(), states));
@@ -96,7 +107,7 @@ pub fn state_arg(arg: &str) -> Result<States> {
 pub fn single_state(arg: &str) -> Result<String> {
     match state_arg(arg)? {
         States::One(s) => Ok(s),
-        States::File(_, mut v) if v.len() == 1 => Ok(v.remove(0)),
+        States::File(_, mut v) if v.len() == 1 => Ok(v.remove(0).1),
         States::File(path, v) => anyhow::bail!(
             "{path} holds {} states, one a line; here one state is wanted (or pass the states on standard input with `-` where a command takes several)",
             v.len()
@@ -104,9 +115,7 @@ pub fn single_state(arg: &str) -> Result<String> {
         States::Stdin => {
             let mut states = Vec::new();
             for line in stdin_lines() {
-                let line = line?;
-                let t = line.trim();
-                if !t.is_empty() && !t.starts_with('#') {
+                if let Some(t) = state_of_line(&line?) {
                     states.push(t.to_string());
                 }
             }
@@ -163,23 +172,34 @@ pub fn stdin_lines() -> impl Iterator<Item = Result<String>> {
     })
 }
 
-/// Calls `f` for each state: once for a literal or `@FILE`, once per stdin line for `-`;
-/// the outcome is the gravest of its answers.
-pub fn for_each_state(arg: &str, mut f: impl FnMut(&str) -> Result<Answer>) -> CmdResult {
+/// Calls `f` for each state: once for a literal, once per state line of `@FILE` or of
+/// stdin for `-` (blank lines and `#` comments skipped, as in a file), with the state's
+/// line number where it came from a line; the outcome is the gravest of its answers.
+pub fn for_each_state(
+    arg: &str,
+    mut f: impl FnMut(Option<usize>, &str) -> Result<Answer>,
+) -> CmdResult {
     let mut all = Answer::Yes;
     match state_arg(arg)? {
-        States::One(s) => all = all.and(f(&s)?),
+        States::One(s) => all = all.and(f(None, &s)?),
         States::File(_, states) => {
-            for s in states {
-                all = all.and(f(&s)?);
+            for (n, s) in states {
+                all = all.and(f(Some(n), &s)?);
             }
         }
         States::Stdin => {
-            for line in stdin_lines() {
-                let line = line?;
-                all = all.and(f(line.trim())?);
+            for (i, line) in stdin_lines().enumerate() {
+                if let Some(s) = state_of_line(&line?) {
+                    all = all.and(f(Some(i + 1), s)?);
+                }
             }
         }
     }
     all.exit()
+}
+
+/// How an answer about one state of several names it: " (line 3)", nothing for a state
+/// given on the command line.
+pub fn at_line(line: Option<usize>) -> String {
+    line.map(|n| format!(" (line {n})")).unwrap_or_default()
 }

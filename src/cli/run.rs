@@ -201,7 +201,9 @@ fn target_spec(a: &RunArgs) -> Result<Option<TargetSpec>> {
 fn file_target(path: &Path, flag: &str, kind: FileKind) -> Result<TargetSpec> {
     match super::input::read_state_file(path, kind)? {
         StateFile::Saved(saved) => Ok(TargetSpec::Saved(saved)),
-        StateFile::Lines(mut states) if states.len() == 1 => Ok(TargetSpec::State(states.remove(0))),
+        StateFile::Lines(mut states) if states.len() == 1 => {
+            Ok(TargetSpec::State(states.remove(0).1))
+        }
         StateFile::Lines(states) => anyhow::bail!(
             "{flag}{}: holds {} states; a target file holds one (a facelet string, or a state saved by `cubot save`)",
             path.display(),

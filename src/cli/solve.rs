@@ -293,7 +293,7 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
         }
         States::File(_, states) => {
             let mut all = Answer::Yes;
-            for text in states {
+            for (_, text) in states {
                 let out = solve_one(&solver, &text, &target, &opts);
                 all = all.and(print_outcome(g, &text, &out, opts.metric, true));
             }
@@ -310,8 +310,13 @@ fn solve_batch(g: &Global, solver: &Solver, target: &Target, opts: &SolveOptions
     let mut all = Answer::Yes;
     loop {
         let mut chunk = Vec::with_capacity(256);
-        for line in lines.by_ref().take(256) {
-            chunk.push(line?.trim().to_string());
+        for line in lines.by_ref() {
+            if let Some(s) = super::input::state_of_line(&line?) {
+                chunk.push(s.to_string());
+                if chunk.len() == 256 {
+                    break;
+                }
+            }
         }
         if chunk.is_empty() {
             break;

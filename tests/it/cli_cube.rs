@@ -51,15 +51,20 @@ fn validate_takes_solved_and_names_a_wrong_length_first() {
 fn validate_reads_stdin_one_answer_a_line() {
     // A line that is not a facelet string is malformed input: every line is answered, and
     // the exit is 2 (a readable but illegal state alone would give 1).
-    let input = format!("{SOLVED}\nnot a cube\n{SOLVED}\n");
+    // Blank lines and `#` comments are skipped as in a file, and a bad state is named by
+    // its line.
+    let input = format!("# states\n{SOLVED}\n\nnot a cube\n{SOLVED} # solved\n");
     let o = cubot_stdin(&["validate", "-"], &input);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o), "");
     let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0], "valid");
-    assert!(lines[1].starts_with("malformed: "), "{}", lines[1]);
+    assert!(lines[1].starts_with("malformed (line 4): "), "{}", lines[1]);
     assert_eq!(lines[2], "valid");
+    let o = cubot_stdin(&["--json", "validate", "-"], &input);
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().nth(1).unwrap()).unwrap();
+    assert_eq!(v["line"], 4);
     let flipped = SOLVED
         .replacen("UUUUUUUU", "UUUUUUUF", 1)
         .replacen("FFFFFFF", "UFFFFFF", 1);
