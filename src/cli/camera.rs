@@ -44,6 +44,9 @@ pub struct CalibrateCameraArgs {
     /// A name for the rig.
     #[arg(long)]
     pub name: Option<String>,
+    /// Overwrite a rig shipped in calibration/.
+    #[arg(long)]
+    pub force: bool,
     /// Start from this camera rig (TOML from an earlier `calibrate-camera`) and keep its
     /// other faces.
     #[arg(long, value_name = "FILE", alias = "update")]
@@ -214,6 +217,13 @@ mod imp {
     pub fn calibrate_camera(a: CalibrateCameraArgs, g: &Global) -> CmdResult {
         use crate::cli::outfile::{check_output, Writes};
         check_output(&a.output, "-o", Writes::File(crate::input::FileKind::Rig))?;
+        if crate::cli::common::is_shipped_config(&a.output) && a.output.exists() && !a.force {
+            anyhow::bail!(
+                "-o {}: a rig shipped with cubot; write your own (e.g. -o my-rig.toml, and \
+                 start from this one with --rig {0}), or add --force; nothing was written",
+                a.output.display()
+            );
+        }
         let save = Arc::new(AtomicBool::new(false));
         let aligning = a.camera.is_some() || a.sim;
         let live = Live::start(

@@ -258,7 +258,7 @@ pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
 
 pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
     if !a.pty {
-        bail!("say --pty: the simulated brick serves on a pseudo-terminal");
+        bail!("add --pty: the simulated brick serves on a pseudo-terminal (`cubot sim --pty`)");
     }
     let palette: Palette = a.palette.into();
     let faults: Faults = a.faults.parse()?;

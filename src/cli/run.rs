@@ -696,9 +696,7 @@ impl Reporter {
                     },
                     plural(face_turns, "face turn"),
                     plural(actions, "robot action"),
-                    baseline_seconds
-                        .map(|b| format!("; {b:.1} s for the first solution move by move, as simple MindCub3r programs turn it"))
-                        .unwrap_or_default(),
+                    baseline_seconds.map(baseline_words).unwrap_or_default(),
                     if ahead {
                         ", thought out while the last face was read"
                     } else {
@@ -806,9 +804,7 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
             r.measured_seconds
                 .map(|m| format!(", {m:.1} s measured{}", clock_note(sim, r.robot_seconds, m)))
                 .unwrap_or_default(),
-            r.baseline_seconds
-                .map(|b| format!("; {b:.1} s for the first solution move by move, as simple MindCub3r programs turn it"))
-                .unwrap_or_default()
+            r.baseline_seconds.map(baseline_words).unwrap_or_default()
         ));
         out.push('\n');
         out.push_str(&format!("actions      {}", r.actions));
@@ -1058,4 +1054,10 @@ mod tests {
         assert_eq!(super::plural(0, "face turn"), "0 face turns");
         assert_eq!(super::plural(18, "face turn"), "18 face turns");
     }
+}
+
+/// The plan's baseline in words, for either robot: the solver's first solution turned move
+/// by move, as a robot without the planner would turn it.
+fn baseline_words(seconds: f64) -> String {
+    format!("; {seconds:.1} s for the solver's first solution turned move by move, unplanned")
 }

@@ -70,7 +70,7 @@ pub struct ScanArgs {
 
 pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if a.sim && !a.robot {
-        anyhow::bail!("--sim scans on a simulated robot: say --robot --sim");
+        anyhow::bail!("--sim scans on a simulated robot: add --robot (`cubot scan --robot --sim`)");
     }
     if !a.sim {
         super::connect::sim_only(

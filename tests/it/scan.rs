@@ -194,6 +194,34 @@ fn fixed_rig_calibration_round_trip() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = std::fs::read_to_string(&bench_rig).unwrap();
     assert!(text.contains("name = \"bench-rig\""), "{text}");
+    // A rig shipped in calibration/ is not overwritten without --force (here a copy of it
+    // in a calibration folder of our own).
+    let shipped_dir = tmp.path().join("calibration");
+    std::fs::create_dir(&shipped_dir).unwrap();
+    let shipped = shipped_dir.join("camera-1920x1080-example.toml");
+    std::fs::copy(
+        root().join("calibration/camera-1920x1080-example.toml"),
+        &shipped,
+    )
+    .unwrap();
+    let before = std::fs::read_to_string(&shipped).unwrap();
+    let args = [
+        "calibrate-camera",
+        dir.to_str().unwrap(),
+        "-o",
+        shipped.to_str().unwrap(),
+    ];
+    let out = cubot(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("a rig shipped with cubot") && stderr(&out).contains("--force"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&shipped).unwrap(), before);
+    let out = cubot(&[&args[..], &["--force"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_ne!(std::fs::read_to_string(&shipped).unwrap(), before);
     // Starting from a rig of another size is refused, naming both sizes.
     let out = cubot(&[
         "calibrate-camera",
