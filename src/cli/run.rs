@@ -1043,6 +1043,12 @@ fn outcome(
     }
 }
 
+/// The plan's baseline in words, for either robot: the solver's first solution turned move
+/// by move, as a robot without the planner would turn it.
+fn baseline_words(seconds: f64) -> String {
+    format!("; {seconds:.1} s for the solver's first solution turned move by move, unplanned")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -1054,10 +1060,4 @@ mod tests {
         assert_eq!(super::plural(0, "face turn"), "0 face turns");
         assert_eq!(super::plural(18, "face turn"), "18 face turns");
     }
-}
-
-/// The plan's baseline in words, for either robot: the solver's first solution turned move
-/// by move, as a robot without the planner would turn it.
-fn baseline_words(seconds: f64) -> String {
-    format!("; {seconds:.1} s for the solver's first solution turned move by move, unplanned")
 }
