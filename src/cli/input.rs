@@ -188,10 +188,15 @@ pub fn for_each_state(
             }
         }
         States::Stdin => {
+            let mut any = false;
             for (i, line) in stdin_lines().enumerate() {
                 if let Some(s) = state_of_line(&line?) {
+                    any = true;
                     all = all.and(f(Some(i + 1), s)?);
                 }
+            }
+            if !any {
+                anyhow::bail!("standard input ('-') holds no state (blank lines and # comments only, or nothing)");
             }
         }
     }

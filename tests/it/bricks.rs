@@ -99,3 +99,27 @@ fn both_bricks_agree_in_logic_on_a_seeded_2x2x2_job() {
     let (one, summary) = verdict("3", "2");
     assert_agree(&one, &summary);
 }
+
+#[test]
+fn bench_bricks_without_a_firmware_build_is_refused_before_any_work() {
+    let empty = tempfile::tempdir().unwrap();
+    let o = cubot(&[
+        "bench",
+        "bricks",
+        "--runs",
+        "1",
+        "--lms2012",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.lines().all(|l| l.starts_with("host:")),
+        "only the host line, no table of nothing: {out}"
+    );
+    let err = super::support::stderr(&o);
+    assert!(
+        err.contains("no firmware brick is built") && err.contains("scripts/firmware-brick.sh"),
+        "{err}"
+    );
+}

@@ -65,6 +65,10 @@ fn validate_reads_stdin_one_answer_a_line() {
     let o = cubot_stdin(&["--json", "validate", "-"], &input);
     let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().nth(1).unwrap()).unwrap();
     assert_eq!(v["line"], 4);
+    // Nothing on standard input is said, not a silent success.
+    let o = cubot_stdin(&["validate", "-"], "# nothing\n\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("holds no state"), "{}", stderr(&o));
     let flipped = SOLVED
         .replacen("UUUUUUUU", "UUUUUUUF", 1)
         .replacen("FFFFFFF", "UFFFFFF", 1);

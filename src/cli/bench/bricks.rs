@@ -99,6 +99,10 @@ pub fn bench(a: BenchBricksArgs, g: &Global) -> CmdResult {
         print(&a, g, &results, &tol);
         return Ok(verdict(&results));
     }
+    // The firmware brick's build is checked before any work (else every job fails alone
+    // and the table comes out empty).
+    let dir = crate::robot::sim::lms2012::BrickKind::lms2012_dir(a.lms2012.as_deref());
+    crate::robot::sim::lms2012::check_build(&dir)?;
     let config = robot_config(a.robot_config.as_deref())?;
     let solver = load_solver(g)?;
     if !g.quiet && !g.json {
