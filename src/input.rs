@@ -80,7 +80,7 @@ impl FileKind {
             FileKind::Scan => "the SCAN argument of `cubot resolve` or `cubot calibrate`",
             FileKind::States => "@FILE or -",
             FileKind::Journal => "--resume or --journal",
-            FileKind::Target => "--target-file",
+            FileKind::Target => "--target-file or `cubot restore FILE`",
             FileKind::Profile => "--profile",
             FileKind::Rig => "--rig",
             FileKind::RobotConfig => "--robot-config",
@@ -165,6 +165,9 @@ pub enum InputFileError {
         /// What the file's first bytes say it is, when they say (`PNG image`).
         found: Option<&'static str>,
     },
+    /// Nothing but white space (a file of states says so itself: it may hold comments).
+    #[error("{kind} {} is empty{}", path.display(), given(*kind))]
+    Empty { path: PathBuf, kind: FileKind },
     #[error("{} is a {found}, not a {kind}: a {found} goes with {}, a {kind} with {}", path.display(), found.flag(), kind.flag())]
     WrongKind {
         path: PathBuf,
@@ -282,6 +285,12 @@ pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> 
         kind,
         found: sniff(e.as_bytes()),
     })?;
+    if text.trim().is_empty() && kind != FileKind::States {
+        return Err(InputFileError::Empty {
+            path: path.to_path_buf(),
+            kind,
+        });
+    }
     // Every kind is checked; a file of states may also be one saved state (a target).
     let fits =
         |found: FileKind| found == kind || (kind == FileKind::States && found == FileKind::Target);

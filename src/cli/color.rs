@@ -154,7 +154,20 @@ pub fn parse_scale(s: &str) -> Result<Scale, String> {
 /// Reads a scan file; every problem is an operational error (exit 2) naming the file.
 pub fn read_scan(path: &Path) -> anyhow::Result<RawScan> {
     let text = read_text(path, FileKind::Scan)?;
-    RawScan::from_json(&text).with_context(|| format!("{} is not a scan", path.display()))
+    RawScan::from_json(&text).map_err(|e| {
+        // Scans one a line, as `synth-scan --count` writes them.
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        if lines.len() > 1 && RawScan::from_json(lines[0]).is_ok() {
+            anyhow::anyhow!(
+                "{} holds {} scans, one a line (as `cubot synth-scan --count` writes them); this command takes one scan a file: take one line out, e.g. `sed -n 1p {} > one.json`",
+                path.display(),
+                lines.len(),
+                path.display()
+            )
+        } else {
+            anyhow::Error::from(e).context(format!("{} is not a scan", path.display()))
+        }
+    })
 }
 
 /// The colour profile at `p`, given with `--profile`: an error that does not name the file
@@ -237,7 +250,9 @@ fn verdict_lines(res: &crate::color::Resolution) {
 /// 99.9 %").
 pub(crate) fn likelihood_text(res: &Resolution) -> String {
     let p = 100.0 * res.probability();
-    if p > 99.9 {
+    if !res.contradicted.is_empty() {
+        "not likely at all (readings deny it)".to_string()
+    } else if p > 99.9 {
         "over 99.9 %".to_string()
     } else if p >= 99.0 {
         format!("about {p:.1} %")
@@ -290,6 +305,12 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
 /// What the named stickers are: where the best guess and its close rivals differ, or the
 /// least certain ones when no rival cube was reached.
 pub(crate) fn doubt_basis(res: &Resolution) -> String {
+    if let Some(rule) = res.contradiction() {
+        return format!(
+            "read clearly as colours no legal cube has there: the cube as read, {}, is not a real cube ({rule})",
+            res.as_read().to_letters()
+        );
+    }
     if res.profile_disagrees {
         return "are where the readings alone and the colour profile say different cubes (a profile of another cube, or learned in another light?)".to_string();
     }
@@ -321,11 +342,15 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
             "best": letters,
             "probability": best.probability(),
             "rivals": best.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
+            "contradiction": best.contradiction(),
+            "as_read": best.as_read().to_letters(),
         }));
     } else {
         // Re-scanning cannot settle a quarrel with the profile; leaving it out or learning
         // one on this cube can.
-        let next = if best.profile_disagrees {
+        let next = if best.contradiction().is_some() {
+            "look at the cube (a corner turned in place, an edge flipped, a piece put back wrong) and re-scan; --best-effort gives the nearest legal cube"
+        } else if best.profile_disagrees {
             "leave out --profile, or learn one on this cube (`cubot calibrate`)"
         } else {
             "re-scan them or use --best-effort"

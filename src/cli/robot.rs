@@ -30,7 +30,8 @@ pub struct PortsArgs {
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
     /// Serve on a new pseudo-terminal: prints its path on line 1 and the cube (facelet
-    /// string, robot frame, before any move) on line 2, then serves until killed.
+    /// string as it sits in the robot, before any move) on line 2, then serves until killed.
+    /// As it sits in the robot: U is the face on top, F the side a tilt brings to the top.
     #[arg(long)]
     pub pty: bool,
     /// Seed of the cube, the sensor noise and the sticker wear.
@@ -60,7 +61,8 @@ pub struct SimArgs {
     /// Cube size.
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
-    /// Start from this cube (facelet string in the robot frame) instead of a random one.
+    /// Start from this cube (facelet string as it sits in the robot: U on top, F the side a
+    /// tilt brings up) instead of a random one.
     #[arg(long, value_name = "STATE")]
     pub start: Option<String>,
     #[command(flatten)]
@@ -72,7 +74,7 @@ pub struct SimArgs {
     #[arg(long, value_enum, default_value = "mindcub3r")]
     pub robot: RobotKind,
     /// Keep the simulator's own cube in FILE, rewritten whenever it changes: line 1 the
-    /// facelet string (robot frame; a layer or the cube left out of square counts at its
+    /// facelet string (as it sits in the robot; a layer or the cube left out of square counts at its
     /// nearest quarter, as a person squaring it by hand would leave it), line 2 a form that
     /// is the same for any whole-cube rotation and renaming of its colours (so a reader sees
     /// whether a layer turned), line 3 `running` while a motor drives, else `idle`. For
@@ -141,12 +143,12 @@ pub enum RobotAction {
     Tilt,
     /// Spin the whole cube by N quarter turns (+1 = y, -1 = y', 2).
     Spin {
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = quarter_turns)]
         n: i8,
     },
     /// Turn the bottom layer by N quarter turns (+1 = D', -1 = D, 2 = D2).
     Turn {
-        #[arg(allow_hyphen_values = true)]
+        #[arg(allow_hyphen_values = true, value_parser = quarter_turns)]
         n: i8,
     },
     /// Tilt arm away or hold.
@@ -468,10 +470,17 @@ fn action_name(a: &RobotAction) -> String {
     name
 }
 
-fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
-    if let RobotAction::Spin { n } | RobotAction::Turn { n } = &a.action {
-        session::quarters(*n)?;
+/// `spin N` / `turn N`: quarter turns, 1, -1, 2 or -2.
+fn quarter_turns(text: &str) -> Result<i8, String> {
+    match text.trim().parse::<i8>() {
+        Ok(n) if matches!(n, 1 | -1 | 2 | -2) => Ok(n),
+        _ => Err(format!(
+            "a spin or turn takes 1, -1, 2 or -2 quarter turns, not {text}"
+        )),
     }
+}
+
+fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
     if let RobotAction::Sensor {
         position,
         slot: Some(_),
@@ -694,6 +703,15 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    // A cube of another size than --size: said before anything is resolved.
+    let top_centre = match size {
+        Size::Two => {
+            r.execute(Primitive::Sensor(SensorPosition::Centre))?;
+            Some(r.read_rgb()?)
+        }
+        Size::Three => None,
+    };
+    crate::job::scan::size_seen(&scan, top_centre)?;
     let opts = ResolveOptions {
         best_effort: a.best_effort,
         profile: super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?,

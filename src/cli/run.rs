@@ -328,7 +328,7 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
 /// too is harmless and taken).
 fn refuse_journal_flags(a: &RunArgs, start: &journal::JournalStart) -> Result<()> {
     let cannot = |flag: &str, holds: &str| {
-        anyhow!("{flag} cannot change a journal's run: the journal holds its {holds}; start a new run instead (without --resume)")
+        anyhow!("{flag} cannot change a journal's run: the journal holds its {holds}. To resume it, leave out {flag}; for another {}, start a new run (without --resume)", holds.split(" (").next().unwrap_or(holds))
     };
     if super::given("target") {
         return Err(cannot("--target", "target"));

@@ -166,6 +166,11 @@ pub fn apply_sets(config: &Config, sets: &[String]) -> Result<Config> {
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or(&why);
+        // Its place ("line 7 (`hold = …`), column 8: ") is in that text, not the user's.
+        let what = what
+            .split_once(", column ")
+            .and_then(|(_, rest)| rest.split_once(": "))
+            .map_or(what, |(_, msg)| msg);
         anyhow!("{}: {}", sets.join(" "), plain_types(what.trim()))
     })
 }

@@ -196,6 +196,9 @@ fn print_outcome(g: &Global, state: &str, out: &Outcome, metric: Metric, one_lin
                     outln!("{a}");
                 }
             }
+            if !g.json && !g.quiet && algs.iter().all(|a| a.is_empty()) {
+                errln!("note: already at the target: no moves (an empty solution)");
+            }
             Answer::Yes
         }
         Outcome::Invalid(what, e) => {
@@ -419,6 +422,9 @@ fn tables_verify(g: &Global) -> CmdResult {
         } else {
             outln!("{word:8}{} {}: {reason}", s.name, s.path.display());
         }
+    }
+    if !ok && !g.json && !g.quiet {
+        errln!("next: `cubot tables build` builds the missing and bad ones again (11–20 s)");
     }
     Ok(if ok { Exit::Ok } else { Exit::No })
 }

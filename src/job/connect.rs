@@ -100,6 +100,10 @@ pub enum ConnectError {
     Line(#[from] LineError),
     #[error(transparent)]
     Robot(#[from] RobotError),
+    /// A motor that homing could not bring to its stop: mechanical, so the message says
+    /// what to look at.
+    #[error("{0}; no layer was turned (homing comes first). See that nothing holds that arm or stands in its way (the cube in the tray, a finger) and that its cable is in, then `cubot robot check`: it homes each motor and names the one at fault")]
+    Homing(RobotError),
     #[error("the MindCub3r needs serial ports: cubot was rebuilt without feature `serial` (the line robot works without it)")]
     NoSerial,
     #[error("--scanner camera reads camera frames: cubot was rebuilt without feature `vision`")]
@@ -239,7 +243,7 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
             note(&format!("the brick's battery is low ({volts:.2} V): the motors run slower than the timings assume and may stall; charge it before long runs"));
         }
     }
-    robot.home()?;
+    robot.home().map_err(homing_failed)?;
     // The planner prices the link's round trips at this link's own: a real link's is
     // measured (to the millisecond, so that a run plans alike from one connect to the
     // next); a simulator started here (or by the caller) has the latency it was given,
@@ -251,6 +255,23 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     };
     let planner = Planner::new(CostModel::new(timings.on_link(round_trip)));
     Ok(Box::new(Mc3Run::new(robot, handle, planner)))
+}
+
+/// A homing error that is the mechanism's (a motor held, no end stop found) says so;
+/// any other (the link, a stop) is the robot's error as it is.
+#[cfg(feature = "serial")]
+fn homing_failed(e: RobotError) -> ConnectError {
+    use crate::robot::ev3::driver::Ev3Error;
+    let mechanical = e.held()
+        || matches!(
+            e,
+            RobotError::HomingTimeout { .. } | RobotError::Ev3(Ev3Error::NoEndStop { .. })
+        );
+    if mechanical {
+        ConnectError::Homing(e)
+    } else {
+        ConnectError::Robot(e)
+    }
 }
 
 #[cfg(not(feature = "serial"))]

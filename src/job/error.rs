@@ -29,8 +29,13 @@ pub enum RunError {
     #[error("scan failed: robot {robot:?} has no colour sensors (CAPS scan=0); cubot needs a robot that reads its own stickers")]
     NoColourSensor { robot: String },
     /// The robot holds a cube of another size than the one asked for.
-    #[error("scan failed: the robot holds a {holds}x{holds}x{holds} cube, not {wanted}")]
-    WrongSize { holds: usize, wanted: Size },
+    #[error("scan failed: the robot holds a {holds}x{holds}x{holds} cube, not {wanted} ({evidence}); nothing was turned: run with --size {holds}, or put a {wanted} in the robot")]
+    WrongSize {
+        holds: usize,
+        wanted: Size,
+        /// How it shows: the robot's own word, or what the sensor saw.
+        evidence: String,
+    },
     /// Single faces were asked of a robot that reads only whole scans.
     #[error("scan failed: this robot cannot read single faces")]
     NoFaceReads,
@@ -44,15 +49,23 @@ pub enum RunError {
     #[cfg(feature = "vision")]
     #[error("scan failed: {0}")]
     Camera(#[from] CameraError),
-    /// Re-reads left a doubt: a rival legal cube is too close to the best one to tell.
+    /// Re-reads left a doubt: a rival legal cube is too close to the best one to tell, or
+    /// no legal cube fits clear readings (`contradiction`).
     #[error(
-        "the scan stays in doubt after {rescans} re-scan{}: stickers {} ({}); best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)",
+        "the scan stays in doubt after {rescans} re-scan{}: stickers {} ({}); {}",
         if *rescans == 1 { "" } else { "s" },
         doubt_names(doubtful, best),
-        if *profile_disagrees {
+        if let Some(rule) = contradiction {
+            format!("read clearly, every time, as colours no legal cube has there; the cube as read, {as_read}, breaks a rule of real cubes: {rule}")
+        } else if *profile_disagrees {
             "where the readings alone and the colour profile say different cubes: a profile of another cube, or learned in another light? Run without --profile, or learn one on this cube (`cubot calibrate`)".to_string()
         } else {
             format!("where the best guess and its rival legal cubes within the doubt window differ; the closest {margin:.1} nats behind")
+        },
+        if contradiction.is_some() {
+            format!("best guess {best}, the nearest legal cube; nothing was turned. Look at the cube in the robot: a corner turned in place, an edge flipped or a piece put back wrong is set right by hand, then run again; if the cube is sound, the sensor misreads those stickers: --best-effort executes the best guess and checks the result")
+        } else {
+            format!("best guess {best}; nothing was turned (--best-effort executes the best guess and checks the result)")
         }
     )]
     Ambiguous {
@@ -65,6 +78,11 @@ pub enum RunError {
         margin: f64,
         /// The readings alone and the colour profile point at different cubes.
         profile_disagrees: bool,
+        /// No legal cube fits clear readings: the rule the cube as read breaks
+        /// ([`crate::color::resolve::Resolution::contradiction`]).
+        contradiction: Option<String>,
+        /// The cube as read (facelets, the scan's own symbols).
+        as_read: String,
     },
     /// The colour profile was learned on another scale than the scanner reads; the message
     /// names the command that learns one with this robot's scanner.
@@ -147,9 +165,19 @@ fn states_note(journal: &str, seen: &str) -> String {
     }
 }
 
+/// How the cube sits in the robot, when that is not how the first scan saw it (a robot
+/// that turns the whole cube); nothing when the two read alike.
+fn sits_note(state: &str, robot_state: &str) -> String {
+    if state == robot_state {
+        String::new()
+    } else {
+        format!(" ({robot_state} as it sits in the robot)")
+    }
+}
+
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped after {steps} action{} ({}); the cube is now {state} ({robot_state} as it sits in the robot){}; {}{}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
+#[error("stopped after {steps} action{} ({}); the cube is now {state}{}{}; {}{}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,

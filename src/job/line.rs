@@ -54,6 +54,7 @@ impl RunRobot for LineRun {
             return Err(RunError::WrongSize {
                 holds: self.robot.caps().size as usize,
                 wanted: size,
+                evidence: format!("its CAPS say size={}", self.robot.caps().size),
             });
         }
         // One command reads every sticker: the progress counts stickers, as for any robot.

@@ -61,6 +61,12 @@ pub trait RunRobot {
     fn scan_scale(&self) -> Option<Scale>;
     /// Reads stickers again (facelet indices of the frame the last scan began in).
     fn rescan(&mut self, stickers: &[usize]) -> Result<Vec<[f64; 3]>, RunError>;
+    /// One reading at the top face's centre, where a 3x3x3 has a sticker and a 2x2x2 the
+    /// gap where four pieces meet ([`crate::color::resolve::other_size`]); `None` from a
+    /// scanner that cannot aim there, or that knows its cube's size otherwise.
+    fn read_top_centre(&mut self) -> Result<Option<[f64; 3]>, RunError> {
+        Ok(None)
+    }
     /// The cheapest execution among candidate solutions, and the baseline's time for the
     /// first candidate.
     fn plan(&self, candidates: &[Alg], start: &RobotState) -> Result<RobotPlan, RunError>;

@@ -15,7 +15,9 @@
 //! [`RunEvent`] callback.
 
 use crate::color::raw::{RawScan, Scale};
-use crate::color::resolve::{profile_fits_scale, resolve, ResolveError, ResolveOptions};
+use crate::color::resolve::{
+    other_size, profile_fits_scale, resolve, ResolveError, ResolveOptions,
+};
 use crate::cube::Size;
 use crate::robot::mindcub3r::model::Orientation;
 
@@ -125,6 +127,7 @@ pub fn scan_and_resolve_previewed(
     }
     let scale = robot.scan_scale();
     let (mut raw, mut orientation) = whole_scan(robot, size, scale, events, preview)?;
+    check_size(robot, &raw)?;
     // Rounds after the first scan (reported), re-reads since the last whole scan (each
     // scan has `max_rescans` of its own), and whole scans made again.
     let (mut rescans, mut rereads, mut wholes) = (0, 0, 0);
@@ -167,6 +170,8 @@ pub fn scan_and_resolve_previewed(
                         best: best.cube.to_string(),
                         margin: best.cube_margin,
                         profile_disagrees: best.profile_disagrees,
+                        contradiction: best.contradiction(),
+                        as_read: best.as_read().to_string(),
                     });
                 }
                 Some((doubtful, !best.profile_disagrees))
@@ -238,6 +243,47 @@ fn whole_scan(
         },
         preview,
     )
+}
+
+/// Refuses a scan whose sensor saw a cube of another size than it scanned for (see
+/// [`other_size`]): a 2x2x2's scan of a 3x3x3 reads only its corners, and would solve and
+/// "prove" them alone. A 2x2x2's scan costs one more reading, at the top face's centre.
+fn check_size(robot: &mut dyn RunRobot, raw: &RawScan) -> Result<(), RunError> {
+    if robot.scanner() != ScannerKind::Sensor {
+        return Ok(());
+    }
+    let top_centre = match raw.cube_size() {
+        Size::Two => robot.read_top_centre()?,
+        Size::Three => None,
+    };
+    size_seen(raw, top_centre)
+}
+
+/// [`RunError::WrongSize`] when a sensor's scan (and, of a 2x2x2's, `top_centre`, a reading
+/// at the top face's centre) shows a cube of another size (see [`other_size`]).
+pub fn size_seen(raw: &RawScan, top_centre: Option<[f64; 3]>) -> Result<(), RunError> {
+    let size = raw.cube_size();
+    match other_size(raw, top_centre) {
+        Some(holds) => Err(RunError::WrongSize {
+            holds: holds.n(),
+            wanted: size,
+            evidence: match holds {
+                Size::Three => format!(
+                    "the top face's centre reads a sticker ({}), where a 2x2x2's four corners meet",
+                    counts(top_centre.unwrap_or_default())
+                ),
+                Size::Two => {
+                    "all six face centres read dark, as the gaps between a 2x2x2's pieces do"
+                        .to_string()
+                }
+            },
+        }),
+        None => Ok(()),
+    }
+}
+
+fn counts(rgb: [f64; 3]) -> String {
+    format!("{:.0}, {:.0}, {:.0}", rgb[0], rgb[1], rgb[2])
 }
 
 /// Each sticker's readings so far: a new scan's own.

@@ -78,6 +78,21 @@ pub enum ViewError {
     Random(String),
 }
 
+/// Why a listening socket could not be had, in a user's words (the operating system's
+/// own when it is none of the usual).
+fn bind_words(e: &(dyn std::error::Error + 'static)) -> String {
+    use std::io::ErrorKind;
+    let Some(io) = e.downcast_ref::<std::io::Error>() else {
+        return e.to_string();
+    };
+    match io.kind() {
+        ErrorKind::AddrNotAvailable => "that address is not one of this computer's (--view-addr 127.0.0.1:PORT for this computer, 0.0.0.0:PORT for every network)".into(),
+        ErrorKind::AddrInUse => "that port is taken by another program (another cubot with --view?); choose another port, or 0 for any free one".into(),
+        ErrorKind::PermissionDenied => "ports under 1024 need root; choose one from 1024 up (e.g. 8080), or 0 for any free one".into(),
+        _ => io.to_string(),
+    }
+}
+
 /// What a view serves.
 #[derive(Clone, Debug)]
 pub struct ViewOptions {
@@ -184,7 +199,7 @@ impl View {
         let started = now_ms();
         let server = tiny_http::Server::http(opts.addr).map_err(|e| ViewError::Bind {
             addr: opts.addr,
-            why: e.to_string(),
+            why: bind_words(e.as_ref()),
         })?;
         let addr = server
             .server_addr()

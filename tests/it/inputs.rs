@@ -3,7 +3,7 @@
 //! profiles refused before the robot moves, fake line robots each with their own message,
 //! the printed resume command, and a small seeded fuzz of the parsers.
 
-use crate::support::{cubot, stderr};
+use crate::support::{cubot, stderr, stdout};
 
 /// Exit 2, and stderr names `needle`.
 fn refused(args: &[&str], needle: &str) {
@@ -492,6 +492,7 @@ fn solve_takes_the_word_solved_as_validate_does() {
     let o = cubot(&["solve", "solved"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(crate::support::stdout(&o).trim(), "");
+    assert!(stderr(&o).contains("already at the target: no moves"));
 }
 
 #[test]
@@ -523,7 +524,11 @@ fn a_resumed_run_refuses_the_flags_its_journal_decides() {
             e.starts_with(&format!("error: {flag} cannot change a journal's run")),
             "{e}"
         );
-        assert!(e.contains("start a new run instead"), "{e}");
+        assert!(
+            e.contains(&format!("To resume it, leave out {flag}"))
+                && e.contains("start a new run (without --resume)"),
+            "{e}"
+        );
     }
 }
 
@@ -685,4 +690,55 @@ fn a_missing_usb_device_or_port_is_said_once_with_what_to_do() {
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert_eq!(err.matches("--sim").count(), 1, "{err}");
+}
+
+#[test]
+fn an_empty_file_is_said_empty_and_a_bad_step_value_in_the_users_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("scan.json");
+    std::fs::write(&empty, "\n").unwrap();
+    let o = cubot(&["resolve", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("scan.json is empty"), "{}", stderr(&o));
+    // Scans one a line: said so, with the way to take one.
+    let many = dir.path().join("many.json");
+    let o = cubot(&["synth-scan", "--count", "3"]);
+    std::fs::write(&many, stdout(&o)).unwrap();
+    let o = cubot(&["resolve", many.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("holds 3 scans, one a line") && stderr(&o).contains("sed -n 1p"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cubot(&["robot", "turn", "x", "--sim"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a spin or turn takes 1, -1, 2 or -2 quarter turns, not x"),
+        "{}",
+        stderr(&o)
+    );
+    // An address not this computer's for the live page (192.0.2.1 is for documentation).
+    let o = cubot(&[
+        "scan",
+        "--robot",
+        "--sim",
+        "--view",
+        "--view-addr",
+        "192.0.2.1:8080",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not one of this computer's (--view-addr 127.0.0.1:PORT"),
+        "{}",
+        stderr(&o)
+    );
+    // The place of a bad value is in a text made from the settings, not the user's: left out.
+    let o = cubot(&["robot", "tilt", "--sim", "--set", "arm.hold=abc"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("arm.hold=abc: invalid type") && !err.contains("line "),
+        "{err}"
+    );
 }

@@ -870,3 +870,64 @@ fn scan_on_the_simulator_takes_a_speed_like_every_simulated_command() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("add --sim"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_cube_of_the_other_size_is_refused_before_any_turn_naming_what_the_sensor_saw() {
+    // A 3x3x3 in the robot, scanned as a 2x2x2: the corners alone look like a 2x2x2.
+    let (mut child, path, _) = sim_process(&["--seed", "7", "--speed", "40"]);
+    let out = scan_process_with(&path, &["--size", "2"]);
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("holds a 3x3x3 cube, not 2x2x2")
+            && err.contains("top face's centre reads a sticker")
+            && err.contains("--size 3"),
+        "{err}"
+    );
+    // A 2x2x2 scanned as a 3x3x3: its centres are the gaps where four pieces meet.
+    let (mut child, path, _) = sim_process(&["--seed", "7", "--speed", "40", "--size", "2"]);
+    let out = scan_process(&path);
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("holds a 2x2x2 cube, not 3x3x3") && err.contains("--size 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_twisted_corner_in_the_robot_is_a_broken_rule_never_a_reached_target() {
+    // The solved cube with one corner turned in place: no legal cube, and `run` says
+    // which rule, exit 1, before anything turns.
+    let twisted = "UUUUUUUUFURRRRRRRRFFRFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
+    let (mut child, path, _) = sim_process(&["--speed", "40", "--start", twisted]);
+    let out = super::support::cubot(&["run", "--port", &path]);
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("a corner is twisted")
+            && err.contains("nothing was turned")
+            && !err.contains("reached"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_homing_failure_in_a_run_says_nothing_turned_and_what_to_look_at() {
+    for fault in ["free=A", "jammed=C"] {
+        let o = super::support::cubot(&["run", "--sim", "--faults", fault]);
+        assert_eq!(o.status.code(), Some(2), "{fault}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("no layer was turned (homing comes first)")
+                && err.contains("`cubot robot check`"),
+            "{fault}: {err}"
+        );
+    }
+}

@@ -822,6 +822,7 @@ fn cli_tables_verify_finds_a_corrupt_file() {
         "{}",
         support::stdout(&o)
     );
+    assert!(support::stderr(&o).contains("`cubot tables build` builds the missing and bad ones"));
     // The next solve rebuilds it, and says what the wait is for (stderr is no terminal
     // here, so no progress bar: a line of text).
     let o = support::cubot(&[

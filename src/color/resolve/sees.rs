@@ -17,6 +17,7 @@
 
 use super::readings::scan_lab;
 use crate::color::raw::RawScan;
+use crate::cube::Size;
 
 /// A scan whose brightest reading stays under this share of its scale's largest value is
 /// dark (5 %: 51 EV3 counts, 13 of 255).
@@ -36,6 +37,47 @@ pub enum NoCube {
     },
     #[error("its readings show fewer than six colours (the sixth most distinct is ΔE {distance:.1} from the others; a cube's colours are at least {min:.0} apart): the scanner sees one surface, not a cube; is the cube in place and lit?")]
     OneSurface { distance: f64, min: f64 },
+}
+
+/// A reading darker than this share of the scan's reference sticker brightness (see
+/// [`other_size`]) is of the gap between pieces, not of a sticker.
+pub const GAP_SHARE: f64 = 0.5;
+
+/// The size of the cube a robot's sensor scan shows when it is not the size scanned for,
+/// from where the sensor saw stickers and where the dark gaps between pieces. A 3x3x3's
+/// scan reads each face's centre, which on a 2x2x2 is where four pieces meet: all six
+/// centres dark say a 2x2x2. A 2x2x2's scan reads the corners only (on a 3x3x3 they fall on
+/// its corners), so it needs `top_centre`, one more reading at the top face's centre: a
+/// sticker there says a 3x3x3. Dark is under [`GAP_SHARE`] of the scan's fourth-dimmest
+/// corner reading (a colour class has four corner stickers at least, so an odd dim reading
+/// does not set the bar), brightness being the sum of the three channels. A scan that does
+/// not see a cube at all ([`check_sees_a_cube`]) says nothing of its size.
+pub fn other_size(scan: &RawScan, top_centre: Option<[f64; 3]>) -> Option<Size> {
+    if check_sees_a_cube(scan).is_err() {
+        return None;
+    }
+    let size = scan.cube_size();
+    let per = size.per_face();
+    let corner = |i: usize| match size {
+        Size::Two => true,
+        Size::Three => matches!(i % per, 0 | 2 | 6 | 8),
+    };
+    let mut corners: Vec<f64> = (0..scan.facelets.len())
+        .filter(|&i| corner(i) && scan.is_read(i))
+        .map(|i| scan.facelets[i].iter().sum())
+        .collect();
+    corners.sort_by(f64::total_cmp);
+    let reference = *corners.get(3).or(corners.last())?;
+    let gap = |rgb: &[f64; 3]| rgb.iter().sum::<f64>() < GAP_SHARE * reference;
+    match size {
+        Size::Three => {
+            let centres: Vec<usize> = (0..6).map(|f| f * per + 4).collect();
+            (centres.iter().all(|&i| scan.is_read(i))
+                && centres.iter().all(|&i| gap(&scan.facelets[i])))
+            .then_some(Size::Two)
+        }
+        Size::Two => top_centre.filter(|c| !gap(c)).map(|_| Size::Three),
+    }
 }
 
 /// Refuses a scan that is dark or shows fewer than six colours (see the module docs).

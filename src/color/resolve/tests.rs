@@ -6,6 +6,7 @@ use super::legal::{same_partition, schemes};
 use super::light::Illumination;
 use super::readings::{reading_noise, to_linear};
 use super::*;
+use crate::color::Palette;
 
 #[test]
 fn a_renamed_grouping_is_the_same_partition() {
@@ -173,7 +174,7 @@ fn illumination_recovers_face_and_kind_gains() {
 
 #[test]
 fn resolves_a_synthetic_scan_and_reports_margins() {
-    use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+    use crate::color::synth::{synth_scan, Appearance, Conditions};
     use crate::cube::random_state;
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
@@ -217,7 +218,7 @@ fn a_wrong_count_is_an_error_not_a_panic() {
 
 #[test]
 fn a_redealt_scan_keeps_each_piece_s_readings_and_resolves_to_its_cube() {
-    use crate::color::synth::{synth_scan, Appearance, Conditions, Palette};
+    use crate::color::synth::{synth_scan, Appearance, Conditions};
     use crate::cube::{random_state, FaceletCube};
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
@@ -432,4 +433,82 @@ fn stickers_unread_on_two_faces_are_refused() {
     let res = resolve(&part, &ResolveOptions::default()).unwrap();
     assert_eq!(res.cube.colors(), cube.colors());
     assert_eq!(res.unread(), vec![9, 10, 13]);
+}
+
+#[test]
+fn a_twisted_corner_is_named_a_contradiction_never_a_confident_legal_cube() {
+    // The solved cube with its URF corner turned clockwise in place: no legal cube shows
+    // these colours, and the nearest legal ones contradict three clear readings.
+    let twisted =
+        FaceletCube::parse("UUUUUUUUFURRRRRRRRFFRFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB").unwrap();
+    let best_effort = ResolveOptions {
+        best_effort: true,
+        ..ResolveOptions::default()
+    };
+    for scale in [Scale::Rgb8, Scale::Ev3Raw] {
+        for seed in 0..3 {
+            let scan = synthetic(&twisted, Palette::Standard, scale, 60 + seed);
+            let res = resolve(&scan, &best_effort).unwrap();
+            assert!(!res.confident, "{scale:?} {seed}");
+            assert_eq!(res.contradicted.len(), 3, "one corner's stickers");
+            assert!(res.contradicted.iter().all(|i| res.doubtful.contains(i)));
+            assert_eq!(res.as_read().colors(), twisted.colors(), "the cube as read");
+            let rule = res.contradiction().unwrap();
+            assert!(rule.contains("a corner is twisted"), "{rule}");
+            assert_eq!(res.probability(), 0.0);
+            assert!(matches!(
+                resolve(&scan, &ResolveOptions::default()),
+                Err(ResolveError::Ambiguous { .. })
+            ));
+            // The same cube untwisted reads as itself, confidently, with nothing contradicted.
+            let solved = synthetic(
+                &FaceletCube::solved(Size::Three),
+                Palette::Standard,
+                scale,
+                60 + seed,
+            );
+            let res = resolve(&solved, &ResolveOptions::default()).unwrap();
+            assert!(res.confident && res.contradicted.is_empty() && res.contradiction().is_none());
+        }
+    }
+}
+
+#[test]
+fn the_centres_tell_a_cube_of_the_other_size() {
+    use super::other_size;
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    let cube = crate::cube::random_state(Size::Three, &mut rng);
+    let mut scan = synthetic(&cube, Palette::Standard, Scale::Ev3Raw, 5);
+    assert_eq!(other_size(&scan, None), None, "a 3x3x3 read as one");
+    // A 2x2x2 under a 3x3x3's program: its centres (and edges) fall on the gaps.
+    for f in 0..6 {
+        for k in [1, 3, 4, 5, 7] {
+            scan.facelets[f * 9 + k] = [12.0, 15.0, 9.0];
+        }
+    }
+    assert_eq!(other_size(&scan, None), Some(Size::Two));
+    // One centre bright is no 2x2x2.
+    scan.facelets[4] = [300.0, 420.0, 280.0];
+    assert_eq!(other_size(&scan, None), None);
+
+    let pocket = crate::cube::random_state(Size::Two, &mut rng);
+    let scan = synthetic(&pocket, Palette::Standard, Scale::Ev3Raw, 5);
+    assert_eq!(
+        other_size(&scan, None),
+        None,
+        "no centre reading, no verdict"
+    );
+    assert_eq!(
+        other_size(&scan, Some([13.0, 17.0, 9.0])),
+        None,
+        "the gap: a 2x2x2"
+    );
+    // The dimmest sticker of the scan at the centre: a 3x3x3's centre sticker.
+    let dimmest = *scan
+        .facelets
+        .iter()
+        .min_by(|a, b| a.iter().sum::<f64>().total_cmp(&b.iter().sum::<f64>()))
+        .unwrap();
+    assert_eq!(other_size(&scan, Some(dimmest)), Some(Size::Three));
 }

@@ -12,7 +12,7 @@ pub enum RobotError {
     Ev3(#[from] Ev3Error),
     #[error(transparent)]
     Read(#[from] crate::input::InputFileError),
-    #[error("robot config {path}: {why}")]
+    #[error("robot configuration {path}: {why}")]
     Config { path: String, why: String },
     #[error("interrupted after {after}; {}; {state}", stop_note(*stopped))]
     Interrupted {
@@ -35,7 +35,7 @@ pub enum RobotError {
     NotInFrame { sticker: usize },
     #[error("a spin or turn takes ±1 or ±2 quarters, not {quarters}")]
     BadQuarters { quarters: i8 },
-    #[error("scan program of face {face} on the brick: {stage} did not finish within its {ms} ms: a motor stalled, held by the cube or a stop (the brick stopped every motor)")]
+    #[error("scan program of the scan's face {} of 6 on the brick: {stage} did not finish within its {ms} ms: a motor stalled, held by the cube or a stop (the brick stopped every motor)", .face + 1)]
     ProgramTimeout { face: usize, stage: String, ms: u64 },
     /// `done` of the chunk's `of` actions were done; `stage` says what the program waited
     /// for, and which motor.
@@ -68,7 +68,7 @@ pub enum RobotError {
     HomingProgram {
         why: crate::robot::ev3::protocol::ProgramError,
     },
-    #[error("scan program of face {face} on the brick: {why}")]
+    #[error("scan program of the scan's face {} of 6 on the brick: {why}", .face + 1)]
     Program {
         face: usize,
         why: crate::robot::ev3::protocol::ProgramError,

@@ -239,7 +239,7 @@ impl MindCub3r {
         let t = self.config.turntable.clone();
         let end_deg = spec.base + spec.dir as f64 * 360.0 + 90.0 * spec.extra as f64;
         let (cmd, layout) = self.face_program(size, spec, end_deg)?;
-        let name = format!("scan program of face {}", spec.face);
+        let name = format!("scan program of the scan's face {} of 6", spec.face + 1);
         let wait =
             Duration::from_millis(layout.deadline_ms.max(0) as u64) + self.ev3.timeouts.reply;
         // Where the program may take each motor, for the driver's plausibility checks.
