@@ -52,15 +52,17 @@
 //! settled on, the refinement restarts from it before the final search is trusted.
 //!
 //! Contradiction: the best legal cube may give a sticker a colour its own reading clearly
-//! denies (a sticker margin below `-doubt_threshold`). Worn stickers are overruled by the
-//! cube's rules within that window; beyond it the readings say that no legal cube is in
-//! the robot: a corner turned in place, an edge flipped, two pieces swapped, stickers moved.
-//! Such a scan is never confident ([`Resolution::contradicted`]), and the cube as read
-//! ([`Resolution::as_read`]) is validated to name the rule it breaks. Which piece is at
-//! fault the colours cannot say (turning any corner undoes a twist), so the stickers named
-//! are where the nearest legal cube and the readings part. On the real scans and the
-//! re-dealt ones no confident answer is affected (the lowest sticker margin of a confident
-//! one is -7.0 nats); of the harsh synthetic scans 0.1 % more are doubts.
+//! denies (a sticker margin below `-doubt_threshold`). Where the readings so denied, taken
+//! as they are, make a cube of real pieces and right colour counts that breaks only the
+//! twist, flip or parity rule, the cube in the robot was put together wrong (a corner
+//! turned in place, an edge flipped, two pieces swapped), and no legal answer is true:
+//! such a scan is never confident ([`Resolution::contradicted`]), and the cube as read
+//! ([`Resolution::as_read`]) names the rule it breaks. Which piece is at fault the colours
+//! cannot say (turning any corner undoes a twist), so the stickers named are where the
+//! nearest legal cube and the readings part. A worn or misread sticker instead makes a
+//! colour too many or a piece that does not exist; there the cube's rules decide, as
+//! everywhere. No real or re-dealt scan is affected (the lowest sticker margin of a
+//! confident one is -7.0 nats anyway).
 //!
 //! Calibrated doubt: a margin of `m` nats says the best guess is `e^m` times as likely as
 //! its closest rival, so it is wrong with a chance of about `1 / (1 + e^m)` if the model's
@@ -513,9 +515,14 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     for s in &mut stickers {
         s.margin /= t;
     }
-    let contradicted: Vec<usize> = (0..stickers.len())
+    let denied: Vec<usize> = (0..stickers.len())
         .filter(|&i| stickers[i].read && stickers[i].margin < -opts.doubt_threshold)
         .collect();
+    let contradicted = if assembled_wrong(&cube, &stickers, &denied) {
+        denied
+    } else {
+        Vec::new()
+    };
     let confident = doubt.confident && contradicted.is_empty();
     let mut doubtful = doubt.doubtful.clone();
     if !contradicted.is_empty() {
@@ -553,6 +560,37 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
         expanded,
     };
     Ok(resolution)
+}
+
+/// Whether the readings, where they clearly deny the best legal cube (`denied`), show a
+/// cube put together wrong: the cube as read has every colour n² times and real pieces
+/// only, and breaks nothing but the twist, flip or parity rules. A worn or misread sticker
+/// gives a colour too many or a piece that does not exist; there the cube's rules decide
+/// (see [Contradiction](self)).
+fn assembled_wrong(cube: &FaceletCube, stickers: &[StickerVerdict], denied: &[usize]) -> bool {
+    use crate::cube::CubeProblem;
+    if denied.is_empty() {
+        return false;
+    }
+    let mut colors = cube.colors().to_vec();
+    for &i in denied {
+        match stickers[i].runner_up {
+            Some(f) => colors[i] = f,
+            None => return false,
+        }
+    }
+    let Some(as_read) = FaceletCube::from_colors(cube.size(), colors) else {
+        return false;
+    };
+    match crate::cube::validate(&as_read.to_letters()) {
+        Ok(_) => false,
+        Err(e) => e.problems.iter().all(|p| {
+            matches!(
+                p,
+                CubeProblem::Twist { .. } | CubeProblem::Flip | CubeProblem::Parity
+            )
+        }),
+    }
 }
 
 /// Unread stickers the resolver can fill in: any of one face's (a scanner that skipped a
