@@ -403,7 +403,7 @@ mod tests {
 /// 9: expected newline", or "missing `version`" for a key the file lacks (no position: the parser points
 /// at the whole file, which says nothing), instead of the parser's multi-line excerpt.
 pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim().replace('\n', "; ");
+    let message = plain_types(&e.message().trim().replace('\n', "; "));
     if let Some(field) = message.strip_prefix("missing field ") {
         return format!("missing {field}");
     }
@@ -427,8 +427,46 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
+/// A serde message in a user's words: `expected i8` says which numbers fit, a quoted
+/// number that it is a string.
+pub fn plain_types(msg: &str) -> String {
+    let said = [
+        ("expected i8", "expected a whole number from -128 to 127"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected i32", "expected a whole number"),
+        ("expected u32", "expected a whole number ≥ 0"),
+        ("expected u64", "expected a whole number ≥ 0"),
+        ("expected f64", "expected a number"),
+    ]
+    .iter()
+    .fold(msg.to_string(), |m, (a, b)| m.replace(a, b));
+    // `hold = "100"`: a number in quotes is a string to TOML.
+    let quoted = said
+        .strip_prefix("invalid type: string \"")
+        .and_then(|rest| rest.split_once('"'))
+        .is_some_and(|(inner, _)| inner.trim().parse::<f64>().is_ok());
+    if quoted && said.contains("number") && !said.contains("without quotes") {
+        format!("{said} (a number is written without quotes)")
+    } else {
+        said
+    }
+}
+
 #[cfg(test)]
 mod toml_tests {
+    #[test]
+    fn a_quoted_number_is_said_to_be_one() {
+        let said = super::plain_types("invalid type: string \"100\", expected i32");
+        assert_eq!(
+            said,
+            "invalid type: string \"100\", expected a whole number (a number is written without quotes)"
+        );
+        assert_eq!(super::plain_types(&said), said);
+        assert!(
+            !super::plain_types("invalid type: string \"abc\", expected i32").contains("quotes")
+        );
+    }
+
     #[test]
     fn a_toml_error_is_one_line_with_its_place() {
         let text = "version = 1\n[arm]\nhold = 1x\n";

@@ -171,22 +171,12 @@ pub fn apply_sets(config: &Config, sets: &[String]) -> Result<Config> {
             .split_once(", column ")
             .and_then(|(_, rest)| rest.split_once(": "))
             .map_or(what, |(_, msg)| msg);
-        anyhow!("{}: {}", sets.join(" "), plain_types(what.trim()))
+        anyhow!(
+            "{}: {}",
+            sets.join(" "),
+            crate::input::plain_types(what.trim())
+        )
     })
-}
-
-/// A serde message in a user's words: `expected i8` says which numbers fit.
-fn plain_types(msg: &str) -> String {
-    [
-        ("expected i8", "expected a whole number from -128 to 127"),
-        ("expected u8", "expected a whole number from 0 to 255"),
-        ("expected i32", "expected a whole number"),
-        ("expected u32", "expected a whole number ≥ 0"),
-        ("expected u64", "expected a whole number ≥ 0"),
-        ("expected f64", "expected a number"),
-    ]
-    .iter()
-    .fold(msg.to_string(), |m, (a, b)| m.replace(a, b))
 }
 
 /// The keys where `now` differs from `was`, as `section.key = value` TOML lines.

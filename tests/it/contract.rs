@@ -476,7 +476,7 @@ fn bench_run_says_what_it_waits_for_in_robot_time() {
     );
     assert!(
         out.contains(
-            "whole wait, 1 seeded run per latency (seeds 1..1), simulator at speed 50, 1 job;"
+            "whole wait, 1 seeded run per latency (seeds 1..1), simulator at speed 50, 1 at a time;"
         ),
         "{out}"
     );

@@ -394,7 +394,7 @@ fn print(
     } else {
         outln!(
             "whole wait, {} per latency (seeds {}..{last}), simulator at speed {}, {}; mean / worst, seconds of robot time{}",
-            plural(a.runs, "seeded run"), a.seed, a.speed, plural(a.jobs, "job"),
+            plural(a.runs, "seeded run"), a.seed, a.speed, format!("{} at a time", a.jobs.clamp(1, a.runs * a.latencies.len())),
             if a.speed == 1.0 { " (= wall time)".to_string() } else { format!(" (wall time × {})", a.speed) }
         );
         let mut head = format!("{:<8}", "latency");
