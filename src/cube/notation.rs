@@ -2,7 +2,7 @@
 //! cancellation.
 //!
 //! Accepted: face turns `U R F D L B`, wide turns `Uw`/`u`, slices `M E S`, rotations
-//! `x y z`; suffixes `'` `’` `′` (anticlockwise), `2`, `2'` (half), and the numeric style
+//! `x y z`; suffixes `'` and its look-alikes `’ ‘ ′ ´` and a backtick (anticlockwise: what a phone or a web page types), `2`, `2'` (half), and the numeric style
 //! `R1 R2 R3`; groups with repetition `(R U R' U')3`, nested. Spaces are optional.
 //!
 //! Level: part of `cube`; depends on `face` and `moves`. Must not depend on facelet or cubie
@@ -274,7 +274,7 @@ impl Parser<'_> {
     }
 
     fn prime(&mut self) -> bool {
-        if matches!(self.peek(), Some('\'' | '’' | '′')) {
+        if matches!(self.peek(), Some('\'' | '’' | '‘' | '′' | '´' | '`')) {
             self.pos += 1;
             true
         } else {
@@ -344,5 +344,18 @@ impl Parser<'_> {
         }
         let turn = Turn::from_quarters(quarters).expect("1..3 quarters, signed");
         Ok(Move::new(kind, turn))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Alg;
+
+    #[test]
+    fn a_prime_typed_by_a_phone_or_a_web_page_is_a_prime() {
+        let plain = Alg::parse("R' U' F2' D'").unwrap();
+        for typed in ["R’ U‘ F2′ D´", "R` U’ F2‘ D′"] {
+            assert_eq!(Alg::parse(typed).unwrap(), plain, "{typed}");
+        }
     }
 }
