@@ -305,7 +305,7 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
 /// What the named stickers are: where the best guess and its close rivals differ, or the
 /// least certain ones when no rival cube was reached.
 pub(crate) fn doubt_basis(res: &Resolution) -> String {
-    if let Some(rule) = res.contradiction() {
+    if let Some(rule) = &res.contradiction {
         return format!(
             "read clearly as colours no legal cube has there: the cube as read, {}, is not a real cube ({rule})",
             res.as_read().to_letters()
@@ -342,13 +342,13 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
             "best": letters,
             "probability": best.probability(),
             "rivals": best.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
-            "contradiction": best.contradiction(),
+            "contradiction": best.contradiction,
             "as_read": best.as_read().to_letters(),
         }));
     } else {
         // Re-scanning cannot settle a quarrel with the profile; leaving it out or learning
         // one on this cube can.
-        let next = if best.contradiction().is_some() {
+        let next = if best.contradiction.is_some() {
             "look at the cube (a corner turned in place, an edge flipped, a piece put back wrong) and re-scan; --best-effort gives the nearest legal cube"
         } else if best.profile_disagrees {
             "leave out --profile, or learn one on this cube (`cubot calibrate`)"

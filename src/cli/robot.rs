@@ -705,10 +705,7 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
     }
     // A cube of another size than --size: said before anything is resolved.
     let top_centre = match size {
-        Size::Two => {
-            r.execute(Primitive::Sensor(SensorPosition::Centre))?;
-            Some(r.read_rgb()?)
-        }
+        Size::Two => Some(r.read_top_centre()?),
         Size::Three => None,
     };
     crate::job::scan::size_seen(&scan, top_centre)?;

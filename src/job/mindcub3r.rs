@@ -9,7 +9,7 @@
 use crate::color::raw::RawScan;
 use crate::cube::{Alg, FaceletCube, Size};
 use crate::robot::mindcub3r::cost::{Arm, CostModel, RobotState};
-use crate::robot::mindcub3r::model::{Orientation, Primitive, SensorPosition};
+use crate::robot::mindcub3r::model::{Orientation, Primitive};
 use crate::robot::mindcub3r::planner::{self, Planner};
 use crate::robot::mindcub3r::scan::{face_read_plans, ScanProgress};
 use crate::robot::mindcub3r::{scan_steps, MindCub3r, Settled};
@@ -243,9 +243,7 @@ impl RunRobot for Mc3Run {
     }
 
     fn read_top_centre(&mut self) -> Result<Option<[f64; 3]>, RunError> {
-        self.robot
-            .execute(Primitive::Sensor(SensorPosition::Centre))?;
-        Ok(Some(self.robot.read_rgb()?))
+        Ok(Some(self.robot.read_top_centre()?))
     }
 
     fn face_read_costs(&self, size: Size) -> Option<Vec<f64>> {

@@ -170,7 +170,7 @@ pub fn scan_and_resolve_previewed(
                         best: best.cube.to_string(),
                         margin: best.cube_margin,
                         profile_disagrees: best.profile_disagrees,
-                        contradiction: best.contradiction(),
+                        contradiction: best.contradiction.clone(),
                         as_read: best.as_read().to_string(),
                     });
                 }

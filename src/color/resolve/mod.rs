@@ -194,6 +194,11 @@ pub struct Resolution {
     /// flipped edge or swapped pieces in the cube, or a reading of something else.
     /// [`Resolution::as_read`] is the cube these readings show.
     pub contradicted: Vec<usize>,
+    /// When any sticker is contradicted: the rules of real cubes the cube as read breaks,
+    /// in the validator's words ("a corner is twisted (…)"). Which piece is at fault the
+    /// colours cannot say (turning any corner in place undoes a twist), so the stickers
+    /// named are only where the best guess and the readings part.
+    pub contradiction: Option<String>,
     pub confident: bool,
     /// Cost of the best rival legal cube minus the best's (nats); a lower bound when the
     /// rival was not reached within the search (then `rival_exact` is false).
@@ -237,36 +242,28 @@ impl Resolution {
     /// The cube as the readings show it: the best guess with each contradicted sticker
     /// given the colour its own reading shows (not a legal cube when any was contradicted).
     pub fn as_read(&self) -> FaceletCube {
-        let mut colors = self.cube.colors().to_vec();
-        for &i in &self.contradicted {
-            if let Some(f) = self.stickers[i].runner_up {
-                colors[i] = f;
-            }
-        }
-        FaceletCube::from_colors(self.cube.size(), colors)
-            .expect("one colour per sticker")
-            .with_symbols(self.cube.symbols())
+        with_readings(&self.cube, &self.stickers, &self.contradicted)
+            .unwrap_or_else(|| self.cube.clone())
     }
+}
 
-    /// When the best guess contradicts clear readings: what the cube's rules say of the
-    /// cube as read ([`Resolution::as_read`]), in the validator's words ("a corner is
-    /// twisted (…)"). Which piece is at fault the colours cannot say (turning any corner
-    /// in place undoes a twist), so the stickers named are only where the best guess and
-    /// the readings part.
-    pub fn contradiction(&self) -> Option<String> {
-        if self.contradicted.is_empty() {
-            return None;
-        }
-        Some(match crate::cube::validate(&self.as_read().to_letters()) {
-            Err(e) => e
-                .problems
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join("; "),
-            Ok(_) => "no rule is broken, yet no legal cube near it was found".to_string(),
-        })
+/// `cube` with each sticker of `idx` given the colour its own reading shows (its verdict's
+/// runner-up, which a negative margin makes the reading's nearest); `None` when one has no
+/// runner-up (an unread sticker).
+fn with_readings(
+    cube: &FaceletCube,
+    stickers: &[StickerVerdict],
+    idx: &[usize],
+) -> Option<FaceletCube> {
+    let mut colors = cube.colors().to_vec();
+    for &i in idx {
+        colors[i] = stickers[i].runner_up?;
     }
+    Some(
+        FaceletCube::from_colors(cube.size(), colors)
+            .expect("one colour per sticker")
+            .with_symbols(cube.symbols()),
+    )
 }
 
 /// Why no cube is returned.
@@ -518,10 +515,9 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     let denied: Vec<usize> = (0..stickers.len())
         .filter(|&i| stickers[i].read && stickers[i].margin < -opts.doubt_threshold)
         .collect();
-    let contradicted = if assembled_wrong(&cube, &stickers, &denied) {
-        denied
-    } else {
-        Vec::new()
+    let (contradicted, contradiction) = match assembled_wrong(&cube, &stickers, &denied) {
+        Some(rule) => (denied, Some(rule)),
+        None => (Vec::new(), None),
     };
     let confident = doubt.confident && contradicted.is_empty();
     let mut doubtful = doubt.doubtful.clone();
@@ -548,6 +544,7 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
             doubt.close_rivals
         },
         contradicted,
+        contradiction,
         confident,
         cube_margin: doubt.cube_margin / t,
         log_odds: doubt.log_odds,
@@ -562,35 +559,37 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     Ok(resolution)
 }
 
-/// Whether the readings, where they clearly deny the best legal cube (`denied`), show a
-/// cube put together wrong: the cube as read has every colour n² times and real pieces
-/// only, and breaks nothing but the twist, flip or parity rules. A worn or misread sticker
-/// gives a colour too many or a piece that does not exist; there the cube's rules decide
-/// (see [Contradiction](self)).
-fn assembled_wrong(cube: &FaceletCube, stickers: &[StickerVerdict], denied: &[usize]) -> bool {
+/// The rules the readings break, where they clearly deny the best legal cube (`denied`)
+/// and show a cube put together wrong: the cube as read has every colour n² times and real
+/// pieces only, and breaks nothing but the twist, flip or parity rules (the validator's
+/// words). A worn or misread sticker gives a colour too many or a piece that does not
+/// exist: `None`, and the cube's rules decide (see [Contradiction](self)).
+fn assembled_wrong(
+    cube: &FaceletCube,
+    stickers: &[StickerVerdict],
+    denied: &[usize],
+) -> Option<String> {
     use crate::cube::CubeProblem;
     if denied.is_empty() {
-        return false;
+        return None;
     }
-    let mut colors = cube.colors().to_vec();
-    for &i in denied {
-        match stickers[i].runner_up {
-            Some(f) => colors[i] = f,
-            None => return false,
-        }
-    }
-    let Some(as_read) = FaceletCube::from_colors(cube.size(), colors) else {
-        return false;
-    };
-    match crate::cube::validate(&as_read.to_letters()) {
-        Ok(_) => false,
-        Err(e) => e.problems.iter().all(|p| {
+    let as_read = with_readings(cube, stickers, denied)?;
+    let problems = crate::cube::validate(&as_read.to_letters()).err()?.problems;
+    problems
+        .iter()
+        .all(|p| {
             matches!(
                 p,
                 CubeProblem::Twist { .. } | CubeProblem::Flip | CubeProblem::Parity
             )
-        }),
-    }
+        })
+        .then(|| {
+            problems
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
 }
 
 /// Unread stickers the resolver can fill in: any of one face's (a scanner that skipped a

@@ -14,6 +14,13 @@ impl MindCub3r {
         Ok(self.ev3.read_rgb(port)?)
     }
 
+    /// One RGB-RAW reading with the sensor arm over the top face's centre, where a 3x3x3
+    /// has a sticker and a 2x2x2 the gap where four pieces meet.
+    pub fn read_top_centre(&mut self) -> Result<[f64; 3], RobotError> {
+        self.execute(Primitive::Sensor(SensorPosition::Centre))?;
+        self.read_rgb()
+    }
+
     /// One RGB-RAW reading with the table turned `offset` table degrees from where it
     /// stands, as the scan turns it for a sample (corners are read 45° round from square),
     /// then turned back square: the arm goes away first, so no layer turns.
