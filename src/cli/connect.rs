@@ -131,12 +131,26 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
     .clone()
 }
 
+/// Set with the stop flag by the live page's Stop button (and only by it), so that a stop
+/// is said as the page's rather than Ctrl-C's.
+pub fn page_stop() -> Arc<AtomicBool> {
+    static PRESSED: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    PRESSED
+        .get_or_init(|| Arc::new(AtomicBool::new(false)))
+        .clone()
+}
+
+/// Who stopped the command, in the user's words: "Ctrl-C" or "Stop on the live page".
+pub fn stop_words() -> &'static str {
+    job::stop_words(page_stop().load(Ordering::SeqCst))
+}
+
 /// Whether a Ctrl-C (or the live page's Stop) ended the job: `Some` of whether the robot
 /// confirmed its motors' stop (`None`: it cannot say).
 pub fn user_stop(e: &job::RunError) -> Option<Option<bool>> {
     use crate::robot::mindcub3r::RobotError;
     match e {
-        job::RunError::Stopped => Some(None),
+        job::RunError::Stopped { .. } => Some(None),
         job::RunError::Mindcub3r(RobotError::Interrupted { stopped, .. }) => Some(Some(*stopped)),
         job::RunError::Stopping { cause, .. } => user_stop(cause),
         _ => None,
@@ -168,7 +182,8 @@ pub fn scan_stopped(e: anyhow::Error) -> anyhow::Error {
     };
     match stopped {
         Some(stopped) => anyhow::anyhow!(
-            "stopped (Ctrl-C) before the scan ended; {}; no layer turned (a scan only tilts and spins the cube whole) and nothing was written: run the same command again to start over",
+            "stopped ({}) before the scan ended; {}; no layer turned (a scan only tilts and spins the cube whole) and nothing was written: run the same command again to start over",
+            stop_words(),
             motors_after_stop(stopped)
         ),
         None => e,

@@ -231,6 +231,7 @@ fn run_options(
         max_rounds: a.execute.max_rounds as usize,
         journal,
         stop: stop.clone(),
+        page_stop: Some(super::connect::page_stop()),
     }
 }
 
@@ -998,7 +999,8 @@ fn outcome(
                 }));
             }
             anyhow::bail!(
-                "stopped (Ctrl-C) before any layer turned; {motors}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over"
+                "stopped ({}) before any layer turned; {motors}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over",
+                super::connect::stop_words()
             );
         }
     }

@@ -133,6 +133,7 @@ impl Live {
                 .view_addr
                 .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0))),
             title: command_line(),
+            stop_pressed: o.stop.as_ref().map(|_| super::connect::page_stop()),
             stop: o.stop,
             save: o.save,
             journals,

@@ -179,6 +179,7 @@ pub fn run_on(brick: BrickKind, job: &Job, tools: &Tools) -> Result<BrickRun, Br
         max_rounds: 3,
         journal: job.journal.clone(),
         stop,
+        page_stop: None,
     };
     let mut decisions = Vec::new();
     let outcome = match super::connect(&o) {

@@ -121,9 +121,9 @@ pub enum RunError {
     /// A plan for another robot reached the MindCub3r.
     #[error("robot: {0:?} is not a MindCub3r primitive")]
     NotAPrimitive(Action),
-    /// The stop flag (Ctrl-C) was set.
-    #[error("robot: stopped by the user (Ctrl-C)")]
-    Stopped,
+    /// The stop flag was set: by Ctrl-C, or by the live page's Stop (`from_page`).
+    #[error("robot: stopped by the user ({})", stop_words(*from_page))]
+    Stopped { from_page: bool },
     /// The simulator's read-back shares no colouring with the cube the job believes in.
     #[error("robot: the simulator's cube does not match the scanned one at all")]
     SimulatorMismatch,
@@ -247,6 +247,15 @@ fn held_note(cause: &RunError, next: &str) -> String {
     }
 }
 
+/// Who stopped the job, in the user's words.
+pub fn stop_words(from_page: bool) -> &'static str {
+    if from_page {
+        "Stop on the live page"
+    } else {
+        "Ctrl-C"
+    }
+}
+
 fn motors_note(stopped: Option<bool>) -> &'static str {
     match stopped {
         Some(true) => "motors stopped",
@@ -288,7 +297,9 @@ impl RunError {
             RunError::Line(e) => e.to_string(),
             RunError::Mindcub3r(e) => e.to_string(),
             RunError::NotAPrimitive(a) => format!("{a:?} is not a MindCub3r primitive"),
-            RunError::Stopped => "stopped by the user: Ctrl-C, or Stop on the live page".into(),
+            RunError::Stopped { from_page } => {
+                format!("stopped by the user: {}", stop_words(*from_page))
+            }
             RunError::SimulatorMismatch => {
                 "the simulator's cube does not match the scanned one at all".into()
             }

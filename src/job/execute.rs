@@ -532,7 +532,7 @@ impl Execution {
         let result = robot.execute(plan, &mut |p| match p {
             Progress::Sending(actions) => {
                 if stop.load(Ordering::SeqCst) {
-                    return Err(RunError::Stopped);
+                    return Err(opts.stopped());
                 }
                 self.journal.intent(actions)?;
                 self.in_flight = actions.to_vec();
@@ -547,7 +547,7 @@ impl Execution {
                     state: self.cube_state(),
                 });
                 if stop.load(Ordering::SeqCst) {
-                    return Err(RunError::Stopped);
+                    return Err(opts.stopped());
                 }
                 Ok(())
             }
@@ -588,7 +588,7 @@ impl Execution {
         opts: &RunOptions,
     ) -> RunError {
         let cause = if opts.stop.load(Ordering::SeqCst) && !matches!(cause, RunError::Journal(_)) {
-            RunError::Stopped
+            opts.stopped()
         } else {
             cause
         };

@@ -56,7 +56,7 @@ pub mod verify;
 
 pub use colours::{color_centroids, match_colors, Resolved};
 pub use connect::{connect, ConnectError, ConnectOptions, Link, RobotKind, ScannerKind};
-pub use error::RunError;
+pub use error::{stop_words, RunError};
 pub use execute::{finish, think, JournalMode, Position, Start, Thought};
 pub use options::RunOptions;
 pub use report::{RunEvent, RunReport};

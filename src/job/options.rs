@@ -33,4 +33,19 @@ pub struct RunOptions {
     pub journal: PathBuf,
     /// Set (e.g. by Ctrl-C) to stop after the current action.
     pub stop: Arc<AtomicBool>,
+    /// Set with `stop` by the live page's Stop button (and only by it): a stop is then
+    /// said to be the page's rather than Ctrl-C's.
+    pub page_stop: Option<Arc<AtomicBool>>,
+}
+
+impl RunOptions {
+    /// The error of a stop the user asked for, saying whose it was.
+    pub fn stopped(&self) -> super::RunError {
+        super::RunError::Stopped {
+            from_page: self
+                .page_stop
+                .as_ref()
+                .is_some_and(|p| p.load(std::sync::atomic::Ordering::SeqCst)),
+        }
+    }
 }

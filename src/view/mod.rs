@@ -102,6 +102,9 @@ pub struct ViewOptions {
     pub title: String,
     /// The flag the Stop button sets (the one Ctrl-C sets); `None`: no Stop button.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Set with `stop` by the Stop button only, so that the command can say who stopped
+    /// it (the page or Ctrl-C).
+    pub stop_pressed: Option<Arc<AtomicBool>>,
     /// The flag the Save button sets; `None`: no Save button.
     pub save: Option<Arc<AtomicBool>>,
     /// The journals directory the history lists.
@@ -116,6 +119,7 @@ impl Default for ViewOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             title: "cubot".into(),
             stop: None,
+            stop_pressed: None,
             save: None,
             journals: None,
             time_scale: 1.0,
@@ -235,6 +239,7 @@ impl View {
             prefix,
             hosts,
             stop: opts.stop,
+            stop_pressed: opts.stop_pressed,
             save: opts.save,
             journals: opts.journals,
         });

@@ -33,6 +33,8 @@ pub struct Shared {
     pub hosts: Vec<String>,
     /// Set by the Stop button (what Ctrl-C sets); `None`: no Stop.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Set with `stop` by the Stop button only (who stopped the command).
+    pub stop_pressed: Option<Arc<AtomicBool>>,
     /// Set by the Save button; `None`: nothing to save.
     pub save: Option<Arc<AtomicBool>>,
     /// The run journals the history lists.
@@ -110,6 +112,9 @@ fn handle(req: Request, shared: &Arc<Shared>) {
         "events" if get => return stream(req, shared),
         "stop" if post => match &shared.stop {
             Some(flag) => {
+                if let Some(pressed) = &shared.stop_pressed {
+                    pressed.store(true, Ordering::SeqCst);
+                }
                 flag.store(true, Ordering::SeqCst);
                 text(200, "stopping")
             }

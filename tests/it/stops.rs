@@ -256,6 +256,7 @@ fn ctrl_c_stops_within_a_second_and_states_the_robots_own_cube_both_robots() {
         let i = json(&o).pop().unwrap();
         assert_eq!(i["type"], "interrupted", "{robot}: {i}");
         assert_eq!(i["motors_stopped"], true, "{robot}: {i}");
+        assert_eq!(i["reason"], "stopped by the user: Ctrl-C", "{robot}: {i}");
         // Every turn the robot made is in the stated state: nothing in flight remains.
         let (truth, _) = sim.cube();
         assert_eq!(

@@ -552,6 +552,51 @@ fn every_request_needs_the_token_streams_are_bounded_and_100_connections_leave_t
     }
 }
 
+/// The page's Stop, pressed over HTTP as the page does, stops the run like Ctrl-C, and
+/// the run says it was the page's (not Ctrl-C's: a user who did not press a key is not
+/// told they did).
+#[test]
+fn a_stop_from_the_page_is_said_to_be_the_pages() {
+    let v = start(&[
+        "run",
+        "--sim",
+        "--seed",
+        "11",
+        "--speed",
+        "5",
+        "--search-ms",
+        "0",
+        "--solutions",
+        "3",
+    ]);
+    let (addr, prefix) = v.parts();
+    let t0 = Instant::now();
+    loop {
+        let l = v
+            .lines
+            .recv_timeout(Duration::from_secs(120))
+            .expect("a planned line");
+        if serde_json::from_str::<Value>(&l).unwrap()["type"] == "planned" {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "no plan");
+    }
+    let stop = format!(
+        "POST {prefix}stop HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    assert_eq!(http(&addr, &stop).0, 200);
+    let (code, lines) = v.finish();
+    assert_eq!(code, Some(2), "{lines:?}");
+    let i = lines
+        .iter()
+        .find(|l| l["type"] == "interrupted")
+        .expect("an interrupted line");
+    assert_eq!(
+        i["reason"], "stopped by the user: Stop on the live page",
+        "{i}"
+    );
+}
+
 #[test]
 fn a_camera_rig_is_aligned_and_saved_from_the_page() {
     let Some(mut b) = Browser::launch("calibrate-camera") else {

@@ -530,6 +530,7 @@ fn e2e_once(
         max_rounds: 1,
         journal,
         stop: stop.clone(),
+        page_stop: None,
     };
     let mut robot = match job::connect(&o) {
         Ok(r) => r,

@@ -297,6 +297,7 @@ fn one(
         max_rounds: 3,
         journal,
         stop,
+        page_stop: None,
     };
     let tools = super::seeded_tools(
         solver,

@@ -11,7 +11,7 @@ pub enum LineError {
     #[error("link i/o error during `{command}`: {source}")]
     Link { command: String, source: LinkError },
     /// Ctrl-C: `STOP` was sent and the robot did not end its `MOVE` within a second.
-    #[error("`{command}` (seq {seq}) stopped by the user (Ctrl-C); the robot did not confirm the stop within a second")]
+    #[error("`{command}` (seq {seq}) stopped by the user; the robot did not confirm the stop within a second")]
     Stopped { seq: u16, command: String },
     #[error("no reply to `{command}` (seq {seq}) within {waited_ms} ms: the robot is silent (power, cable?)")]
     Timeout {

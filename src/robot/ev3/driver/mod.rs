@@ -167,7 +167,7 @@ pub enum Ev3Error {
     },
     #[error("{command}: a move of {degrees}° is longer than any the robot makes (at most {MAX_MOVE}°); not sent")]
     MoveTooLong { command: String, degrees: i32 },
-    #[error("{command}: stopped by the user (Ctrl-C); {}", if *stopped { "motors stopped" } else { "the brick did not confirm the stop" })]
+    #[error("{command}: stopped by the user; {}", if *stopped { "motors stopped" } else { "the brick did not confirm the stop" })]
     Interrupted { command: String, stopped: bool },
 }
 
