@@ -48,10 +48,35 @@ impl Out {
     }
 }
 
-/// Prints one JSON object as a line on stdout.
+/// Prints one JSON object as a line on stdout, its fractional numbers to
+/// [`SIGNIFICANT`] digits (see [`readable`]).
 pub fn json_line(value: &serde_json::Value) {
+    let value = readable(value.clone());
     let mut stdout = std::io::stdout().lock();
     note_write(writeln!(stdout, "{value}"));
+}
+
+/// Significant digits of a fractional number in a JSON line: more than any measurement
+/// here holds (a clock's milliseconds over hours, a colour's hundredths), fewer than the
+/// sums of floats carry as noise (`51.46699999999998` is printed `51.467`).
+pub const SIGNIFICANT: usize = 7;
+
+/// `value` with every fractional number rounded to [`SIGNIFICANT`] digits; whole numbers,
+/// and everything else, as they are.
+pub fn readable(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            let rounded: f64 = format!("{:.*e}", SIGNIFICANT - 1, x).parse().unwrap_or(x);
+            serde_json::Number::from_f64(rounded)
+                .map(Value::Number)
+                .unwrap_or(Value::Number(n))
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(readable).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, readable(v))).collect()),
+        other => other,
+    }
 }
 
 /// Whether stdout is a terminal that should get colours (`NO_COLOR` turns them off).
@@ -120,4 +145,22 @@ pub fn error_message(e: &anyhow::Error) -> String {
 /// `1 face turn`, `2 face turns`: a count with its noun in agreement.
 pub fn plural(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readable;
+    use serde_json::json;
+
+    #[test]
+    fn json_numbers_drop_the_noise_of_float_sums_and_keep_their_digits() {
+        let v = readable(json!({
+            "a": 51.46699999999998, "b": [0.1 + 0.2, 1e-9 / 3.0], "c": 12, "d": 0.9999999,
+            "e": -2.5, "f": "51.46699999999998",
+        }));
+        assert_eq!(
+            v.to_string(),
+            r#"{"a":51.467,"b":[0.3,3.333333e-10],"c":12,"d":0.9999999,"e":-2.5,"f":"51.46699999999998"}"#
+        );
+    }
 }

@@ -18,6 +18,8 @@ pub struct Resolved {
     pub confident: bool,
     /// Lab value per sticker (to match colours between scans).
     pub labs: Vec<[f64; 3]>,
+    /// The rule of real cubes the cube as read breaks, if clear readings make one.
+    pub contradiction: Option<String>,
 }
 
 impl From<&Resolution> for Resolved {
@@ -27,6 +29,7 @@ impl From<&Resolution> for Resolved {
             doubtful: r.doubtful.clone(),
             confident: r.confident,
             labs: r.stickers.iter().map(|s| s.lab).collect(),
+            contradiction: r.contradiction.clone(),
         }
     }
 }

@@ -339,6 +339,9 @@ fn renaming_by_centres(own: &FaceletCube, like: &FaceletCube) -> Option<FaceletC
 pub struct ScanDoubt {
     pub confident: bool,
     pub doubtful: Vec<usize>,
+    /// The rule of real cubes the cube as read breaks, when clear readings make one
+    /// ([`crate::color::resolve::Resolution::contradiction`]).
+    pub contradiction: Option<String>,
 }
 
 /// Reads the whole cube and compares it with every candidate in every orientation; also
@@ -361,6 +364,7 @@ pub fn full_scan(
     let doubt = ScanDoubt {
         confident: scanned.resolved.confident,
         doubtful: scanned.resolved.doubtful.clone(),
+        contradiction: scanned.resolved.contradiction.clone(),
     };
     let seen = place_scan(robot, candidates, known, &scanned, before)?;
     Ok((seen, doubt))

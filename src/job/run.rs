@@ -215,6 +215,7 @@ mod tests {
                 doubtful: vec![],
                 confident: true,
                 labs: vec![[50.0, 0.0, 0.0]; 54],
+                contradiction: None,
             }
         };
         let solved = FaceletCube::solved(Size::Three);

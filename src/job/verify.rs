@@ -96,6 +96,9 @@ pub struct Sight {
     pub confident: bool,
     /// The stickers it left in doubt (facelet indices of the cube as that scan began).
     pub doubtful: Vec<usize>,
+    /// The rule of real cubes the cube as read breaks, when clear readings make one (a
+    /// cube put together wrong): its best guess is then not the cube in the robot.
+    pub contradiction: Option<String>,
 }
 
 /// The outcome of a check.
@@ -321,6 +324,7 @@ pub fn look(
         orientation,
         confident: doubt.confident,
         doubtful: doubt.doubtful,
+        contradiction: doubt.contradiction,
     })
 }
 
@@ -354,20 +358,34 @@ pub fn cannot_plan_from(
 ) -> Option<String> {
     let size = sight.cube.size();
     let doubt = || facelet_names(&sight.doubtful, size);
+    // A cube put together wrong: the rule it breaks, and what sets it right.
+    let broken = || {
+        sight
+            .contradiction
+            .as_ref()
+            .map(|rule| {
+                format!(
+                    "; the cube as read breaks a rule of real cubes: {rule} (a corner turned in place, an edge flipped or a piece put back wrong is set right by hand)"
+                )
+            })
+            .unwrap_or_default()
+    };
     if same_up_to_rotation(&sight.cube, target) {
         return Some(if check.by == VerifiedBy::ReadBack {
             "the simulator's cube is not at the target, yet a scan sees the target".into()
         } else {
             format!(
-                "the check's scan is in doubt (stickers {}) and its best guess is the target: not proven",
-                doubt()
+                "the check's scan is in doubt (stickers {}) and its best guess is the target: not proven{}",
+                doubt(),
+                broken()
             )
         });
     }
     if !sight.confident && !best_effort {
         return Some(format!(
-            "the check's scan is in doubt (stickers {}); --best-effort would solve again from its best guess",
-            doubt()
+            "the check's scan is in doubt (stickers {}){}; --best-effort would solve again from its best guess",
+            doubt(),
+            broken()
         ));
     }
     None
@@ -505,6 +523,7 @@ mod tests {
             orientation: Orientation::IDENTITY,
             confident,
             doubtful: if confident { vec![] } else { vec![2, 20] },
+            contradiction: None,
         }
     }
 
@@ -709,6 +728,17 @@ mod tests {
         );
         let why = cannot_plan_from(&rescan, &sight("y", false), &target, true).unwrap();
         assert!(why.contains("not proven"), "{why}");
+        // A cube put together wrong: the check says which rule, not only "in doubt".
+        let twisted = Sight {
+            contradiction: Some("a corner is twisted in place".into()),
+            ..sight("y", false)
+        };
+        let why = cannot_plan_from(&rescan, &twisted, &target, true).unwrap();
+        assert!(
+            why.contains("not proven")
+                && why.contains("breaks a rule of real cubes: a corner is twisted in place"),
+            "{why}"
+        );
         // A read-back off the target while the scan sees it: nothing to plan.
         let why =
             cannot_plan_from(&off(VerifiedBy::ReadBack), &sight("", true), &target, true).unwrap();
