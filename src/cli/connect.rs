@@ -415,12 +415,17 @@ pub fn check_port_path(p: &Path) -> Result<()> {
     }
     if !p.exists() && p.starts_with("/dev") {
         bail!(
-            "--port {}: no such port: a Bluetooth tty appears after `sudo rfcomm bind 0 BRICK-ADDRESS 1`, a USB serial port when the robot is plugged in; `cubot ports` lists what is there (--sim: the simulator)",
+            "--port {}: no such port: a Bluetooth tty appears after {RFCOMM_BIND}, a USB serial port when the robot is plugged in; `cubot ports` lists what is there (--sim: the simulator)",
             p.display()
         );
     }
     Ok(())
 }
+
+/// How a paired brick's Bluetooth serial port is made, as the README's "Or by Bluetooth"
+/// shows it (its address as `bluetoothctl` lists it).
+pub const RFCOMM_BIND: &str =
+    "`sudo rfcomm bind 0 AA:BB:CC:DD:EE:FF 1` (the brick's address, as `bluetoothctl` lists it; the README's 'Or by Bluetooth')";
 
 /// Where a bare MindCub3r brick is, for `robot ...`, `scan --robot`: a port, or a
 /// simulated brick started in this process.

@@ -239,12 +239,14 @@ pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
     }
     if found.is_empty() && !g.json {
         errln!(
-            "no bricks or serial ports found: plug the EV3 in by USB, or pair it over Bluetooth and bind it with `rfcomm bind 0 <brick address> 1` (see README)"
+            "no bricks or serial ports found: plug the EV3 in by USB, or pair it over Bluetooth and bind it with {}",
+            super::connect::RFCOMM_BIND
         );
     } else if !found.iter().any(|f| matches!(f.brick, Some(Ok(_)))) && !g.json {
         errln!(
-            "no EV3 answered on {}: plug the EV3 in by USB, or pair it over Bluetooth and bind it with `rfcomm bind 0 <brick address> 1` (see README); a line-protocol robot is not asked (give its port to --port with --robot line)",
-            super::output::plural(found.len(), "port")
+            "no EV3 answered on {}: plug the EV3 in by USB, or pair it over Bluetooth and bind it with {}; a line-protocol robot is not asked (give its port to --port with --robot line)",
+            super::output::plural(found.len(), "port"),
+            super::connect::RFCOMM_BIND
         );
     }
     if !cfg!(feature = "usb") && !g.quiet {

@@ -293,7 +293,16 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
 fn a_dead_port_is_exit_2() {
     let out = scan_process("/dev/cubot-no-such-port");
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--port /dev/cubot-no-such-port: no such port"));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--port /dev/cubot-no-such-port: no such port"),
+        "{err}"
+    );
+    // The way to make a Bluetooth port is said as the README shows it.
+    let readme =
+        std::fs::read_to_string(env!("CARGO_MANIFEST_DIR").to_string() + "/README.md").unwrap();
+    let bind = "sudo rfcomm bind 0 AA:BB:CC:DD:EE:FF 1";
+    assert!(err.contains(bind) && readme.contains(bind), "{err}");
 }
 
 #[test]
