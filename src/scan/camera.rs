@@ -24,7 +24,7 @@ pub fn list_cameras() -> Result<Vec<CameraInfo>, VisionError> {
     let infos = nokhwa::query(ApiBackend::Auto).map_err(|e| VisionError::Camera {
         index: 0,
         reason: format!("cannot query cameras: {e}"),
-        found: "none".into(),
+        found: None,
     })?;
     Ok(infos
         .iter()
@@ -34,6 +34,26 @@ pub fn list_cameras() -> Result<Vec<CameraInfo>, VisionError> {
             description: i.description().to_string(),
         })
         .collect())
+}
+
+/// Why camera `index` did not open, in words: on Linux its device node is looked at first
+/// (absent: no such camera; not readable: a permission to get), else the backend's reason.
+fn open_failure(index: u32, backend: &str) -> String {
+    let node = std::path::PathBuf::from(format!("/dev/video{index}"));
+    if cfg!(target_os = "linux") {
+        if !node.exists() {
+            return format!("no such camera (there is no {})", node.display());
+        }
+        if std::fs::File::open(&node)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        {
+            return format!(
+                "this user may not open {}: join the `video` group (`sudo adduser $USER video`, then log in again)",
+                node.display()
+            );
+        }
+    }
+    format!("cannot open ({backend})")
 }
 
 fn found_text() -> String {
@@ -62,13 +82,13 @@ impl Capture {
         let mut camera =
             Camera::new(CameraIndex::Index(index), format).map_err(|e| VisionError::Camera {
                 index,
-                reason: format!("cannot open: {e}"),
-                found: found_text(),
+                reason: open_failure(index, &e.to_string()),
+                found: Some(found_text()),
             })?;
         camera.open_stream().map_err(|e| VisionError::Camera {
             index,
             reason: format!("cannot start streaming: {e}"),
-            found: found_text(),
+            found: Some(found_text()),
         })?;
         Ok(Capture { camera, index })
     }
@@ -78,7 +98,7 @@ impl Capture {
         let err = |e: nokhwa::NokhwaError, index| VisionError::Camera {
             index,
             reason: format!("cannot read a frame: {e}"),
-            found: "(camera is open)".into(),
+            found: None,
         };
         for _ in 0..skip {
             self.camera.frame().map_err(|e| err(e, self.index))?;
@@ -92,7 +112,7 @@ impl Capture {
         RgbImage::from_raw(w, h, data).ok_or_else(|| VisionError::Camera {
             index: self.index,
             reason: "frame size does not match its resolution".into(),
-            found: "(camera is open)".into(),
+            found: None,
         })
     }
 }

@@ -99,11 +99,12 @@ pub enum VisionError {
     SizeMismatch { rig: usize, asked: usize },
     #[error("opencv: {0}")]
     OpenCv(String),
-    #[error("camera {index}: {reason}; cameras found: {found}")]
+    #[error("camera {index}: {reason}{}", found.as_ref().map(|f| format!("; cameras found: {f} (`cubot camera list`; without a camera, six photos scan with `--images DIR`)")).unwrap_or_default())]
     Camera {
         index: u32,
         reason: String,
-        found: String,
+        /// The cameras there are, when it did not open (`None`: it was open).
+        found: Option<String>,
     },
     #[error("{0}")]
     Other(String),

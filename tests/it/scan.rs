@@ -332,7 +332,10 @@ fn no_camera_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
     assert!(
-        e.contains("camera 97") && e.contains("cameras found"),
+        e.contains("camera 97: no such camera (there is no /dev/video97)")
+            && e.contains("cameras found")
+            && e.contains("--images DIR")
+            && !e.contains("os error"),
         "{e}"
     );
 }
