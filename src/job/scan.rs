@@ -16,7 +16,7 @@
 
 use crate::color::raw::{RawScan, Scale};
 use crate::color::resolve::{
-    other_size, profile_fits_scale, resolve, ResolveError, ResolveOptions,
+    other_size, profile_fits_scale, reading_words, resolve, ResolveError, ResolveOptions,
 };
 use crate::cube::Size;
 use crate::robot::mindcub3r::model::Orientation;
@@ -270,7 +270,7 @@ pub fn size_seen(raw: &RawScan, top_centre: Option<[f64; 3]>) -> Result<(), RunE
             evidence: match holds {
                 Size::Three => format!(
                     "the top face's centre reads a sticker ({}), where a 2x2x2's four corners meet",
-                    counts(top_centre.unwrap_or_default())
+                    reading_words(top_centre.unwrap_or_default())
                 ),
                 Size::Two => {
                     "all six face centres read dark, as the gaps between a 2x2x2's pieces do"
@@ -280,10 +280,6 @@ pub fn size_seen(raw: &RawScan, top_centre: Option<[f64; 3]>) -> Result<(), RunE
         }),
         None => Ok(()),
     }
-}
-
-fn counts(rgb: [f64; 3]) -> String {
-    format!("{:.0}, {:.0}, {:.0}", rgb[0], rgb[1], rgb[2])
 }
 
 /// Each sticker's readings so far: a new scan's own.

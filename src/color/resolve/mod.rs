@@ -105,8 +105,8 @@ pub use model::Model;
 pub use readings::{combine_reads, lab_of_linear, linear_readings, scan_lab};
 use refine::Evidence;
 pub use sees::{
-    check_sees_a_cube, other_size, sixth_colour_distance, NoCube, DARK_SHARE, GAP_SHARE,
-    MIN_DISTINCT_DE,
+    check_sees_a_cube, other_size, reading_words, sixth_colour_distance, NoCube, DARK_SHARE,
+    GAP_SHARE, MIN_DISTINCT_DE,
 };
 
 use super::profile::Profile;

@@ -80,6 +80,11 @@ pub fn other_size(scan: &RawScan, top_centre: Option<[f64; 3]>) -> Option<Size> 
     }
 }
 
+/// A reading as a message shows it: its three channels in whole counts of its scale.
+pub fn reading_words(rgb: [f64; 3]) -> String {
+    format!("{:.0}, {:.0}, {:.0}", rgb[0], rgb[1], rgb[2])
+}
+
 /// Refuses a scan that is dark or shows fewer than six colours (see the module docs).
 pub fn check_sees_a_cube(scan: &RawScan) -> Result<(), NoCube> {
     let scale_max = scan.effective_scale().max_value();
@@ -94,10 +99,7 @@ pub fn check_sees_a_cube(scan: &RawScan) -> Result<(), NoCube> {
         .unwrap_or([0.0; 3]);
     if brightest.iter().all(|&v| v < DARK_SHARE * scale_max) {
         return Err(NoCube::Dark {
-            brightest: format!(
-                "{:.0}, {:.0}, {:.0}",
-                brightest[0], brightest[1], brightest[2]
-            ),
+            brightest: reading_words(brightest),
             share: DARK_SHARE * 100.0,
             scale: scan.effective_scale().name(),
         });
