@@ -210,6 +210,13 @@ pub fn main() -> ExitCode {
             2
         }),
     };
+    let code = match output::output_failure() {
+        Some(why) if code != 2 => {
+            errln!("error: the output could not be written to standard output ({why}): it is incomplete");
+            2
+        }
+        _ => code,
+    };
     // A live page nobody opened during a short run stays up a while (`--view-linger`).
     view::linger(code);
     ExitCode::from(code)

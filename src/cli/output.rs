@@ -22,12 +22,34 @@ pub fn wire_log() -> Option<fn(&str)> {
     WIRE_LOG.load(Ordering::Relaxed).then_some(log as fn(&str))
 }
 
+/// The first write to stdout that failed other than on a closed pipe (a full disk, a
+/// device that takes nothing): the command then ends with exit 2, saying so.
+static STDOUT_FAILED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 /// Takes the result of a write to stdout: a closed pipe is remembered (see
-/// [`stdout_gone`]), not raised; other write errors are dropped like the line.
+/// [`stdout_gone`]), not raised (`cubot … | head` ends quietly); any other failure is
+/// remembered for [`output_failure`].
 pub fn note_write(r: std::io::Result<()>) {
-    if matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
-        STDOUT_GONE.store(true, Ordering::Relaxed);
+    match r {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_GONE.store(true, Ordering::Relaxed);
+        }
+        Err(e) => {
+            let mut failed = STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner());
+            failed.get_or_insert_with(|| e.to_string());
+        }
     }
+}
+
+/// Why the command's output did not all reach stdout (after flushing what is left), if it
+/// did not: the output is then incomplete, and the command must not say it succeeded.
+pub fn output_failure() -> Option<String> {
+    note_write(std::io::stdout().lock().flush());
+    STDOUT_FAILED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 /// Whether stdout's reader has gone away, so that further output would be lost: a batch

@@ -1224,3 +1224,41 @@ fn ctrl_c_while_solving_says_no_plan_and_stops() {
         "{seen:?}"
     );
 }
+
+/// Output that cannot be written (a full disk: /dev/full) is an operational error, exit 2,
+/// said on stderr; a reader that goes away (`| head`) still ends quietly.
+#[test]
+fn output_that_cannot_be_written_is_exit_2_not_success() {
+    for args in [
+        &["random", "--count", "3", "--seed", "1"][..],
+        &["synth-scan", "--seed", "1"],
+        &["validate", "solved"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = super::support::command(args)
+            .stdout(Stdio::from(full))
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("could not be written to standard output") && e.contains("incomplete"),
+            "{args:?}: {e}"
+        );
+    }
+    let mut child = super::support::command(&["random", "--count", "100000", "--seed", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(first.trim().len(), 54);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

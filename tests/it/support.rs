@@ -23,7 +23,7 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// The built `cubot` binary with `args`, the test cache directory and no colours.
-fn command(args: &[&str]) -> Command {
+pub fn command(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cubot"));
     c.args(args)
         .env("CUBOT_CACHE_DIR", cache_dir())
