@@ -612,6 +612,31 @@ impl Reporter {
             }
         } else if !self.quiet {
             match e {
+                RunEvent::Rereading {
+                    rescan,
+                    stickers,
+                    whole,
+                    size,
+                } => {
+                    let names = crate::cube::Size::from_n(size)
+                        .map(|size| crate::color::resolve::facelet_names(&stickers, size))
+                        .unwrap_or_default();
+                    if whole {
+                        errln!(
+                            "re-scan {rescan}: {}, more than a few worn stickers (a cube that slipped, a tilt that did not roll it?): scanning the whole cube again…",
+                            if stickers.is_empty() {
+                                "no legal cube fits the readings".to_string()
+                            } else {
+                                format!("{} in doubt", plural(stickers.len(), "sticker"))
+                            }
+                        );
+                    } else {
+                        errln!(
+                            "re-scan {rescan}: reading {} in doubt again ({names})…",
+                            plural(stickers.len(), "sticker")
+                        );
+                    }
+                }
                 RunEvent::Scanned {
                     confident,
                     doubtful,

@@ -90,6 +90,15 @@ pub enum RunEvent {
         stickers: Vec<StickerVerdict>,
         classes: Vec<ClassSummary>,
     },
+    /// A scan in doubt read again: `stickers` (facelet indices of the cube as the scan
+    /// began; with `whole`, the doubt that made a whole new scan), the run's `rescan`-th
+    /// re-scan; `size`: stickers along an edge.
+    Rereading {
+        rescan: usize,
+        stickers: Vec<usize>,
+        whole: bool,
+        size: usize,
+    },
     Scanned {
         confident: bool,
         doubtful: Vec<usize>,

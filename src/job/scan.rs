@@ -11,6 +11,13 @@
 //! twice leaves nothing to re-read. At most [`WHOLE_SCANS`] scans are made again, so a cube
 //! that cannot be read ends in bounded time.
 //!
+//! A doubt where the colour profile and the readings alone point at different cubes is
+//! read again once at most, and not at all when it covers more than [`FRAME_DOUBT`]
+//! stickers: readings that are steady disagree with the profile the same way each time (a
+//! profile of another cube, or of another light), and only the user can change that.
+//! Every round of re-reading is told as an event ([`RunEvent::Rereading`]), so a wait of
+//! minutes on a robot is never silent.
+//!
 //! Level: job (uses `color::resolve` and the robot). No printing: progress goes to the
 //! [`RunEvent`] callback.
 
@@ -163,7 +170,10 @@ pub fn scan_and_resolve_previewed(
             }
             Ok(r) => Some((r.doubtful, !r.profile_disagrees)),
             Err(ResolveError::Ambiguous { doubtful, best }) => {
-                if spent || doubtful.is_empty() {
+                // The profile against steady readings: re-reading does not change that.
+                let profile_stands =
+                    best.profile_disagrees && (rereads >= 1 || doubtful.len() > FRAME_DOUBT);
+                if spent || doubtful.is_empty() || profile_stands {
                     return Err(RunError::Ambiguous {
                         doubtful,
                         rescans,
@@ -202,10 +212,22 @@ pub fn scan_and_resolve_previewed(
             Some((d, frame))
                 if !frame || rereads == 0 || d.len() <= FRAME_DOUBT || wholes >= WHOLE_SCANS =>
             {
+                events(RunEvent::Rereading {
+                    rescan: rescans + 1,
+                    stickers: d.clone(),
+                    whole: false,
+                    size: size.n(),
+                });
                 reread(robot, &mut raw, &mut reads, &d, events)?;
                 rereads += 1;
             }
-            _ => {
+            again => {
+                events(RunEvent::Rereading {
+                    rescan: rescans + 1,
+                    stickers: again.map(|(d, _)| d).unwrap_or_default(),
+                    whole: true,
+                    size: size.n(),
+                });
                 (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
                 reads = first_reads(&raw);
                 (rereads, wholes) = (0, wholes + 1);

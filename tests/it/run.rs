@@ -692,3 +692,42 @@ fn a_cube_at_its_target_already_is_said_plainly() {
         stderr(&o)
     );
 }
+
+/// Each round of re-reading is said as it begins (a `rereading` line naming the stickers),
+/// and a doubt that is the colour profile against steady readings (a profile of another
+/// cube: here the standard cube's, on a cube with no white) is not read again for minutes:
+/// it is said at once, with what to do.
+#[test]
+fn rereads_are_told_and_a_profile_of_another_cube_is_said_without_rereading() {
+    let o = run(&[
+        "--sim", "--robot", "line", "--seed", "4", "--faults", "misread",
+    ]);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let rereads: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["type"] == "rereading").collect();
+    assert!(!rereads.is_empty(), "{}", stdout(&o));
+    for (k, r) in rereads.iter().enumerate() {
+        assert_eq!(r["rescan"], k + 1, "{r}");
+        assert_eq!(r["whole"], false, "{r}");
+        assert!(!r["stickers"].as_array().unwrap().is_empty(), "{r}");
+    }
+    let o = run(&[
+        "--sim",
+        "--seed",
+        "2026",
+        "--palette",
+        "no-white",
+        "--profile",
+        "calibration/ev3-standard.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("\"rereading\""), "{}", stdout(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("after 0 re-scans") && e.contains("Run without --profile"),
+        "{e}"
+    );
+}
