@@ -67,10 +67,10 @@ pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
             let f: ProgressFn = Arc::new(move |_label: &str, _done: u64, _total: u64| {
                 if !said.swap(true, Ordering::Relaxed) {
                     errln!(
-                        "building the solver's tables (once: about 20 s and 181 MiB, kept in {})",
+                        "building the solver's tables (once: about 20 s; {})",
                         dir.as_deref()
-                            .map(|d| d.display().to_string())
-                            .unwrap_or_else(|| "memory only".into())
+                            .map(|d| format!("141 MiB on disk, kept in {}", d.display()))
+                            .unwrap_or_else(|| "kept in memory only".into())
                     );
                 }
             });

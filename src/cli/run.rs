@@ -78,8 +78,9 @@ pub struct RunArgs {
     /// Target from a file: a state saved by `cubot save`, or a facelet string.
     #[arg(long, value_name = "FILE")]
     pub target_file: Option<PathBuf>,
-    /// Finish the run a journal records (no re-scan); `latest`: the newest journal whose
-    /// run can be resumed (`cubot journals` lists them).
+    /// Finish the run a journal records, from the cube it left: a few stickers are read
+    /// to tell which state the robot holds (a full scan only when none fits); `latest`: the
+    /// newest journal whose run can be resumed (`cubot journals` lists them).
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
     #[command(flatten)]
@@ -842,10 +843,11 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
             } else {
                 "not confident"
             },
-            if r.rescans > 0 {
-                format!(", {}", plural(r.rescans, "re-scan"))
-            } else {
-                String::new()
+            match (r.rescans, r.resumed) {
+                (0, false) => String::new(),
+                (0, true) => " (the first run's scan)".to_string(),
+                (n, false) => format!(", {}", plural(n, "re-scan")),
+                (n, true) => format!(", {} (the first run's scan)", plural(n, "re-scan")),
             }
         ));
         out.push('\n');
