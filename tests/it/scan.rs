@@ -501,3 +501,52 @@ fn two_scan_sources_are_a_usage_error() {
         assert!(err.contains("Usage:"), "{args:?}: {err}");
     }
 }
+
+/// calibration/README's claim: step 2 run again on the photos the example rig was measured
+/// on gives sticker regions within 30 pixels of it (every corner of every sticker).
+#[test]
+fn the_example_rig_is_what_calibrate_camera_measures_on_its_photos() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rig = tmp.path().join("again.toml");
+    let dir = images("camera-1920x1080/3x3x3-random-01");
+    let out = cubot(&[
+        "calibrate-camera",
+        dir.to_str().unwrap(),
+        "-o",
+        rig.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let corners = |path: &std::path::Path| -> Vec<(String, Vec<[f64; 2]>)> {
+        let v: toml::Value = std::fs::read_to_string(path).unwrap().parse().unwrap();
+        let faces = v["faces"].as_table().unwrap();
+        faces
+            .iter()
+            .map(|(f, t)| {
+                let pts = t["stickers"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|s| s.as_array().unwrap().iter())
+                    .map(|p| {
+                        let p = p.as_array().unwrap();
+                        [p[0].as_float().unwrap(), p[1].as_float().unwrap()]
+                    })
+                    .collect();
+                (f.clone(), pts)
+            })
+            .collect()
+    };
+    let shipped = corners(&root().join("calibration/camera-1920x1080-example.toml"));
+    let again = corners(&rig);
+    assert_eq!(shipped.len(), 6);
+    let mut worst: f64 = 0.0;
+    for ((f, a), (g, b)) in shipped.iter().zip(&again) {
+        assert_eq!(f, g);
+        assert_eq!(a.len(), b.len(), "{f}");
+        for (p, q) in a.iter().zip(b) {
+            worst = worst.max(((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2)).sqrt());
+        }
+    }
+    eprintln!("example rig: worst corner {worst:.1} px from calibrate-camera's");
+    assert!(worst <= 30.0, "{worst:.1} px");
+}
