@@ -249,34 +249,43 @@ fn not_regular(t: &std::fs::FileType) -> Option<&'static str> {
     }
 }
 
-/// Reads `path` as text: a regular file of at most `kind`'s limit.
+/// Reads `path` as text: a regular file of at most `kind`'s limit; `-` is standard input
+/// (a pipe, as `cubot synth-scan | cubot resolve -`), bounded the same way.
 pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> {
     let io = |error| InputFileError::Io {
         path: path.to_path_buf(),
         kind,
         error,
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if let Some(what) = not_regular(&meta.file_type()) {
-        return Err(InputFileError::NotAFile {
-            path: path.to_path_buf(),
-            kind,
-            what,
-        });
-    }
     let too_large = || InputFileError::TooLarge {
         path: path.to_path_buf(),
         kind,
         limit: kind.limit(),
     };
-    if meta.len() > kind.limit() {
-        return Err(too_large());
-    }
-    let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
-    file.take(kind.limit() + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
+    if path == Path::new("-") {
+        std::io::stdin()
+            .lock()
+            .take(kind.limit() + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+    } else {
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if let Some(what) = not_regular(&meta.file_type()) {
+            return Err(InputFileError::NotAFile {
+                path: path.to_path_buf(),
+                kind,
+                what,
+            });
+        }
+        if meta.len() > kind.limit() {
+            return Err(too_large());
+        }
+        let file = std::fs::File::open(path).map_err(io)?;
+        file.take(kind.limit() + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+    }
     if bytes.len() as u64 > kind.limit() {
         return Err(too_large());
     }

@@ -359,7 +359,11 @@ mod imp {
         let mut source = Source::open(a)?;
         let stop = stop_on_ctrlc();
         live.phase("align the camera");
-        live.text("move the camera (or the cube) until every sticker is outlined in solid green, then press Save");
+        const ALIGN: &str = "move the camera (or the cube) until every sticker is outlined in solid green, then press Save";
+        live.text(ALIGN);
+        if !g.quiet {
+            errln!("on the live page: {ALIGN} (Ctrl-C: leave without writing a rig)");
+        }
         // Nothing moves while the camera is aligned: Ctrl-C leaves at once (130); the
         // page's Stop ends the loop as an error.
         let (reading, size) = standing_still(

@@ -27,8 +27,8 @@ use crate::job::RunEvent;
 
 #[derive(clap::Args, Debug)]
 pub struct ResolveArgs {
-    /// A scan file (JSON: size, `facelets`: `[[r,g,b] × 54|24]`, optional scale). The case
-    /// files in samples/realdata/cases work as they are.
+    /// A scan file (JSON: size, `facelets`: `[[r,g,b] × 54|24]`, optional scale), or `-`
+    /// for standard input. The case files in samples/realdata/cases work as they are.
     pub scan: PathBuf,
     /// A colour profile learned by `cubot calibrate` (a prior, not a requirement).
     #[arg(long, value_name = "FILE")]

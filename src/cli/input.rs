@@ -102,6 +102,9 @@ pub fn state_arg(arg: &str) -> Result<States> {
     Ok(States::One(arg.to_string()))
 }
 
+/// The commands that take several states, said where one was wanted.
+const SEVERAL: &str = "`solve`, `validate` and `apply` take several, as @FILE or `-`";
+
 /// Reads one argument that must be a single state (`-`: standard input holding one state;
 /// `@FILE` of one state).
 pub fn single_state(arg: &str) -> Result<String> {
@@ -109,7 +112,7 @@ pub fn single_state(arg: &str) -> Result<String> {
         States::One(s) => Ok(s),
         States::File(_, mut v) if v.len() == 1 => Ok(v.remove(0).1),
         States::File(path, v) => anyhow::bail!(
-            "{path} holds {} states, one a line; here one state is wanted (or pass the states on standard input with `-` where a command takes several)",
+            "{path} holds {} states, one a line; this command takes one ({SEVERAL})",
             v.len()
         ),
         States::Stdin => {
@@ -123,7 +126,7 @@ pub fn single_state(arg: &str) -> Result<String> {
                 1 => Ok(states.remove(0)),
                 0 => anyhow::bail!("standard input ('-') holds no state"),
                 n => anyhow::bail!(
-                    "standard input ('-') holds {n} states, one a line; here one state is wanted"
+                    "standard input ('-') holds {n} states, one a line; this command takes one ({SEVERAL})"
                 ),
             }
         }

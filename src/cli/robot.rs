@@ -268,7 +268,7 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
     let faults: Faults = a.faults.parse()?;
     let size: Size = a.size.into();
     let start = match &a.start {
-        Some(s) => Some(super::cube::parse_state(s, size)?),
+        Some(s) => Some(super::cube::parse_state(s, size).context("--start")?),
         None => None,
     };
     a.brick.check(true, a.robot == RobotKind::Mindcub3r)?;

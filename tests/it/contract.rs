@@ -1262,3 +1262,31 @@ fn output_that_cannot_be_written_is_exit_2_not_success() {
     assert_eq!(first.trim().len(), 54);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// `-` is standard input for a scan (`synth-scan | resolve -`); a flag's bad state names
+/// the flag; one state wanted from a file of several names the commands that take several.
+#[test]
+fn a_scan_from_a_pipe_and_states_said_with_their_flag() {
+    let scan = cubot(&["synth-scan", "--seed", "3"]);
+    assert!(scan.status.success());
+    let o = cubot_stdin(&["resolve", "-"], &stdout(&scan));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim().len(), 54, "{}", stdout(&o));
+    let o = cubot(&["sim", "--pty", "--start", "UUUU"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--start: a facelet string"),
+        "{}",
+        stderr(&o)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("two.txt");
+    std::fs::write(&f, "solved\nsolved\n").unwrap();
+    let o = cubot(&["show", &format!("@{}", f.display())]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("this command takes one (`solve`, `validate` and `apply` take several"),
+        "{}",
+        stderr(&o)
+    );
+}
