@@ -20,12 +20,12 @@ pub enum ParseError {
     Length { found: usize },
     #[error("position {position}: {} cannot be a sticker colour{}", shown(*symbol), if matches!(symbol, '\'' | '(' | ')') { " (a move sequence? `cubot apply solved MOVES` prints the state it makes)" } else { "" })]
     Symbol { position: usize, symbol: char },
-    /// `rarest`: the colours seen least often, beyond six, with the stickers (1-based,
-    /// in the string's order) that show them.
-    #[error("more than six colours: {} ({})", symbols.iter().collect::<String>(), rarest.iter().map(|(c, at)| format!("{} at sticker {}", shown(*c), at.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "))).collect::<Vec<_>>().join("; "))]
+    /// `rarest`: the colours seen least often, beyond six, with the stickers that show them
+    /// (named as [`sticker_name`] names them: face letter, then 1–9 or 1–4 row by row).
+    #[error("more than six colours: {} ({})", symbols.iter().collect::<String>(), rarest.iter().map(|(c, at)| format!("{} at {}", shown(*c), at.join(", "))).collect::<Vec<_>>().join("; "))]
     TooManySymbols {
         symbols: Vec<char>,
-        rarest: Vec<(char, Vec<usize>)>,
+        rarest: Vec<(char, Vec<String>)>,
     },
     #[error("cannot tell which colour belongs to which face: {reason}")]
     Scheme { reason: String },
@@ -185,14 +185,16 @@ pub(crate) fn read_symbols(s: &str) -> Result<Vec<char>, ParseError> {
     }
     if distinct.len() > 6 {
         // The colours beyond six that the fewest stickers show: the likely typos.
-        let at = |c: char| -> Vec<usize> {
+        let size = if out.len() == 24 { Size::Two } else { Size::Three };
+        let at = |c: char| -> Vec<String> {
             out.iter()
                 .enumerate()
                 .filter(|&(_, &x)| x == c)
-                .map(|(i, _)| i + 1)
+                .map(|(i, _)| sticker_name(i, size))
                 .collect()
         };
-        let mut by_count: Vec<(char, Vec<usize>)> = distinct.iter().map(|&c| (c, at(c))).collect();
+        let mut by_count: Vec<(char, Vec<String>)> =
+            distinct.iter().map(|&c| (c, at(c))).collect();
         by_count.sort_by_key(|(_, a)| a.len());
         by_count.truncate(distinct.len() - 6);
         return Err(ParseError::TooManySymbols {
@@ -201,6 +203,13 @@ pub(crate) fn read_symbols(s: &str) -> Result<Vec<char>, ParseError> {
         });
     }
     Ok(out)
+}
+
+/// Sticker `i` (the facelet string's order) as every message names it: its face's letter,
+/// then its place on the face, 1–9 (3x3x3) or 1–4 (2x2x2), row by row as the net shows it.
+pub fn sticker_name(i: usize, size: Size) -> String {
+    let per = size.per_face();
+    format!("{}{}", Face::ALL[(i / per) % 6].letter(), i % per + 1)
 }
 
 /// A symbol as a message shows it: in quotes, or named when quotes would not show it.

@@ -40,7 +40,7 @@ mod validate;
 
 pub use cubie::{CubieCube, PocketCube};
 pub use face::{Axis, Face, Turn};
-pub use facelet::{FaceletCube, ParseError};
+pub use facelet::{sticker_name, FaceletCube, ParseError};
 pub use geometry::Permutation;
 pub use moves::{Move, MoveKind, Slice};
 pub use net::{net_svg, net_text, NetStyle};

@@ -386,7 +386,7 @@ fn a_bad_state_is_said_in_words() {
     let o = cubot(&["validate", &odd]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stdout(&o).contains("more than six colours: URFDLBX (\"X\" at sticker 54)"),
+        stdout(&o).contains("more than six colours: URFDLBX (\"X\" at B9)"),
         "{}",
         stdout(&o)
     );

@@ -305,8 +305,7 @@ pub fn facelet_names(idx: &[usize], size: Size) -> String {
 }
 
 pub fn facelet_name(i: usize, size: Size) -> String {
-    let per = size.per_face();
-    format!("{}{}", Face::ALL[(i / per) % 6].letter(), i % per + 1)
+    crate::cube::sticker_name(i, size)
 }
 
 /// Resolves a scan to the most likely legal cube.
