@@ -455,10 +455,17 @@ pub fn plain_types(msg: &str) -> String {
         .and_then(|rest| rest.split_once('"'))
         .is_some_and(|(inner, _)| inner.trim().parse::<f64>().is_ok());
     if quoted && said.contains("number") && !said.contains("without quotes") {
-        format!("{said} (a number is written without quotes)")
-    } else {
-        said
+        return format!("{said} (a number is written without quotes)");
     }
+    // `hold = abc` where a number goes: said as such, not as types.
+    if let Some((value, wanted)) = said
+        .strip_prefix("invalid type: string \"")
+        .and_then(|rest| rest.split_once("\", expected "))
+        .filter(|(value, wanted)| wanted.contains("number") && value.trim().parse::<f64>().is_err())
+    {
+        return format!("\"{value}\" is not a number ({wanted} is wanted here)");
+    }
+    said
 }
 
 #[cfg(test)]
@@ -471,8 +478,9 @@ mod toml_tests {
             "invalid type: string \"100\", expected a whole number (a number is written without quotes)"
         );
         assert_eq!(super::plain_types(&said), said);
-        assert!(
-            !super::plain_types("invalid type: string \"abc\", expected i32").contains("quotes")
+        assert_eq!(
+            super::plain_types("invalid type: string \"abc\", expected i32"),
+            "\"abc\" is not a number (a whole number is wanted here)"
         );
     }
 

@@ -63,7 +63,7 @@ pub enum ProfileError {
         path: String,
         source: std::io::Error,
     },
-    #[error("profile {path} is not valid TOML for a profile: {message}")]
+    #[error("profile {path} is not a colour profile as `cubot calibrate` writes one: {message}")]
     Toml { path: String, message: String },
     #[error("profile version {found} is not supported (this build reads version {expected})")]
     Version { found: u32, expected: u32 },

@@ -185,7 +185,11 @@ pub(crate) fn read_symbols(s: &str) -> Result<Vec<char>, ParseError> {
     }
     if distinct.len() > 6 {
         // The colours beyond six that the fewest stickers show: the likely typos.
-        let size = if out.len() == 24 { Size::Two } else { Size::Three };
+        let size = if out.len() == 24 {
+            Size::Two
+        } else {
+            Size::Three
+        };
         let at = |c: char| -> Vec<String> {
             out.iter()
                 .enumerate()
@@ -193,8 +197,7 @@ pub(crate) fn read_symbols(s: &str) -> Result<Vec<char>, ParseError> {
                 .map(|(i, _)| sticker_name(i, size))
                 .collect()
         };
-        let mut by_count: Vec<(char, Vec<String>)> =
-            distinct.iter().map(|&c| (c, at(c))).collect();
+        let mut by_count: Vec<(char, Vec<String>)> = distinct.iter().map(|&c| (c, at(c))).collect();
         by_count.sort_by_key(|(_, a)| a.len());
         by_count.truncate(distinct.len() - 6);
         return Err(ParseError::TooManySymbols {
