@@ -70,12 +70,7 @@ pub fn named(g: &Global, p: &Path) -> PathBuf {
 
 /// `2026-11-27 09:50 UTC`.
 fn when(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    time::OffsetDateTime::from_unix_timestamp(secs)
-        .ok()
+    date_time(t)
         .and_then(|d| {
             d.format(time::macros::format_description!(
                 "[year]-[month]-[day] [hour]:[minute] UTC"
@@ -83,6 +78,22 @@ fn when(t: SystemTime) -> String {
             .ok()
         })
         .unwrap_or_else(|| "?".into())
+}
+
+/// A file's time as `--json` gives it: RFC 3339, UTC, to the second.
+fn when_json(t: SystemTime) -> Option<String> {
+    date_time(t).and_then(|d| {
+        d.format(&time::format_description::well_known::Rfc3339)
+            .ok()
+    })
+}
+
+fn date_time(t: SystemTime) -> Option<time::OffsetDateTime> {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    time::OffsetDateTime::from_unix_timestamp(secs).ok()
 }
 
 /// What a journal's run was: robot, size and the robot actions it confirmed of its plan
@@ -173,11 +184,18 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
             dir.display()
         );
     }
+    // Columns as wide as their widest entry.
+    let widths = entries.iter().fold((0, 0), |(s, w), e| {
+        (
+            s.max(e.state().words().chars().count()),
+            w.max(what(e).chars().count()),
+        )
+    });
     for e in &entries {
         let state = e.state();
         if g.json {
             let mut line = json!({
-                "type": "journal", "path": e.path, "modified": when(e.modified),
+                "type": "journal", "path": e.path, "modified": when_json(e.modified),
                 "state": state, "resumable": state.resumable(),
             });
             if let Ok(r) = &e.record {
@@ -190,11 +208,13 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
             json_line(&line);
         } else {
             outln!(
-                "{}  {:<34}  {:<30}  {}",
+                "{}  {:<sw$}  {:<ww$}  {}",
                 when(e.modified),
                 state.words(),
                 what(e),
-                e.path.display()
+                e.path.display(),
+                sw = widths.0,
+                ww = widths.1,
             );
         }
     }

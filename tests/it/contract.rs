@@ -1042,6 +1042,18 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].contains("stopped: resume it"), "{lines:?}");
     assert!(lines[1].contains("reached the target"), "{lines:?}");
+    // Columns line up: the paths start at one place.
+    let at: Vec<Option<usize>> = lines.iter().map(|l| l.find(c)).collect();
+    assert!(at[0].is_some() && at[0] == at[1], "{lines:?}");
+    // --json gives the time as RFC 3339.
+    let o = cubot(&["--cache-dir", c, "journals", "--json"]);
+    let first: serde_json::Value =
+        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let modified = first["modified"].as_str().unwrap();
+    assert!(
+        modified.len() == 20 && modified.as_bytes()[10] == b'T' && modified.ends_with('Z'),
+        "{modified}"
+    );
     let o = cubot(&[
         "--cache-dir",
         c,
