@@ -222,6 +222,10 @@ pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
                 b.name, b.firmware, b.battery_volts
             )),
             Some(Err(why)) => Some(format!("no brick answered: {why}")),
+            None if a.no_ask => Some("not asked (--no-ask)".to_string()),
+            None if f.kind != "USB" => Some(
+                "not asked (neither Bluetooth nor an EV3's name): `--port PATH` tries it".to_string(),
+            ),
             None => None,
         };
         if g.json {

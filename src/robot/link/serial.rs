@@ -140,8 +140,9 @@ pub fn list_ports() -> Result<Vec<(String, String)>, LinkError> {
                     u.product.unwrap_or_default()
                 ),
                 serialport::SerialPortType::BluetoothPort => "Bluetooth".into(),
-                serialport::SerialPortType::PciPort => "PCI".into(),
-                serialport::SerialPortType::Unknown => "unknown".into(),
+                serialport::SerialPortType::PciPort => "PCI serial".into(),
+                // A built-in UART or one the system does not describe.
+                serialport::SerialPortType::Unknown => "serial".into(),
             };
             (p.port_name, what)
         })
