@@ -224,7 +224,8 @@ pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
             Some(Err(why)) => Some(format!("no brick answered: {why}")),
             None if a.no_ask => Some("not asked (--no-ask)".to_string()),
             None if f.kind != "USB" => Some(
-                "not asked (neither Bluetooth nor an EV3's name): `--port PATH` tries it".to_string(),
+                "not asked (neither Bluetooth nor an EV3's name): `--port PATH` tries it"
+                    .to_string(),
             ),
             None => None,
         };

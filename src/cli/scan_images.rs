@@ -348,6 +348,13 @@ mod imp {
             }
             Err(ResolveError::Ambiguous { doubtful, best }) => {
                 print_ambiguous(g, &doubtful, &best);
+                if doubtful.len() > crate::job::FRAME_DOUBT {
+                    wide_doubt_note(
+                        g,
+                        size,
+                        "this many stickers in doubt is rarely wear or light",
+                    );
+                }
                 Ok(Outcome {
                     exit: Exit::No,
                     letters: Some(best.cube.to_letters().chars().collect()),
@@ -355,12 +362,25 @@ mod imp {
             }
             Err(ResolveError::NoLegalCube { expanded, suspects }) => {
                 print_no_legal_cube(g, expanded, &suspects, size);
+                wide_doubt_note(g, size, "no legal cube fits these readings");
                 Ok(Outcome {
                     exit: Exit::No,
                     letters: None,
                 })
             }
             Err(e) => Err(anyhow::Error::from(e).context("cannot resolve the scanned colours")),
+        }
+    }
+
+    /// A doubt over more stickers than worn or badly lit ones make: photos whose stickers
+    /// were not where they were read (another cube size, a rig of another camera or
+    /// distance) look like this; said with the way to look.
+    fn wide_doubt_note(g: &Global, size: crate::cube::Size, what: &str) {
+        if !g.quiet && !g.json {
+            let n = size.n();
+            errln!(
+                "note: {what}: are the photos of a {n}x{n}x{n} cube (--size) and does the rig fit this camera and distance (--rig)? `--annotate DIR` draws where each sticker was read"
+            );
         }
     }
 }

@@ -63,7 +63,7 @@ pub use report::{RunEvent, RunReport};
 pub use resume::resume;
 pub use robot::{Answer, Planning, Progress, RobotPlan, RunRobot};
 pub use run::{run, save};
-pub use scan::{scan_and_resolve, Scanned};
+pub use scan::{scan_and_resolve, Scanned, FRAME_DOUBT};
 pub use solve::Tools;
 pub use target::{
     check_spec, parse_saved, read_saved, target_cube, SavedState, TargetError, TargetSpec,

@@ -550,3 +550,37 @@ fn the_example_rig_is_what_calibrate_camera_measures_on_its_photos() {
     eprintln!("example rig: worst corner {worst:.1} px from calibrate-camera's");
     assert!(worst <= 30.0, "{worst:.1} px");
 }
+
+/// Photos that do not fit the flags (a 3x3x3 scanned with --size 2; a 1080p rig on 320x240
+/// photos) are not left at "re-scan them": a note asks about --size and --rig and names
+/// --annotate.
+#[test]
+fn photos_that_do_not_fit_the_flags_are_said_to() {
+    for args in [
+        vec![
+            "scan",
+            "--images",
+            "samples/images/camera-1920x1080/3x3x3-random-01",
+            "--size",
+            "2",
+        ],
+        vec![
+            "scan",
+            "--images",
+            "samples/images/lego-webcam-320x240/3x3x3-random-01",
+            "--rig",
+            "calibration/camera-1920x1080-example.toml",
+        ],
+    ] {
+        let o = super::support::command(&args)
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("(--size)") && e.contains("(--rig)") && e.contains("--annotate DIR"),
+            "{args:?}: {e}"
+        );
+    }
+}
