@@ -449,23 +449,23 @@ pub fn plain_types(msg: &str) -> String {
     ]
     .iter()
     .fold(msg.to_string(), |m, (a, b)| m.replace(a, b));
-    // `hold = "100"`: a number in quotes is a string to TOML.
-    let quoted = said
-        .strip_prefix("invalid type: string \"")
-        .and_then(|rest| rest.split_once('"'))
-        .is_some_and(|(inner, _)| inner.trim().parse::<f64>().is_ok());
-    if quoted && said.contains("number") && !said.contains("without quotes") {
-        return format!("{said} (a number is written without quotes)");
-    }
-    // `hold = abc` where a number goes: said as such, not as types.
-    if let Some((value, wanted)) = said
+    // A string where a number goes.
+    let Some((value, wanted)) = said
         .strip_prefix("invalid type: string \"")
         .and_then(|rest| rest.split_once("\", expected "))
-        .filter(|(value, wanted)| wanted.contains("number") && value.trim().parse::<f64>().is_err())
-    {
-        return format!("\"{value}\" is not a number ({wanted} is wanted here)");
+        .filter(|(_, wanted)| wanted.contains("number"))
+    else {
+        return said;
+    };
+    if value.trim().parse::<f64>().is_err() {
+        // `hold = abc`: said as such, not as types.
+        format!("\"{value}\" is not a number ({wanted} is wanted here)")
+    } else if said.contains("without quotes") {
+        said
+    } else {
+        // `hold = "100"`: a number in quotes is a string to TOML.
+        format!("{said} (a number is written without quotes)")
     }
-    said
 }
 
 #[cfg(test)]

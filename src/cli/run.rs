@@ -570,13 +570,6 @@ impl Reporter {
                 ..
             } => {
                 self.turning = true;
-                if self.json {
-                    // Each action as the robot confirms it: a program that follows the
-                    // run sees it move, not only its plan and its end.
-                    if let Ok(v) = serde_json::to_value(&e) {
-                        super::output::json_line(&v);
-                    }
-                }
                 if let Some(b) = &self.exec_bar {
                     super::output::bar_shown(b);
                     b.set_length(*total as u64);
@@ -597,7 +590,11 @@ impl Reporter {
                     }
                 }
                 self.said_executing = true;
-                return;
+                // With --json each action goes on as its line below: a program that
+                // follows the run sees it move, not only its plan and its end.
+                if !self.json {
+                    return;
+                }
             }
             RunEvent::Scanned { .. } => {
                 self.scans += 1;

@@ -207,27 +207,23 @@ pub fn scan_and_resolve_previewed(
                 None
             }
         };
-        match again {
-            // A doubt a re-read left wide: the frame is lost.
-            Some((d, frame))
-                if !frame || rereads == 0 || d.len() <= FRAME_DOUBT || wholes >= WHOLE_SCANS =>
-            {
-                events(RunEvent::Rereading {
-                    rescan: rescans + 1,
-                    stickers: d.clone(),
-                    whole: false,
-                    size: size.n(),
-                });
-                reread(robot, &mut raw, &mut reads, &d, events)?;
+        // A whole new scan when nothing names a sticker, or when a doubt a re-read left
+        // wide says the frame is lost.
+        let whole = !matches!(&again, Some((d, frame))
+            if !frame || rereads == 0 || d.len() <= FRAME_DOUBT || wholes >= WHOLE_SCANS);
+        let stickers = again.map(|(d, _)| d).unwrap_or_default();
+        events(RunEvent::Rereading {
+            rescan: rescans + 1,
+            stickers: stickers.clone(),
+            whole,
+            size: size.n(),
+        });
+        match whole {
+            false => {
+                reread(robot, &mut raw, &mut reads, &stickers, events)?;
                 rereads += 1;
             }
-            again => {
-                events(RunEvent::Rereading {
-                    rescan: rescans + 1,
-                    stickers: again.map(|(d, _)| d).unwrap_or_default(),
-                    whole: true,
-                    size: size.n(),
-                });
+            true => {
                 (raw, orientation) = whole_scan(robot, size, scale, events, preview)?;
                 reads = first_reads(&raw);
                 (rereads, wholes) = (0, wholes + 1);

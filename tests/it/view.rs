@@ -365,6 +365,20 @@ fn a_stall_stops_the_run_and_the_page_shows_where_the_cube_is_and_the_resume_com
     );
 }
 
+/// A simulated run slow enough to be stopped part way, as the Stop button tests stop it.
+const STOPPABLE_RUN: &[&str] = &[
+    "run",
+    "--sim",
+    "--seed",
+    "11",
+    "--speed",
+    "5",
+    "--search-ms",
+    "0",
+    "--solutions",
+    "3",
+];
+
 #[test]
 fn the_stop_button_does_what_ctrl_c_does() {
     let Some(mut b) = Browser::launch("stop button") else {
@@ -372,20 +386,7 @@ fn the_stop_button_does_what_ctrl_c_does() {
     };
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j.jsonl");
-    let v = start(&[
-        "run",
-        "--sim",
-        "--seed",
-        "11",
-        "--speed",
-        "5",
-        "--search-ms",
-        "0",
-        "--solutions",
-        "3",
-        "--journal",
-        j.to_str().unwrap(),
-    ]);
+    let v = start(&[STOPPABLE_RUN, &["--journal", j.to_str().unwrap()]].concat());
     b.navigate(&v.url);
     b.wait_for("+document.querySelector('#runbar').dataset.done >= 3", WAIT);
     let t0 = Instant::now();
@@ -557,18 +558,7 @@ fn every_request_needs_the_token_streams_are_bounded_and_100_connections_leave_t
 /// told they did).
 #[test]
 fn a_stop_from_the_page_is_said_to_be_the_pages() {
-    let v = start(&[
-        "run",
-        "--sim",
-        "--seed",
-        "11",
-        "--speed",
-        "5",
-        "--search-ms",
-        "0",
-        "--solutions",
-        "3",
-    ]);
+    let v = start(STOPPABLE_RUN);
     let (addr, prefix) = v.parts();
     let t0 = Instant::now();
     loop {
