@@ -51,8 +51,9 @@ pub struct ResolveArgs {
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
     /// A scan of a solved cube (JSON). Leave it out to scan a solved cube on the robot
-    /// instead, with --port (or the one EV3 on USB) or --sim.
-    #[arg(conflicts_with_all = ["port", "sim"])]
+    /// instead, with --port (or the one EV3 on USB) or --sim. The flags of a robot's scan
+    /// (the simulator's --palette, --seed, ...) are refused with it, as they would do nothing.
+    #[arg(conflicts_with_all = ["port", "sim", "robot", "scanner", "robot_config", "faults", "seed", "speed", "palette", "baud"])]
     pub scan: Option<PathBuf>,
     /// Where to write the colour profile (TOML).
     #[arg(short, long, value_name = "FILE")]

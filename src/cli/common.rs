@@ -78,10 +78,12 @@ pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
         }
         None => None,
     };
-    let solver = Solver::new(&TableOptions {
-        cache_dir: g.cache_dir.clone(),
-        progress,
-        rebuild,
+    let solver = super::connect::tables_loading(|| {
+        Solver::new(&TableOptions {
+            cache_dir: g.cache_dir.clone(),
+            progress,
+            rebuild,
+        })
     })
     .context("cannot load the solver tables")?;
     if let Some(b) = bar {

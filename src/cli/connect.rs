@@ -99,6 +99,16 @@ pub fn robot_config(path: Option<&Path>) -> Result<Config> {
 /// Ctrl-C exits at once (130) without waiting for that (every motion is bounded on the
 /// robot, and the journal already names what was in flight).
 pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
+    STOPPABLE.store(true, Ordering::SeqCst);
+    ctrlc_handler()
+}
+
+/// Set by [`stop_on_ctrlc`]: the command has something for Ctrl-C to stop (a robot, a
+/// page); in any other (a solve) Ctrl-C exits at once, as without a handler.
+static STOPPABLE: AtomicBool = AtomicBool::new(false);
+
+/// Installs the one Ctrl-C handler (once) and gives its stop flag.
+fn ctrlc_handler() -> Arc<AtomicBool> {
     static STOP: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     STOP.get_or_init(|| {
         let stop = Arc::new(AtomicBool::new(false));
@@ -112,6 +122,10 @@ pub fn stop_on_ctrlc() -> Arc<AtomicBool> {
                 }
                 super::output::clear_bar();
                 std::process::exit(code);
+            }
+            if !STOPPABLE.load(Ordering::SeqCst) {
+                super::output::clear_bar();
+                std::process::exit(130);
             }
             if s.swap(true, Ordering::SeqCst) {
                 // One account of the end: the command's own, if it is said already (or
@@ -213,17 +227,35 @@ pub fn standing_still<T>(note: &'static str, work: impl FnOnce() -> T) -> T {
 }
 
 /// While `work` runs Ctrl-C exits at once with `code`, saying `note` (nothing when empty),
-/// once [`stop_on_ctrlc`] has installed the handler.
+/// once [`stop_on_ctrlc`] has installed the handler; then as before.
 pub fn quitting_at_once<T>(note: &'static str, code: i32, work: impl FnOnce() -> T) -> T {
     let set = |v| {
-        if let Ok(mut q) = QUIT_AT_ONCE.lock() {
-            *q = v;
-        }
+        QUIT_AT_ONCE
+            .lock()
+            .map(|mut q| std::mem::replace(&mut *q, v))
+            .ok()
+            .flatten()
     };
-    set(Some((note, code)));
+    let before = set(Some((note, code)));
     let out = work();
-    set(None);
+    set(before);
     out
+}
+
+/// While the solver's tables load (or are built, the first time), Ctrl-C exits at once
+/// (130) saying so, unless the command has said already what such an exit means (a run:
+/// nothing turned). A table is written whole or not at all, so none is left half-built.
+pub fn tables_loading<T>(work: impl FnOnce() -> T) -> T {
+    ctrlc_handler();
+    let said = QUIT_AT_ONCE.lock().map(|q| q.is_some()).unwrap_or(false);
+    if said {
+        return work();
+    }
+    quitting_at_once(
+        "stopped (Ctrl-C) while the solver's tables loaded; a table not finished is not kept (the next solve builds it again)",
+        130,
+        work,
+    )
 }
 
 /// Loads the solver with Ctrl-C exiting at once meanwhile (see [`standing_still`]).

@@ -233,6 +233,68 @@ fn run_options(
         journal,
         stop: stop.clone(),
         page_stop: Some(super::connect::page_stop()),
+        connection: sim_connection(&a.connect),
+    }
+}
+
+/// What a journal keeps of a simulated run's set-up (the simulated cube's seed and
+/// palette), so that a `--sim` resume simulates the same cube.
+fn sim_connection(c: &ConnectArgs) -> serde_json::Value {
+    if !c.sim {
+        return serde_json::Value::Null;
+    }
+    serde_json::json!({"simulator": {"seed": c.seed, "palette": palette_name(c.palette)}})
+}
+
+/// The palette's name as `--palette` takes it.
+fn palette_name(p: super::args::PaletteArg) -> String {
+    use clap::ValueEnum;
+    p.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// A `--sim` resume simulates the journal's cube: its seed and palette unless given (and
+/// said), a given one that differs is warned of.
+fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Global) {
+    use clap::ValueEnum;
+    let Some(sim) = start.connection.get("simulator").filter(|_| c.sim) else {
+        return;
+    };
+    let mut taken = Vec::new();
+    let mut differ = Vec::new();
+    if let Some(seed) = sim.get("seed").and_then(serde_json::Value::as_u64) {
+        if !super::given("seed") {
+            c.seed = seed;
+            taken.push(format!("--seed {seed}"));
+        } else if c.seed != seed {
+            differ.push(format!("--seed {} (the journal's run: {seed})", c.seed));
+        }
+    }
+    let palette = sim
+        .get("palette")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|p| super::args::PaletteArg::from_str(p, true).ok());
+    if let Some(p) = palette {
+        if !super::given("palette") {
+            c.palette = p;
+            taken.push(format!("--palette {}", palette_name(p)));
+        } else if c.palette != p {
+            differ.push(format!(
+                "--palette {} (the journal's run: {})",
+                palette_name(c.palette),
+                palette_name(p)
+            ));
+        }
+    }
+    if !differ.is_empty() {
+        errln!(
+            "note: the simulator differs from the journal's run: {}; its colours may not match the first scan's",
+            differ.join(", ")
+        );
+    }
+    if !taken.is_empty() && !g.quiet {
+        errln!("simulator: {}, as in the journal's run", taken.join(" "));
     }
 }
 
@@ -293,6 +355,19 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
     let target = target_spec(a)?;
     if let Some(t) = &target {
         if let Err(e) = job::check_spec(t, size) {
+            // A readable target that is not a legal cube is a well-formed "no" (exit 1),
+            // as `solve --target` answers it; anything else about it is bad input.
+            if let job::TargetError::Invalid(invalid) = &e {
+                if !invalid.is_unreadable() {
+                    let state = match t {
+                        job::TargetSpec::State(s) => s.as_str(),
+                        job::TargetSpec::Saved(saved) => saved.state.as_str(),
+                    };
+                    super::solve::print_invalid(g, state, "target", invalid);
+                    errln!("nothing turned: the target is not a cube that can be reached");
+                    return Ok(Exit::No);
+                }
+            }
             let unreadable = matches!(e, job::TargetError::Unreadable { .. });
             let hint = a
                 .target
@@ -369,6 +444,7 @@ fn resume(
         _ => SizeArg::Three,
     };
     connect_args.robot = job::RobotKind::from_journal(&rec.start.robot).into();
+    sim_from_journal(&mut connect_args, &rec.start, g);
     // A simulator started here starts from the journal's last confirmed cube (one started
     // on its own, behind --port, keeps whatever cube it has).
     let sim_start = connect_args.sim.then(|| rec.state.clone());
@@ -919,10 +995,7 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
         w.push("--sim".into());
         w.push(format!("--seed {}", connect.seed));
         if connect.palette != super::args::PaletteArg::Standard {
-            use clap::ValueEnum;
-            if let Some(v) = connect.palette.to_possible_value() {
-                w.push(format!("--palette {}", v.get_name()));
-            }
+            w.push(format!("--palette {}", palette_name(connect.palette)));
         }
         w.push(format!("--speed {}", connect.speed));
     } else if let Some(p) = &connect.port {

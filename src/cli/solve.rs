@@ -79,7 +79,7 @@ pub enum TablesWhat {
     Path,
 }
 
-fn print_invalid(g: &Global, state: &str, what: &str, e: &InvalidCube) {
+pub(super) fn print_invalid(g: &Global, state: &str, what: &str, e: &InvalidCube) {
     if g.json {
         let problems = super::cube::problems_json(e);
         json_line(&json!({"type": "invalid", "state": state, "which": what, "problems": problems}));

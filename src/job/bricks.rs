@@ -180,6 +180,7 @@ pub fn run_on(brick: BrickKind, job: &Job, tools: &Tools) -> Result<BrickRun, Br
         journal: job.journal.clone(),
         stop,
         page_stop: None,
+        connection: serde_json::Value::Null,
     };
     let mut decisions = Vec::new();
     let outcome = match super::connect(&o) {

@@ -467,6 +467,7 @@ impl Execution {
                     colors: start.first_colors.clone(),
                     raw_colors: start.raw_colors.clone(),
                     raw_scale: start.raw_scale.clone(),
+                    connection: opts.connection.clone(),
                 },
             )?,
             JournalMode::Append { record, resume } => {

@@ -171,6 +171,10 @@ pub struct JournalStart {
     /// The scale of `raw_colors` (`ev3-raw`, `rgb8`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_scale: Option<String>,
+    /// How the run was connected, as the front end describes it (free-form, e.g. a
+    /// simulator's seed and palette), so that a resume can connect alike.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub connection: serde_json::Value,
 }
 
 /// A new plan (the first plan is in the start line): a resume's, or a later round's.
@@ -221,7 +225,7 @@ pub struct JournalResume {
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 enum Line {
-    Start(JournalStart),
+    Start(Box<JournalStart>),
     Sent {
         n: usize,
         actions: Vec<Action>,
@@ -309,7 +313,7 @@ impl Journal {
             steps: 0,
             symbols,
         };
-        j.write(&Line::Start(start.clone()))?;
+        j.write(&Line::Start(Box::new(start.clone())))?;
         Ok(j)
     }
 
@@ -498,7 +502,7 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                     orientation,
                     plan_len: start.plan.len(),
                     plan_done: 0,
-                    start,
+                    start: *start,
                     symbols,
                     steps: 0,
                     state,
@@ -629,6 +633,7 @@ mod tests {
             colors: vec![('U', [90.0, 0.0, 1.0])],
             raw_colors: Vec::new(),
             raw_scale: None,
+            connection: serde_json::Value::Null,
         };
         let mut j = Journal::create(&path, &start).unwrap();
         let mut after = robot.clone();
@@ -704,6 +709,7 @@ mod tests {
             colors: Vec::new(),
             raw_colors: Vec::new(),
             raw_scale: None,
+            connection: serde_json::Value::Null,
         };
         let mut j = Journal::create(&path, &start).unwrap();
         j.intent(&start.plan).unwrap();
@@ -792,6 +798,7 @@ mod tests {
             colors: Vec::new(),
             raw_colors: Vec::new(),
             raw_scale: None,
+            connection: serde_json::Value::Null,
         };
         let mut j = Journal::create(&path, &start).unwrap();
         j.intent(&start.plan).unwrap();

@@ -36,6 +36,9 @@ pub struct RunOptions {
     /// Set with `stop` by the live page's Stop button (and only by it): a stop is then
     /// said to be the page's rather than Ctrl-C's.
     pub page_stop: Option<Arc<AtomicBool>>,
+    /// How the robot was connected, kept in the journal's start line (free-form; `Null`
+    /// keeps nothing).
+    pub connection: serde_json::Value,
 }
 
 impl RunOptions {

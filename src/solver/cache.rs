@@ -76,6 +76,32 @@ pub(crate) fn save(path: &Path, name: &str, table: &Nibbles) -> Result<(), Solve
     std::fs::rename(&tmp, path).map_err(io)
 }
 
+/// Removes what a process stopped while writing `path` left: its temporary files
+/// (`NAME.tmpPID`, see [`save`]) whose process has gone. Where the system cannot say which
+/// processes live (no `/proc`), nothing is removed.
+pub(crate) fn sweep_stale(path: &Path) {
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
+        return;
+    };
+    let proc_root = Path::new("/proc");
+    if !proc_root.join("self").exists() {
+        return;
+    }
+    let prefix = format!("{}.tmp", stem.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !proc_root.join(pid).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Why a cached file was not used.
 #[derive(Debug)]
 pub(crate) enum LoadFailure {
@@ -182,5 +208,22 @@ mod tests {
         }
         std::fs::write(&p, &bytes[..100]).expect("write");
         assert!(matches!(load(&p, "test", 1600), Err(LoadFailure::Bad(_))));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_dead_writers_temporary_file_is_swept_a_live_ones_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = table_path(dir.path(), "test");
+        let live = p.with_extension(format!("tmp{}", std::process::id()));
+        // Above any pid the kernel hands out (pid_max is at most 2^22).
+        let dead = p.with_extension(format!("tmp{}", 1u32 << 23));
+        let other = dir.path().join("other.tmp1");
+        for f in [&live, &dead, &other] {
+            std::fs::write(f, b"half").expect("write");
+        }
+        sweep_stale(&p);
+        assert!(live.exists() && other.exists());
+        assert!(!dead.exists());
     }
 }

@@ -263,6 +263,7 @@ impl Solver {
                         None => build_prun(&small, kind, &quiet),
                     };
                     if let Some(p) = &path {
+                        cache::sweep_stale(p);
                         if let Err(e) = cache::save(p, kind.name(), &t) {
                             notes.push(format!("cannot cache the {}: {e}", kind.label()));
                         }

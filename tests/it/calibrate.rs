@@ -108,6 +108,15 @@ fn calibrate_refuses_scans_that_cannot_be_of_a_solved_cube() {
         "{}",
         stderr(&o)
     );
+    // A robot's flags with a scan file would do nothing: refused, naming both.
+    let o = cubot(&["calibrate", &zero, "-o", &out, "--palette", "no-white"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cannot be used with") && stderr(&o).contains("--palette"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!std::path::Path::new(&out).exists());
     // A real solved scan (EV3) with two stickers of different colours swapped.
     let real = root().join("samples/realdata/cases/ms-solved-2024-06-05_23-36-17.json");
     let mut case: serde_json::Value =

@@ -210,7 +210,6 @@ fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_move
     let bad_file = bad_file.to_str().expect("utf-8");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--sim", "--target", "garbage"], "bad target"),
-        (vec!["run", "--sim", "--target", twisted], "bad target"),
         (
             vec!["run", "--sim", "--size", "2", "--target", twisted],
             "a 3x3x3 target for a 2x2x2",
@@ -242,6 +241,16 @@ fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_move
     for (args, needle) in &cases {
         refused_before_scanning(args, needle);
     }
+    // A readable target that is no legal cube is a well-formed "no" (exit 1) for `run` as
+    // for `solve --target`, said the same way, before anything turns.
+    let o = cubot(&["run", "--sim", "--target", twisted, "-q", "--speed", "5000"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("invalid target: "), "{}", stdout(&o));
+    assert!(stderr(&o).contains("nothing turned"), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("scanned"), "{}", stdout(&o));
+    let s = cubot(&["solve", "solved", "--target", twisted]);
+    assert_eq!(s.status.code(), Some(1), "{}", stderr(&s));
+    assert_eq!(stdout(&s), stdout(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
 

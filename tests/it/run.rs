@@ -234,6 +234,62 @@ fn line_robot_runs_and_resumes() {
 }
 
 #[test]
+fn a_sim_resume_simulates_the_journals_cube_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("pink.jsonl");
+    let j = j.to_str().unwrap();
+    let o = run(&[
+        "--sim",
+        "--robot",
+        "line",
+        "--seed",
+        "43",
+        "--palette",
+        "no-white",
+        "--faults",
+        "stall@6",
+        "--journal",
+        j,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let start: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(j).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(
+        start["connection"]["simulator"],
+        serde_json::json!({"seed": 43, "palette": "no-white"}),
+        "{start}"
+    );
+    // A given palette that differs is warned of (and the run still goes on with it).
+    let resume = |extra: &[&str]| {
+        let args = [
+            "run",
+            "--resume",
+            j,
+            "--sim",
+            "--speed",
+            "5000",
+            "--search-ms",
+            "300",
+        ];
+        cubot(&[&args[..], extra].concat())
+    };
+    let o = resume(&["--palette", "faded", "--journal", &format!("{j}.copy")]);
+    assert!(
+        stderr(&o).contains("note: the simulator differs from the journal's run: --palette faded (the journal's run: no-white)"),
+        "{}",
+        stderr(&o)
+    );
+    // Left out, the journal's seed and palette are taken, and said.
+    let o = resume(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("simulator: --seed 43 --palette no-white, as in the journal's run"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn run_sim_two_by_two() {
     let o = run(&["--sim", "--size", "2", "--seed", "51"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -565,3 +565,47 @@ fn a_host_killed_at_any_moment_leaves_the_bricks_motors_stopped() {
         assert!(idle, "killed after {wait_ms} ms: a motor still drives");
     }
 }
+
+#[test]
+fn ctrl_c_while_the_tables_are_built_says_so_and_keeps_no_half_table() {
+    // An empty cache: `solve` builds its tables (seconds); Ctrl-C meanwhile says what it
+    // stopped, exits 130, and leaves no table file (each is written whole or not at all).
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["--cache-dir", cache, "solve"])
+        .arg("DLUBUULRRBBRDRRLLDUDDUFFUBBRDDRDDUUFFLFRLFBFFBFRBBULLL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The note that the tables are being built comes first: then the build is under way.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.contains("building the solver's tables"), "{first}");
+    std::thread::sleep(Duration::from_millis(300));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains(
+            "stopped (Ctrl-C) while the solver's tables loaded; a table not finished is not kept"
+        ),
+        "{rest}"
+    );
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        files.iter().all(|f| f.to_string_lossy().ends_with(".tbl")),
+        "{files:?}"
+    );
+}

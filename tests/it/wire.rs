@@ -199,6 +199,7 @@ fn whole_run_audit(speed: f64, at_least: usize) {
         journal: dir.path().join("run.jsonl"),
         stop: Arc::new(AtomicBool::new(false)),
         page_stop: None,
+        connection: serde_json::Value::Null,
     };
     let planner = Planner::new(CostModel::new(Config::default().timings));
     let mut run = job::mindcub3r::Mc3Run::new(r, Some(h), planner);

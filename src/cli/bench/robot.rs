@@ -531,6 +531,7 @@ fn e2e_once(
         journal,
         stop: stop.clone(),
         page_stop: None,
+        connection: serde_json::Value::Null,
     };
     let mut robot = match job::connect(&o) {
         Ok(r) => r,

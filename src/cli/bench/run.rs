@@ -298,6 +298,7 @@ fn one(
         journal,
         stop,
         page_stop: None,
+        connection: serde_json::Value::Null,
     };
     let tools = super::seeded_tools(
         solver,
