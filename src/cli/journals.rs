@@ -184,14 +184,15 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
             dir.display()
         );
     }
-    // Columns as wide as their widest entry.
-    let widths = entries.iter().fold((0, 0), |(s, w), e| {
-        (
-            s.max(e.state().words().chars().count()),
-            w.max(what(e).chars().count()),
-        )
+    // Each entry's words once; columns as wide as their widest entry.
+    let words: Vec<(&str, String)> = entries
+        .iter()
+        .map(|e| (e.state().words(), what(e)))
+        .collect();
+    let widths = words.iter().fold((0, 0), |(s, w), (state, what)| {
+        (s.max(state.chars().count()), w.max(what.chars().count()))
     });
-    for e in &entries {
+    for (e, (state_words, what)) in entries.iter().zip(&words) {
         let state = e.state();
         if g.json {
             let mut line = json!({
@@ -210,8 +211,8 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
             outln!(
                 "{}  {:<sw$}  {:<ww$}  {}",
                 when(e.modified),
-                state.words(),
-                what(e),
+                state_words,
+                what,
                 e.path.display(),
                 sw = widths.0,
                 ww = widths.1,
