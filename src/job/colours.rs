@@ -13,12 +13,21 @@ use crate::cube::{Face, FaceletCube};
 #[derive(Clone, Debug)]
 pub struct Resolved {
     pub cube: FaceletCube,
-    /// Facelet indices in doubt.
-    pub doubtful: Vec<usize>,
-    pub confident: bool,
+    /// How sure the resolver was of it.
+    pub doubt: ScanDoubt,
     /// Lab value per sticker (to match colours between scans).
     pub labs: Vec<[f64; 3]>,
-    /// The rule of real cubes the cube as read breaks, if clear readings make one.
+}
+
+/// How sure a scan's resolution was: whether of every sticker, the stickers left in doubt
+/// (facelet indices of the cube as the scan began), and the rule of real cubes the cube as
+/// read breaks when clear readings make one (a cube put together wrong:
+/// [`crate::color::resolve::Resolution::contradiction`]). Carried as it is from the
+/// resolution to the scan's place and the check's sight.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScanDoubt {
+    pub confident: bool,
+    pub doubtful: Vec<usize>,
     pub contradiction: Option<String>,
 }
 
@@ -26,10 +35,12 @@ impl From<&Resolution> for Resolved {
     fn from(r: &Resolution) -> Resolved {
         Resolved {
             cube: r.cube.clone(),
-            doubtful: r.doubtful.clone(),
-            confident: r.confident,
+            doubt: ScanDoubt {
+                confident: r.confident,
+                doubtful: r.doubtful.clone(),
+                contradiction: r.contradiction.clone(),
+            },
             labs: r.stickers.iter().map(|s| s.lab).collect(),
-            contradiction: r.contradiction.clone(),
         }
     }
 }

@@ -223,7 +223,7 @@ pub fn finish_thought(
                 .as_ref()
                 .map(|s| journal::encode(&to_robot(&s.cube, &s.orientation), &symbols)),
             orientation: sight.as_ref().map(|s| s.orientation),
-            confident: sight.as_ref().map(|s| s.confident),
+            confident: sight.as_ref().map(|s| s.doubt.confident),
         })?;
         let (final_state, target) =
             shown(&check.cube, check.at_target, &pos.first_scan, &pos.target);
@@ -237,7 +237,7 @@ pub fn finish_thought(
             by: check.by.label(),
             at_target: check.at_target,
             state: journal::encode(&final_state, &symbols),
-            confident: sight.as_ref().map(|s| s.confident),
+            confident: sight.as_ref().map(|s| s.doubt.confident),
             next: next.into(),
             reason: stop.clone(),
         });
@@ -256,7 +256,7 @@ pub fn finish_thought(
                     &symbols,
                 )
             }),
-            seen_confident: sight.as_ref().map(|s| s.confident),
+            seen_confident: sight.as_ref().map(|s| s.doubt.confident),
         });
         match (next, sight) {
             ("replan", Some(sight)) => {

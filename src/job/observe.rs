@@ -34,7 +34,7 @@ use crate::cube::{Face, FaceletCube, Size};
 use crate::robot::mindcub3r::frames::{orientation_from_centres, to_cube};
 use crate::robot::mindcub3r::model::Orientation;
 
-use super::colours::{color_centroids, match_colors};
+use super::colours::{color_centroids, match_colors, ScanDoubt};
 use super::error::RunError;
 use super::journal::{self, Action};
 use super::report::RunEvent;
@@ -333,17 +333,6 @@ fn renaming_by_centres(own: &FaceletCube, like: &FaceletCube) -> Option<FaceletC
     FaceletCube::from_colors(own.size(), colors).map(|c| c.with_symbols(like.symbols()))
 }
 
-/// How sure a full scan was: whether of every sticker, and the stickers left in doubt
-/// (facelet indices of the cube as the scan began).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScanDoubt {
-    pub confident: bool,
-    pub doubtful: Vec<usize>,
-    /// The rule of real cubes the cube as read breaks, when clear readings make one
-    /// ([`crate::color::resolve::Resolution::contradiction`]).
-    pub contradiction: Option<String>,
-}
-
 /// Reads the whole cube and compares it with every candidate in every orientation; also
 /// says how sure the scan was (a resolver asked for its best effort returns a doubt rather
 /// than refusing). Afterwards the robot's frame marks are set for what was seen.
@@ -361,11 +350,7 @@ pub fn full_scan(
     let size = first.robot.size();
     let before = robot.orientation();
     let scanned = scan_and_resolve(robot, resolve, size, max_rescans, events)?;
-    let doubt = ScanDoubt {
-        confident: scanned.resolved.confident,
-        doubtful: scanned.resolved.doubtful.clone(),
-        contradiction: scanned.resolved.contradiction.clone(),
-    };
+    let doubt = scanned.resolved.doubt.clone();
     let seen = place_scan(robot, candidates, known, &scanned, before)?;
     Ok((seen, doubt))
 }

@@ -169,7 +169,7 @@ pub fn run(
         first_colors: color_centroids(first),
         raw_colors: scanned.raw_colors.clone(),
         raw_scale: scanned.scale.map(|s| s.name().into()),
-        scan_confident: first.confident,
+        scan_confident: first.doubt.confident,
         rescans: scanned.rescans,
         resumed: false,
         connected_cube: None,
@@ -203,6 +203,7 @@ pub fn save(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::colours::ScanDoubt;
     use crate::job::robot::RobotPlan;
 
     #[test]
@@ -212,10 +213,11 @@ mod tests {
             c.apply(&moves.parse().unwrap()).unwrap();
             Resolved {
                 cube: c,
-                doubtful: vec![],
-                confident: true,
+                doubt: ScanDoubt {
+                    confident: true,
+                    ..ScanDoubt::default()
+                },
                 labs: vec![[50.0, 0.0, 0.0]; 54],
-                contradiction: None,
             }
         };
         let solved = FaceletCube::solved(Size::Three);

@@ -155,8 +155,8 @@ pub fn scan_and_resolve_previewed(
             Ok(r) if r.doubtful.is_empty() || spent => {
                 let resolved = Resolved::from(&r);
                 events(RunEvent::Scanned {
-                    confident: resolved.confident,
-                    doubtful: resolved.doubtful.clone(),
+                    confident: resolved.doubt.confident,
+                    doubtful: resolved.doubt.doubtful.clone(),
                     rescans,
                     state: resolved.cube.to_string(),
                 });

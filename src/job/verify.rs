@@ -39,6 +39,7 @@ use crate::robot::mindcub3r::frames::{
 use crate::robot::mindcub3r::model::Orientation;
 use crate::robot::symmetry::same_up_to_rotation;
 
+use super::colours::ScanDoubt;
 use super::error::RunError;
 use super::observe::{classify, full_scan, Candidate, Known, Seen};
 use super::report::RunEvent;
@@ -92,13 +93,9 @@ pub struct Sight {
     pub cube: FaceletCube,
     /// The cube's orientation in the robot now, relative to the first scan's frame.
     pub orientation: Orientation,
-    /// Whether the scan was sure of every sticker (re-reads included).
-    pub confident: bool,
-    /// The stickers it left in doubt (facelet indices of the cube as that scan began).
-    pub doubtful: Vec<usize>,
-    /// The rule of real cubes the cube as read breaks, when clear readings make one (a
-    /// cube put together wrong): its best guess is then not the cube in the robot.
-    pub contradiction: Option<String>,
+    /// How sure the scan was (re-reads included); with a contradiction its best guess is
+    /// not the cube in the robot.
+    pub doubt: ScanDoubt,
 }
 
 /// The outcome of a check.
@@ -197,7 +194,7 @@ pub fn check(
     let sight = look(robot, belief, known, resolve, max_rescans, events)?;
     Ok(Check {
         by: VerifiedBy::Rescan,
-        at_target: sight.confident && same_up_to_rotation(&sight.cube, target),
+        at_target: sight.doubt.confident && same_up_to_rotation(&sight.cube, target),
         cube: sight.cube.clone(),
         sight: Some(sight),
     })
@@ -322,9 +319,7 @@ pub fn look(
     Ok(Sight {
         cube,
         orientation,
-        confident: doubt.confident,
-        doubtful: doubt.doubtful,
-        contradiction: doubt.contradiction,
+        doubt,
     })
 }
 
@@ -357,11 +352,11 @@ pub fn cannot_plan_from(
     best_effort: bool,
 ) -> Option<String> {
     let size = sight.cube.size();
-    let doubt = || facelet_names(&sight.doubtful, size);
+    let doubt = || facelet_names(&sight.doubt.doubtful, size);
     // A cube put together wrong: the rule it breaks, and what sets it right.
     let broken = || {
         sight
-            .contradiction
+            .doubt.contradiction
             .as_ref()
             .map(|rule| {
                 format!(
@@ -381,7 +376,7 @@ pub fn cannot_plan_from(
             )
         });
     }
-    if !sight.confident && !best_effort {
+    if !sight.doubt.confident && !best_effort {
         return Some(format!(
             "the check's scan is in doubt (stickers {}){}; --best-effort would solve again from its best guess",
             doubt(),
@@ -521,9 +516,11 @@ mod tests {
         Sight {
             cube: cube(alg),
             orientation: Orientation::IDENTITY,
-            confident,
-            doubtful: if confident { vec![] } else { vec![2, 20] },
-            contradiction: None,
+            doubt: ScanDoubt {
+                confident,
+                doubtful: if confident { vec![] } else { vec![2, 20] },
+                contradiction: None,
+            },
         }
     }
 
@@ -729,10 +726,8 @@ mod tests {
         let why = cannot_plan_from(&rescan, &sight("y", false), &target, true).unwrap();
         assert!(why.contains("not proven"), "{why}");
         // A cube put together wrong: the check says which rule, not only "in doubt".
-        let twisted = Sight {
-            contradiction: Some("a corner is twisted in place".into()),
-            ..sight("y", false)
-        };
+        let mut twisted = sight("y", false);
+        twisted.doubt.contradiction = Some("a corner is twisted in place".into());
         let why = cannot_plan_from(&rescan, &twisted, &target, true).unwrap();
         assert!(
             why.contains("not proven")
