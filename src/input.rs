@@ -92,6 +92,19 @@ impl FileKind {
 /// by the keys only that kind has (see [One kind of file, one flag](self#one-kind-of-file-one-flag));
 /// `None` when it is none of them or could be more than one.
 pub fn kind_of(text: &str) -> Option<FileKind> {
+    // A run journal: JSON Lines opening with its start record, or with the line a run
+    // writes before it scans (alone when nothing turned).
+    let first = text.lines().next().unwrap_or("");
+    if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(first) {
+        let journal = match m.get("type").and_then(|t| t.as_str()) {
+            Some("start") => m.contains_key("first_scan"),
+            Some("begun") => m.contains_key("created"),
+            _ => false,
+        };
+        if journal {
+            return Some(FileKind::Journal);
+        }
+    }
     if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) {
         if m.contains_key("facelets") {
             return Some(FileKind::Scan);
@@ -99,11 +112,8 @@ pub fn kind_of(text: &str) -> Option<FileKind> {
         // A state saved by `cubot save`.
         return (m.contains_key("saved") && m.contains_key("state")).then_some(FileKind::Target);
     }
-    // A run journal: JSON Lines opening with its start record.
-    let first = text.lines().next().unwrap_or("");
-    if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(first) {
-        let start = m.get("type").and_then(|t| t.as_str()) == Some("start");
-        return (start && m.contains_key("first_scan")).then_some(FileKind::Journal);
+    if let Ok(serde_json::Value::Object(_)) = serde_json::from_str::<serde_json::Value>(first) {
+        return None;
     }
     let table: toml::Table = text.parse().ok()?;
     let has = |k: &str| table.contains_key(k);
@@ -278,10 +288,20 @@ pub fn read_text(path: &Path, kind: FileKind) -> Result<String, InputFileError> 
                 what,
             });
         }
-        if meta.len() > kind.limit() {
-            return Err(too_large());
-        }
         let file = std::fs::File::open(path).map_err(io)?;
+        if meta.len() > kind.limit() {
+            // A large photo is said to be one, as a small one is.
+            let mut head = Vec::new();
+            let _ = (&file).take(16).read_to_end(&mut head);
+            return Err(match sniff(&head) {
+                Some(found) => InputFileError::NotText {
+                    path: path.to_path_buf(),
+                    kind,
+                    found: Some(found),
+                },
+                None => too_large(),
+            });
+        }
         file.take(kind.limit() + 1)
             .read_to_end(&mut bytes)
             .map_err(io)?;

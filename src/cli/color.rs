@@ -366,20 +366,26 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
 
 /// No legal cube within the resolver's budget: the `doubt` line naming the least certain
 /// stickers, as `resolve` and `scan` print it.
-pub(crate) fn print_no_legal_cube(g: &Global, expanded: usize, suspects: &[usize], size: Size) {
-    let names = facelet_names(suspects, size);
+pub(crate) fn print_no_legal_cube(g: &Global, e: &ResolveError) {
+    let ResolveError::NoLegalCube {
+        expanded,
+        suspects,
+        size,
+    } = e
+    else {
+        return;
+    };
+    let names = facelet_names(suspects, *size);
     if g.json {
         json_line(&json!({
             "type": "doubt",
-            "message": "no legal cube found within the search budget",
+            "message": e.to_string(),
             "expanded": expanded,
             "doubtful": names.split_whitespace().collect::<Vec<_>>(),
             "doubtful_indices": suspects,
         }));
     } else {
-        outln!(
-            "doubt: no legal cube found within the search budget ({expanded} nodes); least certain stickers: {names} (re-scan them)"
-        );
+        outln!("doubt: {e}");
     }
 }
 
@@ -396,7 +402,6 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
         doubt_threshold: a.doubt,
         ..ResolveOptions::default()
     };
-    let size = scan.cube_size();
     match resolve_scan(&scan, &opts) {
         Ok(res) => {
             if let Some(p) = &a.svg {
@@ -432,8 +437,8 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
             }
             Ok(Exit::No)
         }
-        Err(ResolveError::NoLegalCube { expanded, suspects }) => {
-            print_no_legal_cube(g, expanded, &suspects, size);
+        Err(e @ ResolveError::NoLegalCube { .. }) => {
+            print_no_legal_cube(g, &e);
             Ok(Exit::No)
         }
         Err(e) => {

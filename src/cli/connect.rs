@@ -282,8 +282,16 @@ pub fn set_resume_hint(journal: &Path, command: String) {
 fn second_ctrlc_note() -> String {
     let hint = RESUME_HINT.lock().ok().and_then(|h| h.clone());
     let head = "exiting at once (second Ctrl-C); every motion is bounded on the robot, so the motors stop by themselves";
+    // A journal of its begun line alone: the run had not started executing.
+    let executing = |j: &Path| {
+        j.exists()
+            && !matches!(
+                job::journal::read(j),
+                Err(job::journal::JournalError::NothingTurned { .. })
+            )
+    };
     match hint {
-        Some((journal, cmd)) if journal.exists() => format!(
+        Some((journal, cmd)) if executing(&journal) => format!(
             "{head}; the journal {} says where the cube is: resume with: {cmd}",
             journal.display()
         ),

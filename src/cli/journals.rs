@@ -13,6 +13,7 @@ use serde_json::json;
 use super::common::cache_dir;
 use super::output::{json_line, plural};
 use super::{CmdResult, Exit, Global};
+use crate::job::journal;
 use crate::job::journals::{self, JournalEntry};
 
 #[derive(clap::Args, Debug)]
@@ -43,12 +44,16 @@ pub fn journal_dir(g: &Global) -> PathBuf {
 /// `run --resume latest`: the newest journal whose run can be resumed.
 pub fn latest(g: &Global) -> Result<PathBuf> {
     let dir = journal_dir(g);
-    match journals::latest_resumable(&dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-    {
-        Some(e) => Ok(e.path),
+    match journals::newest_run(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        Some(e) if e.state().resumable() => Ok(e.path),
+        Some(e) => bail!(
+            "--resume latest: the newest run ({}, {}) has nothing to resume ({}). An older stopped run is not taken in its stead (the newest may have moved the cube): `cubot journals` lists them; `--resume FILE` resumes one whose cube is as it left it",
+            e.path.file_name().unwrap_or_default().to_string_lossy(),
+            when(e.modified),
+            e.state().words()
+        ),
         None => bail!(
-            "--resume latest: no journal in {} has a run to finish (`cubot journals` lists them)",
+            "--resume latest: no journal in {} yet (`cubot run` writes one per run)",
             dir.display()
         ),
     }
@@ -115,7 +120,10 @@ fn what(e: &JournalEntry) -> String {
             r.plan_done,
             plural(r.plan_len, "action")
         ),
-        Err(why) => why.clone(),
+        Err(journal::JournalError::NothingTurned { begun, .. }) => {
+            format!("{} {}", begun.robot, begun.size)
+        }
+        Err(why) => why.to_string(),
     }
 }
 

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once a write to stdout found its reader gone (`cubot … | head`).
 static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
-/// `-vv`: every EV3 command and reply logged in hex on stderr.
+/// `-vv`: every EV3 command and reply logged in hex on stderr (a line robot's lines as
+/// text).
 static WIRE_LOG: AtomicBool = AtomicBool::new(false);
 
 pub fn set_wire_log(on: bool) {
@@ -17,7 +18,11 @@ pub fn set_wire_log(on: bool) {
 /// The EV3 wire log for a connection (`-vv`), if asked for.
 pub fn wire_log() -> Option<fn(&str)> {
     fn log(line: &str) {
-        errln!("ev3: {line}");
+        if line.starts_with("line ") {
+            errln!("{line}");
+        } else {
+            errln!("ev3: {line}");
+        }
     }
     WIRE_LOG.load(Ordering::Relaxed).then_some(log as fn(&str))
 }

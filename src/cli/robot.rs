@@ -799,14 +799,8 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
             }
             Ok(Exit::No)
         }
-        Err(ResolveError::NoLegalCube { expanded, .. }) => {
-            if g.json {
-                json_line(
-                    &json!({"type": "invalid", "message": "no legal cube fits the readings", "expanded": expanded}),
-                );
-            } else {
-                outln!("invalid: no legal cube fits the readings (searched {expanded} nodes)");
-            }
+        Err(e @ ResolveError::NoLegalCube { .. }) => {
+            crate::cli::color::print_no_legal_cube(g, &e);
             Ok(Exit::No)
         }
         Err(e) => Err(e.into()),

@@ -28,7 +28,9 @@ pub struct ScanOpts {
     /// Cube colour profile (TOML from `cubot calibrate`), used as the resolver's prior.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
-    /// Re-scans of doubtful stickers before giving up.
+    /// Re-reads of the doubtful stickers (per whole scan) before giving up; a doubt too wide
+    /// to be a few stickers, or readings no legal cube fits, get a whole new scan instead
+    /// (twice at most; none with 0).
     #[arg(long, default_value_t = 3)]
     pub max_rescans: usize,
     /// When re-scans leave a doubt, go on with the resolver's most likely legal cube (a
@@ -963,7 +965,12 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
         if !r.reached_target && !g.quiet {
-            errln!("next: run again to solve from where the cube is, or raise --max-rounds");
+            if sim {
+                // The simulated cube ends with the process: a new run simulates another.
+                errln!("next: raise --max-rounds (a new `run --sim` simulates a new cube; on a robot, running again solves from where the cube is)");
+            } else {
+                errln!("next: run again to solve from where the cube is, or raise --max-rounds");
+            }
         }
     }
     if r.reached_target {

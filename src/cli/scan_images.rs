@@ -360,8 +360,8 @@ mod imp {
                     letters: Some(best.cube.to_letters().chars().collect()),
                 })
             }
-            Err(ResolveError::NoLegalCube { expanded, suspects }) => {
-                print_no_legal_cube(g, expanded, &suspects, size);
+            Err(e @ ResolveError::NoLegalCube { .. }) => {
+                print_no_legal_cube(g, &e);
                 wide_doubt_note(g, size, "no legal cube fits these readings");
                 Ok(Outcome {
                     exit: Exit::No,

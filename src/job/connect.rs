@@ -174,7 +174,7 @@ fn connect_line(o: &ConnectOptions) -> Result<LineRun, ConnectError> {
     };
     let simulated = o.link == Link::Sim;
     let link = link::open(&path, (!simulated).then_some(o.baud))?;
-    let mut robot = LineRobot::connect(link, LineTimeouts::default())?;
+    let mut robot = LineRobot::connect_logged(link, LineTimeouts::default(), o.wire_log)?;
     if simulated {
         robot.time_scale = o.speed.max(1e-3);
     }

@@ -52,8 +52,12 @@ pub enum RunError {
     /// Re-reads left a doubt: a rival legal cube is too close to the best one to tell, or
     /// no legal cube fits clear readings (`contradiction`).
     #[error(
-        "the scan stays in doubt after {rescans} re-scan{}: stickers {} ({}); {}",
-        if *rescans == 1 { "" } else { "s" },
+        "the scan {}: stickers {} ({}); {}",
+        match rescans {
+            0 => "is in doubt (not re-scanned)".to_string(),
+            1 => "stays in doubt after 1 re-scan".to_string(),
+            n => format!("stays in doubt after {n} re-scans"),
+        },
         doubt_names(doubtful, best),
         if let Some(rule) = contradiction {
             format!("read clearly, every time, as colours no legal cube has there; the cube as read, {as_read}, breaks a rule of real cubes: {rule}")
@@ -100,7 +104,7 @@ pub enum RunError {
         scanner: ScannerKind,
     },
     /// The resolver found no legal cube in the readings, even after re-reading them.
-    #[error("the scanned cube is not a legal cube: {0}")]
+    #[error("{0}")]
     Unresolved(ResolveError),
     /// The resolved cube fails validation.
     #[error("the scanned cube is not a legal cube: {0}")]

@@ -36,8 +36,11 @@
 //! found the cube elsewhere names the state it saw, so a run stopped between the check and
 //! the next plan resumes from what was seen, not from what was believed.
 //!
-//! ## Format (version 2)
-//! * `{"type":"start", ...}` ([`JournalStart`]), once, first: robot kind, cube size, the
+//! ## Format (version 4)
+//! * `{"type":"begun","created":...,"robot":...,"size":N}` ([`JournalBegun`]), first, written
+//!   before the scan (since version 4): a journal of this line alone is a run that
+//!   stopped, or ended in a doubt, before anything turned.
+//! * `{"type":"start", ...}` ([`JournalStart`]), once, when execution begins: robot kind, cube size, the
 //!   colour symbols of the first scan (`symbols`, URFDLB order), the cube as first scanned
 //!   (`first_scan`, cube frame), the target colouring, the robot-frame cube when execution
 //!   began (`state`) and its `orientation`, the solution, the plan, the first scan's colours
@@ -103,6 +106,9 @@ pub enum JournalError {
         line: usize,
         problem: FormatProblem,
     },
+    /// A run that began (its `begun` line) and stopped before it executed anything.
+    #[error("journal {}: its run (begun {}) stopped before anything turned: there is nothing to resume; run again", path.display(), begun.created)]
+    NothingTurned { path: PathBuf, begun: JournalBegun },
 }
 
 /// What is wrong with one line of a journal.
@@ -118,10 +124,15 @@ pub enum FormatProblem {
     BadState(String),
     #[error("a second start line")]
     SecondStart,
+    #[error("a begun line after the first")]
+    LateBegun,
     #[error("no start line before it")]
     NoStart,
     #[error("empty journal")]
     Empty,
+    /// The first line is not one a run writes: another kind of file.
+    #[error("this is not a run journal: its first line is not one `cubot run` writes ({0})")]
+    NotAJournal(serde_json::Error),
 }
 
 /// One executed action.
@@ -134,8 +145,8 @@ pub enum Action {
     Turns(String),
 }
 
-/// The journal format this build writes (it reads versions 1 and 2 too).
-pub const VERSION: u32 = 3;
+/// The journal format this build writes (it reads every earlier one too).
+pub const VERSION: u32 = 4;
 
 /// The first line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -222,9 +233,23 @@ pub struct JournalResume {
     pub decision: String,
 }
 
+/// The line a run writes before it scans: a run stopped before anything turned (Ctrl-C
+/// while scanning, a killed process, a scan in doubt) still has a journal, which says so,
+/// and the newest journal is the newest run's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JournalBegun {
+    pub version: u32,
+    /// RFC 3339 UTC.
+    pub created: String,
+    /// `mindcub3r` or `line`.
+    pub robot: String,
+    pub size: Size,
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 enum Line {
+    Begun(JournalBegun),
     Start(Box<JournalStart>),
     Sent {
         n: usize,
@@ -297,6 +322,23 @@ pub fn symbols_of(s: &str) -> Option<[char; 6]> {
 
 impl Journal {
     /// Creates (truncates) the journal and writes its first line.
+    /// Starts the journal of a run before it scans (see [`JournalBegun`]): a new file.
+    pub fn begin(path: &Path, begun: &JournalBegun) -> Result<(), JournalError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io_err(path, e))?;
+        }
+        let file = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
+        let mut j = Journal {
+            path: path.to_path_buf(),
+            file,
+            steps: 0,
+            symbols: ['U', 'R', 'F', 'D', 'L', 'B'],
+        };
+        j.write(&Line::Begun(begun.clone()))
+    }
+
+    /// Opens the journal of a run as it begins to execute: after its `begun` line when it
+    /// has one, else a new file.
     pub fn create(path: &Path, start: &JournalStart) -> Result<Journal, JournalError> {
         let symbols = symbols_of(&start.symbols).ok_or(JournalError::Format {
             path: path.to_path_buf(),
@@ -306,7 +348,13 @@ impl Journal {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io_err(path, e))?;
         }
-        let file = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
+        let begun = matches!(read(path), Err(JournalError::NothingTurned { .. }));
+        let file = if begun {
+            std::fs::OpenOptions::new().append(true).open(path)
+        } else {
+            std::fs::File::create(path)
+        }
+        .map_err(|e| io_err(path, e))?;
         let mut j = Journal {
             path: path.to_path_buf(),
             file,
@@ -478,6 +526,7 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
         problem,
     };
     let mut rec: Option<JournalRecord> = None;
+    let mut begun: Option<JournalBegun> = None;
     let count = lines.len();
     for (i, text) in lines.iter().enumerate() {
         if text.trim().is_empty() {
@@ -486,12 +535,17 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
         let parsed: Line = match serde_json::from_str(text) {
             Ok(l) => l,
             Err(_) if i + 1 == count && i > 0 => break, // cut short while writing
+            Err(e) if rec.is_none() && begun.is_none() => {
+                return Err(fmt(i + 1, FormatProblem::NotAJournal(e)))
+            }
             Err(e) => return Err(fmt(i + 1, e.into())),
         };
         let state_of = |s: &str, symbols: &[char; 6]| {
             decode(s, symbols).ok_or_else(|| fmt(i + 1, FormatProblem::BadState(s.to_string())))
         };
         match (parsed, rec.as_mut()) {
+            (Line::Begun(b), None) if begun.is_none() => begun = Some(b),
+            (Line::Begun(_), _) => return Err(fmt(i + 1, FormatProblem::LateBegun)),
             (Line::Start(start), None) => {
                 let symbols = symbols_of(&start.symbols)
                     .ok_or_else(|| fmt(1, FormatProblem::BadSymbols(start.symbols.clone())))?;
@@ -593,7 +647,14 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
             }
         }
     }
-    rec.ok_or_else(|| fmt(1, FormatProblem::Empty))
+    match (rec, begun) {
+        (Some(r), _) => Ok(r),
+        (None, Some(begun)) => Err(JournalError::NothingTurned {
+            path: path.to_path_buf(),
+            begun,
+        }),
+        (None, None) => Err(fmt(1, FormatProblem::Empty)),
+    }
 }
 
 /// Now, RFC 3339 UTC.
@@ -635,6 +696,19 @@ mod tests {
             raw_scale: None,
             connection: serde_json::Value::Null,
         };
+        // Begun before the scan: a journal with nothing to resume, which says when.
+        let begun = JournalBegun {
+            version: VERSION,
+            created: now_rfc3339(),
+            robot: "mindcub3r".into(),
+            size: Size::Three,
+        };
+        Journal::begin(&path, &begun).unwrap();
+        match read(&path) {
+            Err(JournalError::NothingTurned { begun: b, .. }) => assert_eq!(b, begun),
+            other => panic!("{other:?}"),
+        }
+        // Executing, it carries on after the begun line.
         let mut j = Journal::create(&path, &start).unwrap();
         let mut after = robot.clone();
         after.apply(&Alg::parse("x").unwrap()).unwrap();

@@ -18,8 +18,9 @@ pub struct JournalEntry {
     pub path: PathBuf,
     /// Last written.
     pub modified: SystemTime,
-    /// The journal read back, or why it could not be.
-    pub record: Result<JournalRecord, String>,
+    /// The journal read back, or why it could not be (a run that stopped before anything
+    /// turned has no record: [`journal::JournalError::NothingTurned`]).
+    pub record: Result<JournalRecord, journal::JournalError>,
 }
 
 /// What became of a journal's run, in a word.
@@ -34,6 +35,8 @@ pub enum JournalState {
     Stopped,
     /// Neither ended nor stopped: the process was killed; `run --resume` finishes it.
     Unfinished,
+    /// Stopped (or ended: a scan in doubt) before anything turned: nothing to finish.
+    NothingTurned,
     /// Not a journal this program can read.
     Unreadable,
 }
@@ -51,6 +54,7 @@ impl JournalState {
             JournalState::NotReached => "ended, NOT at the target",
             JournalState::Stopped => "stopped: resume it",
             JournalState::Unfinished => "cut off (process ended): resume it",
+            JournalState::NothingTurned => "nothing turned: run again",
             JournalState::Unreadable => "unreadable",
         }
     }
@@ -59,6 +63,7 @@ impl JournalState {
 impl JournalEntry {
     pub fn state(&self) -> JournalState {
         match &self.record {
+            Err(journal::JournalError::NothingTurned { .. }) => JournalState::NothingTurned,
             Err(_) => JournalState::Unreadable,
             Ok(r) => match r.ended {
                 Some(true) => JournalState::Reached,
@@ -89,7 +94,7 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<JournalEntry>> {
             continue;
         }
         out.push(JournalEntry {
-            record: journal::read(&path).map_err(|e| e.to_string()),
+            record: journal::read(&path),
             modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
             path,
         });
@@ -98,9 +103,13 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<JournalEntry>> {
     Ok(out)
 }
 
-/// The newest journal whose run can be resumed, for `run --resume latest`.
-pub fn latest_resumable(dir: &Path) -> std::io::Result<Option<JournalEntry>> {
-    Ok(list(dir)?.into_iter().find(|e| e.state().resumable()))
+/// The newest run's journal (unreadable files left out), for `run --resume latest`: it
+/// resumes only that run. An older stopped run is not taken in its stead: the newest run
+/// may have moved the cube (scanning turns it over) or put another in the tray.
+pub fn newest_run(dir: &Path) -> std::io::Result<Option<JournalEntry>> {
+    Ok(list(dir)?
+        .into_iter()
+        .find(|e| e.state() != JournalState::Unreadable))
 }
 
 /// Which journals a prune removes: beyond the newest `keep`, and (when given) those older
@@ -133,7 +142,11 @@ mod tests {
         JournalEntry {
             path: PathBuf::from(format!("run-{age_days}.jsonl")),
             modified: SystemTime::UNIX_EPOCH + Duration::from_secs(100 * 86400 - age_days * 86400),
-            record: Err("test".into()),
+            record: Err(journal::JournalError::Format {
+                path: PathBuf::from("test"),
+                line: 1,
+                problem: journal::FormatProblem::Empty,
+            }),
         }
     }
 

@@ -123,6 +123,15 @@ pub fn run(
     opts: &RunOptions,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<RunReport, RunError> {
+    super::journal::Journal::begin(
+        &opts.journal,
+        &super::journal::JournalBegun {
+            version: super::journal::VERSION,
+            created: super::journal::now_rfc3339(),
+            robot: robot.kind().into(),
+            size: opts.size,
+        },
+    )?;
     let planning = robot.planning();
     let cancel = Arc::new(AtomicBool::new(false));
     let (scanned, ahead) = std::thread::scope(|s| {

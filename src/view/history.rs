@@ -67,6 +67,8 @@ fn starts_a_journal(first: &str) -> Result<(), String> {
         .map_err(|_| "its first line is not a one-line JSON record".to_string())?;
     match v["type"].as_str() {
         Some("start") => {}
+        // A run's first line since it is written before the scan (`job::journal`).
+        Some("begun") if v["created"].is_string() => return Ok(()),
         Some(other) => {
             return Err(format!(
                 "its first line is a {other:?} record, not a journal's \"start\""
@@ -154,9 +156,14 @@ pub fn list(dir: &Path) -> Value {
             let (mut robot, mut outcome, mut steps) = (Value::Null, "unfinished", 0u64);
             {
                 let text = head_and_tail(dir, &name);
+                // A journal of a begun line alone: its run ended before anything turned.
+                let started = lines(&text).any(|l| l["type"] != "begun");
+                if !started {
+                    outcome = "nothing turned";
+                }
                 for l in lines(&text) {
                     match l["type"].as_str() {
-                        Some("start") => robot = l["robot"].clone(),
+                        Some("begun") | Some("start") => robot = l["robot"].clone(),
                         Some("step") => steps = l["n"].as_u64().unwrap_or(steps),
                         Some("interrupted") => outcome = "stopped",
                         Some("end") if l["reached_target"] == true => {
@@ -270,7 +277,11 @@ pub fn replay(dir: &Path, name: &str) -> Result<Value, String> {
         }
     }
     if out.is_empty() {
-        return Err(format!("{name}: no journal lines"));
+        return Err(if text.contains("\"begun\"") {
+            format!("{name}: nothing turned in its run (nothing to replay)")
+        } else {
+            format!("{name}: no journal lines")
+        });
     }
     Ok(Value::Array(out))
 }

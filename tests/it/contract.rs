@@ -683,6 +683,24 @@ fn a_photo_given_to_resolve_points_to_scan_images() {
         "{}",
         stderr(&o)
     );
+    // A photo larger than a profile may be is said to be a photo all the same.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.png");
+    let mut bytes = std::fs::read(&png).unwrap();
+    bytes.resize(2 << 20, 0);
+    std::fs::write(&big, bytes).unwrap();
+    let o = cubot(&["run", "--sim", "--profile", big.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("it is a PNG image"), "{}", stderr(&o));
+    // Another kind of text file given as a journal is said not to be one.
+    let readme = root().join("README.md");
+    let o = cubot(&["run", "--resume", readme.to_str().unwrap(), "--sim"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("this is not a run journal"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[cfg(feature = "vision")]
@@ -964,6 +982,66 @@ fn a_second_ctrl_c_leaves_one_account_of_the_end() {
 // 5 (issue): journals a user can find.
 
 #[test]
+fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest() {
+    let cache = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(cache_dir()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "tbl") {
+            std::os::unix::fs::symlink(&p, cache.path().join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let c = cache.path().to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let args = [
+            "--cache-dir",
+            c,
+            "run",
+            "--sim",
+            "--speed",
+            "500",
+            "--search-ms",
+            "0",
+        ];
+        cubot(&[&args[..], extra].concat())
+    };
+    // A stopped run, resumable; then a newer one that stops before anything turns (its
+    // sensor sees no cube).
+    let stopped = run(&["--seed", "44", "--faults", "stall@40", "-q"]);
+    assert_eq!(stopped.status.code(), Some(2), "{}", stderr(&stopped));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let dark = run(&["--seed", "45", "--faults", "covered", "-q"]);
+    assert_eq!(dark.status.code(), Some(2), "{}", stderr(&dark));
+    let listed = stdout(&cubot(&["--cache-dir", c, "journals"]));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].contains("nothing turned: run again") && lines[0].contains("mindcub3r 3x3x3"),
+        "{lines:?}"
+    );
+    assert!(lines[1].contains("stopped: resume it"), "{lines:?}");
+    // `latest` is the newest run, which has nothing to resume: the older stopped run is
+    // not taken in its stead (the newer one turned the cube over as it scanned).
+    let o = cubot(&["--cache-dir", c, "run", "--resume", "latest", "--sim"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has nothing to resume (nothing turned: run again)")
+            && stderr(&o).contains("An older stopped run is not taken in its stead"),
+        "{}",
+        stderr(&o)
+    );
+    // Named, its journal says the same.
+    let newest = lines[0].split_whitespace().last().unwrap();
+    let o = cubot(&["--cache-dir", c, "run", "--resume", newest, "--sim"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("stopped before anything turned: there is nothing to resume; run again"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     let cache = tempfile::tempdir().unwrap();
     // Tables come from the shared test cache; journals go to this one.
@@ -1070,10 +1148,12 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", both(&o));
     assert!(stderr(&o).starts_with("resuming "), "{}", stderr(&o));
+    // Only the newest run is resumed by `latest`: it reached its target.
     let o = cubot(&["--cache-dir", c, "run", "--resume", "latest", "--sim"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("no journal in") && stderr(&o).contains("cubot journals"),
+        stderr(&o).contains("has nothing to resume (reached the target)")
+            && stderr(&o).contains("cubot journals"),
         "{}",
         stderr(&o)
     );

@@ -86,7 +86,9 @@ fn run_sim_mindcub3r_solves() {
     // The journal has every action, each with the state it left.
     let text = std::fs::read_to_string(&j).unwrap();
     let lines = json_lines(&text);
-    assert_eq!(lines[0]["type"], "start");
+    // Begun before the scan, started when execution began.
+    assert_eq!(lines[0]["type"], "begun");
+    assert_eq!(lines[1]["type"], "start");
     let steps = lines.iter().filter(|l| l["type"] == "step").count();
     if resumes == 0 {
         assert_eq!(steps as u64, s["actions"].as_u64().unwrap());
@@ -252,8 +254,12 @@ fn a_sim_resume_simulates_the_journals_cube_and_says_so() {
         j,
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let start: serde_json::Value =
-        serde_json::from_str(std::fs::read_to_string(j).unwrap().lines().next().unwrap()).unwrap();
+    let start: serde_json::Value = std::fs::read_to_string(j)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["type"] == "start")
+        .unwrap();
     assert_eq!(
         start["connection"]["simulator"],
         serde_json::json!({"seed": 43, "palette": "no-white"}),
@@ -286,6 +292,32 @@ fn a_sim_resume_simulates_the_journals_cube_and_says_so() {
         stderr(&o).contains("simulator: --seed 43 --palette no-white, as in the journal's run"),
         "{}",
         stderr(&o)
+    );
+}
+
+#[test]
+fn vv_logs_a_line_robots_lines_as_sent_and_received() {
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--robot",
+        "line",
+        "--seed",
+        "46",
+        "--speed",
+        "5000",
+        "--search-ms",
+        "0",
+        "-vv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("line > 1 CAPS\n"), "{e}");
+    assert!(e.contains("line < 1 OK proto=1 "), "{e}");
+    assert!(
+        e.lines()
+            .any(|l| l.starts_with("line > ") && l.contains(" MOVE ")),
+        "{e}"
     );
 }
 
@@ -783,7 +815,7 @@ fn rereads_are_told_and_a_profile_of_another_cube_is_said_without_rereading() {
     assert!(!stdout(&o).contains("\"rereading\""), "{}", stdout(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("after 0 re-scans") && e.contains("Run without --profile"),
+        e.contains("is in doubt (not re-scanned)") && e.contains("Run without --profile"),
         "{e}"
     );
 }

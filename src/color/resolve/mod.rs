@@ -277,10 +277,13 @@ pub enum ResolveError {
         doubtful: Vec<usize>,
         best: Box<Resolution>,
     },
-    #[error("no legal cube found within {expanded} search nodes; least certain stickers (indices): {suspects:?}")]
+    /// No legal cube explains the readings (within the search's budget).
+    #[error("no legal cube fits the readings (searched {expanded} nodes){}; re-scan, and if none fits again the stickers were not read where the scan believes them (a cube sitting crooked, the sensor's or camera's positions off) or the cube is put together wrong", least_certain_words(.suspects, *.size))]
     NoLegalCube {
         expanded: usize,
+        /// The least certain stickers (facelet indices), to re-read first.
         suspects: Vec<usize>,
+        size: Size,
     },
     /// The readings cannot be of a cube at all: dark, or one surface.
     #[error("the scan sees no cube: {0}")]
@@ -297,6 +300,17 @@ pub enum ResolveError {
 }
 
 /// `U1 R5 ...` names of facelet indices.
+/// "; the least certain stickers: U1 F5 ..." (nothing when there are none).
+fn least_certain_words(suspects: &[usize], size: Size) -> String {
+    if suspects.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the least certain stickers: {}",
+        facelet_names(suspects, size)
+    )
+}
+
 pub fn facelet_names(idx: &[usize], size: Size) -> String {
     idx.iter()
         .map(|&i| facelet_name(i, size))
@@ -457,7 +471,11 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     expanded += spent;
     if search.outcome.candidates.is_empty() {
         let suspects = least_certain(&search.cost, &read);
-        return Err(ResolveError::NoLegalCube { expanded, suspects });
+        return Err(ResolveError::NoLegalCube {
+            expanded,
+            suspects,
+            size,
+        });
     }
 
     // The best under its own model, re-scored under it.
@@ -478,6 +496,7 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
         legal_cube(size, &best.labels).ok_or(ResolveError::NoLegalCube {
             expanded,
             suspects: Vec::new(),
+            size,
         })?;
     let mut stickers = sticker_verdicts(
         &own.labs,

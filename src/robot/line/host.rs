@@ -45,6 +45,8 @@ pub struct LineLink {
     skipping: bool,
     /// The last line returned, as received.
     last: Vec<u8>,
+    /// Told every line sent (`> ...`) and received (`< ...`), when set (`-vv`).
+    log: Option<fn(&str)>,
 }
 
 /// What [`LineLink::recv_line`] can fail with besides the link itself.
@@ -86,6 +88,7 @@ impl LineLink {
             buf: Vec::new(),
             skipping: false,
             last: Vec::new(),
+            log: None,
         }
     }
 
@@ -107,6 +110,9 @@ impl LineLink {
     }
 
     pub fn send_line(&mut self, line: &str) -> Result<(), LinkError> {
+        if let Some(log) = self.log {
+            log(&format!("line > {line}"));
+        }
         self.link.write_all(line.as_bytes())?;
         self.link.write_all(b"\n")
     }
@@ -130,6 +136,9 @@ impl LineLink {
             if !self.skipping {
                 if let Some(l) = take_line(&mut self.buf) {
                     let s = String::from_utf8_lossy(&l).into_owned();
+                    if let Some(log) = self.log {
+                        log(&format!("line < {}", l.escape_ascii()));
+                    }
                     self.last = l;
                     return Ok(Some(s));
                 }
@@ -196,8 +205,19 @@ impl fmt::Debug for LineRobot {
 impl LineRobot {
     /// Asks for the capabilities; fails if the robot does not answer in protocol 1.
     pub fn connect(link: Box<dyn Link>, timeouts: LineTimeouts) -> Result<LineRobot, LineError> {
+        Self::connect_logged(link, timeouts, None)
+    }
+
+    /// [`LineRobot::connect`], telling `log` every line sent and received from the first.
+    pub fn connect_logged(
+        link: Box<dyn Link>,
+        timeouts: LineTimeouts,
+        log: Option<fn(&str)>,
+    ) -> Result<LineRobot, LineError> {
+        let mut link = LineLink::new(link);
+        link.log = log;
         let mut r = LineRobot {
-            link: LineLink::new(link),
+            link,
             seq: 0,
             caps: LineCaps {
                 proto: 1,
