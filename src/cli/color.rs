@@ -226,8 +226,13 @@ fn verdict_lines(res: &crate::color::Resolution) {
             "spread": r2(c.spread),
         }));
     }
+    // The closest rival legal cube (the `rivals` of the resolution line are all those
+    // within --doubt), and how far behind the best it is.
     if let Some(r) = &res.rival {
-        json_line(&json!({"type": "rival", "cube": r.to_letters()}));
+        json_line(
+            &json!({"type": "rival", "cube": r.to_letters(), "closest": true,
+                          "nats_behind": res.cube_margin}),
+        );
     }
     for (i, s) in res.stickers.iter().enumerate() {
         let mut line = json!({

@@ -654,12 +654,13 @@ impl Reporter {
                     b.set_position(*done as u64);
                     b.set_message(format!("{robot_seconds:.1} s robot time"));
                 } else if !self.said_executing && !self.quiet && !self.json {
-                    // Counts run over the whole journal: after a resume, `done` starts past
-                    // the actions confirmed before it (the first event follows one action).
+                    // Counts run over the whole journal: after a resume or in a later round,
+                    // `done` starts past the actions confirmed before (the first event
+                    // follows one action).
                     let left = (total + 1).saturating_sub(*done);
                     if left < *total {
                         errln!(
-                            "executing: {} (the run's {} to {total}, resumed)…",
+                            "executing: {} (the run's {} to {total})…",
                             plural(left, "robot action"),
                             total - left + 1
                         );
