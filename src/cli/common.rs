@@ -40,16 +40,12 @@ pub fn progress_bar(g: &Global, label: &str) -> Option<indicatif::ProgressBar> {
     Some(b)
 }
 
-/// Loads the solver's tables from the cache (building any missing, old or corrupt one) with
-/// a progress bar while building; prints the solver's notes (e.g. "no cache directory") as
-/// warnings on stderr unless `--quiet`.
-pub fn load_solver(g: &Global) -> Result<Solver> {
-    load_solver_with(g, false)
-}
-
-/// [`load_solver`], rebuilding every table even when a valid cached copy exists when
-/// `rebuild` is set (`cubot tables build --force`).
-pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
+/// Loads the solver's tables from the cache (building any missing, old or corrupt one, or
+/// every one when `rebuild` is set: `cubot tables build --force`) with a progress bar while
+/// building; prints the solver's notes (e.g. "no cache directory") as warnings on stderr
+/// unless `--quiet`. Commands call it through `connect::load_solver`, which says what a
+/// Ctrl-C meanwhile stopped.
+pub(super) fn tables(g: &Global, rebuild: bool) -> Result<Solver> {
     let bar = progress_bar(g, "tables").map(Arc::new);
     let progress: Option<ProgressFn> = match bar.clone() {
         Some(b) => {
@@ -78,12 +74,10 @@ pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<Solver> {
         }
         None => None,
     };
-    let solver = super::connect::tables_loading(|| {
-        Solver::new(&TableOptions {
-            cache_dir: g.cache_dir.clone(),
-            progress,
-            rebuild,
-        })
+    let solver = Solver::new(&TableOptions {
+        cache_dir: g.cache_dir.clone(),
+        progress,
+        rebuild,
     })
     .context("cannot load the solver tables")?;
     if let Some(b) = bar {

@@ -261,9 +261,20 @@ pub fn tables_loading<T>(work: impl FnOnce() -> T) -> T {
 /// Loads the solver with Ctrl-C exiting at once meanwhile (see [`standing_still`]).
 pub fn load_solver_standing_still(g: &Global) -> Result<crate::solver::Solver> {
     standing_still(
-        "stopped (Ctrl-C) while the solver's tables loaded, before any layer turned: run again",
-        || super::common::load_solver(g),
+        "stopped (Ctrl-C) while the solver's tables loaded, before any layer turned: run the same command again",
+        || load_solver(g),
     )
+}
+
+/// Loads the solver's tables ([`super::common::tables`]); Ctrl-C meanwhile says so and
+/// exits 130 ([`tables_loading`]).
+pub fn load_solver(g: &Global) -> Result<crate::solver::Solver> {
+    load_solver_with(g, false)
+}
+
+/// [`load_solver`], rebuilding every table when `rebuild` is set.
+pub fn load_solver_with(g: &Global, rebuild: bool) -> Result<crate::solver::Solver> {
+    tables_loading(|| super::common::tables(g, rebuild))
 }
 
 /// The journal of the run under way and the command that resumes it, for a second

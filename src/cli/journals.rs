@@ -41,7 +41,7 @@ pub fn journal_dir(g: &Global) -> PathBuf {
         .join("journals")
 }
 
-/// `run --resume latest`: the newest journal whose run can be resumed.
+/// `run --resume latest`: the newest run's journal, if it has something to finish.
 pub fn latest(g: &Global) -> Result<PathBuf> {
     let dir = journal_dir(g);
     match journals::newest_run(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
@@ -213,6 +213,10 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
                 line["plan_steps"] = json!(r.plan_len);
                 line["steps_in_all"] = json!(r.steps);
                 line["reason"] = json!(r.interrupted);
+            }
+            if let Err(journal::JournalError::NothingTurned { begun, .. }) = &e.record {
+                line["robot"] = json!(begun.robot);
+                line["size"] = json!(begun.size.to_string());
             }
             json_line(&line);
         } else {

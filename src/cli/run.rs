@@ -82,7 +82,8 @@ pub struct RunArgs {
     pub target_file: Option<PathBuf>,
     /// Finish the run a journal records, from the cube it left: a few stickers are read
     /// to tell which state the robot holds (a full scan only when none fits); `latest`: the
-    /// newest journal whose run can be resumed (`cubot journals` lists them).
+    /// newest run, if it has something to finish (an older one is named by its file, as
+    /// `cubot journals` lists them).
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
     #[command(flatten)]

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::common::{load_solver, load_solver_with};
+use super::connect::{load_solver, load_solver_with};
 use super::input::{single_state, state_arg, States};
 use super::output::{json_line, stdout_gone};
 use super::{Answer, CmdResult, Exit, Global};

@@ -26,7 +26,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use super::common::load_solver;
+use super::connect::load_solver;
 use super::connect::{connect_brick, robot_config, BrickPlace};
 use super::output::json_line;
 use super::{CmdResult, Exit, Global};

@@ -148,11 +148,20 @@ pub fn scan_and_resolve_previewed(
             _ => {}
         }
         let spent = rereads >= max_rescans;
+        // The profile against steady readings: re-reading does not change that (a best
+        // effort goes on with its guess as a doubt does stop).
+        let profile_stands = |disagrees: bool, doubtful: usize| {
+            disagrees && (rereads >= 1 || doubtful > FRAME_DOUBT)
+        };
         // The stickers to look at again and whether the doubt may be a lost frame (not
         // when the profile is what disagrees with the readings), or `None` for a whole
         // new scan.
         let again: Option<(Vec<usize>, bool)> = match resolved {
-            Ok(r) if r.doubtful.is_empty() || spent => {
+            Ok(r)
+                if r.doubtful.is_empty()
+                    || spent
+                    || profile_stands(r.profile_disagrees, r.doubtful.len()) =>
+            {
                 let resolved = Resolved::from(&r);
                 events(RunEvent::Scanned {
                     confident: resolved.doubt.confident,
@@ -170,10 +179,10 @@ pub fn scan_and_resolve_previewed(
             }
             Ok(r) => Some((r.doubtful, !r.profile_disagrees)),
             Err(ResolveError::Ambiguous { doubtful, best }) => {
-                // The profile against steady readings: re-reading does not change that.
-                let profile_stands =
-                    best.profile_disagrees && (rereads >= 1 || doubtful.len() > FRAME_DOUBT);
-                if spent || doubtful.is_empty() || profile_stands {
+                if spent
+                    || doubtful.is_empty()
+                    || profile_stands(best.profile_disagrees, doubtful.len())
+                {
                     return Err(RunError::Ambiguous {
                         doubtful,
                         rescans,

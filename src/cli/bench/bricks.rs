@@ -17,7 +17,8 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use crate::cli::args::{PaletteArg, SizeArg};
-use crate::cli::common::{load_solver, progress_bar};
+use crate::cli::common::progress_bar;
+use crate::cli::connect::load_solver;
 use crate::cli::connect::robot_config;
 use crate::cli::output::{json_line, plural};
 use crate::cli::{CmdResult, Exit, Global};

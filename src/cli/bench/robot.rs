@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
 
 use crate::cli::args::{PaletteArg, RobotKind, ScannerKind};
-use crate::cli::common::{load_solver, progress_bar};
+use crate::cli::common::progress_bar;
+use crate::cli::connect::load_solver;
 use crate::cli::connect::robot_config;
 use crate::cli::output::plural;
 use crate::cli::{CmdResult, Exit, Global};

@@ -20,7 +20,8 @@ use serde_json::json;
 
 use super::robot::execute_floor;
 use crate::cli::args::PaletteArg;
-use crate::cli::common::{load_solver, progress_bar};
+use crate::cli::common::progress_bar;
+use crate::cli::connect::load_solver;
 use crate::cli::connect::robot_config;
 use crate::cli::output::{json_line, plural};
 use crate::cli::{CmdResult, Exit, Global};

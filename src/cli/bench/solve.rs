@@ -11,7 +11,8 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::stats::quantile_of;
-use crate::cli::common::{load_solver, thread_cpu, warn_if_cpu_clock_missing};
+use crate::cli::common::{thread_cpu, warn_if_cpu_clock_missing};
+use crate::cli::connect::load_solver;
 use crate::cli::output::json_line;
 use crate::cli::{CmdResult, Exit, Global};
 use crate::cube::{validate, Alg, FaceletCube, Size};
