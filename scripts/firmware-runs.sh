@@ -32,6 +32,8 @@ for lat in ${LATENCIES//,/ }; do
       seed=$((SEED + i))
       start=$(date +%s%N)
       rc=0
+      # Each run its own journal (a stopped run's journal is not overwritten).
+      rm -f "$WORK/run.jsonl"
       "$CUBOT" run --sim --brick "$BRICK" --size "$size" --seed "$seed" \
         --faults "latency=$lat" -q --journal "$WORK/run.jsonl" \
         >"$WORK/out" 2>"$WORK/err" || rc=$?

@@ -266,7 +266,7 @@ pub fn load_solver_standing_still(g: &Global) -> Result<crate::solver::Solver> {
     )
 }
 
-/// Loads the solver's tables ([`super::common::tables`]); Ctrl-C meanwhile says so and
+/// Loads the solver's tables (`common::tables`); Ctrl-C meanwhile says so and
 /// exits 130 ([`tables_loading`]).
 pub fn load_solver(g: &Global) -> Result<crate::solver::Solver> {
     load_solver_with(g, false)

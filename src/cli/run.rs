@@ -354,6 +354,16 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
             "--journal",
             super::outfile::Writes::File(crate::input::FileKind::Journal),
         )?;
+        // A stopped run's journal is the only record of where its cube is: not overwritten.
+        if let Ok(rec) = journal::read(j) {
+            if rec.ended.is_none() {
+                anyhow::bail!(
+                    "--journal {}: it holds a run that did not finish (the only record of where its cube is): resume it with `cubot run --resume {}`, or give another --journal",
+                    j.display(),
+                    j.display()
+                );
+            }
+        }
     }
     let target = target_spec(a)?;
     if let Some(t) = &target {

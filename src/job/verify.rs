@@ -290,7 +290,7 @@ fn read_proves(
 
 /// Scans the whole cube and says what it shows in the first scan's frame and naming, and
 /// how the robot holds it now. A doubt is reported, not refused: the scan is resolved to
-/// its most likely legal cube, and [`Sight::confident`] says whether it was sure.
+/// its most likely legal cube, and its [`ScanDoubt::confident`] says whether it was sure.
 pub fn look(
     robot: &mut dyn RunRobot,
     belief: &Belief,

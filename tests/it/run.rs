@@ -265,6 +265,15 @@ fn a_sim_resume_simulates_the_journals_cube_and_says_so() {
         serde_json::json!({"seed": 43, "palette": "no-white"}),
         "{start}"
     );
+    // A new run is not let overwrite the stopped run's journal.
+    let o = cubot(&["run", "--sim", "--journal", j, "-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("it holds a run that did not finish")
+            && stderr(&o).contains("--resume"),
+        "{}",
+        stderr(&o)
+    );
     // A given palette that differs is warned of (and the run still goes on with it).
     let resume = |extra: &[&str]| {
         let args = [
