@@ -981,8 +981,8 @@ fn a_second_ctrl_c_leaves_one_account_of_the_end() {
 
 // 5 (issue): journals a user can find.
 
-#[test]
-fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest() {
+/// A cache directory of its own for journals, its tables linked from the shared test cache.
+fn journal_cache() -> tempfile::TempDir {
     let cache = tempfile::tempdir().unwrap();
     for e in std::fs::read_dir(cache_dir()).unwrap() {
         let p = e.unwrap().path();
@@ -990,6 +990,12 @@ fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest(
             std::os::unix::fs::symlink(&p, cache.path().join(p.file_name().unwrap())).unwrap();
         }
     }
+    cache
+}
+
+#[test]
+fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest() {
+    let cache = journal_cache();
     let c = cache.path().to_str().unwrap();
     let run = |extra: &[&str]| {
         let args = [
@@ -1043,14 +1049,7 @@ fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest(
 
 #[test]
 fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
-    let cache = tempfile::tempdir().unwrap();
-    // Tables come from the shared test cache; journals go to this one.
-    for e in std::fs::read_dir(cache_dir()).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "tbl") {
-            std::os::unix::fs::symlink(&p, cache.path().join(p.file_name().unwrap())).unwrap();
-        }
-    }
+    let cache = journal_cache();
     let c = cache.path().to_str().unwrap();
     let o = cubot(&["--cache-dir", c, "journals"]);
     assert!(stderr(&o).contains("no journals in"), "{}", stderr(&o));
