@@ -226,6 +226,12 @@ mod imp {
         }
         let save = Arc::new(AtomicBool::new(false));
         let aligning = a.camera.is_some() || a.sim;
+        // Every input of a live alignment (the camera too) is checked before the page's
+        // address is given.
+        let work = match &a.image {
+            Some(image) => Work::Images(image.clone()),
+            None => Work::Align(prepare(&a)?),
+        };
         let live = Live::start(
             &a.view,
             g,
@@ -235,9 +241,9 @@ mod imp {
                 ..LiveOptions::default()
             },
         )?;
-        let r = match &a.image {
-            Some(image) => from_images(&a, image, g, &live),
-            None => align(&a, g, &live, &save),
+        let r = match work {
+            Work::Images(image) => from_images(&a, &image, g, &live),
+            Work::Align(p) => align(&a, p, g, &live, &save),
         };
         live.ended(&r);
         r
@@ -342,21 +348,56 @@ mod imp {
         }
     }
 
-    /// Live alignment: frames with the grid found on them go to the page until Save (or a
-    /// stop); Save writes the rig from the newest frame whose every sticker was detected.
-    fn align(a: &CalibrateCameraArgs, g: &Global, live: &Live, save: &AtomicBool) -> CmdResult {
-        if !live.on() {
+    /// What `calibrate-camera` does: fit photos, or align a live camera.
+    enum Work {
+        Images(std::path::PathBuf),
+        Align(Prepared),
+    }
+
+    /// What a live alignment needs, checked and opened before it starts.
+    struct Prepared {
+        faces: Vec<Face>,
+        orient: Vec<(Face, Orientation)>,
+        rig: Rig,
+        source: Source,
+    }
+
+    fn prepare(a: &CalibrateCameraArgs) -> anyhow::Result<Prepared> {
+        if !a.view.view && a.view.view_addr.is_none() {
             bail!("a live camera is aligned on the live page: add --view");
         }
-        let n = a.size.n();
         let faces = named_faces(a)?;
         let orient = match &a.orient {
             Some(s) => parse_orient(s)?,
             None => Vec::new(),
         };
-        let mut rig = starting_rig(a, n)?;
+        let mut rig = starting_rig(a, a.size.n())?;
         rig.name = a.name.clone().or_else(|| rig_name_of(&a.output));
-        let mut source = Source::open(a)?;
+        let source = Source::open(a)?;
+        Ok(Prepared {
+            faces,
+            orient,
+            rig,
+            source,
+        })
+    }
+
+    /// Live alignment: frames with the grid found on them go to the page until Save (or a
+    /// stop); Save writes the rig from the newest frame whose every sticker was detected.
+    fn align(
+        a: &CalibrateCameraArgs,
+        p: Prepared,
+        g: &Global,
+        live: &Live,
+        save: &AtomicBool,
+    ) -> CmdResult {
+        let Prepared {
+            faces,
+            orient,
+            mut rig,
+            mut source,
+        } = p;
+        let n = a.size.n();
         let stop = stop_on_ctrlc();
         live.phase("align the camera");
         const ALIGN: &str = "move the camera (or the cube) until every sticker is outlined in solid green, then press Save";

@@ -171,6 +171,28 @@ pub fn user_stop(e: &job::RunError) -> Option<Option<bool>> {
     }
 }
 
+/// Whether an error anywhere in a command's chain of causes is a stop by the user (as
+/// [`user_stop`] gives it): one while connecting and homing too.
+pub fn stop_in(e: &anyhow::Error) -> Option<Option<bool>> {
+    use crate::robot::mindcub3r::RobotError;
+    e.chain().find_map(|c| {
+        let robot = |r: &RobotError| match r {
+            RobotError::Interrupted { stopped, .. } => Some(Some(*stopped)),
+            _ => None,
+        };
+        if let Some(r) = c.downcast_ref::<job::RunError>() {
+            user_stop(r)
+        } else if let Some(r) = c.downcast_ref::<RobotError>() {
+            robot(r)
+        } else {
+            match c.downcast_ref::<job::ConnectError>() {
+                Some(job::ConnectError::Robot(r) | job::ConnectError::Homing(r)) => robot(r),
+                _ => None,
+            }
+        }
+    })
+}
+
 /// The motors after a stop, in words (`stopped` as [`user_stop`] gives it).
 pub fn motors_after_stop(stopped: Option<bool>) -> &'static str {
     match stopped {
@@ -185,16 +207,7 @@ pub fn motors_after_stop(stopped: Option<bool>) -> &'static str {
 /// and spin the cube whole, never turn a layer, and write only at the end), said with what
 /// it left and the next step; any other error as it is.
 pub fn scan_stopped(e: anyhow::Error) -> anyhow::Error {
-    use crate::robot::mindcub3r::RobotError;
-    let stopped = match (
-        e.downcast_ref::<job::RunError>(),
-        e.downcast_ref::<RobotError>(),
-    ) {
-        (Some(r), _) => user_stop(r),
-        (_, Some(RobotError::Interrupted { stopped, .. })) => Some(Some(*stopped)),
-        _ => None,
-    };
-    match stopped {
+    match stop_in(&e) {
         Some(stopped) => anyhow::anyhow!(
             "stopped ({}) before the scan ended; {}; no layer turned (a scan only tilts and spins the cube whole) and nothing was written: run the same command again to start over",
             stop_words(),

@@ -399,7 +399,7 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
     );
     let opts = run_options(a, size, target, journal_path, &stop);
     live.phase("connect and home");
-    let mut robot = connect(&a.connect, None, &stop)?;
+    let mut robot = connect_unturned(g, a, &a.connect, None, &stop, &Turned::Before(false))?;
     let mut rep = Reporter::new(g);
     rep.stop = Some(stop.clone());
     let solver = super::connect::load_solver_standing_still(g)?;
@@ -410,7 +410,7 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
         rep.event(e)
     });
     let r = stop_note(robot.as_mut(), r);
-    outcome(g, r, a, rep.turning, live)
+    outcome(g, r, a, &a.connect, Turned::Before(rep.turning), live)
 }
 
 /// The flags that define a job, which a resumed run takes from its journal: one given
@@ -473,9 +473,19 @@ fn resume(
     };
     let resolve = checked_resolve_options(&connect_args, &a.scan)?;
     super::connect::set_resume_hint(&journal, resume_command(&connect_args, &a.scan, &journal));
-    let opts = run_options(a, size, None, journal, &stop);
+    let opts = run_options(a, size, None, journal.clone(), &stop);
     live.phase("connect and home");
-    let mut robot = connect(&connect_args, sim_start, &stop)?;
+    let mut robot = connect_unturned(
+        g,
+        a,
+        &connect_args,
+        sim_start,
+        &stop,
+        &Turned::Resuming {
+            turned: false,
+            journal: journal.clone(),
+        },
+    )?;
     let mut rep = Reporter::new(g);
     rep.stop = Some(stop.clone());
     let solver = super::connect::load_solver_standing_still(g)?;
@@ -486,8 +496,17 @@ fn resume(
         rep.event(e)
     });
     let r = stop_note(robot.as_mut(), r);
-    // A resume continues a run that turned layers already.
-    outcome(g, r, a, true, live)
+    outcome(
+        g,
+        r,
+        a,
+        &connect_args,
+        Turned::Resuming {
+            turned: rep.turning,
+            journal,
+        },
+        live,
+    )
 }
 
 pub fn save(a: SaveArgs, g: &Global) -> CmdResult {
@@ -1037,7 +1056,7 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
 
 /// Reports a stopped run (where the cube is, and the exact command that resumes it) and
 /// exits 2.
-fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
+fn interrupted(g: &Global, e: &RunError, a: &RunArgs, connect: &ConnectArgs, live: &Live) -> ! {
     if let RunError::Interrupted(i) = e {
         let job::error::Interruption {
             cause,
@@ -1050,7 +1069,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, live: &Live) -> ! {
             robot_candidates,
             motors_stopped,
         } = i.as_ref();
-        let resume = resume_command(&a.connect, &a.scan, journal);
+        let resume = resume_command(connect, &a.scan, journal);
         let mut line = serde_json::json!({
             "type": "interrupted",
             "journal": journal,
@@ -1105,26 +1124,85 @@ fn stop_note(
     }
 }
 
+/// Whether the run, or the resume under way, had begun turning layers when it ended.
+#[derive(Clone)]
+enum Turned {
+    /// A new run: nothing of it turned unless execution began.
+    Before(bool),
+    /// A resume: its journal's run turned layers; this resume turned any only if its
+    /// execution began.
+    Resuming { turned: bool, journal: PathBuf },
+}
+
+/// A stop by the user (`stopped` as [`super::connect::user_stop`] gives it) before the run,
+/// or the resume, turned a layer: what it left and the command that goes on, said as JSON
+/// too; `None` once layers turned (the journal's account says where the cube is).
+fn stopped_unturned(
+    g: &Global,
+    a: &RunArgs,
+    connect: &ConnectArgs,
+    turned: &Turned,
+    stopped: Option<bool>,
+) -> Option<anyhow::Error> {
+    let motors = super::connect::motors_after_stop(stopped);
+    let words = super::connect::stop_words();
+    let message = match turned {
+        Turned::Before(false) => format!(
+            "stopped ({words}) before any layer turned; {motors}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over"
+        ),
+        Turned::Resuming {
+            turned: false,
+            journal,
+        } => format!(
+            "stopped ({words}) before this resume turned a layer; {motors}; the cube is where the journal {} left it, perhaps turned whole in the tray (a resume reads it again): resume with: {}",
+            journal.display(),
+            resume_command(connect, &a.scan, journal)
+        ),
+        _ => return None,
+    };
+    if g.json {
+        super::output::json_line(&serde_json::json!({
+            "type": "stopped", "turned": false, "message": message,
+        }));
+    }
+    Some(anyhow!(message))
+}
+
+/// Connects as [`connect`] does; a stop by the user while it homes is said as
+/// [`stopped_unturned`] says it.
+fn connect_unturned(
+    g: &Global,
+    a: &RunArgs,
+    connect_args: &ConnectArgs,
+    start: Option<crate::cube::FaceletCube>,
+    stop: &Arc<AtomicBool>,
+    turned: &Turned,
+) -> Result<Box<dyn job::RunRobot>> {
+    connect(connect_args, start, stop).map_err(|e| {
+        match super::connect::stop_in(&e)
+            .and_then(|stopped| stopped_unturned(g, a, connect_args, turned, stopped))
+        {
+            Some(said) => said,
+            None => e,
+        }
+    })
+}
+
+/// Says how a run (or a resume) ended, with `connect` (the journal's robot and simulator
+/// for a resume) in any resume command it names.
 fn outcome(
     g: &Global,
     r: Result<RunReport, RunError>,
     a: &RunArgs,
-    turning: bool,
+    connect: &ConnectArgs,
+    turned: Turned,
     live: &Live,
 ) -> CmdResult {
     if let Err(e) = &r {
-        if let (false, Some(stopped)) = (turning, super::connect::user_stop(e)) {
-            let motors = super::connect::motors_after_stop(stopped);
-            if g.json {
-                super::output::json_line(&serde_json::json!({
-                    "type": "stopped", "turned": false,
-                    "message": "stopped by the user before anything turned",
-                }));
+        if let Some(stopped) = super::connect::user_stop(e) {
+            if let Some(e) = stopped_unturned(g, a, connect, &turned, stopped) {
+                return Err(e);
             }
-            anyhow::bail!(
-                "stopped ({}) before any layer turned; {motors}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over",
-                super::connect::stop_words()
-            );
         }
     }
     match r {
@@ -1136,7 +1214,7 @@ fn outcome(
             }
             Ok(report(g, &r, a.connect.sim))
         }
-        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a, live),
+        Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a, connect, live),
         Err(e) if e.is_no() => {
             live.text(&e.to_string());
             if g.json {

@@ -951,6 +951,45 @@ fn ctrl_c_in_a_scan_only_command_says_nothing_turned_nor_written_and_what_next()
     }
 }
 
+/// A Ctrl-C while a resume homes or reads its stickers turns no layer: it says so, leaves
+/// the journal as it was, and names the resume command with the journal's simulator.
+#[test]
+fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.jsonl");
+    let j = journal.to_str().unwrap();
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "43",
+        "--speed",
+        "200",
+        "--faults",
+        "stall@p40",
+        "--journal",
+        j,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let before = std::fs::read(&journal).unwrap();
+    let (mut child, rx) = lines_of(&["run", "--resume", j, "--sim", "--speed", "1"], None);
+    wait_for(&rx, "simulator: --seed 43");
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt(&child);
+    let seen = wait_for(&rx, "error:");
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+    assert!(!seen.iter().any(|l| l.starts_with("resume:")), "{seen:?}");
+    let last = seen.last().unwrap();
+    for part in [
+        "stopped (Ctrl-C) before this resume turned a layer; motors stopped",
+        "resume with: cubot run --resume",
+        "--sim --seed 43",
+    ] {
+        assert!(last.contains(part), "{part:?} in {seen:?}");
+    }
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+}
+
 /// A second Ctrl-C while a stopped run says where its cube is: one account of the end,
 /// never both the run's and the second Ctrl-C's.
 #[test]

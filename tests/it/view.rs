@@ -848,6 +848,8 @@ fn a_command_that_fails_before_its_work_does_not_keep_its_page_up() {
         "{err:?}"
     );
     assert!(!err.iter().any(|l| l.contains("stays up")), "{err:?}");
+    // The camera is opened before the page is served: no address for a page of nothing.
+    assert!(!err.iter().any(|l| l.starts_with("view:")), "{err:?}");
 }
 
 #[test]
