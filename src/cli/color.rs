@@ -359,7 +359,7 @@ pub(crate) fn print_ambiguous(g: &Global, doubtful: &[usize], best: &Resolution)
         } else if best.profile_disagrees {
             "leave out --profile, or learn one on this cube (`cubot calibrate`)"
         } else {
-            "re-scan them or use --best-effort"
+            "re-scan those stickers or use --best-effort"
         };
         outln!(
             "doubt: stickers {names} {}; best guess {letters}, {} likely; {next}",

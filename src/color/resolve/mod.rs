@@ -470,7 +470,7 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     let (search, spent) = evidence.final_search(settled, window);
     expanded += spent;
     if search.outcome.candidates.is_empty() {
-        let suspects = least_certain(&search.cost, &read);
+        let suspects = least_certain(&search.cost, &read, size);
         return Err(ResolveError::NoLegalCube {
             expanded,
             suspects,
@@ -891,9 +891,12 @@ fn class_means(labs: &[[f64; 3]], read: &[bool], labels: &[usize]) -> Vec<[f64; 
 }
 
 /// When no legal cube was found: the six read stickers with the smallest margin between
-/// their two cheapest classes, in facelet order.
-fn least_certain(cost: &[[f64; 6]], read: &[bool]) -> Vec<usize> {
-    let mut suspects: Vec<usize> = (0..cost.len()).filter(|&i| read[i]).collect();
+/// their two cheapest classes, in facelet order. Centres are left out: a
+/// centre defines its face's class (the search never relabels it), so the misfit lies elsewhere.
+fn least_certain(cost: &[[f64; 6]], read: &[bool], size: Size) -> Vec<usize> {
+    let face = size.n() * size.n();
+    let centre = |i: usize| size.n() % 2 == 1 && i % face == face / 2;
+    let mut suspects: Vec<usize> = (0..cost.len()).filter(|&i| read[i] && !centre(i)).collect();
     let margin = |i: usize| {
         let mut c = cost[i];
         c.sort_by(f64::total_cmp);

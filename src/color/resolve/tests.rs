@@ -519,3 +519,23 @@ fn the_centres_tell_a_cube_of_the_other_size() {
         .unwrap();
     assert_eq!(other_size(&scan, Some(dimmest)), Some(Size::Three));
 }
+
+#[test]
+fn the_least_certain_stickers_named_when_nothing_fits_are_never_centres() {
+    // Every sticker clear (margin 10) but the six centres (margin 0.1) and U1 U2 U3 U4 U6
+    // F1 (margins 1 to 5.5): those six are named, no centre.
+    let mut cost = vec![[0.0, 10.0, 10.0, 10.0, 10.0, 10.0]; 54];
+    for f in 0..6 {
+        cost[f * 9 + 4][1] = 0.1;
+    }
+    for (k, i) in [0, 1, 2, 3, 5].into_iter().enumerate() {
+        cost[i][1] = 1.0 + k as f64;
+    }
+    cost[18][1] = 5.5;
+    let named = least_certain(&cost, &[true; 54], Size::Three);
+    assert_eq!(named, vec![0, 1, 2, 3, 5, 18]);
+    // A 2x2x2 has no centres: its smallest margins are named as they are.
+    let mut cost = vec![[0.0, 10.0, 10.0, 10.0, 10.0, 10.0]; 24];
+    cost[3][1] = 0.1;
+    assert!(least_certain(&cost, &[true; 24], Size::Two).contains(&3));
+}
