@@ -210,12 +210,21 @@ fn print_header(
             "table_load_seconds": load.as_secs_f64(), "table_memory_bytes": solver.table_bytes()}),
         );
     } else {
+        // A 2x2x2 is solved optimally (11 moves at most), in tables of its own built on
+        // the first solve; the 3x3x3 tables are loaded all the same.
+        let bound = match size {
+            Size::Two => "optimal solutions".to_string(),
+            _ => format!("at most {} moves", a.max_length),
+        };
+        let tables = match size {
+            Size::Two => "tables (3x3x3 and 2x2x2)",
+            _ => "tables",
+        };
         outln!(
-            "{} {} states from {}, at most {} moves, {}; tables loaded in {:.2} s, {:.1} MiB",
+            "{} {} states from {}, {bound}, {}; {tables} loaded in {:.2} s, {:.1} MiB",
             states.len(),
             size,
             path.display(),
-            a.max_length,
             super::super::output::plural(a.threads as usize, "thread"),
             load.as_secs_f64(),
             mb
