@@ -181,7 +181,7 @@ fn sits_note(state: &str, robot_state: &str) -> String {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped after {steps} action{} ({}); the cube is now {state}{}{}; {}{}; journal {}", if *steps == 1 { "" } else { "s" }, cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
+#[error("stopped {} ({}); the cube is now {state}{}{}; {}{}; journal {}", steps_words(*steps, candidates), cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -199,6 +199,16 @@ pub struct Interruption {
     pub robot_candidates: Vec<String>,
     /// Whether the robot confirmed that its motors stopped (`None`: not asked).
     pub motors_stopped: Option<bool>,
+}
+
+/// How far execution went: `after N actions`, or, stopped before its first action with
+/// none in flight, that nothing turned.
+fn steps_words(steps: usize, candidates: &[String]) -> String {
+    match (steps, candidates.is_empty()) {
+        (0, true) => "before the first robot action, nothing turned".to_string(),
+        (1, _) => "after 1 action".to_string(),
+        (n, _) => format!("after {n} actions"),
+    }
 }
 
 /// `U3 F5 ...`: the stickers in doubt by name.

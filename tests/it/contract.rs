@@ -1350,7 +1350,9 @@ fn ctrl_c_while_solving_says_no_plan_and_stops() {
         "{seen:?}"
     );
     assert!(
-        seen.last().unwrap().contains("stopped after 0 actions"),
+        seen.last()
+            .unwrap()
+            .contains("stopped before the first robot action, nothing turned"),
         "{seen:?}"
     );
 }
