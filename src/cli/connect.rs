@@ -196,9 +196,7 @@ pub fn stop_in(e: &anyhow::Error) -> Option<Option<bool>> {
 /// The motors after a stop, in words (`stopped` as [`user_stop`] gives it).
 pub fn motors_after_stop(stopped: Option<bool>) -> &'static str {
     match stopped {
-        Some(false) => {
-            "the robot did not confirm the stop: a motor may still be running (switch it off)"
-        }
+        Some(false) => job::error::UNCONFIRMED_STOP,
         _ => "motors stopped",
     }
 }
@@ -700,6 +698,18 @@ pub fn connect_brick(
             e.context(format!("talking to the brick on {name}"))
         }
     })?;
+    // The battery before the first motion, as `run` checks it (`robot check` reports it
+    // instead: it connects without this).
+    let volts = robot
+        .ev3()
+        .brick_info()
+        .map_err(crate::robot::mindcub3r::RobotError::from)?
+        .battery_volts;
+    if let Some(low) = job::connect::judge_battery(volts)? {
+        if !g.quiet {
+            errln!("warning: {low}");
+        }
+    }
     robot.set_interrupt(stop_on_ctrlc());
     Ok((robot, sim))
 }

@@ -598,8 +598,21 @@ fn stopped_on_error(r: &mut MindCub3r, result: CmdResult) -> CmdResult {
             let interrupted = e
                 .downcast_ref::<RobotError>()
                 .is_some_and(|e| matches!(e, RobotError::Interrupted { .. }));
+            // A scan that sees no cube: where a cube that is not there sits means nothing.
+            let no_cube = e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<crate::color::resolve::ResolveError>(),
+                    Some(crate::color::resolve::ResolveError::NoCube(_))
+                )
+            });
             if interrupted {
                 Err(e)
+            } else if no_cube {
+                Err(anyhow::anyhow!(
+                    "{}; {}; no layer turned (a scan only tilts and spins the cube): put the cube in the tray (or uncover the sensor), then scan again",
+                    super::output::error_message(&e),
+                    stop_note(stopped)
+                ))
             } else {
                 Err(anyhow::anyhow!(
                     "{}; {}; {}",

@@ -1112,7 +1112,7 @@ fn stop_note(
         {
             let note = match robot.stop() {
                 Some(true) => "motors stopped",
-                Some(false) => "the robot did not confirm the stop: a motor may still be running (switch it off)",
+                Some(false) => job::error::UNCONFIRMED_STOP,
                 None => "",
             };
             Err(RunError::Stopping {

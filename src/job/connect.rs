@@ -231,17 +231,8 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     let volts = ev3.brick_info().map_err(RobotError::from)?.battery_volts;
     let mut robot = MindCub3r::with_driver(ev3, o.config.clone())?;
     robot.set_interrupt(o.stop.clone());
-    use crate::robot::mindcub3r::check::{FLAT_BATTERY_V, LOW_BATTERY_V};
-    if volts < FLAT_BATTERY_V {
-        return Err(ConnectError::FlatBattery {
-            volts,
-            min: FLAT_BATTERY_V,
-        });
-    }
-    if volts < LOW_BATTERY_V {
-        if let Some(note) = o.note {
-            note(&format!("the brick's battery is low ({volts:.2} V): the motors run slower than the timings assume and may stall; charge it before long runs"));
-        }
+    if let (Some(low), Some(note)) = (judge_battery(volts)?, o.note) {
+        note(&low);
     }
     robot.home().map_err(homing_failed)?;
     // The planner prices the link's round trips at this link's own: a real link's is
@@ -255,6 +246,19 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     };
     let planner = Planner::new(CostModel::new(timings.on_link(round_trip)));
     Ok(Box::new(Mc3Run::new(robot, handle, planner)))
+}
+
+/// The brick's battery before the first motion: a flat one is refused (it would stall
+/// the motors mid-move), a low one gets a note.
+pub fn judge_battery(volts: f64) -> Result<Option<String>, ConnectError> {
+    use crate::robot::mindcub3r::check::{FLAT_BATTERY_V, LOW_BATTERY_V};
+    if volts < FLAT_BATTERY_V {
+        return Err(ConnectError::FlatBattery {
+            volts,
+            min: FLAT_BATTERY_V,
+        });
+    }
+    Ok((volts < LOW_BATTERY_V).then(|| format!("the brick's battery is low ({volts:.2} V): the motors run slower than the timings assume and may stall; charge it before long runs")))
 }
 
 /// A homing error that is the mechanism's (a motor held, no end stop found) says so;

@@ -270,12 +270,13 @@ pub fn stop_words(from_page: bool) -> &'static str {
     }
 }
 
+/// A stop the robot did not confirm, in words.
+pub const UNCONFIRMED_STOP: &str = "the robot did not confirm the stop (no reply); a MindCub3r's motions are bounded on the brick and stop by themselves: if a motor still runs, switch the robot off";
+
 fn motors_note(stopped: Option<bool>) -> &'static str {
     match stopped {
         Some(true) => "motors stopped",
-        Some(false) => {
-            "the robot did not confirm the stop: a motor may still be running (switch it off)"
-        }
+        Some(false) => UNCONFIRMED_STOP,
         None => "the robot was not asked to stop",
     }
 }

@@ -362,6 +362,54 @@ fn run_checks_the_battery_before_the_first_motion() {
     );
 }
 
+/// The commands that scan or step the robot check the battery as `run` does.
+#[test]
+fn scans_and_single_steps_check_the_battery_before_they_move() {
+    for cmd in [
+        &["robot", "scan"][..],
+        &["robot", "tilt"],
+        &["robot", "spin", "1"],
+        &["scan", "--robot"],
+    ] {
+        let o = cubot(&[cmd, &["--sim", "--faults", "battery=5000"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("battery is flat (5.00 V, under 6.2 V)") && err.contains("nothing moved"),
+            "{cmd:?}: {err}"
+        );
+        assert!(
+            !err.contains("scanning") && stdout(&o).is_empty(),
+            "{cmd:?}: {err}"
+        );
+    }
+    let o = cubot(&["robot", "tilt", "--sim", "--faults", "battery=6300"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("warning: the brick's battery is low (6.30 V)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A robot scan of an empty tray says so and what to do, not where a cube that is not
+/// there sits.
+#[test]
+fn a_robot_scan_of_an_empty_tray_says_no_layer_turned_and_what_to_do() {
+    for cmd in [&["robot", "scan"][..], &["scan", "--robot"]] {
+        let o = cubot(&[cmd, &["--sim", "--faults", "empty"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("the scan sees no cube")
+                && err.contains("no layer turned")
+                && err.contains("put the cube in the tray")
+                && !err.contains("named as the cube was put in"),
+            "{cmd:?}: {err}"
+        );
+    }
+}
+
 // 8. A doubt says what its sticker list is, and the list is that.
 
 #[test]

@@ -97,7 +97,7 @@ pub fn stop_note(confirmed: bool) -> &'static str {
     if confirmed {
         "motors stopped"
     } else {
-        "the brick did not confirm the stop: a motor may still be running (switch the brick off)"
+        "the brick did not confirm the stop (no reply); every motion on the brick is bounded, so its motors stop by themselves: if one still runs, switch the brick off"
     }
 }
 
