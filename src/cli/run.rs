@@ -447,6 +447,8 @@ fn resume(
 ) -> CmdResult {
     let rec = journal::read(jpath)?;
     refuse_journal_flags(a, &rec.start)?;
+    // Held to the end: a second resume of this journal meanwhile is refused.
+    let _lock = journal::lock(jpath)?;
     if rec.ended == Some(true) {
         errln!("note: the journal's run already reached its target; checking again");
     }

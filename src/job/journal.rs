@@ -85,6 +85,35 @@ use serde::{Deserialize, Serialize};
 use crate::cube::{Face, FaceletCube, Size};
 use crate::robot::mindcub3r::model::{Orientation, Primitive};
 
+/// A journal held by the process whose run (or resume) writes it: an advisory lock on the
+/// file, released when this is dropped or the process ends (however it ends), so that two
+/// processes never write one journal at once. A file system without locks goes unlocked.
+#[derive(Debug)]
+pub struct JournalLock {
+    file: std::fs::File,
+}
+
+impl JournalLock {
+    fn on(path: &Path, file: std::fs::File) -> Result<JournalLock, JournalError> {
+        match file.try_lock() {
+            Ok(()) => Ok(JournalLock { file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(JournalError::InUse {
+                path: path.to_path_buf(),
+            }),
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
+                Ok(JournalLock { file })
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(io_err(path, e)),
+        }
+    }
+}
+
+/// Takes an existing journal's lock (a resume holds it from before it moves anything).
+pub fn lock(path: &Path) -> Result<JournalLock, JournalError> {
+    let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    JournalLock::on(path, file)
+}
+
 /// Why a journal could not be written or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -109,6 +138,9 @@ pub enum JournalError {
     /// A run that began (its `begun` line) and stopped before it executed anything.
     #[error("journal {}: its run (begun {}) stopped before anything turned: there is nothing to resume; run again", path.display(), begun.created)]
     NothingTurned { path: PathBuf, begun: JournalBegun },
+    /// Another process holds the journal's lock: its run (or a resume) is under way.
+    #[error("journal {}: another cubot is running or resuming its run right now (it holds the journal's lock); nothing moved: wait for it to end (or stop it), then look again with `cubot journals`", path.display())]
+    InUse { path: PathBuf },
 }
 
 /// What is wrong with one line of a journal.
@@ -323,18 +355,29 @@ pub fn symbols_of(s: &str) -> Option<[char; 6]> {
 impl Journal {
     /// Creates (truncates) the journal and writes its first line.
     /// Starts the journal of a run before it scans (see [`JournalBegun`]): a new file.
-    pub fn begin(path: &Path, begun: &JournalBegun) -> Result<(), JournalError> {
+    /// Returns the journal's lock, which the run holds to its end.
+    pub fn begin(path: &Path, begun: &JournalBegun) -> Result<JournalLock, JournalError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io_err(path, e))?;
         }
-        let file = std::fs::File::create(path).map_err(|e| io_err(path, e))?;
+        // Locked before it is emptied: a journal another process holds is left whole.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| io_err(path, e))?;
+        let lock = JournalLock::on(path, file)?;
+        lock.file.set_len(0).map_err(|e| io_err(path, e))?;
+        let file = lock.file.try_clone().map_err(|e| io_err(path, e))?;
         let mut j = Journal {
             path: path.to_path_buf(),
             file,
             steps: 0,
             symbols: ['U', 'R', 'F', 'D', 'L', 'B'],
         };
-        j.write(&Line::Begun(begun.clone()))
+        j.write(&Line::Begun(begun.clone()))?;
+        Ok(lock)
     }
 
     /// Opens the journal of a run as it begins to execute: after its `begun` line when it

@@ -123,7 +123,7 @@ pub fn run(
     opts: &RunOptions,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<RunReport, RunError> {
-    super::journal::Journal::begin(
+    let _lock = super::journal::Journal::begin(
         &opts.journal,
         &super::journal::JournalBegun {
             version: super::journal::VERSION,

@@ -1038,6 +1038,46 @@ fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume()
     assert_eq!(std::fs::read(&journal).unwrap(), before);
 }
 
+/// Two resumes of one journal at once would mix their records: the second is refused
+/// before it moves anything, and the journal is left to the first.
+#[test]
+fn a_second_resume_of_a_journal_in_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.jsonl");
+    let j = journal.to_str().unwrap();
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "43",
+        "--speed",
+        "200",
+        "--faults",
+        "stall@p40",
+        "--journal",
+        j,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let (mut first, rx) = lines_of(&["run", "--resume", j, "--sim", "--speed", "1"], None);
+    wait_for(&rx, "simulator: --seed 43");
+    let lines = std::fs::read_to_string(&journal).unwrap().lines().count();
+    let o = cubot(&["run", "--resume", j, "--sim", "--speed", "200"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("another cubot is running or resuming its run right now")
+            && stderr(&o).contains("nothing moved"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("simulator:"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap().lines().count(),
+        lines
+    );
+    interrupt(&first);
+    assert_eq!(first.wait().unwrap().code(), Some(2));
+}
+
 /// A second Ctrl-C while a stopped run says where its cube is: one account of the end,
 /// never both the run's and the second Ctrl-C's.
 #[test]
