@@ -88,23 +88,40 @@ use crate::robot::mindcub3r::model::{Orientation, Primitive};
 /// A journal held by the process whose run (or resume) writes it: an advisory lock on the
 /// file, released when this is dropped or the process ends (however it ends), so that two
 /// processes never write one journal at once. A file system without locks goes unlocked.
-#[derive(Debug)]
 pub struct JournalLock {
-    file: std::fs::File,
+    file: FileLock,
+}
+
+enum FileLock {
+    Held(nix::fcntl::Flock<std::fs::File>),
+    Unlocked(std::fs::File),
+}
+
+impl std::ops::Deref for FileLock {
+    type Target = std::fs::File;
+    fn deref(&self) -> &std::fs::File {
+        match self {
+            FileLock::Held(f) => f,
+            FileLock::Unlocked(f) => f,
+        }
+    }
 }
 
 impl JournalLock {
     fn on(path: &Path, file: std::fs::File) -> Result<JournalLock, JournalError> {
-        match file.try_lock() {
-            Ok(()) => Ok(JournalLock { file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(JournalError::InUse {
-                path: path.to_path_buf(),
-            }),
-            Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
-                Ok(JournalLock { file })
+        use nix::errno::Errno;
+        use nix::fcntl::{Flock, FlockArg};
+        let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(held) => FileLock::Held(held),
+            Err((_, Errno::EWOULDBLOCK)) => {
+                return Err(JournalError::InUse {
+                    path: path.to_path_buf(),
+                })
             }
-            Err(std::fs::TryLockError::Error(e)) => Err(io_err(path, e)),
-        }
+            Err((file, Errno::ENOLCK | Errno::EOPNOTSUPP)) => FileLock::Unlocked(file),
+            Err((_, e)) => return Err(io_err(path, std::io::Error::from(e))),
+        };
+        Ok(JournalLock { file })
     }
 }
 
