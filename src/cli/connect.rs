@@ -338,8 +338,9 @@ pub fn sim_only(faults: bool, speed: bool, palette: bool) -> Result<()> {
     .collect();
     if !given.is_empty() {
         bail!(
-            "{} set the simulator: add --sim, or leave {} out for a real robot",
+            "{} {} the simulator: add --sim, or leave {} out for a real robot",
             given.join(", "),
+            if given.len() == 1 { "sets" } else { "set" },
             if given.len() == 1 { "it" } else { "them" }
         );
     }

@@ -145,7 +145,11 @@ fn checked_resolve_options(connect: &ConnectArgs, scan: &ScanOpts) -> Result<Res
     opts.best_effort = scan.best_effort;
     let (robot, scanner) = (connect.robot.into(), connect.scanner.into());
     if let Some(scale) = job::connect::scan_scale(robot, scanner) {
-        job::scan::check_profile(&opts, scale, robot, scanner)?;
+        // Named by its flag and file, before anything moves.
+        job::scan::check_profile(&opts, scale, robot, scanner).map_err(|e| {
+            let file = scan.profile.as_deref().unwrap_or(Path::new("?"));
+            anyhow!("--profile {}: {e}; nothing moved", file.display())
+        })?;
     }
     Ok(opts)
 }
@@ -807,7 +811,7 @@ impl Reporter {
                                 format!("the shortest of them {}", plural(shortest, "face turn"))
                             },
                             if self.searching {
-                                ", more from the robot-cost search"
+                                "; the robot-cost search adds more, shorter ones too"
                             } else {
                                 ""
                             },

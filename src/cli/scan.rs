@@ -13,7 +13,7 @@ pub struct ScanArgs {
     /// A camera index (see `cubot camera list`).
     #[arg(long, value_name = "INDEX", conflicts_with = "robot")]
     pub camera: Option<u32>,
-    /// Scan with the robot's colour sensor (needs --port).
+    /// Scan with the robot's colour sensor (--port, the one EV3 on USB by default, or --sim).
     #[arg(long)]
     pub robot: bool,
     /// With --robot: the brick's port (`usb`, a Bluetooth rfcomm tty, or its name; default:

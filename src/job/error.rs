@@ -162,8 +162,18 @@ pub enum RunError {
 /// The two cubes of a refused resume, each named once: a cube of other colours in the
 /// journal's arrangement reads as the same letters (first-scan symbols).
 fn states_note(journal: &str, seen: &str) -> String {
+    // Each face of one colour: a solved cube, however it is turned whole.
+    let solved = |s: &str| {
+        let c: Vec<char> = s.chars().collect();
+        Size::from_stickers(c.len()).is_some_and(|size| {
+            c.chunks(size.n() * size.n())
+                .all(|f| f.iter().all(|&x| x == f[0]))
+        })
+    };
     if journal == seen {
         format!("its stickers lie as the journal's cube's ({journal}), in other colours")
+    } else if solved(journal) && solved(seen) {
+        format!("both are solved cubes, the robot's in other colours (the journal's {journal}, the robot's {seen}, each in its own scan's letters)")
     } else {
         format!("the journal's is {journal}, the robot's is {seen}")
     }
@@ -398,6 +408,15 @@ mod tests {
             in_flight_note(&s(&["AAA", "CCC", "CCC"]), &s(&["A", "C", "C"])),
             ", or, if the actions in flight happened, CCC"
         );
+    }
+
+    #[test]
+    fn two_solved_cubes_turned_differently_are_said_to_be_solved_not_two_states() {
+        let journal = "DDDDDDDDDRRRRRRRRRBBBBBBBBBUUUUUUUUULLLLLLLLLFFFFFFFFF";
+        let seen = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
+        assert!(states_note(journal, seen).starts_with("both are solved cubes"));
+        let scrambled = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBF";
+        assert!(states_note(scrambled, seen).starts_with("the journal's is"));
     }
 
     #[test]

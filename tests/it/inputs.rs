@@ -241,6 +241,11 @@ fn bad_targets_and_profiles_of_the_wrong_scale_are_refused_before_the_robot_move
     for (args, needle) in &cases {
         refused_before_scanning(args, needle);
     }
+    // The profile is named by its flag and file.
+    refused_before_scanning(
+        &["run", "--sim", "--profile", &rgb],
+        &format!("--profile {rgb}: the colour profile was learned on scale rgb8"),
+    );
     // A readable target that is no legal cube is a well-formed "no" (exit 1) for `run` as
     // for `solve --target`, said the same way, before anything turns.
     let o = cubot(&["run", "--sim", "--target", twisted, "-q", "--speed", "5000"]);
