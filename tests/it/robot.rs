@@ -244,6 +244,7 @@ fn faults_give_exit_2_and_a_message_naming_the_command() {
             // and says the motors stopped.
             assert!(
                 err.contains("motor ")
+                    || err.contains("motors ")
                     || err.contains("colour sensor")
                     || err.contains("scan sample"),
                 "{fault}: {err}"
