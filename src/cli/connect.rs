@@ -269,12 +269,15 @@ pub fn tables_loading<T>(work: impl FnOnce() -> T) -> T {
     )
 }
 
-/// Loads the solver with Ctrl-C exiting at once meanwhile (see [`standing_still`]).
-pub fn load_solver_standing_still(g: &Global) -> Result<crate::solver::Solver> {
-    standing_still(
-        "stopped (Ctrl-C) while the solver's tables loaded, before any layer turned: run the same command again",
-        || load_solver(g),
-    )
+/// Loads the solver with Ctrl-C exiting at once meanwhile (see [`standing_still`]), a
+/// resume's stop said as before it turned a layer (its journal's run turned some).
+pub fn load_solver_standing_still(g: &Global, resume: bool) -> Result<crate::solver::Solver> {
+    let said = if resume {
+        "stopped (Ctrl-C) while the solver's tables loaded, before this resume turned a layer: run the same command again"
+    } else {
+        "stopped (Ctrl-C) while the solver's tables loaded, before any layer turned: run the same command again"
+    };
+    standing_still(said, || load_solver(g))
 }
 
 /// Loads the solver's tables (`common::tables`); Ctrl-C meanwhile says so and

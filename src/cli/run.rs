@@ -406,7 +406,7 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
     let mut robot = connect_unturned(g, a, &a.connect, None, &stop, &Turned::Before(false))?;
     let mut rep = Reporter::new(g);
     rep.stop = Some(stop.clone());
-    let solver = super::connect::load_solver_standing_still(g)?;
+    let solver = super::connect::load_solver_standing_still(g, false)?;
     let tools = tools(&solver, a, resolve);
     rep.searching = searches(&a.connect, &tools);
     let r = job::run(robot.as_mut(), &tools, &opts, &mut |e| {
@@ -463,6 +463,16 @@ fn resume(
         _ => SizeArg::Three,
     };
     connect_args.robot = job::RobotKind::from_journal(&rec.start.robot).into();
+    if !connect_args.sim
+        && connect_args.port.is_none()
+        && rec.start.connection.get("simulator").is_some()
+    {
+        anyhow::bail!(
+            "the journal {}'s run was on the simulator: resume it with --sim (`cubot run --resume {} --sim`: the journal's seed and palette); nothing moved",
+            jpath.display(),
+            shell_word(jpath)
+        );
+    }
     sim_from_journal(&mut connect_args, &rec.start, g);
     // A simulator started here starts from the journal's last confirmed cube (one started
     // on its own, behind --port, keeps whatever cube it has).
@@ -494,7 +504,7 @@ fn resume(
     )?;
     let mut rep = Reporter::new(g);
     rep.stop = Some(stop.clone());
-    let solver = super::connect::load_solver_standing_still(g)?;
+    let solver = super::connect::load_solver_standing_still(g, true)?;
     let tools = tools(&solver, a, resolve);
     rep.searching = searches(&connect_args, &tools);
     let r = job::resume(robot.as_mut(), &tools, &rec, &opts, &mut |e| {

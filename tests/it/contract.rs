@@ -1036,6 +1036,16 @@ fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume()
         assert!(last.contains(part), "{part:?} in {seen:?}");
     }
     assert_eq!(std::fs::read(&journal).unwrap(), before);
+    // Resumed without --sim: the journal's run was simulated, and the message says so.
+    let o = cubot(&["run", "--resume", j]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("run was on the simulator: resume it with --sim")
+            && stderr(&o).contains("nothing moved"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
 }
 
 /// Two resumes of one journal at once would mix their records: the second is refused
