@@ -999,13 +999,9 @@ fn ctrl_c_in_a_scan_only_command_says_nothing_turned_nor_written_and_what_next()
     }
 }
 
-/// A Ctrl-C while a resume homes or reads its stickers turns no layer: it says so, leaves
-/// the journal as it was, and names the resume command with the journal's simulator.
-#[test]
-fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume() {
-    let dir = tempfile::tempdir().unwrap();
-    let journal = dir.path().join("j.jsonl");
-    let j = journal.to_str().unwrap();
+/// The journal of a simulated run (seed 43) stopped by a stall after it turned layers.
+fn stopped_run_journal(dir: &std::path::Path) -> std::path::PathBuf {
+    let journal = dir.join("j.jsonl");
     let o = cubot(&[
         "run",
         "--sim",
@@ -1016,9 +1012,19 @@ fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume()
         "--faults",
         "stall@p40",
         "--journal",
-        j,
+        journal.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    journal
+}
+
+/// A Ctrl-C while a resume homes or reads its stickers turns no layer: it says so, leaves
+/// the journal as it was, and names the resume command with the journal's simulator.
+#[test]
+fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = stopped_run_journal(dir.path());
+    let j = journal.to_str().unwrap();
     let before = std::fs::read(&journal).unwrap();
     let (mut child, rx) = lines_of(&["run", "--resume", j, "--sim", "--speed", "1"], None);
     wait_for(&rx, "simulator: --seed 43");
@@ -1053,21 +1059,8 @@ fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume()
 #[test]
 fn a_second_resume_of_a_journal_in_use_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let journal = dir.path().join("j.jsonl");
+    let journal = stopped_run_journal(dir.path());
     let j = journal.to_str().unwrap();
-    let o = cubot(&[
-        "run",
-        "--sim",
-        "--seed",
-        "43",
-        "--speed",
-        "200",
-        "--faults",
-        "stall@p40",
-        "--journal",
-        j,
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let (mut first, rx) = lines_of(&["run", "--resume", j, "--sim", "--speed", "1"], None);
     wait_for(&rx, "simulator: --seed 43");
     let lines = std::fs::read_to_string(&journal).unwrap().lines().count();
