@@ -550,13 +550,18 @@ fn check(
     live: &Live,
 ) -> CmdResult {
     use crate::robot::mindcub3r::check::{check as run_check, Level};
-    let BrickLink { link, sim: _sim } = brick_link(place)?;
-    let port = link.name();
+    let BrickLink { link, sim } = brick_link(place)?;
+    let brick = match sim {
+        Some(_) => "the simulated brick".to_string(),
+        None => format!("the brick on {}", link.name()),
+    };
     let mut ev3 = crate::robot::ev3::driver::Ev3::new(link);
     if g.verbose >= 2 {
         ev3.set_log(|l| errln!("ev3: {l}"));
     }
-    let findings = run_check(ev3, config, Some(stop_on_ctrlc()), &mut |f| {
+    let mut rows = 0;
+    let checked = run_check(ev3, config, Some(stop_on_ctrlc()), &mut |f| {
+        rows += 1;
         live.text(&format!("{:?} {}: {}", f.level, f.topic, f.message));
         if g.json {
             json_line(
@@ -570,8 +575,16 @@ fn check(
             };
             outln!("{level:<5} {:<14} {}", f.topic, f.message);
         }
-    })
-    .with_context(|| format!("checking the brick on {port}"))?;
+    });
+    let findings = match checked {
+        Ok(findings) => findings,
+        Err(RobotError::Interrupted { stopped, .. }) => bail!(
+            "robot check stopped (Ctrl-C) after {}: {}; run it again for the rest",
+            super::output::plural(rows, "row"),
+            crate::robot::mindcub3r::error::stop_note(stopped)
+        ),
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("checking {brick}"))),
+    };
     let count = |l| findings.iter().filter(|f| f.level == l).count();
     let (fails, warns) = (count(Level::Fail), count(Level::Warn));
     if g.json {

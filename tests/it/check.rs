@@ -120,6 +120,56 @@ fn robot_check_proves_every_message_on_the_simulator() {
 }
 
 #[test]
+fn a_stall_anywhere_in_the_check_is_a_row_to_fix_not_an_error() {
+    // `stall@N` stalls the motors from the N-th command on: swept over the whole check
+    // (homing, the three jogs, the sensor arm's move over the turntable and back), each
+    // stall is a FAIL row naming the motor, and the check exits 1 with its summary.
+    for n in (1..=72).step_by(3) {
+        let faults = format!("stall@{n},empty");
+        let o = check(&faults);
+        let (out, err) = (stdout(&o), stderr(&o));
+        match o.status.code() {
+            Some(0) => assert!(out.contains("robot check: all well"), "{faults}: {out}"),
+            Some(1) => assert!(
+                (out.contains("FAIL  motor ") || out.contains("FAIL  homing "))
+                    && out.contains("robot check: 1 problem to fix"),
+                "{faults}: {out}"
+            ),
+            c => panic!("{faults}: exit {c:?}: {out}{err}"),
+        }
+        assert!(!err.contains("error:"), "{faults}: {err}");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_check_with_its_rows_so_far_and_the_motors_stopped() {
+    // At speed 1 the check takes some 4 s; a Ctrl-C 1.5 s in lands among its motions.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["robot", "check", "--sim", "--speed", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.starts_with("ok    brick"), "{out}");
+    assert!(
+        err.contains("robot check stopped (Ctrl-C) after ")
+            && err.contains(" rows: motors stopped; run it again for the rest"),
+        "{err}"
+    );
+    // The tray is empty for a check: no word of a cube's faces, nor of the pty.
+    assert!(!err.contains("cube") && !err.contains("/dev/"), "{err}");
+}
+
+#[test]
 fn a_cube_left_in_the_tray_is_named() {
     // A brick on a port (here a simulated one holding a cube): what a user who forgot to
     // take the cube out sees.

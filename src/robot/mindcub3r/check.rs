@@ -138,18 +138,68 @@ pub fn check(
                     return Ok(out);
                 }
             }
-            Err(RobotError::Ev3(e)) if !e.link_failed() => {
+            Err(RobotError::Ev3(e))
+                if !e.link_failed() && !matches!(e, Ev3Error::Interrupted { .. }) =>
+            {
                 add(judge_motion_error(part, port, &e), &mut out);
                 return Ok(out);
             }
             Err(e) => return Err(e),
         }
     }
-    robot.execute(Primitive::Sensor(SensorPosition::Centre))?;
-    let rgb = robot.read_rgb()?;
-    robot.finish(false)?;
-    add(judge_reading(rgb), &mut out);
+    let read = (|| {
+        robot.execute(Primitive::Sensor(SensorPosition::Centre))?;
+        let rgb = robot.read_rgb()?;
+        robot.finish(false)?;
+        Ok(rgb)
+    })();
+    match read {
+        Ok(rgb) => add(judge_reading(rgb), &mut out),
+        Err(RobotError::Ev3(e)) if e.motion_fault_port().is_some() => {
+            robot.stop();
+            let part = [Part::Arm, Part::Turntable, Part::SensorArm]
+                .into_iter()
+                .find(|&p| e.motion_fault_port() == Some(robot.port_of(p)))
+                .unwrap_or(Part::SensorArm);
+            add(judge_reading_motion(part, &e), &mut out);
+        }
+        Err(e) => return Err(e),
+    }
     Ok(out)
+}
+
+/// A motion fault while the sensor arm went over the turntable to read it, or back to
+/// where it clears the cube: that motor's row.
+fn judge_reading_motion(part: Part, e: &Ev3Error) -> Finding {
+    let name = part_name(part);
+    let (topic, what) = match e {
+        Ev3Error::Stalled {
+            port,
+            position,
+            target,
+            ms,
+            ..
+        } => (
+            format!("motor {port}"),
+            format!("stalled at {position}° on its way to {target}° (no progress for {ms} ms)"),
+        ),
+        Ev3Error::MoveTimeout {
+            port,
+            position,
+            target,
+            ms,
+            ..
+        } => (
+            format!("motor {port}"),
+            format!("did not reach {target}° within {ms} ms (at {position}°)"),
+        ),
+        other => ("sensor".to_string(), other.to_string()),
+    };
+    finding(
+        Level::Fail,
+        topic,
+        format!("{name}, moving the sensor over the turntable to read it: {what}: something blocks it (the tray must be empty, the arm's path clear)"),
+    )
 }
 
 /// The brick's name, firmware and battery.

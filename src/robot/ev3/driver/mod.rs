@@ -215,6 +215,16 @@ impl Ev3Error {
         matches!(self, Ev3Error::Timeout { answered: 0, .. })
     }
 
+    /// The motor a motion fault (a stall, a move out of time, no end stop) names.
+    pub fn motion_fault_port(&self) -> Option<OutputPort> {
+        match self {
+            Ev3Error::Stalled { port, .. }
+            | Ev3Error::MoveTimeout { port, .. }
+            | Ev3Error::NoEndStop { port, .. } => Some(*port),
+            _ => None,
+        }
+    }
+
     /// Whether the link itself failed (no point sending STOP over it).
     pub fn link_failed(&self) -> bool {
         matches!(self, Ev3Error::Link { .. } | Ev3Error::Timeout { .. })
