@@ -1158,19 +1158,46 @@ fn stopped_unturned(
     a: &RunArgs,
     connect: &ConnectArgs,
     turned: &Turned,
-    stopped: Option<bool>,
+    why: Why,
 ) -> Option<anyhow::Error> {
-    let motors = super::connect::motors_after_stop(stopped);
-    let words = super::connect::stop_words();
+    let head = match why {
+        Why::User(stopped) => {
+            let motors = super::connect::motors_after_stop(stopped);
+            let words = super::connect::stop_words();
+            match turned {
+                Turned::Before(_) => format!("stopped ({words}) before any layer turned; {motors}"),
+                Turned::Resuming { .. } => {
+                    format!("stopped ({words}) before this resume turned a layer; {motors}")
+                }
+            }
+        }
+        Why::Fault { cause, note } => {
+            let held = if cause.held() {
+                " (a motor was held: see that the cube sits square in the tray, a loose layer squared by hand, and that nothing blocks the robot)"
+            } else {
+                ""
+            };
+            let what = match turned {
+                Turned::Before(_) => "no layer turned",
+                Turned::Resuming { .. } => "this resume turned no layer",
+            };
+            let note = if note.is_empty() {
+                String::new()
+            } else {
+                format!("; {note}")
+            };
+            format!("{cause}{note}; {what}{held}")
+        }
+    };
     let message = match turned {
         Turned::Before(false) => format!(
-            "stopped ({words}) before any layer turned; {motors}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over"
+            "{head}; the cube is as it was, perhaps turned whole in the tray: run the same command again to start over"
         ),
         Turned::Resuming {
             turned: false,
             journal,
         } => format!(
-            "stopped ({words}) before this resume turned a layer; {motors}; the cube is where the journal {} left it, perhaps turned whole in the tray (a resume reads it again): resume with: {}",
+            "{head}; the cube is where the journal {} left it, perhaps turned whole in the tray (a resume reads it again): resume with: {}",
             journal.display(),
             resume_command(connect, &a.scan, journal)
         ),
@@ -1182,6 +1209,17 @@ fn stopped_unturned(
         }));
     }
     Some(anyhow!(message))
+}
+
+/// Why a run or resume ended before it turned a layer.
+enum Why<'a> {
+    /// Ctrl-C or the live page's Stop (`stopped` as [`super::connect::user_stop`] gives it).
+    User(Option<bool>),
+    /// A robot's failure while it homed, scanned or read stickers; `note` says the motors.
+    Fault {
+        cause: &'a RunError,
+        note: &'static str,
+    },
 }
 
 /// Connects as [`connect`] does; a stop by the user while it homes is said as
@@ -1196,7 +1234,7 @@ fn connect_unturned(
 ) -> Result<Box<dyn job::RunRobot>> {
     connect(connect_args, start, stop).map_err(|e| {
         match super::connect::stop_in(&e)
-            .and_then(|stopped| stopped_unturned(g, a, connect_args, turned, stopped))
+            .and_then(|stopped| stopped_unturned(g, a, connect_args, turned, Why::User(stopped)))
         {
             Some(said) => said,
             None => e,
@@ -1215,10 +1253,13 @@ fn outcome(
     live: &Live,
 ) -> CmdResult {
     if let Err(e) = &r {
-        if let Some(stopped) = super::connect::user_stop(e) {
-            if let Some(e) = stopped_unturned(g, a, connect, &turned, stopped) {
-                return Err(e);
-            }
+        let why = match (super::connect::user_stop(e), e) {
+            (Some(stopped), _) => Some(Why::User(stopped)),
+            (None, RunError::Stopping { cause, note }) => Some(Why::Fault { cause, note }),
+            _ => None,
+        };
+        if let Some(e) = why.and_then(|why| stopped_unturned(g, a, connect, &turned, why)) {
+            return Err(e);
         }
     }
     match r {

@@ -1054,6 +1054,41 @@ fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume()
     assert_eq!(std::fs::read(&journal).unwrap(), before);
 }
 
+/// A turntable jammed while the run scans (or while a resume reads its stickers) stops it
+/// before any layer turned: it says so, and what goes on: the same command again, or the
+/// resume with the journal left as it was.
+#[test]
+fn a_jam_before_any_layer_turned_says_so_and_what_goes_on() {
+    let o = cubot(&["run", "--sim", "--speed", "200", "--faults", "jammed=B"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for part in [
+        "motors stopped; no layer turned (a motor was held: see that the cube sits square",
+        "the cube is as it was, perhaps turned whole in the tray: run the same command again",
+    ] {
+        assert!(err.contains(part), "{part:?} in {err}");
+    }
+    assert!(!err.contains("before you run again"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let journal = stopped_run_journal(dir.path());
+    let j = journal.to_str().unwrap();
+    let before = std::fs::read(&journal).unwrap();
+    let o = cubot(&[
+        "run", "--resume", j, "--sim", "--speed", "200", "--faults", "jammed=B",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for part in [
+        "motors stopped; this resume turned no layer",
+        "the cube is where the journal",
+        "resume with: cubot run --resume",
+        "--sim --seed 43",
+    ] {
+        assert!(err.contains(part), "{part:?} in {err}");
+    }
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+}
+
 /// Two resumes of one journal at once would mix their records: the second is refused
 /// before it moves anything, and the journal is left to the first.
 #[test]
