@@ -41,17 +41,13 @@ pub fn journal_dir(g: &Global) -> PathBuf {
         .join("journals")
 }
 
-/// `run --resume latest`: the newest run's journal, if it has something to finish.
+/// `run --resume latest`: the newest run's journal, taken as if named by its file (a
+/// finished run is checked again, one stopped before it turned says so). An older stopped
+/// run is never taken in its stead: the newest may have moved the cube.
 pub fn latest(g: &Global) -> Result<PathBuf> {
     let dir = journal_dir(g);
     match journals::newest_run(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
-        Some(e) if e.state().resumable() => Ok(e.path),
-        Some(e) => bail!(
-            "--resume latest: the newest run ({}, {}) has nothing to resume ({}). An older stopped run is not taken in its stead (the newest may have moved the cube): `cubot journals` lists them; `--resume FILE` resumes one whose cube is as it left it",
-            e.path.file_name().unwrap_or_default().to_string_lossy(),
-            when(e.modified),
-            e.state().words()
-        ),
+        Some(e) => Ok(e.path),
         None => bail!(
             "--resume latest: no journal in {} yet (`cubot run` writes one per run)",
             dir.display()
@@ -105,6 +101,12 @@ fn date_time(t: SystemTime) -> Option<time::OffsetDateTime> {
 /// (and in all, once a resume or a later round planned again).
 fn what(e: &JournalEntry) -> String {
     match &e.record {
+        Ok(r) if r.plan_len == 0 && r.resumes > 0 => format!(
+            "{} {}, {} in all; its latest resume had nothing to turn",
+            r.start.robot,
+            r.start.size,
+            plural(r.steps, "action")
+        ),
         Ok(r) if r.resumes > 0 || r.round > 1 => format!(
             "{} {}, {} of {} of its latest plan, {} in all",
             r.start.robot,

@@ -81,9 +81,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub target_file: Option<PathBuf>,
     /// Finish the run a journal records, from the cube it left: a few stickers are read
-    /// to tell which state the robot holds (a full scan only when none fits); `latest`: the
-    /// newest run, if it has something to finish (an older one is named by its file, as
-    /// `cubot journals` lists them).
+    /// to tell which state the robot holds (a full scan only when none fits); a finished
+    /// run's cube is checked again. `latest`: the newest run (an older one is named by its
+    /// file, as `cubot journals` lists them).
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
     #[command(flatten)]

@@ -104,8 +104,9 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<JournalEntry>> {
 }
 
 /// The newest run's journal (unreadable files left out), for `run --resume latest`: it
-/// resumes only that run. An older stopped run is not taken in its stead: the newest run
-/// may have moved the cube (scanning turns it over) or put another in the tray.
+/// takes only that run, whatever became of it. An older stopped run is not taken in its
+/// stead: the newest run may have moved the cube (scanning turns it over) or put another
+/// in the tray.
 pub fn newest_run(dir: &Path) -> std::io::Result<Option<JournalEntry>> {
     Ok(list(dir)?
         .into_iter()

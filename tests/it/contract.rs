@@ -1191,25 +1191,19 @@ fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest(
     );
     assert!(lines[1].contains("stopped: resume it"), "{lines:?}");
     // `latest` is the newest run, which has nothing to resume: the older stopped run is
-    // not taken in its stead (the newer one turned the cube over as it scanned).
-    let o = cubot(&["--cache-dir", c, "run", "--resume", "latest", "--sim"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("has nothing to resume (nothing turned: run again)")
-            && stderr(&o).contains("An older stopped run is not taken in its stead"),
-        "{}",
-        stderr(&o)
-    );
-    // Named, its journal says the same.
+    // not taken in its stead (the newer one turned the cube over as it scanned). Named by
+    // its file, its journal says the same.
     let newest = lines[0].split_whitespace().last().unwrap();
-    let o = cubot(&["--cache-dir", c, "run", "--resume", newest, "--sim"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o)
-            .contains("stopped before anything turned: there is nothing to resume; run again"),
-        "{}",
-        stderr(&o)
-    );
+    for journal in ["latest", newest] {
+        let o = cubot(&["--cache-dir", c, "run", "--resume", journal, "--sim"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o)
+                .contains("stopped before anything turned: there is nothing to resume; run again"),
+            "{journal}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]
@@ -1312,15 +1306,6 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", both(&o));
     assert!(stderr(&o).starts_with("resuming "), "{}", stderr(&o));
-    // Only the newest run is resumed by `latest`: it reached its target.
-    let o = cubot(&["--cache-dir", c, "run", "--resume", "latest", "--sim"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("has nothing to resume (reached the target)")
-            && stderr(&o).contains("cubot journals"),
-        "{}",
-        stderr(&o)
-    );
     // The resumed run is listed with what it did in all, not only its latest plan.
     let o = cubot(&["--cache-dir", c, "journals"]);
     let first = stdout(&o).lines().next().unwrap_or_default().to_string();
@@ -1335,6 +1320,33 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         .and_then(|n| n.parse().ok())
         .expect("a count in all");
     assert!(in_all > 0, "{first}");
+    // `latest` again: the newest run reached its target, so its cube is checked again,
+    // as when its file is named; nothing turns, and the listing says so.
+    let o = cubot(&[
+        "--cache-dir",
+        c,
+        "run",
+        "--resume",
+        "latest",
+        "--sim",
+        "--speed",
+        "100",
+        "--seed",
+        "39",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("the journal's run already reached its target; checking again"),
+        "{}",
+        both(&o)
+    );
+    let o = cubot(&["--cache-dir", c, "journals"]);
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.contains("reached the target")
+            && first.contains(" in all; its latest resume had nothing to turn"),
+        "{first}"
+    );
     // A journal named as `journals` lists it, by its file name alone.
     let o = cubot(&["--cache-dir", c, "--json", "journals"]);
     let newest: serde_json::Value =
