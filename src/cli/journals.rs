@@ -14,7 +14,7 @@ use super::common::cache_dir;
 use super::output::{json_line, plural};
 use super::{CmdResult, Exit, Global};
 use crate::job::journal;
-use crate::job::journals::{self, JournalEntry};
+use crate::job::journals::{self, JournalEntry, Pruned};
 
 #[derive(clap::Args, Debug)]
 pub struct JournalsArgs {
@@ -133,57 +133,59 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
     let dir = journal_dir(g);
     let entries = journals::list(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
     if a.prune {
-        let doomed = journals::to_prune(
+        let plan = journals::prune(
             &entries,
             a.keep,
             a.older_than.map(|d| Duration::from_secs(d * 86_400)),
             a.unfinished_too,
             SystemTime::now(),
         );
-        for &k in &doomed {
-            let p = &entries[k].path;
-            std::fs::remove_file(p).with_context(|| format!("cannot remove {}", p.display()))?;
+        let count = |what: Pruned| plan.iter().filter(|&&p| p == what).count();
+        for (e, _) in entries
+            .iter()
+            .zip(&plan)
+            .filter(|(_, &p)| p == Pruned::Removed)
+        {
+            std::fs::remove_file(&e.path)
+                .with_context(|| format!("cannot remove {}", e.path.display()))?;
         }
-        let spared = entries.len() - doomed.len();
-        // Stopped runs that would go but for --unfinished-too: they can still be resumed.
-        let resumable = journals::to_prune(
-            &entries,
-            a.keep,
-            a.older_than.map(|d| Duration::from_secs(d * 86_400)),
-            true,
-            SystemTime::now(),
-        )
-        .len()
-            - doomed.len();
+        let removed = count(Pruned::Removed);
+        let (kept, resumable, under_way) = (
+            count(Pruned::Kept),
+            count(Pruned::KeptResumable),
+            count(Pruned::KeptUnderWay),
+        );
         if g.json {
-            json_line(
-                &json!({"type": "pruned", "removed": doomed.len(), "kept": spared,
-                "kept_resumable": resumable, "dir": dir}),
-            );
+            json_line(&json!({"type": "pruned", "removed": removed,
+                "kept": entries.len() - removed, "kept_resumable": resumable,
+                "kept_under_way": under_way, "dir": dir}));
         } else {
-            let kept = spared - resumable;
-            let mut why = match a.older_than {
-                None => format!("{kept} newest kept"),
-                Some(d) => format!(
-                    "{kept} kept: among the {} newest and not older than {}",
-                    a.keep,
-                    plural(d as usize, "day")
-                ),
-            };
-            let runs = plural(resumable, "stopped run");
-            if resumable > 0 && kept == 0 {
-                why = format!(
-                    "{runs} kept: {} can still be resumed",
+            let mut why = Vec::new();
+            if kept > 0 || resumable + under_way == 0 {
+                why.push(match a.older_than {
+                    None => format!("{kept} newest kept"),
+                    Some(d) => format!(
+                        "{kept} kept: among the {} newest and not older than {}",
+                        a.keep,
+                        plural(d as usize, "day")
+                    ),
+                });
+            }
+            if resumable > 0 {
+                why.push(format!(
+                    "{} kept: {} can still be resumed",
+                    plural(resumable, "stopped run"),
                     if resumable == 1 { "it" } else { "they" }
-                );
-            } else if resumable > 0 {
-                why.push_str(&format!(", and {runs} that can still be resumed"));
+                ));
+            }
+            if under_way > 0 {
+                why.push(format!("{} kept: under way now", plural(under_way, "run")));
             }
             outln!(
-                "removed {} of {} journals in {} ({why})",
-                doomed.len(),
-                entries.len(),
+                "removed {removed} of {} in {} ({})",
+                plural(entries.len(), "journal"),
                 dir.display(),
+                why.join("; ")
             );
         }
         return Ok(Exit::Ok);

@@ -449,10 +449,14 @@ fn resume(
     stop: Arc<AtomicBool>,
     live: &Live,
 ) -> CmdResult {
+    // Held to the end: a second resume of this journal meanwhile is refused, and so is
+    // one of a run under way (before its journal is read half written).
+    let _lock = match jpath.is_file() {
+        true => Some(journal::lock(jpath)?),
+        false => None,
+    };
     let rec = journal::read(jpath)?;
     refuse_journal_flags(a, &rec.start)?;
-    // Held to the end: a second resume of this journal meanwhile is refused.
-    let _lock = journal::lock(jpath)?;
     if rec.ended == Some(true) {
         errln!("note: the journal's run already reached its target; checking again");
     }

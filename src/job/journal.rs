@@ -111,18 +111,47 @@ impl JournalLock {
     fn on(path: &Path, file: std::fs::File) -> Result<JournalLock, JournalError> {
         use nix::errno::Errno;
         use nix::fcntl::{Flock, FlockArg};
-        let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(held) => FileLock::Held(held),
-            Err((_, Errno::EWOULDBLOCK)) => {
-                return Err(JournalError::InUse {
-                    path: path.to_path_buf(),
-                })
+        // `cubot journals` takes a shared lock for an instant to see whether a journal is
+        // in use: a lock found held is asked again for a while before it counts as a run's.
+        let mut file = file;
+        let mut tries = 0;
+        let file = loop {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(held) => break FileLock::Held(held),
+                Err((again, Errno::EWOULDBLOCK)) if tries < LOCK_TRIES => {
+                    tries += 1;
+                    file = again;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err((_, Errno::EWOULDBLOCK)) => {
+                    return Err(JournalError::InUse {
+                        path: path.to_path_buf(),
+                    })
+                }
+                Err((file, Errno::ENOLCK | Errno::EOPNOTSUPP)) => break FileLock::Unlocked(file),
+                Err((_, e)) => return Err(io_err(path, std::io::Error::from(e))),
             }
-            Err((file, Errno::ENOLCK | Errno::EOPNOTSUPP)) => FileLock::Unlocked(file),
-            Err((_, e)) => return Err(io_err(path, std::io::Error::from(e))),
         };
         Ok(JournalLock { file })
     }
+}
+
+/// How often a journal's lock found held is asked again (20 ms apart) before the journal
+/// counts as in use.
+const LOCK_TRIES: u32 = 10;
+
+/// Whether a process holds the journal's lock now: its run or resume is under way. A
+/// journal that cannot be opened or locked (no locks on its file system) counts as free.
+pub fn in_use(path: &Path) -> bool {
+    use nix::errno::Errno;
+    use nix::fcntl::{Flock, FlockArg};
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    matches!(
+        Flock::lock(file, FlockArg::LockSharedNonblock),
+        Err((_, Errno::EWOULDBLOCK))
+    )
 }
 
 /// Takes an existing journal's lock (a resume holds it from before it moves anything).

@@ -21,12 +21,16 @@ pub struct JournalEntry {
     /// The journal read back, or why it could not be (a run that stopped before anything
     /// turned has no record: [`journal::JournalError::NothingTurned`]).
     pub record: Result<JournalRecord, journal::JournalError>,
+    /// Whether a process holds its lock: its run or a resume of it is under way now.
+    pub in_use: bool,
 }
 
 /// What became of a journal's run, in a word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum JournalState {
+    /// Being written now: its run, or a resume of it, is under way in another process.
+    UnderWay,
     /// Ended at its target.
     Reached,
     /// Ended off its target (rounds spent, or a check in doubt).
@@ -50,6 +54,7 @@ impl JournalState {
     /// The words `cubot journals` prints.
     pub fn words(self) -> &'static str {
         match self {
+            JournalState::UnderWay => "under way now (another cubot holds it)",
             JournalState::Reached => "reached the target",
             JournalState::NotReached => "ended, NOT at the target",
             JournalState::Stopped => "stopped: resume it",
@@ -62,6 +67,9 @@ impl JournalState {
 
 impl JournalEntry {
     pub fn state(&self) -> JournalState {
+        if self.in_use {
+            return JournalState::UnderWay;
+        }
         match &self.record {
             Err(journal::JournalError::NothingTurned { .. }) => JournalState::NothingTurned,
             Err(_) => JournalState::Unreadable,
@@ -95,6 +103,7 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<JournalEntry>> {
         }
         out.push(JournalEntry {
             record: journal::read(&path),
+            in_use: journal::in_use(&path),
             modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
             path,
         });
@@ -113,24 +122,44 @@ pub fn newest_run(dir: &Path) -> std::io::Result<Option<JournalEntry>> {
         .find(|e| e.state() != JournalState::Unreadable))
 }
 
-/// Which journals a prune removes: beyond the newest `keep`, and (when given) those older
-/// than `older_than`; a resumable one only when `unfinished_too`.
-pub fn to_prune(
+/// What a prune does with one journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pruned {
+    Removed,
+    /// Among the newest `keep` and young enough.
+    Kept,
+    /// Old enough to go, but its run can still be resumed (and `unfinished_too` not given).
+    KeptResumable,
+    /// Old enough to go, but its run or a resume of it is under way now.
+    KeptUnderWay,
+}
+
+/// What a prune does with each journal (as listed, newest first): it removes those beyond
+/// the newest `keep` and (when given) those older than `older_than`; a resumable one only
+/// when `unfinished_too`, and never one under way.
+pub fn prune(
     entries: &[JournalEntry],
     keep: usize,
     older_than: Option<std::time::Duration>,
     unfinished_too: bool,
     now: SystemTime,
-) -> Vec<usize> {
+) -> Vec<Pruned> {
     entries
         .iter()
         .enumerate()
-        .filter(|(k, e)| {
+        .map(|(k, e)| {
             let old =
                 older_than.is_some_and(|age| now.duration_since(e.modified).is_ok_and(|d| d > age));
-            (*k >= keep || old) && (unfinished_too || !e.state().resumable())
+            if k < keep && !old {
+                Pruned::Kept
+            } else if e.state() == JournalState::UnderWay {
+                Pruned::KeptUnderWay
+            } else if e.state().resumable() && !unfinished_too {
+                Pruned::KeptResumable
+            } else {
+                Pruned::Removed
+            }
         })
-        .map(|(k, _)| k)
         .collect()
 }
 
@@ -148,6 +177,7 @@ mod tests {
                 line: 1,
                 problem: journal::FormatProblem::Empty,
             }),
+            in_use: false,
         }
     }
 
@@ -155,10 +185,39 @@ mod tests {
     fn prune_keeps_the_newest_and_spares_the_young() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(100 * 86400);
         let e: Vec<JournalEntry> = (0..5).map(|d| entry(d * 10)).collect();
-        assert_eq!(to_prune(&e, 3, None, false, now), vec![3, 4]);
+        let removed = |p: Vec<Pruned>| -> Vec<usize> {
+            (0..p.len()).filter(|&k| p[k] == Pruned::Removed).collect()
+        };
+        assert_eq!(removed(prune(&e, 3, None, false, now)), vec![3, 4]);
         assert_eq!(
-            to_prune(&e, 10, Some(Duration::from_secs(15 * 86400)), false, now),
+            removed(prune(
+                &e,
+                10,
+                Some(Duration::from_secs(15 * 86400)),
+                false,
+                now
+            )),
             vec![2, 3, 4]
         );
+        // One under way is never pruned, whatever its age or place.
+        let mut e = e;
+        e[4].in_use = true;
+        let p = prune(&e, 3, None, true, now);
+        assert_eq!(removed(p.clone()), vec![3]);
+        assert_eq!(p[4], Pruned::KeptUnderWay);
+    }
+
+    #[test]
+    fn a_journal_locked_by_a_run_is_in_use_and_free_once_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        std::fs::write(&path, "").unwrap();
+        assert!(!journal::in_use(&path));
+        let held = journal::lock(&path).unwrap();
+        assert!(journal::in_use(&path));
+        drop(held);
+        assert!(!journal::in_use(&path));
+        // The instant's look leaves the lock to a run that takes it.
+        assert!(journal::lock(&path).is_ok());
     }
 }

@@ -1158,6 +1158,54 @@ fn journal_cache() -> tempfile::TempDir {
     cache
 }
 
+/// A run under way holds its journal: `journals` lists it as such (not as stopped), and
+/// a prune leaves it, whatever it is told.
+#[test]
+fn a_run_under_way_is_listed_as_under_way_and_never_pruned() {
+    let cache = journal_cache();
+    let c = cache.path().to_str().unwrap();
+    let (mut child, rx) = lines_of(
+        &[
+            "--cache-dir",
+            c,
+            "run",
+            "--sim",
+            "--speed",
+            "1",
+            "--search-ms",
+            "0",
+        ],
+        None,
+    );
+    wait_for(&rx, "scanning");
+    let listed = stdout(&cubot(&["--cache-dir", c, "journals"]));
+    let o = cubot(&[
+        "--cache-dir",
+        c,
+        "journals",
+        "--prune",
+        "--keep",
+        "0",
+        "--unfinished-too",
+    ]);
+    let pruned = stdout(&o);
+    let left = std::fs::read_dir(cache.path().join("journals"))
+        .unwrap()
+        .count();
+    child.kill().ok();
+    child.wait().ok();
+    assert!(
+        listed.lines().count() == 1 && listed.contains("under way now (another cubot holds it)"),
+        "{listed}"
+    );
+    assert!(
+        pruned.starts_with("removed 0 of 1 journal in ")
+            && pruned.trim_end().ends_with("(1 run kept: under way now)"),
+        "{pruned}"
+    );
+    assert_eq!(left, 1);
+}
+
 #[test]
 fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest() {
     let cache = journal_cache();
