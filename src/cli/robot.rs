@@ -379,6 +379,16 @@ pub(super) fn announce_sim(
         writeln!(out, "{}", cube.to_letters())?;
     }
     out.flush()?;
+    if !g.quiet && !g.json {
+        let name = match robot {
+            "line" => "line-protocol robot",
+            _ => "MindCub3r",
+        };
+        errln!(
+            "sim: a simulated {name} serves on {} (give it to --port); the line above is its cube in face letters, as it sits in the tray; Ctrl-C ends it",
+            path.display()
+        );
+    }
     Ok(())
 }
 

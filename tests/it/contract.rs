@@ -1608,3 +1608,31 @@ fn a_scan_from_a_pipe_and_states_said_with_their_flag() {
         stderr(&o)
     );
 }
+
+/// `sim --pty` prints its pseudo-terminal and its cube on standard output, one per line,
+/// for scripts, and says on standard error what the two lines are.
+#[test]
+fn the_simulators_two_lines_are_said_for_a_person() {
+    let mut child = super::support::command(&["sim", "--pty", "--seed", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let path = out.next().unwrap().unwrap();
+    let cube = out.next().unwrap().unwrap();
+    let mut note = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut note)
+        .unwrap();
+    child.kill().ok();
+    child.wait().ok();
+    assert!(path.starts_with("/dev/"), "{path}");
+    assert_eq!(cube.len(), 54, "{cube}");
+    assert!(
+        note.starts_with(&format!(
+            "sim: a simulated MindCub3r serves on {path} (give it to --port); the line above is its cube"
+        )),
+        "{note}"
+    );
+}
