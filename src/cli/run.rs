@@ -296,7 +296,7 @@ fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Glob
     }
     if !differ.is_empty() {
         errln!(
-            "note: the simulator differs from the journal's run: {}; its colours may not match the first scan's",
+            "note: the simulator differs from the journal's run: {}; it holds the journal's cube but reads it otherwise (the seed sets the sensor's noise and the stickers' wear, the palette their colours): the resume goes on if the stickers it reads tell the journal's cube, and refuses it (exit 1, nothing turned) if not",
             differ.join(", ")
         );
     }
@@ -952,9 +952,14 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
             out.push_str("solution     none (the cube was at its target already)");
         } else {
             out.push_str(&format!(
-                "solution     {} ({})",
+                "solution     {} ({}{})",
                 r.solution,
-                plural(r.face_turns, "face turn")
+                plural(r.face_turns, "face turn"),
+                if r.resumed {
+                    ", from where the resume found the cube"
+                } else {
+                    ""
+                }
             ));
         }
         out.push('\n');
@@ -968,6 +973,15 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
         ));
         out.push('\n');
         out.push_str(&format!("actions      {}", r.actions));
+        // A resume's own actions; the stopped run's before them are in its journal.
+        if r.resumed {
+            if let Ok(rec) = job::journal::read(&r.journal) {
+                out.push_str(&format!(
+                    " (this resume; {} in all, as `cubot journals` counts them)",
+                    rec.steps
+                ));
+            }
+        }
         out.push('\n');
         out.push_str(&format!(
             "scan         {}{}",

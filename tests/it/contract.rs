@@ -1354,6 +1354,13 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", both(&o));
     assert!(stderr(&o).starts_with("resuming "), "{}", stderr(&o));
+    // The summary's actions are the resume's, said so, with the run's in all.
+    assert!(
+        stdout(&o).contains(" from where the resume found the cube)")
+            && stdout(&o).contains(" in all, as `cubot journals` counts them)"),
+        "{}",
+        both(&o)
+    );
     // The resumed run is listed with what it did in all, not only its latest plan.
     let o = cubot(&["--cache-dir", c, "journals"]);
     let first = stdout(&o).lines().next().unwrap_or_default().to_string();
