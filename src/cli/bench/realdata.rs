@@ -517,6 +517,9 @@ fn report(g: &Global, cases: &[RealCase], trials: &[Trial], judged: &[Judged]) {
     if !dealt.is_empty() {
         print_tallies(g, "re-dealt scans", &dealt);
     }
+    if !g.json {
+        outln!("(exact, WRONG: labelled scans answered sure; legal: unlabelled ones answered sure; doubt, ILLEGAL, no cube: any scan; guess right: of the labelled doubts)");
+    }
     // The log loss of the true cubes at the calibrated margins.
     for (what, redealt) in [("real scans", false), ("re-dealt scans", true)] {
         let m: Vec<f64> = trials
