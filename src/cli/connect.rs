@@ -359,7 +359,7 @@ pub fn connect_options(
     if !a.sim {
         sim_only(
             a.faults.is_some(),
-            a.speed != DEFAULT_SIM_SPEED,
+            a.speed != DEFAULT_SIM_SPEED || super::given("speed"),
             a.palette != PaletteArg::Standard,
         )?;
     }
@@ -438,7 +438,7 @@ pub fn connect(
 /// A `--port` that opened but is no terminal (`/dev/null`): not a serial port.
 fn not_a_port(p: &Path) -> anyhow::Error {
     anyhow::anyhow!(
-        "--port {}: is not a serial port (the device is no terminal): --port names the robot's serial port, `usb` or the brick's name (see `cubot ports`); --sim runs the simulator",
+        "--port {}: is not a serial port (it opens, but is not a terminal device): --port names the robot's serial port, `usb` or the brick's name (see `cubot ports`); --sim runs the simulator",
         p.display()
     )
 }
@@ -567,6 +567,16 @@ fn probe(
         .unwrap_or_else(|_| Err(format!("no answer within {} s", wait.as_secs())))
 }
 
+/// An error talking to `brick` (`the brick on PATH`, `the simulated brick`) in context: one
+/// where nothing ever answered asks whether it is a MindCub3r's EV3, switched on.
+pub fn brick_error(e: anyhow::Error, brick: &str) -> anyhow::Error {
+    if format!("{e:#}").contains("nothing has answered") {
+        e.context(format!("nothing answered: is {brick} switched on, and is it a MindCub3r's EV3? (`cubot robot ...` drives a MindCub3r only; a line-protocol robot runs with `cubot run --robot line --port PATH`)"))
+    } else {
+        e.context(format!("talking to {brick}"))
+    }
+}
+
 /// Every port a brick may be on: the EV3s on USB and the serial ports, the bricks among them
 /// asked for their name when `ask` (Bluetooth serial ports and rfcomm ttys; a serial port of
 /// another kind is listed, not opened).
@@ -693,15 +703,8 @@ pub fn connect_brick(
     if g.verbose >= 2 {
         ev3.set_log(|l| errln!("ev3: {l}"));
     }
-    let mut robot = MindCub3r::with_driver(ev3, config).map_err(|e| {
-        let silent = e.to_string().contains("nothing has answered");
-        let e = anyhow::Error::from(e);
-        if silent {
-            e.context(format!("nothing answered on {name}: is the brick switched on, and is it a MindCub3r's EV3 (these commands drive a MindCub3r only)?"))
-        } else {
-            e.context(format!("talking to the brick on {name}"))
-        }
-    })?;
+    let mut robot = MindCub3r::with_driver(ev3, config)
+        .map_err(|e| brick_error(e.into(), &format!("the brick on {name}")))?;
     // The battery before the first motion, as `run` checks it (`robot check` reports it
     // instead: it connects without this).
     let volts = robot

@@ -43,8 +43,9 @@ pub struct SimArgs {
     /// Sticker palette.
     #[arg(long, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
-    /// Faults: comma list of `drop[@N]`, `stall[@N]`, `silent[@N]`, `latency=MS`, `jitter=MS`
-    /// (seeded, ± MS per reply), `dropout@N=MS` (from command N the link loses everything for
+    /// Faults: comma list of `drop[@N]` (the reply to command N lost; N is 1 when left
+    /// out), `stall[@N]` (the first motor move from command N on stalls), `silent[@N]` (no
+    /// reply from command N on), `latency=MS`, `jitter=MS` (seeded, ± MS per reply), `dropout@N=MS` (from command N the link loses everything for
     /// MS), `corrupt@N` (one seeded byte of command N's replies changed) and
     /// `misread[=A:B]` (stickers A and B, such as U3 and F3, read as each other until a layer
     /// turns; a seeded pair without a value); for the
@@ -399,7 +400,7 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
     if !a.sim {
         super::connect::sim_only(
             a.faults.is_some(),
-            a.sim_speed() != super::connect::DEFAULT_SIM_SPEED,
+            a.sim_speed() != super::connect::DEFAULT_SIM_SPEED || super::given("speed"),
             a.palette != PaletteArg::Standard,
         )?;
     }
@@ -514,7 +515,7 @@ fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
     let place = place(&a)?;
     if let RobotAction::Scan(s) = &a.action {
         // Checked before the robot moves.
-        super::color::profile_for(s.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
+        super::color::profile_for(s.profile.as_deref(), crate::color::Scale::Ev3Raw, false)?;
         if let Some(p) = &s.raw_out {
             super::outfile::check_output(
                 p,
@@ -593,7 +594,7 @@ fn check(
             super::output::plural(rows, "row"),
             crate::robot::mindcub3r::error::stop_note(stopped)
         ),
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("checking {brick}"))),
+        Err(e) => return Err(super::connect::brick_error(e.into(), &brick)),
     };
     let count = |l| findings.iter().filter(|f| f.level == l).count();
     let (fails, warns) = (count(Level::Fail), count(Level::Warn));
@@ -705,7 +706,7 @@ pub fn scan_robot(
     g: &Global,
     live: &Live,
 ) -> CmdResult {
-    super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?;
+    super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw, false)?;
     if let Some(p) = &a.raw_out {
         super::outfile::check_output(
             p,
@@ -754,7 +755,11 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
     crate::job::scan::size_seen(&scan, top_centre)?;
     let opts = ResolveOptions {
         best_effort: a.best_effort,
-        profile: super::color::profile_for(a.profile.as_deref(), crate::color::Scale::Ev3Raw)?,
+        profile: super::color::profile_for(
+            a.profile.as_deref(),
+            crate::color::Scale::Ev3Raw,
+            false,
+        )?,
         ..ResolveOptions::default()
     };
     let mut round = 0;

@@ -85,7 +85,11 @@ fn robot_check_proves_every_message_on_the_simulator() {
         (
             "jammed=B,empty",
             1,
-            &["FAIL  motor B        turntable: stalled at", "something blocks it"],
+            &[
+                "FAIL  motor B        turntable: stalled ",
+                "° short of where its 30° test move sent it (no progress for ",
+                "something blocks it",
+            ],
         ),
         (
             "jammed=C,empty",
@@ -276,4 +280,29 @@ fn a_motor_left_reversed_runs_backwards_until_the_host_sets_its_polarity() {
     let scan = r.scan(Size::Three, &mut |_| {}).unwrap();
     let cube = resolve(&scan, &ResolveOptions::default()).unwrap().cube;
     assert_eq!(cube.to_letters(), h.initial_cube().to_letters());
+}
+
+#[test]
+fn a_port_where_no_ev3_answers_is_asked_about_not_just_reported() {
+    // A line-protocol robot on the port: it never answers EV3 frames.
+    use std::io::BufRead;
+    let mut sim = std::process::Command::new(env!("CARGO_BIN_EXE_cubot"))
+        .args(["sim", "--pty", "--robot", "line", "--speed", "20"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(sim.stdout.take().unwrap()).lines();
+    let path = lines.next().unwrap().unwrap();
+    let o = cubot(&["robot", "check", "--port", &path]);
+    sim.kill().ok();
+    sim.wait().ok();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "nothing answered: is the brick on {path} switched on, and is it a MindCub3r's EV3?"
+        )) && err.contains("`cubot run --robot line --port PATH`"),
+        "{err}"
+    );
 }

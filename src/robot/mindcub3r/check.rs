@@ -181,7 +181,10 @@ fn judge_reading_motion(part: Part, e: &Ev3Error) -> Finding {
             ..
         } => (
             format!("motor {port}"),
-            format!("stalled at {position}° on its way to {target}° (no progress for {ms} ms)"),
+            format!(
+                "stalled {}° short of where it was sent (no progress for {ms} ms)",
+                (target - position).abs()
+            ),
         ),
         Ev3Error::MoveTimeout {
             port,
@@ -191,7 +194,10 @@ fn judge_reading_motion(part: Part, e: &Ev3Error) -> Finding {
             ..
         } => (
             format!("motor {port}"),
-            format!("did not reach {target}° within {ms} ms (at {position}°)"),
+            format!(
+                "still {}° short of where it was sent after {ms} ms",
+                (target - position).abs()
+            ),
         ),
         other => ("sensor".to_string(), other.to_string()),
     };
@@ -307,7 +313,10 @@ fn judge_motion_error(part: Part, port: OutputPort, e: &Ev3Error) -> Finding {
             target,
             ms,
             ..
-        } => format!("stalled at {position}° on its way to {target}° (no progress for {ms} ms)"),
+        } => format!(
+            "stalled {}° short of where its {JOG_DEGREES}° test move sent it (no progress for {ms} ms)",
+            (target - position).abs()
+        ),
         other => other.to_string(),
     };
     finding(

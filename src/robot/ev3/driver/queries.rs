@@ -72,7 +72,7 @@ impl Ev3 {
         let volts = c.battery_volts();
         let level = c.battery_level();
         let what = "asking the brick's name, firmware and battery";
-        let r = self.call(what, &c)?;
+        let r = self.query(what, &c)?;
         let m = |e| Self::malformed(what, e);
         Ok(BrickInfo {
             name: r.string(name).map_err(m)?,

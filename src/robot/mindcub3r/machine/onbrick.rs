@@ -57,9 +57,13 @@ impl MindCub3r {
         let input = self.config.ports.color_sensor - 1;
         let mut c = DirectCommand::new();
         c.ready_raw(input, device::COLOR, device::COLOR_RGB_RAW, 3);
+        // A read that switches the mode once: asked again, it changes nothing more.
         self.ev3
-            .call(
-                &format!("READY_RAW colour sensor port {} (mode RGB-RAW)", input + 1),
+            .query(
+                &format!(
+                    "putting the colour sensor (port {}) in its RGB-RAW mode",
+                    input + 1
+                ),
                 &c,
             )
             .map(|_| ())
