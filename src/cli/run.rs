@@ -10,7 +10,7 @@ use anyhow::{anyhow, Context, Result};
 
 use super::args::SizeArg;
 use super::common::progress_bar;
-use super::connect::{connect, stop_on_ctrlc, ConnectArgs};
+use super::connect::{connect, stop_on_ctrlc, ConnectArgs, DEFAULT_SIM_SPEED};
 use super::input::StateFile;
 use super::view::{Live, LiveOptions, ViewArgs};
 use super::{CmdResult, Exit, Global};
@@ -253,6 +253,36 @@ fn sim_connection(c: &ConnectArgs) -> serde_json::Value {
     serde_json::json!({"simulator": {"seed": c.seed, "palette": palette_name(c.palette)}})
 }
 
+/// The command that runs a journal's run again when it stopped before anything turned:
+/// its robot and size, and a simulated run's seed and palette (the same simulated cube);
+/// a robot's port as the user gives it.
+fn run_again_command(begun: &journal::JournalBegun) -> String {
+    let mut w = vec!["cubot run".to_string()];
+    if begun.robot == "line" {
+        w.push("--robot line".into());
+    }
+    if begun.size == crate::cube::Size::Two {
+        w.push("--size 2".into());
+    }
+    match begun.connection.get("simulator") {
+        Some(sim) => {
+            w.push("--sim".into());
+            if let Some(seed) = sim.get("seed").and_then(serde_json::Value::as_u64) {
+                w.push(format!("--seed {seed}"));
+            }
+            match sim.get("palette").and_then(serde_json::Value::as_str) {
+                Some(p) if p != "standard" => w.push(format!("--palette {p}")),
+                _ => {}
+            }
+        }
+        None => {
+            w.push("--port PORT".into());
+            return format!("the command that started it (`{} ...`)", w.join(" "));
+        }
+    }
+    format!("`{}`", w.join(" "))
+}
+
 /// The palette's name as `--palette` takes it.
 fn palette_name(p: super::args::PaletteArg) -> String {
     use clap::ValueEnum;
@@ -455,7 +485,15 @@ fn resume(
         true => Some(journal::lock(jpath)?),
         false => None,
     };
-    let rec = journal::read(jpath)?;
+    let rec = match journal::read(jpath) {
+        Err(journal::JournalError::NothingTurned { path, begun }) => anyhow::bail!(
+            "journal {}: its run (begun {}) stopped before anything turned: there is nothing to resume; run it again: {}",
+            path.display(),
+            begun.created,
+            run_again_command(&begun)
+        ),
+        r => r?,
+    };
     refuse_journal_flags(a, &rec.start)?;
     if rec.ended == Some(true) {
         errln!("note: the journal's run already reached its target; checking again");
@@ -825,7 +863,7 @@ impl Reporter {
                                 format!("the shortest of them {}", plural(shortest, "face turn"))
                             },
                             if self.searching {
-                                "; the robot-cost search adds more, shorter ones too"
+                                "; the robot-cost search adds more (some may be shorter)"
                             } else {
                                 ""
                             },
@@ -919,17 +957,21 @@ impl Reporter {
 /// at any speed); over a port this computer's, which is robot time only for a real robot
 /// (a simulator on a pty runs at a speed the host does not know). Measured under half the
 /// plan over a port, no robot was that fast: the note says what it most likely was.
-fn clock_note(sim: bool, planned: f64, measured: f64) -> &'static str {
-    if sim {
-        " (on the simulator's clock)"
-    } else if measured < 0.5 * planned {
-        " (on this computer's clock: under half the plan, as a simulator faster than real time (`sim --speed`) gives; a robot's times compare only at speed 1)"
-    } else {
-        " (on this computer's clock)"
+fn clock_note(sim_speed: Option<f64>, planned: f64, measured: f64) -> String {
+    match sim_speed {
+        // The simulated robot waits for the host between commands, on its own clock: at a
+        // high speed each millisecond the host takes counts that many times over.
+        Some(speed) if speed > DEFAULT_SIM_SPEED && measured > 1.15 * planned => format!(
+            " (on the simulator's clock; at --speed {speed} each millisecond this computer takes between commands counts {speed} ms there: compare with the plan at --speed {DEFAULT_SIM_SPEED} or less)"
+        ),
+        Some(_) => " (on the simulator's clock)".into(),
+        None if measured < 0.5 * planned => " (on this computer's clock: under half the plan, as a simulator faster than real time (`sim --speed`) gives; a robot's times compare only at speed 1)".into(),
+        None => " (on this computer's clock)".into(),
     }
 }
 
-fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
+/// The summary of a run that ended (`sim_speed`: the simulator's `--speed`, when `--sim`).
+fn report(g: &Global, r: &RunReport, sim_speed: Option<f64>) -> Exit {
     if g.json {
         let mut v = serde_json::to_value(r).unwrap_or_default();
         if let Some(m) = v.as_object_mut() {
@@ -963,14 +1005,21 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
             ));
         }
         out.push('\n');
-        out.push_str(&format!(
-            "robot time   {:.1} s planned{}{}",
-            r.robot_seconds,
-            r.measured_seconds
-                .map(|m| format!(", {m:.1} s measured{}", clock_note(sim, r.robot_seconds, m)))
-                .unwrap_or_default(),
-            r.baseline_seconds.map(baseline_words).unwrap_or_default()
-        ));
+        if r.actions == 0 && r.solution.is_empty() {
+            out.push_str("robot time   none (nothing to turn)");
+        } else {
+            out.push_str(&format!(
+                "robot time   {:.1} s planned{}{}",
+                r.robot_seconds,
+                r.measured_seconds
+                    .map(|m| format!(
+                        ", {m:.1} s measured{}",
+                        clock_note(sim_speed, r.robot_seconds, m)
+                    ))
+                    .unwrap_or_default(),
+                r.baseline_seconds.map(baseline_words).unwrap_or_default()
+            ));
+        }
         out.push('\n');
         out.push_str(&format!("actions      {}", r.actions));
         // A resume's own actions; the stopped run's before them are in its journal.
@@ -1030,7 +1079,7 @@ fn report(g: &Global, r: &RunReport, sim: bool) -> Exit {
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
         if !r.reached_target && !g.quiet {
-            if sim {
+            if sim_speed.is_some() {
                 // The simulated cube ends with the process: a new run simulates another.
                 errln!("next: raise --max-rounds (a new `run --sim` simulates a new cube; on a robot, running again solves from where the cube is)");
             } else {
@@ -1098,6 +1147,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, connect: &ConnectArgs, liv
             state,
             robot_state,
             steps,
+            of,
             seconds,
             candidates,
             robot_candidates,
@@ -1110,6 +1160,7 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, connect: &ConnectArgs, liv
             "state": state,
             "robot_state": robot_state,
             "steps": steps,
+            "total_steps": of,
             "robot_seconds": seconds,
             "reason": cause.reason(),
             "candidates": candidates,
@@ -1287,7 +1338,7 @@ fn outcome(
                 v["type"] = "summary".into();
                 live.note(v);
             }
-            Ok(report(g, &r, a.connect.sim))
+            Ok(report(g, &r, connect.sim.then_some(connect.speed)))
         }
         Err(e @ RunError::Interrupted(_)) => interrupted(g, &e, a, connect, live),
         Err(e) if e.is_no() => {

@@ -191,7 +191,7 @@ fn sits_note(state: &str, robot_state: &str) -> String {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped {} ({}); the cube is now {state}{}{}; {}{}; journal {}", steps_words(*steps, candidates), cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
+#[error("stopped {} ({}); the cube is now {state}{}{}; {}{}; journal {}", steps_words(*steps, *of, candidates), cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -201,6 +201,8 @@ pub struct Interruption {
     /// As it sits in the robot now.
     pub robot_state: String,
     pub steps: usize,
+    /// The run's actions in all when it stopped: those done and the plan's rest.
+    pub of: usize,
     pub seconds: f64,
     /// When the robot could not tell whether the actions in flight happened: the cube
     /// frame state after each prefix of them (the first is `state`).
@@ -211,13 +213,12 @@ pub struct Interruption {
     pub motors_stopped: Option<bool>,
 }
 
-/// How far execution went: `after N actions`, or, stopped before its first action with
-/// none in flight, that nothing turned.
-fn steps_words(steps: usize, candidates: &[String]) -> String {
+/// How far execution went: `after N of M actions`, or, stopped before its first action
+/// with none in flight, that nothing turned.
+fn steps_words(steps: usize, of: usize, candidates: &[String]) -> String {
     match (steps, candidates.is_empty()) {
         (0, true) => "before the first robot action, nothing turned".to_string(),
-        (1, _) => "after 1 action".to_string(),
-        (n, _) => format!("after {n} actions"),
+        (n, _) => format!("after {n} of {of} action{}", if of == 1 { "" } else { "s" }),
     }
 }
 

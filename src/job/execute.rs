@@ -183,7 +183,10 @@ pub fn finish_thought(
         );
         let check = match checked {
             Ok(c) => c,
-            Err(e) => return Err(run.interrupted(robot, e, opts)),
+            Err(e) => {
+                let of = run.done;
+                return Err(run.interrupted(robot, e, opts, of));
+            }
         };
         // Off the target: another round, planned from what a scan saw, or a reason not to.
         let mut stop = None;
@@ -208,7 +211,10 @@ pub fn finish_thought(
                 );
                 match looked {
                     Ok(s) => sight = Some(s),
-                    Err(e) => return Err(run.interrupted(robot, e, opts)),
+                    Err(e) => {
+                        let of = run.done;
+                        return Err(run.interrupted(robot, e, opts, of));
+                    }
                 }
             }
             if let (None, Some(s)) = (&stop, &sight) {
@@ -272,7 +278,10 @@ pub fn finish_thought(
                 };
                 plan = match plan_from(robot, tools, &from, opts, events) {
                     Ok(p) => p.plan,
-                    Err(e) => return Err(run.interrupted(robot, e, opts)),
+                    Err(e) => {
+                        let of = run.done;
+                        return Err(run.interrupted(robot, e, opts, of));
+                    }
                 };
                 round += 1;
                 run.next_round(&from, &plan, round)?;
@@ -553,7 +562,7 @@ impl Execution {
                 Ok(())
             }
         });
-        result.map_err(|e| self.interrupted(robot, e, opts))
+        result.map_err(|e| self.interrupted(robot, e, opts, total))
     }
 
     /// The cube as tracked (cube frame, first-scan symbols).
@@ -587,6 +596,7 @@ impl Execution {
         robot: &mut dyn RunRobot,
         cause: RunError,
         opts: &RunOptions,
+        of: usize,
     ) -> RunError {
         let cause = if opts.stop.load(Ordering::SeqCst) && !matches!(cause, RunError::Journal(_)) {
             opts.stopped()
@@ -648,6 +658,7 @@ impl Execution {
             state: journal::encode(&to_cube(&self.tracked, &self.orientation), &self.symbols),
             robot_state: journal::encode(&self.tracked, &self.symbols),
             steps: self.done,
+            of,
             seconds: self.seconds,
             candidates,
             robot_candidates,

@@ -322,6 +322,10 @@ pub struct JournalBegun {
     /// `mindcub3r` or `line`.
     pub robot: String,
     pub size: Size,
+    /// How the run was connected (as the start line's `connection`): a run stopped
+    /// before anything turned is run again alike.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub connection: serde_json::Value,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -791,6 +795,7 @@ mod tests {
             created: now_rfc3339(),
             robot: "mindcub3r".into(),
             size: Size::Three,
+            connection: serde_json::json!({"simulator": {"seed": 7}}),
         };
         Journal::begin(&path, &begun).unwrap();
         match read(&path) {

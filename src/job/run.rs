@@ -130,6 +130,7 @@ pub fn run(
             created: super::journal::now_rfc3339(),
             robot: robot.kind().into(),
             size: opts.size,
+            connection: opts.connection.clone(),
         },
     )?;
     let planning = robot.planning();
