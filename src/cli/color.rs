@@ -186,7 +186,12 @@ pub fn load_profile(p: &Path) -> anyhow::Result<Profile> {
 
 /// The colour profile `--profile` names, checked against the scale the scanner reads
 /// before anything moves or is captured (exit 2 when it was learned on another scale).
-pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<Profile>> {
+/// `scan_file`: the readings come from a scan file (`resolve`), not a scanner at hand.
+pub fn profile_for(
+    path: Option<&Path>,
+    scale: Scale,
+    scan_file: bool,
+) -> anyhow::Result<Option<Profile>> {
     let Some(p) = path else {
         return Ok(None);
     };
@@ -194,6 +199,15 @@ pub fn profile_for(path: Option<&Path>, scale: Scale) -> anyhow::Result<Option<P
     if let Err(ResolveError::ProfileScale { profile: ps, scan }) =
         crate::color::resolve::profile_fits_scale(Some(&profile), scale)
     {
+        if scan_file {
+            bail!(
+                "--profile {} was learned on {} readings, but this scan holds {} readings: give a profile learned on {} readings, or learn one from a scan of the solved cube on that scale (`cubot calibrate SOLVED.json -o FILE`)",
+                p.display(),
+                ps.name(),
+                scan.name(),
+                scan.name()
+            );
+        }
         // The command that learns a profile on the scale this scanner reads.
         let how = match scale {
             Scale::Ev3Raw => format!(
@@ -401,7 +415,7 @@ pub fn resolve(a: ResolveArgs, g: &Global) -> CmdResult {
     let scan = read_scan(&a.scan)?;
     let opts = ResolveOptions {
         // A profile of another scale is refused naming the command that learns a fitting one.
-        profile: profile_for(a.profile.as_deref(), scan.effective_scale())?,
+        profile: profile_for(a.profile.as_deref(), scan.effective_scale(), true)?,
         best_effort: a.best_effort,
         seed: a.seed,
         doubt_threshold: a.doubt,

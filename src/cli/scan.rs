@@ -75,7 +75,7 @@ pub fn scan(a: ScanArgs, g: &Global) -> CmdResult {
     if !a.sim {
         super::connect::sim_only(
             a.faults.is_some(),
-            a.speed != super::connect::DEFAULT_SIM_SPEED,
+            a.speed != super::connect::DEFAULT_SIM_SPEED || super::given("speed"),
             a.palette != super::args::PaletteArg::Standard,
         )?;
     }

@@ -95,7 +95,7 @@ mod imp {
 
     pub fn scan(a: ImageScan, g: &Global, live: &Live) -> CmdResult {
         let profile =
-            crate::cli::color::profile_for(a.profile.as_deref(), crate::color::Scale::Rgb8)?;
+            crate::cli::color::profile_for(a.profile.as_deref(), crate::color::Scale::Rgb8, false)?;
         let rig = match &a.rig {
             Some(p) => Some(Rig::load(p)?),
             None => None,

@@ -277,6 +277,9 @@ pub fn print_reading(g: &Global, r: &MindCub3r, at: Option<SensorPlace>, rgb: [f
             None => outln!("{counts}  (RGB-RAW, sensor arm where it was)"),
         }
     }
+    if rgb.iter().all(|&v| v <= 0.0) && !g.quiet {
+        errln!("warning: no light at all: the sensor's window is covered or it is not reading; clean it and check its cable (`cubot robot check` checks it)");
+    }
 }
 
 /// Says a step is done, in the words of the step.

@@ -72,14 +72,14 @@ impl Scale {
 pub enum RawScanError {
     /// The parser's message (carried in the text, not chained as a source, so that it is
     /// printed once).
-    #[error("not valid JSON for a scan: {0}")]
+    #[error("not a scan: not valid JSON ({0}); a scan file is the JSON that `cubot scan --raw-out FILE` or `cubot synth-scan` writes")]
     Json(String),
     /// A `scale` that is none of [`Scale`]'s names (the value as written in the file).
     #[error("the scan's \"scale\" is {0}, which is not a scale cubot knows: it takes \"rgb8\" (a camera's 8-bit RGB, 0..255), \"ev3-raw\" (the EV3 colour sensor's RGB-RAW counts, 0..1023) or \"unit\" (unit-length RGB vectors), or no scale at all (inferred from the largest value)")]
     UnknownScale(String),
     #[error("size {0}: only 2 (2x2x2) and 3 (3x3x3) are supported")]
     Size(u64),
-    #[error("{found} readings for a {size}: expected {expected}")]
+    #[error("{found} reading{} for a {size}: expected {expected}", if *found == 1 { "" } else { "s" })]
     Count {
         size: Size,
         found: usize,

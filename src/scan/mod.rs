@@ -59,8 +59,8 @@ pub use rig::{Orientation, Rig, RigFace};
 #[derive(Debug, thiserror::Error)]
 pub enum VisionError {
     #[error(
-        "no cube found in a {width}x{height} frame: {candidates} sticker-like regions, at most \
-         {best} on one {n}x{n} grid (need {needed})"
+        "no cube found in a {width}x{height} frame: {candidates} sticker-like region{}, at most \
+         {best} on one {n}x{n} grid (need {needed})", if *candidates == 1 { "" } else { "s" }
     )]
     NoCube {
         width: usize,

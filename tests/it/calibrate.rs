@@ -172,7 +172,7 @@ fn each_kind_of_file_is_checked_before_anything_moves() {
                 "--profile".into(),
                 f("standard.toml"),
             ],
-            "standard.toml was learned on rgb8 readings, but this scanner reads ev3-raw: learn one with it",
+            "standard.toml was learned on rgb8 readings, but this scan holds ev3-raw readings: give a profile learned on ev3-raw readings, or learn one from a scan of the solved cube on that scale (`cubot calibrate SOLVED.json -o FILE`)",
         ),
         (
             vec![

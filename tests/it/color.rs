@@ -236,7 +236,7 @@ fn shipped_profiles_load_and_help() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("learned on rgb8 readings")
-            && stderr(&out).contains("reads ev3-raw")
+            && stderr(&out).contains("holds ev3-raw readings")
             && stderr(&out).contains("--profile"),
         "{}",
         stderr(&out)
@@ -256,7 +256,7 @@ fn malformed_scans_exit_2_with_a_precise_message() {
         (
             "nan",
             r#"{"size": 3, "facelets": [["a", 1, 2]]}"#.to_string(),
-            "not valid JSON for a scan",
+            "not a scan: not valid JSON (",
         ),
         (
             "negative",

@@ -575,7 +575,7 @@ fn a_2x2x2_run_prints_face_letters() {
     );
     assert!(err.contains("s of robot time"), "{err}");
     assert!(
-        stdout(&o).contains("s measured (on the simulator's clock)"),
+        stdout(&o).contains("s measured (on the simulator's clock"),
         "{}",
         stdout(&o)
     );
@@ -1246,8 +1246,9 @@ fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest(
         let o = cubot(&["--cache-dir", c, "run", "--resume", journal, "--sim"]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(
-            stderr(&o)
-                .contains("stopped before anything turned: there is nothing to resume; run again"),
+            stderr(&o).contains(
+                "stopped before anything turned: there is nothing to resume; run it again: `cubot run --sim --seed 45`"
+            ),
             "{journal}: {}",
             stderr(&o)
         );
@@ -1641,5 +1642,58 @@ fn the_simulators_two_lines_are_said_for_a_person() {
             "sim: a simulated MindCub3r serves on {path} (give it to --port); the line above is its cube"
         )),
         "{note}"
+    );
+}
+
+/// Small promises of the twelfth tour: a simulator flag with a real port is refused even at
+/// its default value; a run with nothing to turn has no robot time; a reading of no light
+/// at all is warned of.
+#[test]
+fn simulator_flags_on_a_port_nothing_to_turn_and_a_dark_reading_are_said() {
+    for args in [
+        &["run", "--port", "/dev/null", "--speed", "20"][..],
+        &["robot", "check", "--port", "/dev/null", "--speed", "20"][..],
+    ] {
+        let o = cubot(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("--speed sets the simulator: add --sim"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    // The simulated cube saved, then taken to that state: nothing turns.
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("saved.json");
+    let s = saved.to_str().unwrap();
+    let o = cubot(&["save", s, "--sim", "--speed", "200", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--speed",
+        "200",
+        "--seed",
+        "3",
+        "--target-file",
+        s,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("robot time   none (nothing to turn)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = cubot(&["robot", "read", "edge", "2", "--sim", "--faults", "covered"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("0 0 0  (RGB-RAW, sensor edge 2"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("warning: no light at all: the sensor's window is covered"),
+        "{}",
+        stderr(&o)
     );
 }

@@ -340,7 +340,7 @@ impl Config {
             Some(CONFIG_VERSION) => {}
             Some(other) => {
                 return Err(format!(
-                    "version {other} is not supported (this program reads version {CONFIG_VERSION})"
+                    "version {other} is not supported (this build reads version {CONFIG_VERSION})"
                 ))
             }
             None => {
