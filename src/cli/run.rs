@@ -953,10 +953,12 @@ impl Reporter {
     }
 }
 
-/// Which clock measured the execution: a simulator in this process its own (robot time
-/// at any speed); over a port this computer's, which is robot time only for a real robot
-/// (a simulator on a pty runs at a speed the host does not know). Measured under half the
-/// plan over a port, no robot was that fast: the note says what it most likely was.
+/// Which clock measured the execution: a simulator in this process its own (robot time,
+/// though the host's own time between commands counts `--speed` times over on it, which
+/// the note says when it shows); over a port this computer's, which is robot time only for
+/// a real robot (a simulator on a pty runs at a speed the host does not know). Measured
+/// under half the plan over a port, no robot was that fast: the note says what it most
+/// likely was.
 fn clock_note(sim_speed: Option<f64>, planned: f64, measured: f64) -> String {
     match sim_speed {
         // The simulated robot waits for the host between commands, on its own clock: at a
