@@ -264,7 +264,8 @@ pub fn solve(a: SolveArgs, g: &Global) -> CmdResult {
         None if max_length < reachable => {
             if !g.quiet {
                 errln!(
-                    "note: at most {max_length} moves ({}) may be shorter than some cubes need; the search stops after {} s without one (--timeout MS to change)",
+                    "note: at most {} ({}) may be shorter than some cubes need; the search stops after {} s without one (--timeout MS to change)",
+                    super::output::plural(max_length as usize, "move"),
                     a.metric,
                     UNREACHABLE_BOUND_MS / 1000
                 );

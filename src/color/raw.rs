@@ -72,7 +72,7 @@ impl Scale {
 pub enum RawScanError {
     /// The parser's message (carried in the text, not chained as a source, so that it is
     /// printed once).
-    #[error("not a scan: not valid JSON ({0}); a scan file is the JSON that `cubot scan --raw-out FILE` or `cubot synth-scan` writes")]
+    #[error("not valid JSON ({0}); a scan file is the JSON that `cubot scan --raw-out FILE` or `cubot synth-scan` writes")]
     Json(String),
     /// A `scale` that is none of [`Scale`]'s names (the value as written in the file).
     #[error("the scan's \"scale\" is {0}, which is not a scale cubot knows: it takes \"rgb8\" (a camera's 8-bit RGB, 0..255), \"ev3-raw\" (the EV3 colour sensor's RGB-RAW counts, 0..1023) or \"unit\" (unit-length RGB vectors), or no scale at all (inferred from the largest value)")]

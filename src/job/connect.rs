@@ -104,6 +104,9 @@ pub enum ConnectError {
     /// what to look at.
     #[error("{0}; no layer was turned (homing comes first). See that nothing holds that arm or stands in its way (the cube in the tray, a finger) and that its cable is in, then `cubot robot check`: it homes each motor and names the one at fault")]
     Homing(RobotError),
+    /// The link failed while the arms homed: the homing run on the brick ends by itself.
+    #[error("{0}; no layer was turned (homing comes first), and the brick ends a homing run by itself: check the link (the cable or Bluetooth, the brick switched on), then run the same command again")]
+    HomingLink(RobotError),
     #[error("the MindCub3r needs serial ports: cubot was rebuilt without feature `serial` (the line robot works without it)")]
     NoSerial,
     #[error("--scanner camera reads camera frames: cubot was rebuilt without feature `vision`")]
@@ -273,6 +276,8 @@ fn homing_failed(e: RobotError) -> ConnectError {
         );
     if mechanical {
         ConnectError::Homing(e)
+    } else if matches!(&e, RobotError::Ev3(ev3) if ev3.link_failed()) {
+        ConnectError::HomingLink(e)
     } else {
         ConnectError::Robot(e)
     }

@@ -462,7 +462,12 @@ impl Solver {
         };
         let found = found.map_err(|e| match e {
             Ended::Exhausted => SolverError::NoSolution {
-                limit: format!("{} moves ({})", opts.max_length, opts.metric),
+                limit: format!(
+                    "{} move{} ({})",
+                    opts.max_length,
+                    if opts.max_length == 1 { "" } else { "s" },
+                    opts.metric
+                ),
                 timed_out: false,
             },
             Ended::TimedOut => SolverError::NoSolution {

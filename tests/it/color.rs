@@ -256,7 +256,7 @@ fn malformed_scans_exit_2_with_a_precise_message() {
         (
             "nan",
             r#"{"size": 3, "facelets": [["a", 1, 2]]}"#.to_string(),
-            "not a scan: not valid JSON (",
+            "not valid JSON (",
         ),
         (
             "negative",

@@ -1697,3 +1697,19 @@ fn simulator_flags_on_a_port_nothing_to_turn_and_a_dark_reading_are_said() {
         stderr(&o)
     );
 }
+
+/// A lost reply to the homing program (a program is not sent again: it moves motors) stops
+/// the run saying nothing turned, that the brick ends its homing by itself, and what next.
+#[test]
+fn a_link_lost_while_homing_says_nothing_turned_and_what_next() {
+    let o = cubot(&[
+        "run", "--sim", "--speed", "200", "--seed", "3", "--faults", "drop@p2",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no layer was turned (homing comes first), and the brick ends a homing run by itself: check the link")
+            && err.contains("then run the same command again"),
+        "{err}"
+    );
+}
