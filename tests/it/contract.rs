@@ -1475,7 +1475,9 @@ fn a_stall_in_a_layer_turn_is_said_in_words() {
         "run",
         "--sim",
         "--faults",
-        "stall@60",
+        // The 13th program on the brick: a layer turn of this seed's plan, whatever the
+        // count of polls before it (a machine's load moves a command count).
+        "stall@p13",
         "--seed",
         "11",
         "--speed",
