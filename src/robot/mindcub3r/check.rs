@@ -179,26 +179,22 @@ fn judge_reading_motion(part: Part, e: &Ev3Error) -> Finding {
             target,
             ms,
             ..
-        } => (
-            format!("motor {port}"),
-            format!(
-                "stalled {}° short of where it was sent (no progress for {ms} ms)",
-                (target - position).abs()
-            ),
-        ),
-        Ev3Error::MoveTimeout {
+        }
+        | Ev3Error::MoveTimeout {
             port,
             position,
             target,
             ms,
             ..
-        } => (
-            format!("motor {port}"),
-            format!(
-                "still {}° short of where it was sent after {ms} ms",
-                (target - position).abs()
-            ),
-        ),
+        } => {
+            let short = (target - position).abs();
+            let what = if matches!(e, Ev3Error::Stalled { .. }) {
+                format!("stalled {short}° short of where it was sent (no progress for {ms} ms)")
+            } else {
+                format!("still {short}° short of where it was sent after {ms} ms")
+            };
+            (format!("motor {port}"), what)
+        }
         other => ("sensor".to_string(), other.to_string()),
     };
     finding(
