@@ -1376,34 +1376,9 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         .and_then(|n| n.parse().ok())
         .expect("a count in all");
     assert!(in_all > 0, "{first}");
-    // `latest` again: the newest run reached its target, so its cube is checked again,
-    // as when its file is named; nothing turns, and the listing says so.
-    let o = cubot(&[
-        "--cache-dir",
-        c,
-        "run",
-        "--resume",
-        "latest",
-        "--sim",
-        "--speed",
-        "100",
-        "--seed",
-        "39",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
-    assert!(
-        stderr(&o).contains("the journal's run already reached its target; checking again"),
-        "{}",
-        both(&o)
-    );
-    let o = cubot(&["--cache-dir", c, "journals"]);
-    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
-    assert!(
-        first.contains("reached the target")
-            && first.contains(" in all; its latest resume had nothing to turn"),
-        "{first}"
-    );
-    // A journal named as `journals` lists it, by its file name alone.
+    // A journal named as `journals` lists it, by its file name alone, and `latest`: the
+    // newest run reached its target, so its cube is checked again either way; nothing
+    // turns, and the listing says so.
     let o = cubot(&["--cache-dir", c, "--json", "journals"]);
     let newest: serde_json::Value =
         serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
@@ -1413,30 +1388,36 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
         .to_str()
         .unwrap()
         .to_string();
-    let o = cubot(&[
-        "--cache-dir",
-        c,
-        "run",
-        "--resume",
-        &name,
-        "--sim",
-        "--speed",
-        "200",
-        "--search-ms",
-        "0",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", both(&o));
-    assert!(
-        stderr(&o).contains("already reached its target"),
-        "{}",
-        stderr(&o)
-    );
-    let o = cubot(&["--cache-dir", c, "journals"]);
-    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
-    assert!(
-        first.contains(&format!(", {in_all} actions in all")),
-        "{first}"
-    );
+    for journal in ["latest", name.as_str()] {
+        let o = cubot(&[
+            "--cache-dir",
+            c,
+            "run",
+            "--resume",
+            journal,
+            "--sim",
+            "--speed",
+            "200",
+            "--seed",
+            "39",
+            "--search-ms",
+            "0",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{journal}: {}", both(&o));
+        assert!(
+            stderr(&o).contains("the journal's run already reached its target; checking again"),
+            "{journal}: {}",
+            both(&o)
+        );
+        let o = cubot(&["--cache-dir", c, "journals"]);
+        let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+        assert!(
+            first.contains("reached the target")
+                && first.contains(&format!(", {in_all} actions in all"))
+                && first.contains(" in all; its latest resume had nothing to turn"),
+            "{journal}: {first}"
+        );
+    }
     let o = cubot(&["--cache-dir", c, "journals", "--prune", "--keep", "1"]);
     assert!(
         stdout(&o).starts_with("removed 1 of 2 journals") && stdout(&o).contains("(1 newest kept)"),
