@@ -98,6 +98,16 @@ pub fn sim_speed(s: &str) -> Result<f64, String> {
     )
 }
 
+/// A seed: any whole number from 0 to 2^64 - 1 (the same seed, the same cube and noise).
+pub fn seed(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "expected a whole number from 0 to {} (any: the same seed gives the same result)",
+            u64::MAX
+        )
+    })
+}
+
 /// A simulated latency in ms: 0 to [`MAX_LATENCY_MS`].
 pub fn latency_ms(s: &str) -> Result<f64, String> {
     in_range(

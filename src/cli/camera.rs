@@ -25,7 +25,7 @@ pub struct CalibrateCameraArgs {
     #[arg(long, conflicts_with_all = ["image", "camera"])]
     pub sim: bool,
     /// With --sim: seed of the simulated face and frames.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Where to write the camera rig (TOML).
     #[arg(short, long, value_name = "FILE")]

@@ -40,7 +40,7 @@ pub struct ResolveArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// k-means seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Doubt threshold in nats (a rival legal cube closer than this is "too close").
     #[arg(long, allow_negative_numbers = true, default_value_t = crate::color::resolve::DEFAULT_DOUBT_NATS,
@@ -81,7 +81,7 @@ pub struct SynthScanArgs {
     #[arg(long, value_enum, ignore_case = true, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
     /// Seed (cube state, appearance and noise).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Output scale: rgb8 (camera sRGB), ev3-raw (EV3 RGB-RAW counts) or unit.
     #[arg(long, default_value = "rgb8", value_parser = parse_scale)]
@@ -611,15 +611,18 @@ fn learn_and_save(scan: &RawScan, a: &CalibrateArgs, g: &Global, live: &Live) ->
         }
         Err(CalibrateError::Resolve(ResolveError::Ambiguous { doubtful, .. })) => {
             outln!(
-                "doubt: stickers {} (calibrate needs a clear scan of a solved cube)",
+                "doubt: stickers {} (calibrate needs a clear scan of a solved cube): check the light and that the cube is solved, then calibrate again (a new scan)",
                 facelet_names(&doubtful, scan.cube_size())
             );
             Ok(Exit::No)
         }
         Err(CalibrateError::Resolve(ResolveError::NoLegalCube { .. })) => {
-            outln!("invalid: no legal cube fits the readings");
+            outln!("invalid: no legal cube fits the readings: is it a solved cube, sitting square and evenly lit? Then calibrate again (a new scan)");
             Ok(Exit::No)
         }
+        Err(CalibrateError::Resolve(ResolveError::NoCube(why))) if a.scan.is_none() => bail!(
+            "the scan sees no cube: {why}; nothing was written: put the solved cube in the tray (or uncover the sensor), then calibrate again"
+        ),
         Err(e) => Err(e.into()),
     }
 }

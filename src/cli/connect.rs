@@ -5,6 +5,7 @@
 //!
 //! Level: `cli`. Depends on [`super::args`] and `job`; no command module is imported here.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -65,7 +66,7 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
     /// Seed of the simulated cube, its colours and the resolver.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// With --sim: simulated seconds per wall second (at most 10000).
     #[arg(long, allow_negative_numbers = true, default_value_t = DEFAULT_SIM_SPEED, value_parser = super::args::sim_speed)]
@@ -116,7 +117,7 @@ fn ctrlc_handler() -> Arc<AtomicBool> {
         // A handler another library installed first cannot be replaced: Ctrl-C then does
         // what it does, and the flag still works for the page's Stop.
         let _ = ctrlc::set_handler(move || {
-            if let Some((note, code)) = QUIT_AT_ONCE.lock().ok().and_then(|n| *n) {
+            if let Some((note, code)) = QUIT_AT_ONCE.lock().ok().and_then(|n| n.clone()) {
                 if !note.is_empty() {
                     errln!("{note}");
                 }
@@ -193,6 +194,38 @@ pub fn stop_in(e: &anyhow::Error) -> Option<Option<bool>> {
     })
 }
 
+/// A command's account of a stop the user asked for (Ctrl-C, the live page's Stop): what it
+/// left and what next. Said on its own, not as an error (the exit is 2 all the same: the
+/// job did not finish).
+#[derive(Debug)]
+pub struct UserStop(pub String);
+
+impl std::fmt::Display for UserStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UserStop {}
+
+/// A [`UserStop`] saying `message`.
+pub fn user_stopped(message: String) -> anyhow::Error {
+    anyhow::Error::new(UserStop(message))
+}
+
+/// Whether `e` ended the command because the user stopped it (its account, a robot's
+/// interruption, or a run stopped part way): then it is said without "error:".
+pub fn is_user_stop(e: &anyhow::Error) -> bool {
+    stop_in(e).is_some()
+        || e.chain().any(|c| {
+            c.is::<UserStop>()
+                || matches!(
+                    c.downcast_ref::<job::RunError>(),
+                    Some(job::RunError::Interrupted(i)) if user_stop(&i.cause).is_some()
+                )
+        })
+}
+
 /// The motors after a stop, in words (`stopped` as [`user_stop`] gives it).
 pub fn motors_after_stop(stopped: Option<bool>) -> &'static str {
     match stopped {
@@ -206,11 +239,11 @@ pub fn motors_after_stop(stopped: Option<bool>) -> &'static str {
 /// it left and the next step; any other error as it is.
 pub fn scan_stopped(e: anyhow::Error) -> anyhow::Error {
     match stop_in(&e) {
-        Some(stopped) => anyhow::anyhow!(
+        Some(stopped) => user_stopped(format!(
             "stopped ({}) before the scan ended; {}; no layer turned (a scan only tilts and spins the cube whole) and nothing was written: run the same command again to start over",
             stop_words(),
             motors_after_stop(stopped)
-        ),
+        )),
         None => e,
     }
 }
@@ -230,16 +263,21 @@ pub fn last_word<T>(say: impl FnOnce() -> T) -> T {
 /// Set while the robot stands still (the solver's tables loading, a session waiting for
 /// its next line, a live page kept up after the job): Ctrl-C then exits at once with this
 /// code, saying this (when not empty), instead of waiting for a motion to end.
-static QUIT_AT_ONCE: std::sync::Mutex<Option<(&'static str, i32)>> = std::sync::Mutex::new(None);
+static QUIT_AT_ONCE: std::sync::Mutex<Option<(Cow<'static, str>, i32)>> =
+    std::sync::Mutex::new(None);
 
 /// While `work` runs the robot stands still: Ctrl-C exits at once (130) and says `note`.
-pub fn standing_still<T>(note: &'static str, work: impl FnOnce() -> T) -> T {
+pub fn standing_still<T>(note: impl Into<Cow<'static, str>>, work: impl FnOnce() -> T) -> T {
     quitting_at_once(note, 130, work)
 }
 
 /// While `work` runs Ctrl-C exits at once with `code`, saying `note` (nothing when empty),
 /// once [`stop_on_ctrlc`] has installed the handler; then as before.
-pub fn quitting_at_once<T>(note: &'static str, code: i32, work: impl FnOnce() -> T) -> T {
+pub fn quitting_at_once<T>(
+    note: impl Into<Cow<'static, str>>,
+    code: i32,
+    work: impl FnOnce() -> T,
+) -> T {
     let set = |v| {
         QUIT_AT_ONCE
             .lock()
@@ -247,10 +285,17 @@ pub fn quitting_at_once<T>(note: &'static str, code: i32, work: impl FnOnce() ->
             .ok()
             .flatten()
     };
-    let before = set(Some((note, code)));
+    let before = set(Some((note.into(), code)));
     let out = work();
     set(before);
     out
+}
+
+/// Runs `work` (a simulator serving until Ctrl-C) with Ctrl-C exiting at once (130),
+/// saying `note`.
+pub fn until_ctrlc<T>(note: &'static str, work: impl FnOnce() -> T) -> T {
+    ctrlc_handler();
+    quitting_at_once(note, 130, work)
 }
 
 /// While the solver's tables load (or are built, the first time), Ctrl-C exits at once
@@ -480,8 +525,17 @@ pub fn check_port_path(p: &Path) -> Result<()> {
         }
     }
     if !p.exists() && p.starts_with("/dev") {
+        // Said for the kind of port its name is: a Bluetooth tty, a USB serial one, or either.
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let appears = if name.starts_with("rfcomm") {
+            format!("a Bluetooth tty appears after {RFCOMM_BIND}")
+        } else if name.starts_with("ttyUSB") || name.starts_with("ttyACM") {
+            "a USB serial port appears when the robot is plugged in (and switched on)".to_string()
+        } else {
+            format!("a Bluetooth tty appears after {RFCOMM_BIND}, a USB serial port when the robot is plugged in")
+        };
         bail!(
-            "--port {}: no such port: a Bluetooth tty appears after {RFCOMM_BIND}, a USB serial port when the robot is plugged in; `cubot ports` lists what is there (--sim: the simulator)",
+            "--port {}: no such port: {appears}; `cubot ports` lists what is there (--sim: the simulator)",
             p.display()
         );
     }

@@ -206,7 +206,13 @@ pub fn main() -> ExitCode {
                     &serde_json::json!({"type": "error", "message": output::error_message(&e)}),
                 );
             }
-            errln!("error: {}", output::error_message(&e));
+            // A stop the user asked for is the command's account, not an error.
+            let head = if connect::is_user_stop(&e) {
+                ""
+            } else {
+                "error: "
+            };
+            errln!("{head}{}", output::error_message(&e));
             2
         }),
     };

@@ -34,8 +34,8 @@ pub struct SimArgs {
     /// As it sits in the robot: U is the face on top, F the side a tilt brings to the top.
     #[arg(long)]
     pub pty: bool,
-    /// Seed of the cube, the sensor noise and the sticker wear.
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the cube, the sensor noise and the sticker wear (1, as `run --sim`: the same cube).
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Simulated seconds per wall second (at most 10000).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0, value_parser = super::args::sim_speed)]
@@ -104,7 +104,7 @@ pub struct RobotArgs {
     #[arg(long, global = true, value_enum, default_value_t = PaletteArg::Standard)]
     pub palette: PaletteArg,
     /// With --sim: seed of the simulated cube and sensor noise.
-    #[arg(long, global = true, default_value_t = 1)]
+    #[arg(long, global = true, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// With --sim: simulated seconds per wall second (at most 10000) [default: 20].
     /// `calibrate-timings` measures at speed 1 and refuses it.
@@ -248,10 +248,21 @@ pub fn ports(a: PortsArgs, g: &Global) -> CmdResult {
             "no bricks or serial ports found: plug the EV3 in by USB, or pair it over Bluetooth and bind it with {}",
             super::connect::RFCOMM_BIND
         );
-    } else if !found.iter().any(|f| matches!(f.brick, Some(Ok(_)))) && !g.json {
+    } else if !found.iter().any(|f| matches!(f.brick, Some(Ok(_)))) && !g.json && !a.no_ask {
+        let asked = found.iter().filter(|f| f.brick.is_some()).count();
+        let heard = if asked == 0 {
+            format!(
+                "no EV3 found ({} listed, none a brick's to ask)",
+                super::output::plural(found.len(), "port")
+            )
+        } else {
+            format!(
+                "no EV3 answered ({} asked)",
+                super::output::plural(asked, "port")
+            )
+        };
         errln!(
-            "no EV3 answered on {}: plug the EV3 in by USB, or pair it over Bluetooth and bind it with {}; a line-protocol robot is not asked (give its port to --port with --robot line)",
-            super::output::plural(found.len(), "port"),
+            "{heard}: plug the EV3 in by USB, or pair it over Bluetooth and bind it with {}; a line-protocol robot is not asked (give its port to --port with --robot line)",
             super::connect::RFCOMM_BIND
         );
     }
@@ -292,18 +303,25 @@ pub fn sim(a: SimArgs, g: &Global) -> CmdResult {
         brick: a.brick.kind(),
         ..SimConfig::default()
     })?;
-    announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
-    let mut kept = StateFile::new(a.state_file.as_deref());
-    loop {
-        kept.keep(&handle.squared_cube(), handle.motors_running())?;
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        for line in handle.take_log() {
-            if !g.quiet {
-                errln!("sim: {line}");
+    // Ctrl-C is said from the moment the pty is announced.
+    super::connect::until_ctrlc(SIM_ENDED, || -> CmdResult {
+        announce_sim(g, "mindcub3r", handle.path(), handle.initial_cube())?;
+        let mut kept = StateFile::new(a.state_file.as_deref());
+        loop {
+            kept.keep(&handle.squared_cube(), handle.motors_running())?;
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            for line in handle.take_log() {
+                if !g.quiet {
+                    errln!("sim: {line}");
+                }
             }
         }
-    }
+    })
 }
+
+/// What `sim --pty` says as Ctrl-C ends it.
+const SIM_ENDED: &str =
+    "sim: ended (Ctrl-C); its pty is gone: a cubot still connected to it loses the link";
 
 /// The cube's colours renamed a, b, c, ... in the order they first appear.
 fn first_seen_names(cube: &FaceletCube) -> String {
@@ -589,10 +607,17 @@ fn check(
     });
     let findings = match checked {
         Ok(findings) => findings,
-        Err(RobotError::Interrupted { stopped, .. }) => bail!(
-            "robot check stopped (Ctrl-C) after {}: {}; run it again for the rest",
+        Err(RobotError::Interrupted { stopped, .. }) => {
+            return Err(super::connect::user_stopped(format!(
+                "robot check stopped ({}) after {}: {}; run it again for the rest",
+                super::connect::stop_words(),
+                super::output::plural(rows, "row"),
+                crate::robot::mindcub3r::error::stop_note(stopped)
+            )))
+        }
+        Err(RobotError::Ev3(e)) if e.link_failed() && rows > 0 => bail!(
+            "robot check ended after {}: {brick} stopped answering ({e}); every motion on the brick is bounded, so its motors stop by themselves; check the link (the cable or Bluetooth, the brick switched on and its battery), then run `cubot robot check` again",
             super::output::plural(rows, "row"),
-            crate::robot::mindcub3r::error::stop_note(stopped)
         ),
         Err(e) => return Err(super::connect::brick_error(e.into(), &brick)),
     };
@@ -630,7 +655,8 @@ fn stopped_on_error(r: &mut MindCub3r, result: CmdResult) -> CmdResult {
                 )
             });
             if interrupted {
-                Err(e)
+                // "Ctrl-C: stopped after tilt; motors stopped; the cube's faces now ...".
+                Err(e.context(super::connect::stop_words()))
             } else if no_cube {
                 Err(anyhow::anyhow!(
                     "{}; {}; no layer turned (a scan only tilts and spins the cube): put the cube in the tray (or uncover the sensor), then scan again",
@@ -866,10 +892,12 @@ pub fn sim_line(
         palette,
         ..Default::default()
     })?;
-    announce_sim(g, "line", handle.path(), &handle.initial_cube())?;
-    let mut kept = StateFile::new(a.state_file.as_deref());
-    loop {
-        kept.keep(&handle.cube(), handle.motors_running())?;
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    super::connect::until_ctrlc(SIM_ENDED, || -> CmdResult {
+        announce_sim(g, "line", handle.path(), &handle.initial_cube())?;
+        let mut kept = StateFile::new(a.state_file.as_deref());
+        loop {
+            kept.keep(&handle.cube(), handle.motors_running())?;
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    })
 }

@@ -938,15 +938,22 @@ impl Reporter {
                     decision,
                     candidates,
                     ..
-                } => errln!(
-                    "resume: the cube is {seen} (by {by}; {candidates} state{} possible): {}",
-                    if candidates == 1 { "" } else { "s" },
-                    if decision == "continue" {
-                        "as the journal says, continuing"
+                } => {
+                    // A resume plans the rest from the cube it found either way: whether the
+                    // journal foresaw that state is what the line tells.
+                    let allowed = match candidates {
+                        1 => "the state the journal left".to_string(),
+                        n => format!(
+                            "one of the {n} states the journal allows (actions were in flight)"
+                        ),
+                    };
+                    let verdict = if decision == "continue" {
+                        allowed
                     } else {
-                        "not as the journal says, planning again from it"
-                    }
-                ),
+                        format!("not {allowed}, though the same cube")
+                    };
+                    errln!("resume: the cube is {seen} (by {by}): {verdict}; planning the rest from it")
+                }
                 _ => {}
             }
         }
@@ -1174,7 +1181,13 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, connect: &ConnectArgs, liv
             if g.json {
                 super::output::json_line(&line);
             }
-            errln!("error: {e}");
+            // A stop the user asked for is the run's account, not an error.
+            let head = if super::connect::user_stop(cause).is_some() {
+                ""
+            } else {
+                "error: "
+            };
+            errln!("{head}{e}");
             errln!("resume with: {resume}");
         });
         line["type"] = "stopped".into();
@@ -1279,7 +1292,10 @@ fn stopped_unturned(
             "type": "stopped", "turned": false, "message": message,
         }));
     }
-    Some(anyhow!(message))
+    Some(match why {
+        Why::User(_) => super::connect::user_stopped(message),
+        Why::Fault { .. } => anyhow!(message),
+    })
 }
 
 /// Why a run or resume ended before it turned a layer.

@@ -24,7 +24,7 @@ pub struct ScanArgs {
     #[arg(long)]
     pub sim: bool,
     /// With --sim: seed of the simulated cube and its sensor noise.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// With --sim: the simulated cube's sticker palette.
     #[arg(long, value_enum, default_value_t = super::args::PaletteArg::Standard)]

@@ -317,7 +317,10 @@ pub fn run_session(
     }
     let mut lines = input.lines().enumerate();
     while let Some((n, line)) = super::connect::standing_still(
-        "session ended (Ctrl-C) between steps; the motors stand still",
+        format!(
+            "session ended (Ctrl-C) between steps; the motors stand still; {}",
+            r.state_description()
+        ),
         || lines.next(),
     ) {
         let line = line.context("cannot read standard input")?;

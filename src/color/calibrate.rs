@@ -76,7 +76,7 @@ pub enum CalibrateError {
         delta: f64,
         min: f64,
     },
-    #[error("stickers {stickers} look more like another face's colour than their own: each face of a solved cube is one colour")]
+    #[error("stickers {stickers} look more like another face's colour than their own: each face of a solved cube is one colour; is the cube solved, and are those stickers clean and lit like the rest? Then calibrate again (a new scan)")]
     NotUniform { stickers: String },
     /// A profile learns every face's colour from its own stickers: a partial scan has
     /// faces it never saw.

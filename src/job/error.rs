@@ -239,10 +239,14 @@ fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String 
         let text = if *c != candidates[0] {
             c.clone()
         } else if robot.is_some() && robot != robot_candidates.first() {
-            format!(
-                "the same cube turned whole in the robot ({} as it sits there)",
-                robot.map(String::as_str).unwrap_or_default()
-            )
+            let robot = robot.map(String::as_str).unwrap_or_default();
+            if robot == candidates[0] {
+                // Its robot-frame letters would repeat the first state's cube-frame ones.
+                "the same cube turned whole in the robot, sitting there as the first scan saw it"
+                    .to_string()
+            } else {
+                format!("the same cube turned whole in the robot ({robot} as it sits there)")
+            }
         } else {
             continue;
         };
@@ -405,6 +409,11 @@ mod tests {
             ", or, if the actions in flight happened, the same cube turned whole in the robot (BBB as it sits there)"
         );
         assert_eq!(in_flight_note(&s(&["AAA", "AAA"]), &s(&["AAA", "AAA"])), "");
+        // Turned whole to sit as the first scan saw it: not the first state's letters again.
+        assert_eq!(
+            in_flight_note(&s(&["AAA", "AAA"]), &s(&["BBB", "AAA"])),
+            ", or, if the actions in flight happened, the same cube turned whole in the robot, sitting there as the first scan saw it"
+        );
         assert_eq!(
             in_flight_note(&s(&["AAA", "CCC", "CCC"]), &s(&["A", "C", "C"])),
             ", or, if the actions in flight happened, CCC"

@@ -91,6 +91,11 @@ fn calibrate_refuses_scans_that_cannot_be_of_a_solved_cube() {
         ]);
         assert_eq!(o.status.code(), Some(2), "{faults}: {}", stderr(&o));
         assert!(stderr(&o).contains(why), "{faults}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("nothing was written: put the solved cube in the tray (or uncover the sensor), then calibrate again"),
+            "{faults}: {}",
+            stderr(&o)
+        );
         assert!(!std::path::Path::new(&out).exists());
     }
     // An all-zero scan file, and a scrambled cube.
@@ -128,7 +133,8 @@ fn calibrate_refuses_scans_that_cannot_be_of_a_solved_cube() {
     let o = cubot(&["calibrate", &swapped, "-o", &out]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stdout(&o).contains("refused: stickers U1 R1 look more like another face's colour"),
+        stdout(&o).contains("refused: stickers U1 R1 look more like another face's colour")
+            && stdout(&o).contains("Then calibrate again (a new scan)"),
         "{}",
         stdout(&o)
     );

@@ -75,7 +75,11 @@ fn robot_check_proves_every_message_on_the_simulator() {
         (
             "battery=6000,empty",
             1,
-            &["FAIL  battery        6.00 V (0 %): flat; the motors will stall"],
+            &[
+                "FAIL  battery        6.00 V (0 %): flat; the motors will stall",
+                "WARN  motors         not moved: charge the battery first",
+                "robot check: 1 problem to fix, 1 warning",
+            ],
         ),
         (
             "reversed=B,empty",
@@ -94,7 +98,12 @@ fn robot_check_proves_every_message_on_the_simulator() {
         (
             "jammed=C,empty",
             1,
-            &["FAIL  homing         the colour-sensor arm while homing: ", "something blocks it"],
+            &[
+                "FAIL  homing         the colour-sensor arm (motor C) stalled ",
+                "° short of where its homing move sent it (",
+                "something blocks it",
+                "WARN  motors         not moved: fix the homing first",
+            ],
         ),
         (
             "covered",
@@ -171,6 +180,20 @@ fn ctrl_c_stops_the_check_with_its_rows_so_far_and_the_motors_stopped() {
     );
     // The tray is empty for a check: no word of a cube's faces, nor of the pty.
     assert!(!err.contains("cube") && !err.contains("/dev/"), "{err}");
+}
+
+#[test]
+fn a_link_that_goes_silent_mid_check_keeps_its_rows_and_says_what_next() {
+    let o = cubot(&["robot", "check", "--sim", "--faults", "silent@10"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.starts_with("ok    brick"), "{out}");
+    assert!(
+        err.contains("robot check ended after 7 rows: the simulated brick stopped answering (")
+            && err.contains("its motors stop by themselves; check the link")
+            && err.contains("then run `cubot robot check` again"),
+        "{err}"
+    );
 }
 
 #[test]

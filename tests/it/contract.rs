@@ -2,7 +2,7 @@
 //! user sees it: the step commands that serve calibration, the checks before work, the
 //! messages in the user's words, and the journals.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -893,11 +893,12 @@ fn ctrl_c_during_the_scan_says_nothing_turned_and_a_second_one_names_what_to_do(
     let (mut child, rx) = run_lines(&["--journal", journal.to_str().unwrap()]);
     wait_for(&rx, "scanning:");
     interrupt(&child);
-    let seen = wait_for(&rx, "error:");
+    let seen = wait_for(&rx, "stopped (Ctrl-C)");
     assert_eq!(child.wait().unwrap().code(), Some(2));
     let last = seen.last().unwrap();
+    // The user's own stop is the run's account, not an error.
     assert!(
-        last.contains("stopped (Ctrl-C) before any layer turned")
+        last.starts_with("stopped (Ctrl-C) before any layer turned")
             && last.contains("run the same command again"),
         "{seen:?}"
     );
@@ -983,7 +984,7 @@ fn ctrl_c_in_a_scan_only_command_says_nothing_turned_nor_written_and_what_next()
         let (mut child, rx) = lines_of(args, Some(dir.path()));
         wait_for(&rx, "scanning");
         interrupt(&child);
-        let seen = wait_for(&rx, "error:");
+        let seen = wait_for(&rx, "stopped (Ctrl-C)");
         assert_eq!(child.wait().unwrap().code(), Some(2), "{args:?}");
         let last = seen.last().unwrap();
         for part in [
@@ -1030,7 +1031,7 @@ fn ctrl_c_before_a_resume_turns_says_the_journal_still_holds_and_how_to_resume()
     wait_for(&rx, "simulator: --seed 43");
     std::thread::sleep(Duration::from_millis(300));
     interrupt(&child);
-    let seen = wait_for(&rx, "error:");
+    let seen = wait_for(&rx, "stopped (Ctrl-C)");
     assert_eq!(child.wait().unwrap().code(), Some(2));
     assert!(!seen.iter().any(|l| l.starts_with("resume:")), "{seen:?}");
     let last = seen.last().unwrap();
@@ -1136,7 +1137,7 @@ fn a_second_ctrl_c_leaves_one_account_of_the_end() {
         let code = child.wait().unwrap().code();
         let rest: Vec<String> = rx.iter().collect();
         let second = rest.iter().filter(|l| l.contains("second Ctrl-C")).count();
-        let own = rest.iter().filter(|l| l.starts_with("error:")).count();
+        let own = rest.iter().filter(|l| l.starts_with("stopped ")).count();
         assert_eq!(second + own, 1, "delay {delay} ms, exit {code:?}: {rest:?}");
         // After the run's own account a second Ctrl-C only ends the process sooner.
         let codes: &[i32] = if second == 1 { &[130] } else { &[2, 130] };
@@ -1519,7 +1520,7 @@ fn ctrl_c_while_solving_says_no_plan_and_stops() {
     );
     wait_for(&rx, "scanned:");
     interrupt(&child);
-    let seen = wait_for(&rx, "error:");
+    let seen = wait_for(&rx, "(stopped by the user: Ctrl-C)");
     assert_eq!(child.wait().unwrap().code(), Some(2), "{seen:?}");
     assert!(
         seen.iter()
@@ -1601,7 +1602,7 @@ fn a_scan_from_a_pipe_and_states_said_with_their_flag() {
 }
 
 /// `sim --pty` prints its pseudo-terminal and its cube on standard output, one per line,
-/// for scripts, and says on standard error what the two lines are.
+/// for scripts, and says on standard error what the two lines are, and that Ctrl-C ended it.
 #[test]
 fn the_simulators_two_lines_are_said_for_a_person() {
     let mut child = super::support::command(&["sim", "--pty", "--seed", "5"])
@@ -1612,12 +1613,22 @@ fn the_simulators_two_lines_are_said_for_a_person() {
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     let path = out.next().unwrap().unwrap();
     let cube = out.next().unwrap().unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut note = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut note)
-        .unwrap();
-    child.kill().ok();
-    child.wait().ok();
+    err.read_line(&mut note).unwrap();
+    // Ctrl-C ends it, in words.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let mut end = String::new();
+    err.read_to_string(&mut end).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{end}");
+    assert!(
+        end.contains("sim: ended (Ctrl-C); its pty is gone"),
+        "{end}"
+    );
     assert!(path.starts_with("/dev/"), "{path}");
     assert_eq!(cube.len(), 54, "{cube}");
     assert!(
@@ -1695,4 +1706,71 @@ fn a_link_lost_while_homing_says_nothing_turned_and_what_next() {
             && err.contains("then run the same command again"),
         "{err}"
     );
+}
+
+/// `cubot ports` sums up what its rows say: ports it did not ask are not counted as ports
+/// where no brick answered.
+#[test]
+fn ports_sums_up_its_own_rows() {
+    let o = cubot(&["ports"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let rows: Vec<&str> = out.lines().collect();
+    let asked = rows.iter().filter(|r| !r.contains("not asked")).count();
+    let answered = rows.iter().filter(|r| r.contains("\tEV3 \"")).count();
+    if rows.is_empty() {
+        assert!(err.contains("no bricks or serial ports found"), "{err}");
+    } else if answered == 0 && asked == 0 {
+        let listed = match rows.len() {
+            1 => "1 port".to_string(),
+            n => format!("{n} ports"),
+        };
+        assert!(
+            err.contains(&format!(
+                "no EV3 found ({listed} listed, none a brick's to ask)"
+            )),
+            "{out}{err}"
+        );
+    } else if answered == 0 {
+        assert!(err.contains("no EV3 answered ("), "{out}{err}");
+    }
+    let o = cubot(&["ports", "--no-ask"]);
+    assert!(!stderr(&o).contains("no EV3"), "{}", stderr(&o));
+}
+
+/// Ctrl-C while a session waits for its next line ends it at once, saying where the cube's
+/// faces are after the steps it did; a step's own Ctrl-C is said as the user's stop, not as
+/// an error.
+#[test]
+fn ctrl_c_in_a_session_says_where_the_cube_is() {
+    use std::io::Write;
+    let mut child = super::support::command(&["robot", "session", "--sim", "--speed", "20"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "tilt").unwrap();
+    stdin.flush().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(out.next().unwrap().unwrap(), "done: tilt");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{err}");
+    assert!(
+        err.contains("session ended (Ctrl-C) between steps; the motors stand still; the cube's faces now at top, right, front, bottom, left and back are FRDBLU (named as the cube was put in); the last robot action done: tilt"),
+        "{err}"
+    );
+    drop(stdin);
 }

@@ -304,6 +304,15 @@ fn a_dead_port_is_exit_2() {
         std::fs::read_to_string(env!("CARGO_MANIFEST_DIR").to_string() + "/README.md").unwrap();
     let bind = "sudo rfcomm bind 0 AA:BB:CC:DD:EE:FF 1";
     assert!(err.contains(bind) && readme.contains(bind), "{err}");
+    // A USB serial port's name gets the USB hint only (a line robot's Arduino, say).
+    let o = super::support::cubot(&["run", "--robot", "line", "--port", "/dev/ttyUSB97"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no such port: a USB serial port appears when the robot is plugged in")
+            && !err.contains("rfcomm"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -328,7 +337,9 @@ fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("interrupted after") && err.contains("motors stopped"),
+        err.contains("Ctrl-C: stopped ")
+            && err.contains("motors stopped")
+            && !err.contains("error:"),
         "{err}"
     );
     assert!(

@@ -202,6 +202,41 @@ fn interrupted_run_resumes_from_its_journal() {
     assert_eq!(s["resumed"], true);
 }
 
+/// A resume says whether the cube it found is one the journal allows, and that it plans
+/// the rest from it (it always does: a resume's plan starts from where it finds the cube).
+#[test]
+fn a_resume_says_which_state_it_found_and_plans_the_rest_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j.jsonl");
+    let j = j.to_str().unwrap();
+    let o = run(&[
+        "--sim",
+        "--seed",
+        "16",
+        "--faults",
+        "silent@p13",
+        "--journal",
+        j,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // FAST but for -q: the resume's line is a note on stderr.
+    let loud: Vec<&str> = FAST.iter().copied().filter(|a| *a != "-q").collect();
+    let o = cubot(&[&["run", "--resume", j, "--sim"][..], &loud].concat());
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("resume: the cube is "))
+        .unwrap_or_else(|| panic!("{err}"));
+    // The link fell silent with actions in flight: two states are possible.
+    assert!(
+        line.ends_with(
+            "one of the 2 states the journal allows (actions were in flight); planning the rest from it"
+        ),
+        "{line}"
+    );
+}
+
 #[test]
 fn line_robot_runs_and_resumes() {
     let o = run(&["--sim", "--robot", "line", "--seed", "41"]);

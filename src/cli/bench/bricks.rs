@@ -36,7 +36,7 @@ pub struct BenchBricksArgs {
     #[arg(long, default_value_t = 20)]
     pub runs: usize,
     /// Seed of the first job.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Link latency, ms.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(0..=1000))]

@@ -27,7 +27,7 @@ pub struct BenchResolveArgs {
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
     /// First seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Instead of synthetic scans, resolve every case file (`*.json` with `expected`, like
     /// samples/realdata/cases) in this directory and report per case and per group.

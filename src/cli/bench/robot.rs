@@ -31,7 +31,7 @@ pub struct BenchRobotArgs {
     /// Seeded random cubes to plan.
     #[arg(long, default_value_t = 200)]
     pub cubes: usize,
-    #[arg(long, default_value_t = 2026)]
+    #[arg(long, default_value_t = 2026, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Solutions asked of the solver per cube (and per symmetric variant): the candidates
     /// whose best plan bounds the robot-cost search (0: the first solution only).

@@ -42,7 +42,7 @@ pub struct BenchRunArgs {
     #[arg(long, default_value_t = 10)]
     pub runs: usize,
     /// Seed of the first run.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Link latencies to run at, ms (comma-separated; USB ≈ 10, Bluetooth ≈ 60).
     #[arg(long, value_delimiter = ',', default_value = "0,60", value_parser = latency)]

@@ -29,7 +29,7 @@ pub struct BenchScanArgs {
     #[arg(long, value_enum, default_value_t = SizeArg::Three)]
     pub size: SizeArg,
     /// Seed of the first render.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::cli::args::seed)]
     pub seed: u64,
     /// Share of renders with an occluding bar.
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.3, value_parser = crate::cli::args::unit_interval)]

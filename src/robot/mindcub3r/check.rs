@@ -17,7 +17,9 @@
 //! | sensor | the colour sensor over the centre of the turntable, one RGB-RAW reading | (0, 0, 0): covered or not reading; saturated; bright: something is in the tray |
 //!
 //! Wrong devices stop the check before anything moves: driving a motor on the wrong port
-//! could run an arm into the cube. The wording of each finding is what the tests check; the
+//! could run an arm into the cube. A flat battery stops it there too: its motors would
+//! stall and read as blocked. Each stop says so in a `motors: not moved` row, as does a
+//! homing that failed (the motor tests start from the homed arms). The wording of each finding is what the tests check; the
 //! ports' findings are [`super::wiring`]'s, which connecting also says.
 
 use std::sync::atomic::AtomicBool;
@@ -58,7 +60,9 @@ pub fn check(
     };
     ev3.nop()?;
     let info = ev3.brick_info()?;
+    let mut flat = false;
     for f in judge_brick(&info) {
+        flat |= f.topic == "battery" && f.level == Level::Fail;
         add(f, &mut out);
     }
     let inputs: Vec<u8> = OutputPort::ALL
@@ -73,13 +77,19 @@ pub fn check(
     for f in devices {
         add(f, &mut out);
     }
+    let not_moved = |why: &str| finding(Level::Warn, "motors", format!("not moved: {why}"));
     if !wiring_ok {
         add(
-            finding(
-                Level::Warn,
-                "motors",
-                "not moved: fix the wiring first (a motor on the wrong port could drive an arm into the cube)",
+            not_moved(
+                "fix the wiring first (a motor on the wrong port could drive an arm into the cube)",
             ),
+            &mut out,
+        );
+        return Ok(out);
+    }
+    if flat {
+        add(
+            not_moved("charge the battery first (on a flat battery a motor stalls as if blocked)"),
             &mut out,
         );
         return Ok(out);
@@ -115,6 +125,10 @@ pub fn check(
         Err(e) => {
             add(
                 judge_homing(robot.port_of(Part::Arm), e, home_speeds)?,
+                &mut out,
+            );
+            add(
+                not_moved("fix the homing first (the motor tests start from the homed arms)"),
                 &mut out,
             );
             return Ok(out);
@@ -343,6 +357,17 @@ fn judge_homing(
     let message = match &ev3 {
         Ev3Error::NoEndStop { ms, .. } => format!(
             "the {name} found no end stop within {ms} ms at {speed} %: if it turned away from its stop, flip the sign of {key}; if it did not turn, check that nothing holds it"
+        ),
+        Ev3Error::Stalled {
+            command,
+            port,
+            position,
+            target,
+            ms,
+        } => format!(
+            "the {name} (motor {port}) stalled {}° short of where its homing move sent it ({}; no progress for {ms} ms): something blocks it",
+            (target - position).abs(),
+            command.strip_prefix("homing: ").unwrap_or(command)
         ),
         other => format!("the {name} while homing: {other}: something blocks it"),
     };

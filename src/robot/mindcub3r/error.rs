@@ -14,8 +14,9 @@ pub enum RobotError {
     Read(#[from] crate::input::InputFileError),
     #[error("robot configuration {path}: {why}")]
     Config { path: String, why: String },
-    #[error("interrupted after {after}; {}; {state}", stop_note(*stopped))]
+    #[error("stopped {after}; {}; {state}", stop_note(*stopped))]
     Interrupted {
+        /// `after tilt`, or `before its first robot action`.
         after: String,
         state: String,
         /// Whether the brick confirmed the stop of every motor.

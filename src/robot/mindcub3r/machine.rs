@@ -242,8 +242,8 @@ impl MindCub3r {
                     stopped,
                     after: self
                         .last
-                        .map(|p| format!("{p}"))
-                        .unwrap_or_else(|| "start-up".into()),
+                        .map(|p| format!("after {p}"))
+                        .unwrap_or_else(|| "before its first robot action".into()),
                     state: self.state_description(),
                 })
             }
@@ -285,8 +285,8 @@ impl MindCub3r {
                 stopped,
                 after: self
                     .last
-                    .map(|p| format!("{p}"))
-                    .unwrap_or_else(|| "start-up".into()),
+                    .map(|p| format!("after {p}"))
+                    .unwrap_or_else(|| "before its first robot action".into()),
                 state: self.state_description(),
             });
         }

@@ -120,11 +120,13 @@ pub enum Ev3Error {
     #[error("{command}: {source}")]
     Link { command: String, source: LinkError },
     /// `answered`: replies the brick had sent on this link before (none: it may be no
-    /// EV3 at all; some: the link or the brick went silent).
-    #[error("{command}: {}", silence(*ms, *answered))]
+    /// EV3 at all; some: the link or the brick went silent). `sent`: how many times the
+    /// command went out, each waiting `ms` (a read is sent again after a lost reply).
+    #[error("{command}: {}", silence(*ms, *sent, *answered))]
     Timeout {
         command: String,
         ms: u64,
+        sent: u32,
         answered: u64,
     },
     #[error("{command}: the brick answered with an error reply (DIRECT_REPLY_ERROR): command not executed")]
@@ -198,11 +200,15 @@ const REOPENS: u32 = 3;
 pub const SLACK: i32 = 60;
 
 /// A missing reply, in words that tell a brick that never answered from one that stopped.
-fn silence(ms: u64, answered: u64) -> String {
+fn silence(ms: u64, sent: u32, answered: u64) -> String {
+    let within = match sent {
+        0 | 1 => format!("within {ms} ms"),
+        n => format!("within {ms} ms, sent {n} times"),
+    };
     match answered {
-        0 => format!("the brick did not answer within {ms} ms (nothing has answered on this link)"),
+        0 => format!("the brick did not answer {within} (nothing has answered on this link)"),
         n => format!(
-            "the brick did not answer within {ms} ms, after {n} repl{} (link lost, or the brick busy or switched off)",
+            "the brick did not answer {within}, after {n} repl{} (link lost, or the brick busy or switched off)",
             if n == 1 { "y" } else { "ies" }
         ),
     }
@@ -438,6 +444,19 @@ impl Ev3 {
         let mut tries = 0;
         loop {
             match self.call(command, cmd) {
+                Err(Ev3Error::Timeout {
+                    command,
+                    ms,
+                    sent,
+                    answered,
+                }) if tries >= READ_RETRIES => {
+                    return Err(Ev3Error::Timeout {
+                        command,
+                        ms,
+                        sent: sent + tries,
+                        answered,
+                    })
+                }
                 Err(e) if tries < READ_RETRIES && Self::retryable(&e) => {
                     tries += 1;
                     self.recoveries += 1;
@@ -528,6 +547,7 @@ impl Ev3 {
                 return Err(Ev3Error::Timeout {
                     command: command.to_string(),
                     ms: timeout.as_millis() as u64,
+                    sent: 1,
                     answered: self.replies_received,
                 });
             }
@@ -537,6 +557,7 @@ impl Ev3 {
                     return Err(Ev3Error::Timeout {
                         command: command.to_string(),
                         ms: timeout.as_millis() as u64,
+                        sent: 1,
                         answered: self.replies_received,
                     })
                 }
