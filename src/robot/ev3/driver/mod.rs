@@ -69,7 +69,11 @@
 //! | `home_ms` | 6000 | longest homing run |
 //!
 //! A silent link is a timeout. Transport failures and timeouts count as link failures
-//! (`link_failed`): there is no point sending STOP over that link.
+//! (`link_failed`): there is no point sending STOP over that link. A read whose reply is
+//! lost is sent again (three times in all); once a read has gone unanswered all three
+//! times, the brick counts as silent and later reads are sent once each until a reply
+//! arrives again, so that what a stop asks of a dead link (where the motors are) ends in
+//! seconds, not in three times as many.
 //!
 //! ## Readings that cannot be true
 //!
@@ -367,6 +371,9 @@ pub struct Ev3 {
     /// Moves held short of their target and stopped with the brake (by the host's waits
     /// or by a program on the brick).
     pub held_short: u64,
+    /// A read went unanswered on every try, and no reply has come since (see
+    /// [Timeouts](crate::robot::ev3::driver#timeouts)).
+    silent: bool,
 }
 
 impl Ev3 {
@@ -384,6 +391,7 @@ impl Ev3 {
             interrupt: None,
             recoveries: 0,
             held_short: 0,
+            silent: false,
         }
     }
 
@@ -442,6 +450,8 @@ impl Ev3 {
     /// reply, and over a reopened link after a link failure.
     pub fn query(&mut self, command: &str, cmd: &DirectCommand) -> Result<Reply, Ev3Error> {
         let mut tries = 0;
+        // A silent brick is asked once: three tries each would only multiply the wait.
+        let retries = if self.silent { 0 } else { READ_RETRIES };
         loop {
             match self.call(command, cmd) {
                 Err(Ev3Error::Timeout {
@@ -449,15 +459,16 @@ impl Ev3 {
                     ms,
                     sent,
                     answered,
-                }) if tries >= READ_RETRIES => {
+                }) if tries >= retries => {
+                    self.silent = true;
                     return Err(Ev3Error::Timeout {
                         command,
                         ms,
                         sent: sent + tries,
                         answered,
-                    })
+                    });
                 }
-                Err(e) if tries < READ_RETRIES && Self::retryable(&e) => {
+                Err(e) if tries < retries && Self::retryable(&e) => {
                     tries += 1;
                     self.recoveries += 1;
                     if matches!(e, Ev3Error::Link { .. }) {
@@ -569,6 +580,7 @@ impl Ev3 {
                 }
             };
             self.replies_received += 1;
+            self.silent = false;
             self.log(|| format!("<- {command}: {}", protocol::hex(&frame)));
             let reply = match decode_reply(&frame) {
                 Ok(r) => r,

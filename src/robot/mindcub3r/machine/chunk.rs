@@ -440,20 +440,19 @@ impl MindCub3r {
             }
             Some((done, _)) if done >= n => Settled::Exactly(n, "the program's record"),
             Some((done, _)) => self.in_progress_by_count(&c, done),
-            None => match self
-                .ev3
-                .count(self.sensor.port)
-                .ok()
-                .and_then(|v| c.marks.read(v, n))
-            {
-                Some((done, _)) if done >= n => {
-                    Settled::Exactly(n, "the sensor arm's progress marks")
-                }
-                Some((done, effected)) if effected > done => {
-                    Settled::Exactly(effected, "the sensor arm's progress marks")
-                }
-                Some((done, _)) => self.in_progress_by_count(&c, done),
-                None => self.settle_by_counts(&c.steps),
+            // A brick that does not answer this read will not answer the motors' either.
+            None => match self.ev3.count(self.sensor.port) {
+                Err(e) if e.link_failed() => Settled::Unknown,
+                read => match read.ok().and_then(|v| c.marks.read(v, n)) {
+                    Some((done, _)) if done >= n => {
+                        Settled::Exactly(n, "the sensor arm's progress marks")
+                    }
+                    Some((done, effected)) if effected > done => {
+                        Settled::Exactly(effected, "the sensor arm's progress marks")
+                    }
+                    Some((done, _)) => self.in_progress_by_count(&c, done),
+                    None => self.settle_by_counts(&c.steps),
+                },
             },
         }
     }
