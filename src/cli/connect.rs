@@ -308,7 +308,7 @@ pub fn tables_loading<T>(work: impl FnOnce() -> T) -> T {
         return work();
     }
     quitting_at_once(
-        "stopped (Ctrl-C) while the solver's tables loaded; a table not finished is not kept (the next solve builds it again)",
+        "stopped (Ctrl-C) while the solver's tables were loading (or being built); a table not finished is not kept (the next solve builds it again)",
         130,
         work,
     )
@@ -318,9 +318,9 @@ pub fn tables_loading<T>(work: impl FnOnce() -> T) -> T {
 /// resume's stop said as before it turned a layer (its journal's run turned some).
 pub fn load_solver_standing_still(g: &Global, resume: bool) -> Result<crate::solver::Solver> {
     let said = if resume {
-        "stopped (Ctrl-C) while the solver's tables loaded, before this resume turned a layer: run the same command again"
+        "stopped (Ctrl-C) while the solver's tables were loading (or being built), before this resume turned a layer: run the same command again"
     } else {
-        "stopped (Ctrl-C) while the solver's tables loaded, before any layer turned: run the same command again"
+        "stopped (Ctrl-C) while the solver's tables were loading (or being built), before any layer turned: run the same command again"
     };
     standing_still(said, || load_solver(g))
 }

@@ -326,7 +326,7 @@ fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Glob
     }
     if !differ.is_empty() {
         errln!(
-            "note: the simulator differs from the journal's run: {}; it holds the journal's cube but reads it otherwise (the seed sets the sensor's noise and the stickers' wear, the palette their colours): the resume goes on if the stickers it reads tell the journal's cube, and refuses it (exit 1, nothing turned) if not",
+            "note: the simulator differs from the journal's run: {}; it holds the journal's cube but reads it otherwise (the seed sets the sensor's noise and the stickers' wear, the palette their colours): the resume reads a few stickers, goes on if they show the journal's cube, and refuses it (exit 1, nothing turned) if they show other colours (a palette that differs only in stickers it does not read goes unseen)",
             differ.join(", ")
         );
     }
@@ -487,10 +487,11 @@ fn resume(
     };
     let rec = match journal::read(jpath) {
         Err(journal::JournalError::NothingTurned { path, begun }) => anyhow::bail!(
-            "journal {}: its run (begun {}) stopped before anything turned: there is nothing to resume; run it again: {}",
+            "journal {}: its run (begun {}) stopped before anything turned: there is nothing to resume; run it again: {}{}",
             path.display(),
             begun.created,
-            run_again_command(&begun)
+            run_again_command(&begun),
+            older_resumable(a, g)
         ),
         r => r?,
     };
@@ -1146,6 +1147,38 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
     w.join(" ")
 }
 
+/// For `--resume latest` that found the newest run with nothing to resume: the newest older
+/// run that can be resumed, named (never taken in its stead: the newest run may have moved
+/// the cube or put another in the robot, which the resume then checks).
+fn older_resumable(a: &RunArgs, g: &Global) -> String {
+    if a.resume.as_deref() != Some(Path::new("latest")) {
+        return String::new();
+    }
+    let dir = super::journals::journal_dir(g);
+    let Some(e) = job::journals::list(&dir)
+        .ok()
+        .and_then(|l| l.into_iter().find(|e| e.state().resumable()))
+    else {
+        return String::new();
+    };
+    // A simulated run resumes on a simulator of its own seed and palette.
+    let mut connect = a.connect.clone();
+    if let Ok(rec) = &e.record {
+        let sim = &rec.start.connection["simulator"];
+        if let Some(seed) = sim["seed"].as_u64() {
+            connect.seed = seed;
+        }
+        if let Some(p) = sim["palette"].as_str() {
+            use clap::ValueEnum;
+            connect.palette = super::args::PaletteArg::from_str(p, true).unwrap_or(connect.palette);
+        }
+    }
+    format!(
+        "; or, if the cube in the robot is still where an older run left it, resume that run by name (the resume checks the cube first): {}",
+        resume_command(&connect, &a.scan, &e.path)
+    )
+}
+
 /// Reports a stopped run (where the cube is, and the exact command that resumes it) and
 /// exits 2.
 fn interrupted(g: &Global, e: &RunError, a: &RunArgs, connect: &ConnectArgs, live: &Live) -> ! {
@@ -1212,7 +1245,7 @@ fn stop_note(
         {
             let note = match robot.stop() {
                 Some(true) => "motors stopped",
-                Some(false) => job::error::UNCONFIRMED_STOP,
+                Some(false) => job::error::unconfirmed_stop(&e),
                 None => "",
             };
             Err(RunError::Stopping {

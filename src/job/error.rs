@@ -191,7 +191,7 @@ fn sits_note(state: &str, robot_state: &str) -> String {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped {} ({}); the cube is now {state}{}{}; {}{}; journal {}", steps_words(*steps, *of, candidates), cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped), held_note(cause, "resume"), journal.display())]
+#[error("stopped {} ({}); the cube is now {state}{}{}; {}{}; journal {}", steps_words(*steps, *of, candidates), cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped, cause), held_note(cause, "resume"), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -269,7 +269,7 @@ fn held_note(cause: &RunError, next: &str) -> String {
     if cause.held() {
         format!(
             "; a motor was held: if a layer is out of square or the cube sits crooked in the \
-             tray, square it by hand (without turning a layer) before you {next}"
+             robot, square it by hand (without turning a layer) before you {next}"
         )
     } else {
         String::new()
@@ -288,10 +288,24 @@ pub fn stop_words(from_page: bool) -> &'static str {
 /// A stop the robot did not confirm, in words.
 pub const UNCONFIRMED_STOP: &str = "the robot did not confirm the stop (no reply); a MindCub3r's motions are bounded on the brick and stop by themselves: if a motor still runs, switch the robot off";
 
-fn motors_note(stopped: Option<bool>) -> &'static str {
+/// [`UNCONFIRMED_STOP`] for a robot of which nothing bounds a motion but its own firmware.
+pub const UNCONFIRMED_LINE_STOP: &str =
+    "the robot did not confirm the stop (no reply): if a motor still runs, switch the robot off";
+
+/// What an unconfirmed stop means after `cause`: only a MindCub3r's motions are known to
+/// be bounded on the robot.
+pub fn unconfirmed_stop(cause: &RunError) -> &'static str {
+    match cause {
+        RunError::Line(_) => UNCONFIRMED_LINE_STOP,
+        RunError::Stopping { cause, .. } => unconfirmed_stop(cause),
+        _ => UNCONFIRMED_STOP,
+    }
+}
+
+fn motors_note(stopped: Option<bool>, cause: &RunError) -> &'static str {
     match stopped {
         Some(true) => "motors stopped",
-        Some(false) => UNCONFIRMED_STOP,
+        Some(false) => unconfirmed_stop(cause),
         None => "the robot was not asked to stop",
     }
 }
@@ -301,6 +315,7 @@ impl RunError {
     pub fn held(&self) -> bool {
         match self {
             RunError::Mindcub3r(e) => e.held(),
+            RunError::Line(e) => e.held(),
             RunError::Stopping { cause, .. } => cause.held(),
             _ => false,
         }

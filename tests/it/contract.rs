@@ -1774,3 +1774,79 @@ fn ctrl_c_in_a_session_says_where_the_cube_is() {
     );
     drop(stdin);
 }
+
+/// A line robot's stall is said in words with the squaring advice; its silence gets no
+/// MindCub3r's promise of motions bounded on the brick.
+#[test]
+fn a_line_robots_stall_and_silence_are_said_for_a_line_robot() {
+    let o = cubot(&[
+        "run", "--sim", "--robot", "line", "--speed", "200", "--faults", "stall@5",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a motor stalled short of its position, held by the cube or the mechanism (STALL, in its words: ")
+            && err.contains("square it by hand (without turning a layer) before you resume"),
+        "{err}"
+    );
+    let o = cubot(&[
+        "run", "--sim", "--robot", "line", "--speed", "200", "--faults", "silent@5",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the robot did not confirm the stop (no reply): if a motor still runs, switch the robot off")
+            && !err.contains("MindCub3r"),
+        "{err}"
+    );
+}
+
+/// `--resume latest` takes the newest run only; when that run turned nothing, it names the
+/// newest older run that can be resumed, with the command that resumes it (its own seed).
+#[test]
+fn resume_latest_of_a_run_that_turned_nothing_names_an_older_resumable_run() {
+    let cache = journal_cache();
+    let c = cache.path().to_str().unwrap();
+    let run = |extra: &[&str]| {
+        cubot(
+            &[
+                &[
+                    "--cache-dir",
+                    c,
+                    "run",
+                    "--sim",
+                    "--speed",
+                    "200",
+                    "--search-ms",
+                    "0",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let stopped = run(&["--seed", "39", "--faults", "stall@p12"]);
+    assert_eq!(stopped.status.code(), Some(2), "{}", stderr(&stopped));
+    let nothing = run(&["--seed", "4", "--faults", "covered"]);
+    assert_eq!(nothing.status.code(), Some(2), "{}", stderr(&nothing));
+    let older = std::fs::read_dir(cache.path().join("journals"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains("\"interrupted\"")
+        })
+        .expect("the stopped run's journal");
+    let o = cubot(&["--cache-dir", c, "run", "--resume", "latest", "--sim"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("there is nothing to resume; run it again: `cubot run --sim --seed 4`")
+            && err.contains(&format!(
+                "resume that run by name (the resume checks the cube first): cubot run --resume {} --sim --seed 39",
+                older.display()
+            )),
+        "{err}"
+    );
+}

@@ -597,7 +597,7 @@ fn ctrl_c_while_the_tables_are_built_says_so_and_keeps_no_half_table() {
     assert_eq!(status.code(), Some(130), "{rest}");
     assert!(
         rest.contains(
-            "stopped (Ctrl-C) while the solver's tables loaded; a table not finished is not kept"
+            "stopped (Ctrl-C) while the solver's tables were loading (or being built); a table not finished is not kept"
         ),
         "{rest}"
     );

@@ -42,7 +42,10 @@ pub enum LineError {
         /// The line's first bytes, escaped.
         start: String,
     },
-    #[error("robot refused `{command}` (seq {seq}): {code} {text}")]
+    #[error(
+        "the robot refused `{command}` (seq {seq}): {} ({code}, in its words: {text})",
+        code_words(code)
+    )]
     Robot {
         seq: u16,
         command: String,
@@ -62,4 +65,28 @@ pub enum LineError {
         faces.iter().map(|f| f.letter()).collect::<String>()
     )]
     MissingFaces { faces: Vec<Face> },
+}
+
+impl LineError {
+    /// Whether a motor was held short of where it was sent (`ERR STALL`): the cube or the
+    /// mechanism blocked it, and a layer may be left out of square.
+    pub fn held(&self) -> bool {
+        matches!(self, LineError::Robot { code, .. } if code == "STALL")
+    }
+}
+
+/// A line-protocol error code in words (see [the protocol](crate::robot::line::protocol)).
+fn code_words(code: &str) -> &'static str {
+    match code {
+        "STALL" => "a motor stalled short of its position, held by the cube or the mechanism",
+        "SYNTAX" => "it could not read the line",
+        "VERB" => "it does not know that command",
+        "FACE" => "it has no motor for that face",
+        "PARALLEL" => "it cannot turn those faces together",
+        "RANGE" => "a value out of its range",
+        "NOT_HOMED" => "it was not homed first",
+        "STOPPED" => "it was stopped",
+        "UNSUPPORTED" => "it does not support that",
+        _ => "an error of its own",
+    }
 }
