@@ -264,14 +264,16 @@ fn run_again_command(begun: &journal::JournalBegun) -> String {
     if begun.size == crate::cube::Size::Two {
         w.push("--size 2".into());
     }
-    match begun.connection.get("simulator") {
-        Some(sim) => {
+    match journal_sim(&begun.connection) {
+        Some((seed, palette)) => {
             w.push("--sim".into());
-            if let Some(seed) = sim.get("seed").and_then(serde_json::Value::as_u64) {
+            if let Some(seed) = seed {
                 w.push(format!("--seed {seed}"));
             }
-            match sim.get("palette").and_then(serde_json::Value::as_str) {
-                Some(p) if p != "standard" => w.push(format!("--palette {p}")),
+            match palette {
+                Some(p) if p != super::args::PaletteArg::Standard => {
+                    w.push(format!("--palette {}", palette_name(p)))
+                }
                 _ => {}
             }
         }
@@ -291,16 +293,30 @@ fn palette_name(p: super::args::PaletteArg) -> String {
         .unwrap_or_default()
 }
 
+/// The simulator a journal's run was connected to (its `connection`): its seed and palette,
+/// each when recorded; `None` for a run on a port.
+fn journal_sim(
+    connection: &serde_json::Value,
+) -> Option<(Option<u64>, Option<super::args::PaletteArg>)> {
+    use clap::ValueEnum;
+    let sim = connection.get("simulator")?;
+    let seed = sim.get("seed").and_then(serde_json::Value::as_u64);
+    let palette = sim
+        .get("palette")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|p| super::args::PaletteArg::from_str(p, true).ok());
+    Some((seed, palette))
+}
+
 /// A `--sim` resume simulates the journal's cube: its seed and palette unless given (and
 /// said), a given one that differs is warned of.
 fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Global) {
-    use clap::ValueEnum;
-    let Some(sim) = start.connection.get("simulator").filter(|_| c.sim) else {
+    let Some((seed, palette)) = journal_sim(&start.connection).filter(|_| c.sim) else {
         return;
     };
     let mut taken = Vec::new();
     let mut differ = Vec::new();
-    if let Some(seed) = sim.get("seed").and_then(serde_json::Value::as_u64) {
+    if let Some(seed) = seed {
         if !super::given("seed") {
             c.seed = seed;
             taken.push(format!("--seed {seed}"));
@@ -308,10 +324,6 @@ fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Glob
             differ.push(format!("--seed {} (the journal's run: {seed})", c.seed));
         }
     }
-    let palette = sim
-        .get("palette")
-        .and_then(serde_json::Value::as_str)
-        .and_then(|p| super::args::PaletteArg::from_str(p, true).ok());
     if let Some(p) = palette {
         if !super::given("palette") {
             c.palette = p;
@@ -1163,15 +1175,14 @@ fn older_resumable(a: &RunArgs, g: &Global) -> String {
     };
     // A simulated run resumes on a simulator of its own seed and palette.
     let mut connect = a.connect.clone();
-    if let Ok(rec) = &e.record {
-        let sim = &rec.start.connection["simulator"];
-        if let Some(seed) = sim["seed"].as_u64() {
-            connect.seed = seed;
-        }
-        if let Some(p) = sim["palette"].as_str() {
-            use clap::ValueEnum;
-            connect.palette = super::args::PaletteArg::from_str(p, true).unwrap_or(connect.palette);
-        }
+    if let Some((seed, palette)) = e
+        .record
+        .as_ref()
+        .ok()
+        .and_then(|r| journal_sim(&r.start.connection))
+    {
+        connect.seed = seed.unwrap_or(connect.seed);
+        connect.palette = palette.unwrap_or(connect.palette);
     }
     format!(
         "; or, if the cube in the robot is still where an older run left it, resume that run by name (the resume checks the cube first): {}",
