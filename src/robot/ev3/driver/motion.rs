@@ -80,7 +80,12 @@
 //! whatever the motor still had to go. [`Ev3::settle`] waits until a motor's count has not
 //! changed over a window of the brick's time (the rule the programs on the brick follow,
 //! `machine::onbrick`'s `settle`) and gives the count it rests at; the MindCub3r settles
-//! its tilt arm and turntable after every move from the host.
+//! its tilt arm and turntable after every move from the host. Only a settled count is
+//! kept for the next move; any other move reads its count first. A motor reported idle
+//! (busy flag clear) is only known to lie between that count and its target: on LEGO's
+//! firmware the sensor arm was read 50-60° past an edge position it was still being
+//! pulled back to, and a move to `clear` started from that count ended as far past
+//! `clear`.
 //!
 //!
 //! ## Homing
@@ -209,10 +214,12 @@ impl Ev3 {
         }
         let busy = r.i8(busy).map_err(|e| Self::malformed(&name, e))? != 0;
         let clock_us = r.i32(clock).map_err(|e| Self::malformed(&name, e))? as u32;
+        // Idle is not at rest: a count read here may still move (see Settling), so it
+        // narrows where the motor can be but never starts the next move.
         for &(p, c, _) in &counts {
-            self.idle_count[p.no() as usize] = (!busy).then_some(c);
+            self.idle_count[p.no() as usize] = None;
             if !busy {
-                self.rests_at(p, c);
+                self.idle_at(p, c);
             }
         }
         Ok(MotorStatus {
