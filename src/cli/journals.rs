@@ -69,6 +69,17 @@ pub fn named(g: &Global, p: &Path) -> PathBuf {
     }
 }
 
+/// A stop's reason in a few words, for a listing: its first clause (up to the first
+/// colon, semicolon or bracket), at most 60 characters.
+pub fn gist(reason: &str) -> String {
+    let end = reason.find([':', ';', '(']).unwrap_or(reason.len());
+    let clause = reason[..end].trim();
+    match clause.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &clause[..i]),
+        None => clause.to_string(),
+    }
+}
+
 /// `2026-11-27 09:50 UTC`.
 fn when(t: SystemTime) -> String {
     date_time(t)
@@ -122,9 +133,10 @@ fn what(e: &JournalEntry) -> String {
             r.plan_done,
             plural(r.plan_len, "action")
         ),
-        Err(journal::JournalError::NothingTurned { begun, .. }) => {
-            format!("{} {}", begun.robot, begun.size)
-        }
+        Err(journal::JournalError::NothingTurned { begun, reason, .. }) => match reason {
+            Some(why) => format!("{} {}: {}", begun.robot, begun.size, gist(why)),
+            None => format!("{} {}", begun.robot, begun.size),
+        },
         Err(why) => why.to_string(),
     }
 }
@@ -218,9 +230,10 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
                 line["steps_in_all"] = json!(r.steps);
                 line["reason"] = json!(r.interrupted);
             }
-            if let Err(journal::JournalError::NothingTurned { begun, .. }) = &e.record {
+            if let Err(journal::JournalError::NothingTurned { begun, reason, .. }) = &e.record {
                 line["robot"] = json!(begun.robot);
                 line["size"] = json!(begun.size.to_string());
+                line["reason"] = json!(reason);
             }
             json_line(&line);
         } else {

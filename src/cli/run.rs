@@ -254,9 +254,10 @@ fn sim_connection(c: &ConnectArgs) -> serde_json::Value {
 }
 
 /// The command that runs a journal's run again when it stopped before anything turned:
-/// its robot and size, and a simulated run's seed and palette (the same simulated cube);
+/// its robot and size, and a simulated run's seed and palette (the same simulated cube)
+/// at the speed the refused resume was given;
 /// a robot's port as the user gives it.
-fn run_again_command(begun: &journal::JournalBegun) -> String {
+fn run_again_command(begun: &journal::JournalBegun, connect: &ConnectArgs) -> String {
     let mut w = vec!["cubot run".to_string()];
     if begun.robot == "line" {
         w.push("--robot line".into());
@@ -276,6 +277,8 @@ fn run_again_command(begun: &journal::JournalBegun) -> String {
                 }
                 _ => {}
             }
+            // As fast as the resume that was refused was asked to run.
+            w.push(format!("--speed {}", connect.speed));
         }
         None => {
             w.push("--port PORT".into());
@@ -498,11 +501,18 @@ fn resume(
         false => None,
     };
     let rec = match journal::read(jpath) {
-        Err(journal::JournalError::NothingTurned { path, begun }) => anyhow::bail!(
-            "journal {}: its run (begun {}) stopped before anything turned: there is nothing to resume; run it again: {}{}",
+        Err(journal::JournalError::NothingTurned {
+            path,
+            begun,
+            reason,
+        }) => anyhow::bail!(
+            "journal {}: its run (begun {}) stopped before anything turned{}: there is nothing to resume; run it again: {}{}",
             path.display(),
             begun.created,
-            run_again_command(&begun),
+            reason
+                .map(|r| format!(" ({})", super::journals::gist(&r)))
+                .unwrap_or_default(),
+            run_again_command(&begun, &a.connect),
             older_resumable(a, g)
         ),
         r => r?,
@@ -1301,9 +1311,9 @@ fn stopped_unturned(
         }
         Why::Fault { cause, note } => {
             let held = if cause.held() {
-                " (a motor was held: see that the cube sits square in the tray, a loose layer squared by hand, and that nothing blocks the robot)"
+                format!("; {}", job::error::HELD_ADVICE)
             } else {
-                ""
+                String::new()
             };
             let what = match turned {
                 Turned::Before(_) => "no layer turned",

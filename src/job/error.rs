@@ -191,7 +191,7 @@ fn sits_note(state: &str, robot_state: &str) -> String {
 
 /// Where a stopped execution left the cube, and why it stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped {} ({}); the cube is now {state}{}{}; {}{}; journal {}", steps_words(*steps, *of, candidates), cause.reason(), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped, cause), held_note(cause, "resume"), journal.display())]
+#[error("{}\n  the cube is now {state}{}{}\n  {}{}\n  journal {}", stop_head(cause, steps_words(*steps, *of, candidates)), sits_note(state, robot_state), in_flight_note(candidates, robot_candidates), motors_note(*motors_stopped, cause), held_line(cause), journal.display())]
 pub struct Interruption {
     /// What stopped the execution.
     pub cause: RunError,
@@ -211,6 +211,14 @@ pub struct Interruption {
     pub robot_candidates: Vec<String>,
     /// Whether the robot confirmed that its motors stopped (`None`: not asked).
     pub motors_stopped: Option<bool>,
+}
+
+/// A stop's first line: who stopped it and when, or when and why.
+fn stop_head(cause: &RunError, when: String) -> String {
+    match cause {
+        RunError::Stopped { from_page } => format!("stopped ({}) {when}", stop_words(*from_page)),
+        other => format!("stopped {when}: {}", other.reason()),
+    }
 }
 
 /// How far execution went: `after N of M actions`, or, stopped before its first action
@@ -263,17 +271,24 @@ fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String 
     )
 }
 
-/// What to do first when a motor was held (the cube is most often what holds it), before
+/// What to do when a motor was held short of where it was sent, in every stop's account.
+pub const HELD_ADVICE: &str = "a motor was held, most often by the cube: a layer an earlier \
+     turn left out of square, or the cube sitting crooked in the robot; square it by hand \
+     without turning a layer, and see that nothing blocks the robot";
+
+/// [`HELD_ADVICE`] when a motor was held (the cube is most often what holds it), before
 /// `next` ("resume", "run again").
 fn held_note(cause: &RunError, next: &str) -> String {
     if cause.held() {
-        format!(
-            "; a motor was held: if a layer is out of square or the cube sits crooked in the \
-             robot, square it by hand (without turning a layer) before you {next}"
-        )
+        format!("; {HELD_ADVICE}, before you {next}")
     } else {
         String::new()
     }
+}
+
+/// [`held_note`] on a line of its own, for a stop's account (one line per fact).
+fn held_line(cause: &RunError) -> String {
+    held_note(cause, "resume").replacen("; ", "\n  ", 1)
 }
 
 /// Who stopped the job, in the user's words.

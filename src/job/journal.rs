@@ -77,7 +77,7 @@
 //! version 2 journals (no verify lines, no rounds) read the same way: a version 1 journal's
 //! in-flight list is empty, and both are in round 1 until their end.
 
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -181,9 +181,14 @@ pub enum JournalError {
         line: usize,
         problem: FormatProblem,
     },
-    /// A run that began (its `begun` line) and stopped before it executed anything.
+    /// A run that began (its `begun` line) and stopped before it executed anything;
+    /// `reason` is what stopped it, when the run could record it.
     #[error("journal {}: its run (begun {}) stopped before anything turned: there is nothing to resume; run again", path.display(), begun.created)]
-    NothingTurned { path: PathBuf, begun: JournalBegun },
+    NothingTurned {
+        path: PathBuf,
+        begun: Box<JournalBegun>,
+        reason: Option<String>,
+    },
     /// Another process holds the journal's lock: its run (or a resume) is under way.
     #[error("journal {}: another cubot is running or resuming its run right now (it holds the journal's lock); nothing moved: wait for it to end (or stop it), then look again with `cubot journals`", path.display())]
     InUse { path: PathBuf },
@@ -430,6 +435,36 @@ impl Journal {
         Ok(lock)
     }
 
+    /// Records what stopped a run before anything turned (its journal holds only its
+    /// `begun` line), so that `cubot journals` can say why. A journal that records more
+    /// (its run executed, and its own stop is written) is left as it is.
+    pub fn stopped_before_turning(
+        path: &Path,
+        lock: &JournalLock,
+        reason: &str,
+    ) -> Result<(), JournalError> {
+        if !matches!(
+            read(path),
+            Err(JournalError::NothingTurned { reason: None, .. })
+        ) {
+            return Ok(());
+        }
+        let line = Line::Interrupted {
+            reason: reason.to_string(),
+            in_flight: None,
+            motors_stopped: None,
+        };
+        let text = serde_json::to_string(&line).map_err(|source| JournalError::Encode {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut file: &std::fs::File = &lock.file;
+        file.seek(std::io::SeekFrom::End(0))
+            .and_then(|_| file.write_all(format!("{text}\n").as_bytes()))
+            .and_then(|()| file.flush())
+            .map_err(|e| io_err(path, e))
+    }
+
     /// Opens the journal of a run as it begins to execute: after its `begun` line when it
     /// has one, else a new file.
     pub fn create(path: &Path, start: &JournalStart) -> Result<Journal, JournalError> {
@@ -620,6 +655,7 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
     };
     let mut rec: Option<JournalRecord> = None;
     let mut begun: Option<JournalBegun> = None;
+    let mut stopped_before: Option<String> = None;
     let count = lines.len();
     for (i, text) in lines.iter().enumerate() {
         if text.trim().is_empty() {
@@ -663,6 +699,10 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
                 });
             }
             (Line::Start(_), Some(_)) => return Err(fmt(i + 1, FormatProblem::SecondStart)),
+            // What stopped a run before anything turned.
+            (Line::Interrupted { reason, .. }, None) if begun.is_some() => {
+                stopped_before = Some(reason)
+            }
             (_, None) => return Err(fmt(i + 1, FormatProblem::NoStart)),
             (Line::Sent { actions, .. }, Some(r)) => r.in_flight = actions,
             (
@@ -744,7 +784,8 @@ pub fn read(path: &Path) -> Result<JournalRecord, JournalError> {
         (Some(r), _) => Ok(r),
         (None, Some(begun)) => Err(JournalError::NothingTurned {
             path: path.to_path_buf(),
-            begun,
+            begun: Box::new(begun),
+            reason: stopped_before,
         }),
         (None, None) => Err(fmt(1, FormatProblem::Empty)),
     }
@@ -799,7 +840,7 @@ mod tests {
         };
         Journal::begin(&path, &begun).unwrap();
         match read(&path) {
-            Err(JournalError::NothingTurned { begun: b, .. }) => assert_eq!(b, begun),
+            Err(JournalError::NothingTurned { begun: b, .. }) => assert_eq!(*b, begun),
             other => panic!("{other:?}"),
         }
         // Executing, it carries on after the begun line.

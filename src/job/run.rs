@@ -123,7 +123,7 @@ pub fn run(
     opts: &RunOptions,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<RunReport, RunError> {
-    let _lock = super::journal::Journal::begin(
+    let lock = super::journal::Journal::begin(
         &opts.journal,
         &super::journal::JournalBegun {
             version: super::journal::VERSION,
@@ -133,6 +133,22 @@ pub fn run(
             connection: opts.connection.clone(),
         },
     )?;
+    let result = scan_and_finish(robot, tools, opts, events);
+    if let Err(e) = &result {
+        // Best effort: the stop itself is what the caller must hear of.
+        let _ =
+            super::journal::Journal::stopped_before_turning(&opts.journal, &lock, &e.to_string());
+    }
+    result
+}
+
+/// [`run`] once its journal has begun.
+fn scan_and_finish(
+    robot: &mut dyn RunRobot,
+    tools: &Tools,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<RunReport, RunError> {
     let planning = robot.planning();
     let cancel = Arc::new(AtomicBool::new(false));
     let (scanned, ahead) = std::thread::scope(|s| {

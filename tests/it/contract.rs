@@ -1064,7 +1064,7 @@ fn a_jam_before_any_layer_turned_says_so_and_what_goes_on() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     for part in [
-        "motors stopped; no layer turned (a motor was held: see that the cube sits square",
+        "motors stopped; no layer turned; a motor was held, most often by the cube: a layer",
         "the cube is as it was, perhaps turned whole in the tray: run the same command again",
     ] {
         assert!(err.contains(part), "{part:?} in {err}");
@@ -1235,7 +1235,8 @@ fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest(
     let lines: Vec<&str> = listed.lines().collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(
-        lines[0].contains("nothing turned: run again") && lines[0].contains("mindcub3r 3x3x3"),
+        lines[0].contains("nothing turned: run again")
+            && lines[0].contains("mindcub3r 3x3x3: the scan sees no cube"),
         "{lines:?}"
     );
     assert!(lines[1].contains("stopped: resume it"), "{lines:?}");
@@ -1244,11 +1245,20 @@ fn a_run_stopped_before_anything_turned_is_listed_and_not_passed_over_by_latest(
     // its file, its journal says the same.
     let newest = lines[0].split_whitespace().last().unwrap();
     for journal in ["latest", newest] {
-        let o = cubot(&["--cache-dir", c, "run", "--resume", journal, "--sim"]);
+        let o = cubot(&[
+            "--cache-dir",
+            c,
+            "run",
+            "--resume",
+            journal,
+            "--sim",
+            "--speed",
+            "7",
+        ]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(
             stderr(&o).contains(
-                "stopped before anything turned: there is nothing to resume; run it again: `cubot run --sim --seed 45`"
+                "stopped before anything turned (the scan sees no cube): there is nothing to resume; run it again: `cubot run --sim --seed 45 --speed 7`"
             ),
             "{journal}: {}",
             stderr(&o)
@@ -1291,7 +1301,7 @@ fn journals_are_listed_newest_first_and_the_latest_stopped_one_resumes() {
     assert_eq!(stopped.status.code(), Some(2), "{}", both(&stopped));
     // The stall is said in words: what the robot was doing, which motor, how far it got.
     assert!(
-        stderr(&stopped).contains("(a program of 1 robot action on the brick: tilting the cube, the tilt arm pushing it over (motor A) did not finish within the ")
+        stderr(&stopped).contains(": a program of 1 robot action on the brick: tilting the cube, the tilt arm pushing it over (motor A) did not finish within the ")
             && stderr(&stopped).contains("with its action not done"),
         "{}",
         both(&stopped)
@@ -1470,7 +1480,7 @@ fn a_stall_in_a_layer_turn_is_said_in_words() {
     assert_eq!(o.status.code(), Some(2), "{}", both(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("(a program of 1 robot action on the brick: turning a layer, the turntable going a little past the quarter before it comes back (motor B) did not finish within the ")
+        err.contains(": a program of 1 robot action on the brick: turning a layer, the turntable going a little past the quarter before it comes back (motor B) did not finish within the ")
             && err.contains(" ms the program allowed, with its action not done: a motor stalled"),
         "{err}"
     );
@@ -1520,7 +1530,10 @@ fn ctrl_c_while_solving_says_no_plan_and_stops() {
     );
     wait_for(&rx, "scanned:");
     interrupt(&child);
-    let seen = wait_for(&rx, "(stopped by the user: Ctrl-C)");
+    let seen = wait_for(
+        &rx,
+        "stopped (Ctrl-C) before the first robot action, nothing turned",
+    );
     assert_eq!(child.wait().unwrap().code(), Some(2), "{seen:?}");
     assert!(
         seen.iter()
@@ -1530,7 +1543,7 @@ fn ctrl_c_while_solving_says_no_plan_and_stops() {
     assert!(
         seen.last()
             .unwrap()
-            .contains("stopped before the first robot action, nothing turned"),
+            .contains("stopped (Ctrl-C) before the first robot action, nothing turned"),
         "{seen:?}"
     );
 }
@@ -1786,7 +1799,7 @@ fn a_line_robots_stall_and_silence_are_said_for_a_line_robot() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains("a motor stalled short of its position, held by the cube or the mechanism (STALL, in its words: ")
-            && err.contains("square it by hand (without turning a layer) before you resume"),
+            && err.contains("square it by hand without turning a layer, and see that nothing blocks the robot, before you resume"),
         "{err}"
     );
     let o = cubot(&[
@@ -1833,16 +1846,15 @@ fn resume_latest_of_a_run_that_turned_nothing_names_an_older_resumable_run() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| {
-            std::fs::read_to_string(p)
-                .unwrap()
-                .contains("\"interrupted\"")
+            let text = std::fs::read_to_string(p).unwrap();
+            text.contains("\"interrupted\"") && text.contains("\"type\":\"start\"")
         })
         .expect("the stopped run's journal");
     let o = cubot(&["--cache-dir", c, "run", "--resume", "latest", "--sim"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("there is nothing to resume; run it again: `cubot run --sim --seed 4`")
+        err.contains("there is nothing to resume; run it again: `cubot run --sim --seed 4 --speed")
             && err.contains(&format!(
                 "resume that run by name (the resume checks the cube first): cubot run --resume {} --sim --seed 39",
                 older.display()
