@@ -70,10 +70,18 @@ pub fn named(g: &Global, p: &Path) -> PathBuf {
 }
 
 /// A stop's reason in a few words, for a listing: its first clause (up to the first
-/// colon, semicolon or bracket), at most 60 characters.
+/// colon, semicolon or bracket) of more than one word (not a lone `robot:`), at most 60
+/// characters.
 pub fn gist(reason: &str) -> String {
-    let end = reason.find([':', ';', '(']).unwrap_or(reason.len());
-    let clause = reason[..end].trim();
+    let mut rest = reason;
+    let clause = loop {
+        let end = rest.find([':', ';', '(']).unwrap_or(rest.len());
+        let clause = rest[..end].trim();
+        if clause.contains(' ') || end == rest.len() {
+            break clause;
+        }
+        rest = &rest[end + 1..];
+    };
     match clause.char_indices().nth(60) {
         Some((i, _)) => format!("{}…", &clause[..i]),
         None => clause.to_string(),

@@ -185,10 +185,12 @@ pub enum Command {
 /// Runs the program; maps the outcome to the documented exit codes.
 pub fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
-    let cli = match Cli::command().try_get_matches().and_then(|m| {
-        remember_given(&m);
-        Cli::from_arg_matches(&m)
-    }) {
+    let cli = match negative_numbers_read(Cli::command())
+        .try_get_matches()
+        .and_then(|m| {
+            remember_given(&m);
+            Cli::from_arg_matches(&m)
+        }) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -226,6 +228,27 @@ pub fn main() -> ExitCode {
     // A live page nobody opened during a short run stays up a while (`--view-linger`).
     view::linger(code);
     ExitCode::from(code)
+}
+
+/// Every option that takes a value reads `-1` as its value, not as an unknown flag, so a
+/// negative number is refused by the option's own check in words ("invalid value '-1' for
+/// '--max-rescans <N>'"); no flag of cubot's looks like a number.
+fn negative_numbers_read(cmd: clap::Command) -> clap::Command {
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let mut cmd = cmd.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    });
+    for name in subcommands {
+        cmd = cmd.mut_subcommand(name, negative_numbers_read);
+    }
+    cmd
 }
 
 /// The options given on the command line of the subcommand (by their ids), as against

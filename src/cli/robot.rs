@@ -562,7 +562,12 @@ fn robot_live(a: RobotArgs, g: &Global, live: &Live) -> CmdResult {
         // A session's `show` names what differs from the file, `--set` included.
         RobotAction::Session => super::connect::robot_config(a.robot_config.as_deref())
             .and_then(|file| session::run_session(&mut r, &file, g, live, std::io::stdin().lock())),
-        action => run_action(&mut r, action, g, live),
+        // A Ctrl-C while the step's move was under way: the move ended first, and the
+        // step is a stop all the same (said so, exit 2), as everywhere the robot moves.
+        action => run_action(&mut r, action, g, live).and_then(|exit| {
+            r.check_interrupt()?;
+            Ok(exit)
+        }),
     };
     let result = stopped_on_error(&mut r, result);
     if let RobotAction::Scan(_) = a.action {

@@ -519,7 +519,10 @@ fn resume(
     };
     refuse_journal_flags(a, &rec.start)?;
     if rec.ended == Some(true) {
-        errln!("note: the journal's run already reached its target; checking again");
+        errln!(
+            "note: the journal's run already reached its target; checking again{}",
+            older_resumable(a, g)
+        );
     }
     let size = rec.start.size;
     let mut connect_args = a.connect.clone();
@@ -973,7 +976,7 @@ impl Reporter {
                     let verdict = if decision == "continue" {
                         allowed
                     } else {
-                        format!("not {allowed}, though the same cube")
+                        format!("not {allowed}, though in the journal cube's colours (turned by hand since, or another cube of those colours)")
                     };
                     errln!("resume: the cube is {seen} (by {by}): {verdict}; planning the rest from it")
                 }
@@ -1311,7 +1314,10 @@ fn stopped_unturned(
         }
         Why::Fault { cause, note } => {
             let held = if cause.held() {
-                format!("; {}", job::error::HELD_ADVICE)
+                format!(
+                    "; {}",
+                    job::error::held_advice(matches!(turned, Turned::Resuming { .. }))
+                )
             } else {
                 String::new()
             };

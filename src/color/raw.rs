@@ -74,6 +74,9 @@ pub enum RawScanError {
     /// printed once).
     #[error("not valid JSON ({0}); a scan file is the JSON that `cubot scan --raw-out FILE` or `cubot synth-scan` writes")]
     Json(String),
+    /// JSON, but not a scan's fields (serde's message, as for `Json`).
+    #[error("JSON without a scan's fields ({0}); a scan file is the JSON that `cubot scan --raw-out FILE` or `cubot synth-scan` writes")]
+    Shape(String),
     /// A `scale` that is none of [`Scale`]'s names (the value as written in the file).
     #[error("the scan's \"scale\" is {0}, which is not a scale cubot knows: it takes \"rgb8\" (a camera's 8-bit RGB, 0..255), \"ev3-raw\" (the EV3 colour sensor's RGB-RAW counts, 0..1023) or \"unit\" (unit-length RGB vectors), or no scale at all (inferred from the largest value)")]
     UnknownScale(String),
@@ -165,6 +168,9 @@ impl RawScan {
             match scale {
                 Some(s) if serde_json::from_value::<Scale>(s.clone()).is_err() => {
                     RawScanError::UnknownScale(s.to_string())
+                }
+                _ if e.classify() == serde_json::error::Category::Data => {
+                    RawScanError::Shape(e.to_string())
                 }
                 _ => RawScanError::Json(e.to_string()),
             }
@@ -371,7 +377,7 @@ mod tests {
         // The cause is in the message, not also chained as a source (an error chain
         // printer such as anyhow's `{:#}` would repeat it).
         let e = RawScan::from_json("{\"size\": 3, \"facelets\": [[1e400, 0, 0]]}").unwrap_err();
-        assert!(matches!(e, RawScanError::Json(_)));
+        assert!(matches!(e, RawScanError::Json(_) | RawScanError::Shape(_)));
         assert!(std::error::Error::source(&e).is_none());
         assert_eq!(e.to_string().matches("out of range").count(), 1, "{e}");
     }

@@ -271,16 +271,25 @@ fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String 
     )
 }
 
-/// What to do when a motor was held short of where it was sent, in every stop's account.
-pub const HELD_ADVICE: &str = "a motor was held, most often by the cube: a layer an earlier \
-     turn left out of square, or the cube sitting crooked in the robot; square it by hand \
-     without turning a layer, and see that nothing blocks the robot";
+/// What to do when a motor was held short of where it was sent, in every stop's account:
+/// once layers have turned, the cube is what holds a motor most often (a layer left out of
+/// square); before any turned, whatever blocks the robot or a cube set in crooked.
+pub fn held_advice(turned: bool) -> &'static str {
+    if turned {
+        "a motor was held, most often by the cube: a layer an earlier turn left out of \
+         square, or the cube sitting crooked in the robot; square it by hand without \
+         turning a layer, and see that nothing blocks the robot"
+    } else {
+        "a motor was held: see that nothing blocks the turntable or the arms and that the \
+         cube sits square in the tray"
+    }
+}
 
-/// [`HELD_ADVICE`] when a motor was held (the cube is most often what holds it), before
-/// `next` ("resume", "run again").
+/// [`held_advice`] when a motor was held, before `next` ("resume": layers have turned;
+/// "run again": none has).
 fn held_note(cause: &RunError, next: &str) -> String {
     if cause.held() {
-        format!("; {HELD_ADVICE}, before you {next}")
+        format!("; {}, before you {next}", held_advice(next == "resume"))
     } else {
         String::new()
     }

@@ -256,7 +256,12 @@ fn malformed_scans_exit_2_with_a_precise_message() {
         (
             "nan",
             r#"{"size": 3, "facelets": [["a", 1, 2]]}"#.to_string(),
-            "not valid JSON (",
+            "JSON without a scan's fields (invalid type",
+        ),
+        (
+            "no readings",
+            r#"{"size": 3}"#.to_string(),
+            "JSON without a scan's fields (missing field `facelets`",
         ),
         (
             "negative",

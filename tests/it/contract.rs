@@ -1064,7 +1064,7 @@ fn a_jam_before_any_layer_turned_says_so_and_what_goes_on() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     for part in [
-        "motors stopped; no layer turned; a motor was held, most often by the cube: a layer",
+        "motors stopped; no layer turned; a motor was held: see that nothing blocks the turntable or the arms",
         "the cube is as it was, perhaps turned whole in the tray: run the same command again",
     ] {
         assert!(err.contains(part), "{part:?} in {err}");
@@ -1861,4 +1861,27 @@ fn resume_latest_of_a_run_that_turned_nothing_names_an_older_resumable_run() {
             )),
         "{err}"
     );
+}
+
+/// A Ctrl-C while a step command's move is under way: the move ends first, then the step
+/// stops as every robot stop does (exit 2, motors stopped, where the cube's faces are),
+/// not "done" with exit 0.
+#[test]
+fn ctrl_c_during_a_step_commands_move_is_a_stop() {
+    // Homing takes about 1.8 s at speed 1, the spin then 1.2 s: the signal lands in the
+    // spin (or, on a slow machine, in the homing: a stop all the same).
+    let (child, rx) = lines_of(&["robot", "spin", "2", "--sim", "--speed", "1"], None);
+    std::thread::sleep(Duration::from_millis(2400));
+    interrupt(&child);
+    let seen = wait_for(&rx, "Ctrl-C: stopped ");
+    let mut child = child;
+    assert_eq!(child.wait().unwrap().code(), Some(2), "{seen:?}");
+    let last = seen.last().unwrap();
+    assert!(
+        last.contains("motors stopped")
+            && last
+                .contains("the cube's faces now at top, right, front, bottom, left and back are"),
+        "{seen:?}"
+    );
+    assert!(seen.iter().all(|l| !l.contains("error:")), "{seen:?}");
 }

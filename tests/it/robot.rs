@@ -315,6 +315,25 @@ fn a_dead_port_is_exit_2() {
     );
 }
 
+/// A port another process holds (here this test, as a second cubot would) is said so,
+/// not as the serial library's lock error.
+#[test]
+fn a_port_another_program_holds_is_said_so() {
+    let h = sim(3, 20.0);
+    let held = cubot::robot::link::open(h.path(), Some(115_200)).expect("open the pty");
+    let path = h.path().to_str().unwrap().to_string();
+    let o = super::support::cubot(&["robot", "home", "--port", &path]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot open {path}: another program holds it (another cubot, or a terminal program)"
+        )),
+        "{err}"
+    );
+    drop(held);
+}
+
 #[test]
 fn ctrl_c_stops_after_the_current_primitive_and_says_where_the_cube_is() {
     let (mut child, path, _) = sim_process(&["--seed", "9", "--speed", "5"]);

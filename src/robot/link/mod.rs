@@ -44,6 +44,8 @@ pub enum LinkError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot open {}: another program holds it (another cubot, or a terminal program): end that one, then try again", path.display())]
+    InUse { path: PathBuf },
     #[error("cannot open {}: unsupported baud rate {baud}", path.display())]
     Baud { path: PathBuf, baud: u32 },
     #[error("{what} on {}: {source}", port.display())]

@@ -34,8 +34,24 @@ fn open(path: &Path, baud: u32) -> Result<serialport::TTYPort, LinkError> {
                     .open(path)
                     .is_ok_and(|f| !nix::unistd::isatty(f.as_raw_fd()).unwrap_or(false))
             };
+            // One that another process holds locked (as this one locks its own).
+            let held = {
+                use std::os::unix::fs::OpenOptionsExt;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(nix::libc::O_NOCTTY | nix::libc::O_NONBLOCK)
+                    .open(path)
+                    .is_ok_and(|f| {
+                        matches!(
+                            nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockSharedNonblock),
+                            Err((_, nix::errno::Errno::EWOULDBLOCK))
+                        )
+                    })
+            };
             let path = path.to_path_buf();
-            if no_terminal {
+            if held {
+                LinkError::InUse { path }
+            } else if no_terminal {
                 LinkError::NotATerminal { path, source }
             } else {
                 LinkError::Open { path, source }

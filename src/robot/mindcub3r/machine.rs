@@ -271,7 +271,9 @@ impl MindCub3r {
         )
     }
 
-    fn check_interrupt(&mut self) -> Result<(), RobotError> {
+    /// Ends with [`RobotError::Interrupted`] (every motor stopped) if a stop was asked
+    /// for: between moves, and by a step command whose move under way ended first.
+    pub fn check_interrupt(&mut self) -> Result<(), RobotError> {
         if self
             .interrupt
             .as_ref()
