@@ -151,14 +151,32 @@ pub fn check_writable(path: &std::path::Path, what: &str) -> Result<()> {
             dir.display()
         );
     }
-    let target = if path.exists() { path } else { dir.as_path() };
-    if nix::unistd::access(target, nix::unistd::AccessFlags::W_OK).is_err() {
-        anyhow::bail!(
-            "{what} {}: cannot write there (permission denied; nothing was done)",
-            path.display()
-        );
+    if path.exists() {
+        if nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err() {
+            anyhow::bail!(
+                "{what} {}: cannot write there (permission denied; nothing was done)",
+                path.display()
+            );
+        }
+        return Ok(());
     }
-    Ok(())
+    // A new file is made and removed again: only that tells a directory where nothing can
+    // be created (`/proc`, a read-only mount) from one where it can, whoever runs it.
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+            Ok(())
+        }
+        Err(e) => anyhow::bail!(
+            "{what} {}: cannot create a file in {} ({e}); nothing was done",
+            path.display(),
+            dir.display(),
+        ),
+    }
 }
 
 /// The files shipped in `calibration/`, which a command that writes a configuration or a

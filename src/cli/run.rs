@@ -407,9 +407,9 @@ fn run_live(a: &RunArgs, g: &Global, stop: Arc<AtomicBool>, live: &Live) -> CmdR
         if let Ok(rec) = journal::read(j) {
             if rec.ended.is_none() {
                 anyhow::bail!(
-                    "--journal {}: it holds a run that did not finish (the only record of where its cube is): resume it with `cubot run --resume {}`, or give another --journal",
+                    "--journal {}: it holds a run that did not finish (the only record of where its cube is): resume it with `{}`, or give another --journal",
                     j.display(),
-                    j.display()
+                    journal_resume_command(a, Some(&rec), j)
                 );
             }
         }
@@ -1186,21 +1186,26 @@ fn older_resumable(a: &RunArgs, g: &Global) -> String {
     else {
         return String::new();
     };
-    // A simulated run resumes on a simulator of its own seed and palette.
+    format!(
+        "; or, if the cube in the robot is still where an older run left it, resume that run by name (the resume checks the cube first): {}",
+        journal_resume_command(a, e.record.as_ref().ok(), &e.path)
+    )
+}
+
+/// The command that resumes the journal `path` (its record `rec`): this command's
+/// connection, and a simulated run's simulator of its own seed and palette.
+fn journal_resume_command(
+    a: &RunArgs,
+    rec: Option<&journal::JournalRecord>,
+    path: &Path,
+) -> String {
     let mut connect = a.connect.clone();
-    if let Some((seed, palette)) = e
-        .record
-        .as_ref()
-        .ok()
-        .and_then(|r| journal_sim(&r.start.connection))
-    {
+    if let Some((seed, palette)) = rec.and_then(|r| journal_sim(&r.start.connection)) {
+        connect.sim = true;
         connect.seed = seed.unwrap_or(connect.seed);
         connect.palette = palette.unwrap_or(connect.palette);
     }
-    format!(
-        "; or, if the cube in the robot is still where an older run left it, resume that run by name (the resume checks the cube first): {}",
-        resume_command(&connect, &a.scan, &e.path)
-    )
+    resume_command(&connect, &a.scan, path)
 }
 
 /// Reports a stopped run (where the cube is, and the exact command that resumes it) and

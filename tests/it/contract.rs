@@ -1885,3 +1885,26 @@ fn ctrl_c_during_a_step_commands_move_is_a_stop() {
     );
     assert!(seen.iter().all(|l| !l.contains("error:")), "{seen:?}");
 }
+
+/// A file to write in a directory where nothing can be created (`/proc`, whoever runs
+/// it) is refused before the robot moves, not after the scan.
+#[test]
+fn an_output_nothing_can_create_is_refused_before_the_robot_moves() {
+    let o = cubot(&[
+        "scan",
+        "--robot",
+        "--sim",
+        "--speed",
+        "200",
+        "--raw-out",
+        "/proc/cubot-x.json",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--raw-out /proc/cubot-x.json: cannot create a file in /proc (")
+            && err.contains("nothing was done")
+            && !err.contains("scanning"),
+        "{err}"
+    );
+}

@@ -305,7 +305,9 @@ fn a_sim_resume_simulates_the_journals_cube_and_says_so() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("it holds a run that did not finish")
-            && stderr(&o).contains("--resume"),
+            && stderr(&o).contains(&format!(
+                "resume it with `cubot run --resume {j} --sim --seed 43 --palette no-white --speed"
+            )),
         "{}",
         stderr(&o)
     );

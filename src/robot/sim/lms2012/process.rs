@@ -39,9 +39,11 @@ use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
     #[error(
-        "no firmware brick is built in {dir} (missing {missing}); build it with \
+        "no firmware brick is built in {}{}: {missing} is missing; build it with \
          `scripts/firmware-brick.sh` from LEGO's EV3 sources, or name a build with \
-         --lms2012 DIR or CUBOT_LMS2012_DIR"
+         --lms2012 DIR or CUBOT_LMS2012_DIR",
+        dir.display(),
+        relative_to_here(dir)
     )]
     NotBuilt { dir: PathBuf, missing: &'static str },
     #[error("cannot prepare the firmware brick's folder {dir}: {source}")]
@@ -64,6 +66,15 @@ pub enum ProcessError {
     Silent(Duration),
     #[error("the world link failed: {0}")]
     Link(#[source] nix::Error),
+}
+
+/// For a relative folder: the directory it is relative to (a user who ran the command
+/// elsewhere than the checkout sees where it was looked for).
+fn relative_to_here(dir: &Path) -> String {
+    match std::env::current_dir() {
+        Ok(here) if dir.is_relative() => format!(" (relative to {})", here.display()),
+        _ => String::new(),
+    }
 }
 
 /// The files a build folder must hold.
