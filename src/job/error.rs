@@ -138,7 +138,7 @@ pub enum RunError {
     Interrupted(Box<Interruption>),
     /// A robot failed outside execution; its motors were then stopped (`note` says whether
     /// the robot confirmed it).
-    #[error("{cause}; {note}{}", held_note(cause, "run again"))]
+    #[error("{cause}; {note}{}", held_note(cause, false))]
     Stopping {
         cause: Box<RunError>,
         note: &'static str,
@@ -285,11 +285,12 @@ pub fn held_advice(turned: bool) -> &'static str {
     }
 }
 
-/// [`held_advice`] when a motor was held, before `next` ("resume": layers have turned;
-/// "run again": none has).
-fn held_note(cause: &RunError, next: &str) -> String {
+/// [`held_advice`] when a motor was held, before what comes next: a resume once layers
+/// have turned, running again when none has.
+fn held_note(cause: &RunError, turned: bool) -> String {
     if cause.held() {
-        format!("; {}, before you {next}", held_advice(next == "resume"))
+        let next = if turned { "resume" } else { "run again" };
+        format!("; {}, before you {next}", held_advice(turned))
     } else {
         String::new()
     }
@@ -297,7 +298,7 @@ fn held_note(cause: &RunError, next: &str) -> String {
 
 /// [`held_note`] on a line of its own, for a stop's account (one line per fact).
 fn held_line(cause: &RunError) -> String {
-    held_note(cause, "resume").replacen("; ", "\n  ", 1)
+    held_note(cause, true).replacen("; ", "\n  ", 1)
 }
 
 /// Who stopped the job, in the user's words.

@@ -384,6 +384,18 @@ fn io_err(path: &Path, source: std::io::Error) -> JournalError {
     }
 }
 
+/// Appends one line to the journal at `path` (through `file`): one write per line, so a
+/// line is on disk whole or cut short, never interleaved.
+fn write_line(path: &Path, file: &mut impl Write, line: &Line) -> Result<(), JournalError> {
+    let text = serde_json::to_string(line).map_err(|source| JournalError::Encode {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    file.write_all(format!("{text}\n").as_bytes())
+        .map_err(|e| io_err(path, e))?;
+    file.flush().map_err(|e| io_err(path, e))
+}
+
 /// Writes a cube with given symbols (URFDLB order).
 pub fn encode(cube: &FaceletCube, symbols: &[char; 6]) -> String {
     cube.colors().iter().map(|f| symbols[f.index()]).collect()
@@ -454,15 +466,10 @@ impl Journal {
             in_flight: None,
             motors_stopped: None,
         };
-        let text = serde_json::to_string(&line).map_err(|source| JournalError::Encode {
-            path: path.to_path_buf(),
-            source,
-        })?;
         let mut file: &std::fs::File = &lock.file;
         file.seek(std::io::SeekFrom::End(0))
-            .and_then(|_| file.write_all(format!("{text}\n").as_bytes()))
-            .and_then(|()| file.flush())
-            .map_err(|e| io_err(path, e))
+            .map_err(|e| io_err(path, e))?;
+        write_line(path, &mut file, &line)
     }
 
     /// Opens the journal of a run as it begins to execute: after its `begun` line when it
@@ -538,15 +545,7 @@ impl Journal {
     }
 
     fn write(&mut self, line: &Line) -> Result<(), JournalError> {
-        let text = serde_json::to_string(line).map_err(|source| JournalError::Encode {
-            path: self.path.clone(),
-            source,
-        })?;
-        // One write per line, so a line is on disk whole or cut short, never interleaved.
-        self.file
-            .write_all(format!("{text}\n").as_bytes())
-            .map_err(|e| io_err(&self.path, e))?;
-        self.file.flush().map_err(|e| io_err(&self.path, e))
+        write_line(&self.path, &mut self.file, line)
     }
 
     /// Records that `actions` are about to be sent (numbered from the next step on).
