@@ -187,7 +187,9 @@ pub fn stop_in(e: &anyhow::Error) -> Option<Option<bool>> {
             robot(r)
         } else {
             match c.downcast_ref::<job::ConnectError>() {
-                Some(job::ConnectError::Robot(r) | job::ConnectError::Homing(r)) => robot(r),
+                Some(job::ConnectError::Robot(r) | job::ConnectError::Homing { error: r, .. }) => {
+                    robot(r)
+                }
                 _ => None,
             }
         }
@@ -318,9 +320,9 @@ pub fn tables_loading<T>(work: impl FnOnce() -> T) -> T {
 /// resume's stop said as before it turned a layer (its journal's run turned some).
 pub fn load_solver_standing_still(g: &Global, resume: bool) -> Result<crate::solver::Solver> {
     let said = if resume {
-        "stopped (Ctrl-C) while the solver's tables were loading (or being built), before this resume turned a layer: run the same command again"
+        "stopped (Ctrl-C) while the solver's tables were loading (or being built), before this resume scanned or turned anything: the robot stands still, the cube as the journal left it: run the same command again"
     } else {
-        "stopped (Ctrl-C) while the solver's tables were loading (or being built), before any layer turned: run the same command again"
+        "stopped (Ctrl-C) while the solver's tables were loading (or being built), before the scan: the robot stands still and nothing turned: run the same command again"
     };
     standing_still(said, || load_solver(g))
 }

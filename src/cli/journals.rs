@@ -234,9 +234,9 @@ pub fn journals(a: JournalsArgs, g: &Global) -> CmdResult {
             if let Ok(r) = &e.record {
                 line["robot"] = json!(r.start.robot);
                 line["size"] = json!(r.start.size.to_string());
-                line["steps"] = json!(r.plan_done);
-                line["plan_steps"] = json!(r.plan_len);
-                line["steps_in_all"] = json!(r.steps);
+                line["actions"] = json!(r.plan_done);
+                line["plan_actions"] = json!(r.plan_len);
+                line["actions_in_all"] = json!(r.steps);
                 line["reason"] = json!(r.interrupted);
             }
             if let Err(journal::JournalError::NothingTurned { begun, reason, .. }) = &e.record {

@@ -291,8 +291,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
     }
+    let negative = negative_count(&e);
     if std::env::args_os().skip(1).any(|a| a == "--json") {
-        let text = e.render().to_string();
+        let text = negative.clone().unwrap_or_else(|| e.render().to_string());
         // The message's first paragraph, without the usage and the hint after it.
         let message: Vec<&str> = text
             .lines()
@@ -302,8 +303,29 @@ fn usage_error(e: clap::Error) -> ExitCode {
         let message = message.join(" ");
         output::json_line(&serde_json::json!({"type": "error", "message": message}));
     }
-    let _ = e.print();
+    match negative {
+        Some(text) => errln!("{}", text.trim_end()),
+        None => _ = e.print(),
+    }
     ExitCode::from(2)
+}
+
+/// A negative number given for an option that counts (unsigned): clap's message, its reason
+/// (Rust's "invalid digit found in string") said in the user's words.
+fn negative_count(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use std::error::Error;
+    let negative = matches!(
+        e.get(ContextKind::InvalidValue),
+        Some(ContextValue::String(v)) if v.starts_with('-')
+    );
+    let reason = e.source()?.downcast_ref::<std::num::ParseIntError>()?;
+    let invalid_digit = *reason.kind() == std::num::IntErrorKind::InvalidDigit;
+    (e.kind() == ErrorKind::ValueValidation && negative && invalid_digit).then(|| {
+        e.render()
+            .to_string()
+            .replacen(&reason.to_string(), "give a whole number, 0 or more", 1)
+    })
 }
 
 fn dispatch(command: Command, g: &Global) -> CmdResult {

@@ -995,9 +995,10 @@ impl Reporter {
 fn clock_note(sim_speed: Option<f64>, planned: f64, measured: f64) -> String {
     match sim_speed {
         // The simulated robot waits for the host between commands, on its own clock: at a
-        // high speed each millisecond the host takes counts that many times over.
+        // high speed each millisecond the host takes counts that many times over (a lost
+        // reply's wait of seconds, hundreds of seconds).
         Some(speed) if speed > DEFAULT_SIM_SPEED && measured > 1.15 * planned => format!(
-            " (on the simulator's clock; at --speed {speed} each millisecond this computer takes between commands counts {speed} ms there: compare with the plan at --speed {DEFAULT_SIM_SPEED} or less)"
+            " (on the simulator's clock; at --speed {speed} each millisecond this computer takes between commands, or waits for a lost reply, counts {speed} ms there: compare with the plan at --speed {DEFAULT_SIM_SPEED} or less)"
         ),
         Some(_) => " (on the simulator's clock)".into(),
         None if measured < 0.5 * planned => " (on this computer's clock: under half the plan, as a simulator faster than real time (`sim --speed`) gives; a robot's times compare only at speed 1)".into(),
@@ -1230,8 +1231,8 @@ fn interrupted(g: &Global, e: &RunError, a: &RunArgs, connect: &ConnectArgs, liv
             "journal": journal,
             "state": state,
             "robot_state": robot_state,
-            "steps": steps,
-            "total_steps": of,
+            "actions": steps,
+            "total_actions": of,
             "robot_seconds": seconds,
             "reason": cause.reason(),
             "candidates": candidates,

@@ -102,8 +102,8 @@ pub enum ConnectError {
     Robot(#[from] RobotError),
     /// A motor that homing could not bring to its stop: mechanical, so the message says
     /// what to look at.
-    #[error("{0}; no layer was turned (homing comes first). See that nothing holds that arm or stands in its way (the cube in the tray, a finger) and that its cable is in, then `cubot robot check`: it homes each motor and names the one at fault")]
-    Homing(RobotError),
+    #[error("{error}; {}; no layer was turned (homing comes first). See that nothing holds that arm or stands in its way (the cube in the tray, a finger) and that its cable is in, then `cubot robot check`: it homes each motor and names the one at fault", crate::robot::mindcub3r::error::stop_note(*stopped))]
+    Homing { error: RobotError, stopped: bool },
     /// The link failed while the arms homed: the homing run on the brick ends by itself.
     #[error("{0}; no layer was turned (homing comes first), and the brick ends a homing run by itself: check the link (the cable or Bluetooth, the brick switched on), then run the same command again")]
     HomingLink(RobotError),
@@ -237,7 +237,9 @@ fn connect_mindcub3r(o: &ConnectOptions) -> Result<Box<Mc3Run>, ConnectError> {
     if let (Some(low), Some(note)) = (judge_battery(volts)?, o.note) {
         note(&low);
     }
-    robot.home().map_err(homing_failed)?;
+    if let Err(e) = robot.home() {
+        return Err(homing_failed(e, &mut robot));
+    }
     // The planner prices the link's round trips at this link's own: a real link's is
     // measured (to the millisecond, so that a run plans alike from one connect to the
     // next); a simulator started here (or by the caller) has the latency it was given,
@@ -264,10 +266,10 @@ pub fn judge_battery(volts: f64) -> Result<Option<String>, ConnectError> {
     Ok((volts < LOW_BATTERY_V).then(|| format!("the brick's battery is low ({volts:.2} V): the motors run slower than the timings assume and may stall; charge it before long runs")))
 }
 
-/// A homing error that is the mechanism's (a motor held, no end stop found) says so;
-/// any other (the link, a stop) is the robot's error as it is.
+/// A homing error that is the mechanism's (a motor held, no end stop found) says so, with
+/// the motors stopped; any other (the link, a stop) is the robot's error as it is.
 #[cfg(feature = "serial")]
-fn homing_failed(e: RobotError) -> ConnectError {
+fn homing_failed(e: RobotError, robot: &mut MindCub3r) -> ConnectError {
     use crate::robot::ev3::driver::Ev3Error;
     let mechanical = e.held()
         || matches!(
@@ -275,7 +277,10 @@ fn homing_failed(e: RobotError) -> ConnectError {
             RobotError::HomingTimeout { .. } | RobotError::Ev3(Ev3Error::NoEndStop { .. })
         );
     if mechanical {
-        ConnectError::Homing(e)
+        ConnectError::Homing {
+            error: e,
+            stopped: robot.stop(),
+        }
     } else if matches!(&e, RobotError::Ev3(ev3) if ev3.link_failed()) {
         ConnectError::HomingLink(e)
     } else {

@@ -175,7 +175,7 @@ pub fn list(dir: &Path) -> Value {
                 }
             }
             json!({"name": name, "bytes": bytes, "modified": modified, "robot": robot,
-                   "outcome": outcome, "steps": steps})
+                   "outcome": outcome, "actions": steps})
         })
         .collect();
     Value::Array(items)

@@ -24,6 +24,15 @@ fn numeric_flags_that_are_not_finite_or_in_range_are_refused_at_parse_time() {
             "expected a finite number ≥ 0",
         ),
         (&["run", "--sim", "--speed", "-1"], "--speed <SPEED>"),
+        // A count given below 0: said so, not as Rust's "invalid digit".
+        (
+            &["journals", "--prune", "--keep", "-1"],
+            "invalid value '-1' for '--keep <KEEP>': give a whole number, 0 or more",
+        ),
+        (
+            &["run", "--sim", "--max-rescans", "-2"],
+            "'--max-rescans <MAX_RESCANS>': give a whole number, 0 or more",
+        ),
         (
             &["random", "--count", "0"],
             "'--count <COUNT>': must be at least 1",

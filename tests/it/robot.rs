@@ -965,7 +965,7 @@ fn a_homing_failure_in_a_run_says_nothing_turned_and_what_to_look_at() {
         assert_eq!(o.status.code(), Some(2), "{fault}");
         let err = stderr(&o);
         assert!(
-            err.contains("no layer was turned (homing comes first)")
+            err.contains("; motors stopped; no layer was turned (homing comes first)")
                 && err.contains("`cubot robot check`"),
             "{fault}: {err}"
         );

@@ -193,7 +193,7 @@ fn interrupted_run_resumes_from_its_journal() {
     let i = last(&o);
     assert_eq!(i["type"], "interrupted", "{i}");
     assert_eq!(i["journal"].as_str().unwrap(), j.to_str().unwrap());
-    assert!(i["steps"].as_u64().unwrap() > 0);
+    assert!(i["actions"].as_u64().unwrap() > 0);
     let state = i["state"].as_str().unwrap();
     assert_eq!(state.len(), 54);
     assert!(stderr(&o).contains("--resume"));
@@ -261,7 +261,7 @@ fn line_robot_runs_and_resumes() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let i = last(&o);
     assert_eq!(i["type"], "interrupted");
-    assert_eq!(i["steps"], 5);
+    assert_eq!(i["actions"], 5);
     assert!(i["reason"].as_str().unwrap().contains("STALL"));
     let o = resume(j.to_str().unwrap());
     assert!(o.status.success(), "{}", stderr(&o));

@@ -19,7 +19,8 @@
 //! Wrong devices stop the check before anything moves: driving a motor on the wrong port
 //! could run an arm into the cube. A flat battery stops it there too: its motors would
 //! stall and read as blocked. Each stop says so in a `motors: not moved` row, as does a
-//! homing that failed (the motor tests start from the homed arms). The wording of each finding is what the tests check; the
+//! homing that failed (the motor tests start from the homed arms); a motor that fails its
+//! test ends the check too, with a `not checked` row naming the steps left. The wording of each finding is what the tests check; the
 //! ports' findings are [`super::wiring`]'s, which connecting also says.
 
 use std::sync::atomic::AtomicBool;
@@ -134,7 +135,24 @@ pub fn check(
             return Ok(out);
         }
     }
-    for part in [Part::Arm, Part::Turntable, Part::SensorArm] {
+    const PARTS: [Part; 3] = [Part::Arm, Part::Turntable, Part::SensorArm];
+    // The steps after a motor that failed its jog, named in one row.
+    let not_checked = |after: usize| {
+        let motors: Vec<String> = PARTS[after + 1..]
+            .iter()
+            .map(|&p| format!("the {}", part_name(p)))
+            .collect();
+        let names = match motors.is_empty() {
+            true => "the colour sensor".to_string(),
+            false => format!("{} and the colour sensor", motors.join(", ")),
+        };
+        finding(
+            Level::Warn,
+            "not checked",
+            format!("{names}: fix the fault above first, then check again"),
+        )
+    };
+    for (i, part) in PARTS.into_iter().enumerate() {
         // Away from the stop the motor homed against (the turntable has none).
         let degrees = match part {
             Part::Arm => -home_speeds.0.signum() as i32 * JOG_DEGREES,
@@ -149,6 +167,7 @@ pub fn check(
                 add(f, &mut out);
                 if bad {
                     robot.stop();
+                    add(not_checked(i), &mut out);
                     return Ok(out);
                 }
             }
@@ -156,6 +175,7 @@ pub fn check(
                 if !e.link_failed() && !matches!(e, Ev3Error::Interrupted { .. }) =>
             {
                 add(judge_motion_error(part, port, &e), &mut out);
+                add(not_checked(i), &mut out);
                 return Ok(out);
             }
             Err(e) => return Err(e),

@@ -507,7 +507,7 @@ function loadJournals() {
       b.textContent = 'replay';
       b.addEventListener('click', () => openJournal(j.name));
       li.appendChild(b);
-      li.appendChild(document.createTextNode(`${new Date(j.modified * 1000).toLocaleString()} — ${j.robot || '?'}, ${j.steps} steps, ${j.outcome} (${j.name})`));
+      li.appendChild(document.createTextNode(`${new Date(j.modified * 1000).toLocaleString()} — ${j.robot || '?'}, ${j.actions} ${j.actions === 1 ? 'action' : 'actions'}, ${j.outcome} (${j.name})`));
       ul.appendChild(li);
     }
   }).catch(() => { $('journals').textContent = 'cannot list the journals'; });
