@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 
-use super::args::SizeArg;
+use super::args::{BrickArg, SizeArg};
 use super::common::progress_bar;
 use super::connect::{connect, stop_on_ctrlc, ConnectArgs, DEFAULT_SIM_SPEED};
 use super::input::StateFile;
@@ -245,12 +245,17 @@ fn run_options(
 }
 
 /// What a journal keeps of a simulated run's set-up (the simulated cube's seed and
-/// palette), so that a `--sim` resume simulates the same cube.
+/// palette, and the brick when it is LEGO's firmware), so that a `--sim` resume simulates
+/// the same cube on the same brick.
 fn sim_connection(c: &ConnectArgs) -> serde_json::Value {
     if !c.sim {
         return serde_json::Value::Null;
     }
-    serde_json::json!({"simulator": {"seed": c.seed, "palette": palette_name(c.palette)}})
+    let mut sim = serde_json::json!({"seed": c.seed, "palette": palette_name(c.palette)});
+    if c.brick.brick == BrickArg::Lms2012 {
+        sim["brick"] = "lms2012".into();
+    }
+    serde_json::json!({ "simulator": sim })
 }
 
 /// The command that runs a journal's run again when it stopped before anything turned:
@@ -266,8 +271,15 @@ fn run_again_command(begun: &journal::JournalBegun, connect: &ConnectArgs) -> St
         w.push("--size 2".into());
     }
     match journal_sim(&begun.connection) {
-        Some((seed, palette)) => {
+        Some(JournalSim {
+            seed,
+            palette,
+            brick,
+        }) => {
             w.push("--sim".into());
+            if brick == BrickArg::Lms2012 {
+                w.push("--brick lms2012".into());
+            }
             if let Some(seed) = seed {
                 w.push(format!("--seed {seed}"));
             }
@@ -296,29 +308,62 @@ fn palette_name(p: super::args::PaletteArg) -> String {
         .unwrap_or_default()
 }
 
-/// The simulator a journal's run was connected to (its `connection`): its seed and palette,
-/// each when recorded; `None` for a run on a port.
-fn journal_sim(
-    connection: &serde_json::Value,
-) -> Option<(Option<u64>, Option<super::args::PaletteArg>)> {
+/// The simulator a journal's run was connected to (its `connection`), each part when
+/// recorded: `None` for a run on a port.
+struct JournalSim {
+    seed: Option<u64>,
+    palette: Option<super::args::PaletteArg>,
+    /// Recorded only for LEGO's firmware brick: cubot's own otherwise.
+    brick: BrickArg,
+}
+
+fn journal_sim(connection: &serde_json::Value) -> Option<JournalSim> {
     use clap::ValueEnum;
     let sim = connection.get("simulator")?;
-    let seed = sim.get("seed").and_then(serde_json::Value::as_u64);
-    let palette = sim
-        .get("palette")
-        .and_then(serde_json::Value::as_str)
-        .and_then(|p| super::args::PaletteArg::from_str(p, true).ok());
-    Some((seed, palette))
+    let word = |key: &str| sim.get(key).and_then(serde_json::Value::as_str);
+    Some(JournalSim {
+        seed: sim.get("seed").and_then(serde_json::Value::as_u64),
+        palette: word("palette").and_then(|p| super::args::PaletteArg::from_str(p, true).ok()),
+        brick: word("brick")
+            .and_then(|b| BrickArg::from_str(b, true).ok())
+            .unwrap_or_default(),
+    })
 }
 
 /// A `--sim` resume simulates the journal's cube: its seed and palette unless given (and
 /// said), a given one that differs is warned of.
 fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Global) {
-    let Some((seed, palette)) = journal_sim(&start.connection).filter(|_| c.sim) else {
+    let Some(JournalSim {
+        seed,
+        palette,
+        brick,
+    }) = journal_sim(&start.connection).filter(|_| c.sim)
+    else {
         return;
     };
     let mut taken = Vec::new();
     let mut differ = Vec::new();
+    // The brick is taken as the journal's run had it, or a given one said to differ (the
+    // same cube either way: only the motor driver differs).
+    if !super::given("brick") {
+        c.brick.brick = brick;
+        if brick == BrickArg::Lms2012 {
+            taken.push("--brick lms2012".to_string());
+        }
+    } else if c.brick.brick != brick {
+        let name = |b: BrickArg| {
+            if b == BrickArg::Lms2012 {
+                "lms2012"
+            } else {
+                "ours"
+            }
+        };
+        errln!(
+            "note: --brick {} (the journal's run: {}): the same simulated cube, on another brick",
+            name(c.brick.brick),
+            name(brick)
+        );
+    }
     if let Some(seed) = seed {
         if !super::given("seed") {
             c.seed = seed;
@@ -1150,6 +1195,12 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
     w.push(shell_word(journal));
     if connect.sim {
         w.push("--sim".into());
+        if connect.brick.brick == BrickArg::Lms2012 {
+            w.push("--brick lms2012".into());
+            if let Some(dir) = &connect.brick.lms2012 {
+                w.push(format!("--lms2012 {}", shell_word(dir)));
+            }
+        }
         w.push(format!("--seed {}", connect.seed));
         if connect.palette != super::args::PaletteArg::Standard {
             w.push(format!("--palette {}", palette_name(connect.palette)));
@@ -1201,10 +1252,11 @@ fn journal_resume_command(
     path: &Path,
 ) -> String {
     let mut connect = a.connect.clone();
-    if let Some((seed, palette)) = rec.and_then(|r| journal_sim(&r.start.connection)) {
+    if let Some(sim) = rec.and_then(|r| journal_sim(&r.start.connection)) {
         connect.sim = true;
-        connect.seed = seed.unwrap_or(connect.seed);
-        connect.palette = palette.unwrap_or(connect.palette);
+        connect.seed = sim.seed.unwrap_or(connect.seed);
+        connect.palette = sim.palette.unwrap_or(connect.palette);
+        connect.brick.brick = sim.brick;
     }
     resume_command(&connect, &a.scan, path)
 }

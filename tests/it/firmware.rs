@@ -237,3 +237,59 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// A terminal's Ctrl-C signals the whole foreground process group: the firmware brick (a
+/// process of its own) must not hear it, so that the run's stop is confirmed as on a real
+/// brick; the resume the run prints runs on LEGO's firmware again and reaches the target.
+#[test]
+fn a_terminals_ctrl_c_stops_a_firmware_run_confirmed_and_its_resume_stays_on_firmware() {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let Some(dir) = firmware_brick() else { return };
+    let dir = dir.to_string_lossy().to_string();
+    let scratch = tempfile::tempdir().unwrap();
+    let journal = scratch.path().join("fw.jsonl");
+    let j = journal.to_str().unwrap();
+    let child = super::support::command(&["run", "--sim", "--brick", "lms2012", "--lms2012", &dir])
+        .args(["--seed", "40", "--journal", j])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(120) {
+        let steps = std::fs::read_to_string(&journal)
+            .map(|t| t.matches("\"type\":\"step\"").count())
+            .unwrap_or(0);
+        if steps >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // As a terminal does: the signal goes to every process of the group.
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = super::support::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("\n  motors stopped\n"), "{err}");
+    let resume = format!(
+        "resume with: cubot run --resume {j} --sim --brick lms2012 --lms2012 {dir} --seed 40"
+    );
+    assert!(err.contains(&resume), "{err}");
+    let o = super::support::cubot(&["run", "--resume", j, "--sim", "--lms2012", &dir]);
+    let (out, err) = (super::support::stdout(&o), super::support::stderr(&o));
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        err.contains(
+            "simulator: --brick lms2012 --seed 40 --palette standard, as in the journal's run"
+        ),
+        "{err}"
+    );
+    assert!(out.contains("reached the target"), "{out}");
+}

@@ -151,12 +151,20 @@ impl BrickProcess {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2);
-        // SAFETY: only async-signal-safe calls between fork and exec: fcntl on one fd.
+        // SAFETY: only async-signal-safe calls between fork and exec: fcntl on one fd,
+        // setpgid.
         unsafe {
             cmd.pre_exec(move || {
                 // The child's end of the link survives exec (it was made close-on-exec so
                 // that no other child inherits it).
                 if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // A process group of its own: a Ctrl-C at the terminal signals the whole
+                // foreground group, and the brick must go on answering while cubot stops
+                // the robot (a real brick does not hear it). It still ends with cubot: its
+                // end of the link closes, and the shim exits.
+                if libc::setpgid(0, 0) < 0 {
                     return Err(io::Error::last_os_error());
                 }
                 Ok(())
