@@ -624,6 +624,10 @@ fn check(
             "robot check ended after {}: {brick} stopped answering ({e}); every motion on the brick is bounded, so its motors stop by themselves; check the link (the cable or Bluetooth, the brick switched on and its battery), then run `cubot robot check` again",
             super::output::plural(rows, "row"),
         ),
+        Err(RobotError::Ev3(e @ crate::robot::ev3::driver::Ev3Error::Malformed { .. })) if rows > 0 => bail!(
+            "robot check ended after {}: {e}; the robot stands still (a garbled reply ends the check, a moving motor stops by itself): run `cubot robot check` again",
+            super::output::plural(rows, "row"),
+        ),
         Err(e) => return Err(super::connect::brick_error(e.into(), &brick)),
     };
     let count = |l| findings.iter().filter(|f| f.level == l).count();

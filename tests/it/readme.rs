@@ -37,11 +37,6 @@ const ON_THE_SIMULATOR: &[(&str, &str, &str)] = &[
     ),
     (
         "README.md",
-        "cubot calibrate -o mycube.toml --scanner camera",
-        "cubot calibrate -o mycube.toml --scanner camera --sim",
-    ),
-    (
-        "README.md",
         "cubot run --port usb --profile mycube.toml",
         // "a profile the robot learned": the one here was learned from photos.
         "cubot calibrate -o robot.toml --sim && cubot run --sim --profile robot.toml",

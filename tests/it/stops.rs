@@ -436,6 +436,30 @@ fn a_corrupted_count_stops_the_run_at_once_or_is_read_again() {
     }
 }
 
+/// A reply with a byte changed on the way is garbled, said as such: never a silent brick
+/// (a reply numbered as no command was), never a stalled motor (a stage no program has);
+/// a homing or a chunk whose reply came garbled is confirmed on the brick instead.
+#[test]
+fn a_garbled_reply_is_said_as_one_and_a_homing_or_chunk_goes_on() {
+    let o = super::support::cubot(&["robot", "check", "--sim", "--faults", "corrupt@4"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("robot check ended after 6 rows: setting the direction of motors ABC (normal): the brick's reply came garbled (numbered 0x2304, not 0x0004")
+            && err.contains("run `cubot robot check` again")
+            && !err.contains("answer"),
+        "{err}"
+    );
+    // The first program homes the sensor arm; later ones are the scan's and the chunks'.
+    for k in [1, 2, 9, 14] {
+        let f = format!("corrupt@p{k}");
+        let o = super::support::cubot(&["run", "--sim", "--speed", "100", "--faults", &f]);
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(0), "{f}: {err}");
+        assert!(out.contains("reached the target"), "{f}: {out}");
+    }
+}
+
 #[test]
 fn resume_on_another_state_replans_and_on_another_cube_refuses_before_turning() {
     let dir = tempfile::tempdir().unwrap();

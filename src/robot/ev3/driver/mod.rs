@@ -91,6 +91,10 @@
 //!
 //! Reads (counts, status, colours, device types, pings) change nothing on the brick, so a
 //! read whose reply was lost, garbled or cut off by the link is sent again (twice at most).
+//! A reply is garbled when it does not decode, or when its number is none the driver sent
+//! lately: one numbered up to [`STALE_WINDOW`] commands back is a late answer to a command
+//! given up on (discarded); any other is a changed byte, and waiting on would only end in
+//! a timeout that blames a silent brick.
 //! A move whose reply was lost may or may not have started: the motor's busy flag and count
 //! are read back, and the move is sent again only if it did not start. A link that fails
 //! (the port closed) is reopened, at most three times per command, before the command fails.
@@ -135,7 +139,7 @@ pub enum Ev3Error {
     },
     #[error("{command}: the brick answered with an error reply (DIRECT_REPLY_ERROR): command not executed")]
     ErrorReply { command: String },
-    #[error("{command}: malformed reply: {detail}")]
+    #[error("{command}: the brick's reply came garbled ({detail}): check the link (the cable or Bluetooth)")]
     Malformed { command: String, detail: String },
     #[error(
         "{command}: motor {port} stalled at {position}° (target {target}°): blocked for {ms} ms"
@@ -199,6 +203,10 @@ pub const HELD_SHORT_DEG: i32 = 3;
 
 /// Reopenings of a failed link per command.
 const REOPENS: u32 = 3;
+/// A reply numbered at most this many commands before the one awaited is a late answer to
+/// an earlier command (discarded); any other number is a garbled reply (see [Lost replies
+/// and dropped links](crate::robot::ev3::driver#lost-replies-and-dropped-links)).
+const STALE_WINDOW: u16 = 256;
 
 /// Degrees a count may stray outside what its motion can reach (overshoot, play). On
 /// LEGO's firmware the sensor arm at its speed of 75 % runs up to 58° past its target
@@ -555,7 +563,8 @@ impl Ev3 {
     }
 
     /// Sends a command that wants a reply and waits for the reply with its counter;
-    /// replies with another counter (late answers to timed-out commands) are discarded.
+    /// replies with an earlier counter (late answers to timed-out commands) are discarded,
+    /// any other counter is a garbled reply.
     pub fn call(&mut self, command: &str, cmd: &DirectCommand) -> Result<Reply, Ev3Error> {
         self.call_within(command, cmd, self.timeouts.reply)
     }
@@ -611,8 +620,20 @@ impl Ev3 {
                 }
             };
             if reply.counter != counter {
-                self.stale_discarded += 1;
-                continue;
+                if counter.wrapping_sub(reply.counter) <= STALE_WINDOW {
+                    self.stale_discarded += 1;
+                    continue;
+                }
+                // Not a number this driver sent lately: the frame is not to be trusted.
+                self.link.discard_input();
+                return Err(Ev3Error::Malformed {
+                    command: command.to_string(),
+                    detail: format!(
+                        "numbered {:#06x}, not {counter:#06x} as the command ({})",
+                        reply.counter,
+                        protocol::hex(&frame)
+                    ),
+                });
             }
             if !reply.ok {
                 return Err(Ev3Error::ErrorReply {

@@ -40,13 +40,16 @@ pub(super) fn reply_offset(v: Var) -> usize {
 }
 
 /// The name of the stage a program's timeout path recorded (`code`, counted from 1, as
-/// [`Builder::end`] numbers the stages).
-pub(super) fn stage_name(stages: &[String], code: i32) -> String {
+/// [`Builder::end`] numbers the stages); a code no stage has is a garbled reply.
+pub(super) fn stage_name(stages: &[String], code: i32, command: &str) -> Result<String, Ev3Error> {
     usize::try_from(code)
         .ok()
         .and_then(|c| stages.get(c.checked_sub(1)?))
         .cloned()
-        .unwrap_or_else(|| format!("stage {code}"))
+        .ok_or_else(|| Ev3Error::Malformed {
+            command: command.to_string(),
+            detail: format!("stage {code} of a program with {} stages", stages.len()),
+        })
 }
 
 /// Reports to the driver the held-short stops a program recorded ([`Held`]), each under
@@ -74,7 +77,7 @@ pub(super) fn report_held(
         let (stage, port) = (byte(held.at, i)? as i32, byte(held.port, i)?);
         let by = reply_word(reply, command, reply_offset(held.by) + 4 * i)?;
         let port = OutputPort::ALL[(port as usize).min(3)];
-        let what = format!("{command}: {}", stage_name(stages, stage));
+        let what = format!("{command}: {}", stage_name(stages, stage, command)?);
         ev3.held_short(&what, Some((port, by.abs())));
     }
     for _ in HELD_RECORDS..n {

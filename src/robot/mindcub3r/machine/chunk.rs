@@ -307,12 +307,39 @@ impl MindCub3r {
         // Whatever the outcome, the tail before was waited for by the program (or the
         // motors are stopped below); this chunk may leave its own.
         self.tail = None;
-        let reply = match reply {
+        // The reply, its words, and the stage a failure names, read as one: any of them
+        // garbled is a reply that cannot be trusted.
+        let n = steps.len();
+        let read = reply.and_then(|reply| {
+            report_held(&mut self.ev3, &reply, &name, layout.held, &layout.stages)?;
+            let word = |at: usize| reply_word(&reply, &name, at);
+            let (err, done, effected) = (
+                word(layout.err)?,
+                word(layout.done)?,
+                word(layout.effected)?,
+            );
+            let stage = match err {
+                0 => String::new(),
+                e => stage_name(&layout.stages, e, &name)?,
+            };
+            let mut ends = Vec::with_capacity(n);
+            for i in 0..n {
+                ends.push(word(layout.times + 4 * i)?);
+            }
+            let settled_ms = match layout.settled {
+                Some(at) => Some(word(at)?),
+                None => None,
+            };
+            Ok((err, done, effected, stage, ends, settled_ms))
+        });
+        let (err, done, effected, stage, ends, settled_ms) = match read {
             Ok(r) => r,
-            Err(e @ (Ev3Error::Timeout { .. } | Ev3Error::Link { .. })) => {
-                // The reply is lost; the program ran to its end (or its deadline) on the
-                // brick by now. The motors' counts confirm the whole chunk, or the chunk
-                // stays unsettled for the job to ask about.
+            Err(
+                e @ (Ev3Error::Timeout { .. } | Ev3Error::Link { .. } | Ev3Error::Malformed { .. }),
+            ) => {
+                // The reply is lost or garbled; the program ran to its end (or its
+                // deadline) on the brick by now. The motors' counts confirm the whole
+                // chunk, or the chunk stays unsettled for the job to ask about.
                 self.recovered_chunk(e)?;
                 self.tail = layout.tail;
                 return Ok(ChunkRun {
@@ -326,14 +353,6 @@ impl MindCub3r {
                 return Err(e.into());
             }
         };
-        report_held(&mut self.ev3, &reply, &name, layout.held, &layout.stages)?;
-        let word = |at: usize| reply_word(&reply, &name, at);
-        let (err, done, effected) = (
-            word(layout.err)?,
-            word(layout.done)?,
-            word(layout.effected)?,
-        );
-        let n = steps.len();
         let done = (done.max(0) as usize).min(n);
         let effected = (effected.max(0) as usize).clamp(done, (done + 1).min(n));
         if err != 0 {
@@ -346,18 +365,10 @@ impl MindCub3r {
             return Err(RobotError::ChunkTimeout {
                 done,
                 of: n,
-                stage: stage_name(&layout.stages, err),
+                stage,
                 ms: layout.deadline_ms.max(0) as u64,
             });
         }
-        let mut ends = Vec::with_capacity(n);
-        for i in 0..n {
-            ends.push(word(layout.times + 4 * i)?);
-        }
-        let settled_ms = match layout.settled {
-            Some(at) => Some(word(at)?),
-            None => None,
-        };
         self.chunk_completed(n);
         self.tail = layout.tail;
         Ok(ChunkRun {

@@ -44,22 +44,38 @@ impl MindCub3r {
             if then_clear {
                 self.ev3.may_move(self.sensor.port, clear, 0);
             }
+            let mut garbled = 0;
             loop {
                 self.check_interrupt()?;
                 let (cmd, layout) = self.homing_program(port, speed, then_clear)?;
                 let wait = std::time::Duration::from_millis(layout.deadline_ms.max(0) as u64)
                     + self.ev3.timeouts.reply;
-                let reply = self.ev3.call_within(what, &cmd, wait)?;
-                let word = |at: usize| reply_word(&reply, what, at);
-                let err = word(layout.err)?;
-                if err != 0 {
+                let read = self.ev3.call_within(what, &cmd, wait).and_then(|reply| {
+                    let word = |at: usize| reply_word(&reply, what, at);
+                    let err = word(layout.err)?;
+                    let stage = match err {
+                        0 => None,
+                        e => Some(stage_name(&layout.stages, e, what)?),
+                    };
+                    Ok((stage, word(layout.found)?))
+                });
+                let (stage, found) = match read {
+                    // A garbled reply: the program ended on the brick all the same, and
+                    // homing again from wherever the arm is comes to the same stop.
+                    Err(Ev3Error::Malformed { .. }) if garbled < 2 => {
+                        garbled += 1;
+                        continue;
+                    }
+                    r => r?,
+                };
+                if let Some(stage) = stage {
                     return Err(RobotError::HomingTimeout {
                         what: what.to_string(),
-                        stage: stage_name(&layout.stages, err),
+                        stage,
                         ms: layout.deadline_ms.max(0) as u64,
                     });
                 }
-                if word(layout.found)? != 0 {
+                if found != 0 {
                     self.ev3.zeroed(port);
                     break;
                 }

@@ -278,7 +278,7 @@ impl MindCub3r {
             self.sensor_at = None;
             return Err(RobotError::ProgramTimeout {
                 face: spec.face,
-                stage: stage_name(&layout.stages, err),
+                stage: stage_name(&layout.stages, err, &name)?,
                 ms: layout.deadline_ms.max(0) as u64,
             });
         }
