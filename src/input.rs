@@ -428,8 +428,8 @@ mod tests {
     }
 }
 
-/// A TOML settings file's parse error in one line, in words: "line 3 (`hold = 1x`), column
-/// 9: expected newline", or "missing `version`" for a key the file lacks (no position: the parser points
+/// A TOML settings file's parse error in one line, in words: "line 3 (`hold = 1x` in
+/// `[arm]`), column 9: expected newline", or "missing `version`" for a key the file lacks (no position: the parser points
 /// at the whole file, which says nothing), instead of the parser's multi-line excerpt.
 pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let message = plain_types(&e.message().trim().replace('\n', "; "));
@@ -450,7 +450,16 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
                 .chars()
                 .take(60)
                 .collect();
-            format!("line {line} (`{said}`), column {column}: {message}")
+            // The table the line is in, as an unknown key is looked for there.
+            let table = before
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| l.starts_with('[') && !said.starts_with('['))
+                .and_then(|l| l.split('#').next())
+                .map(|h| format!(" in `{}`", h.trim()))
+                .unwrap_or_default();
+            format!("line {line} (`{said}`{table}), column {column}: {message}")
         }
         _ => message,
     }
@@ -509,7 +518,10 @@ mod toml_tests {
         let text = "version = 1\n[arm]\nhold = 1x\n";
         let e = toml::from_str::<toml::Table>(text).unwrap_err();
         let said = super::toml_error(text, &e);
-        assert!(said.starts_with("line 3 (`hold = 1x`), column "), "{said}");
+        assert!(
+            said.starts_with("line 3 (`hold = 1x` in `[arm]`), column "),
+            "{said}"
+        );
         assert!(!said.contains('\n') && !said.contains('|'), "{said}");
 
         #[derive(serde::Deserialize, Debug)]

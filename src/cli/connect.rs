@@ -411,6 +411,9 @@ pub fn connect_options(
         )?;
     }
     a.brick.check(a.sim, a.robot == RobotKind::Mindcub3r)?;
+    if a.scanner == ScannerKind::Camera && !a.sim {
+        bail!("--scanner camera works only with --sim (the simulator renders the camera's frames): a camera beside a real robot is not supported yet; use --scanner sensor, or photos with `cubot scan --images`");
+    }
     if let Some(p) = &a.port {
         check_port_path(p)?;
     }
@@ -475,7 +478,8 @@ pub fn connect(
                     RobotKind::Mindcub3r => "is the brick switched on, and is it a MindCub3r? A line-protocol robot needs --robot line",
                     RobotKind::Line => "is the robot powered, and does it speak the line protocol? A LEGO MindCub3r needs --robot mindcub3r (the default)",
                 };
-                anyhow::Error::from(e).context(format!("nothing answered on {}: {hint}", p.display()))
+                // What was asked and how long it waited, then what to look at.
+                anyhow::anyhow!("nothing answered on {} ({text}): {hint}", p.display())
             }
             _ => e.into(),
         }

@@ -101,7 +101,8 @@ pub fn validate(a: ValidateArgs, g: &Global) -> CmdResult {
         Ok(cube) => {
             if g.json {
                 json_line(
-                    &json!({"type": "validation", "state": s, "line": line, "valid": true, "size": cube.size().n()}),
+                    // The facelet string, also for a word such as `solved`.
+                    &json!({"type": "validation", "state": cube.to_string(), "line": line, "valid": true, "size": cube.size().n()}),
                 );
             } else {
                 outln!("valid");

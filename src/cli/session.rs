@@ -166,7 +166,8 @@ pub fn apply_sets(config: &Config, sets: &[String]) -> Result<Config> {
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or(&why);
-        // Its place ("line 7 (`hold = …`), column 8: ") is in that text, not the user's.
+        // Its place ("line 7 (`hold = …` in `[arm]`), column 8: ") is in that text, not the
+        // user's.
         let what = what
             .split_once(", column ")
             .and_then(|(_, rest)| rest.split_once(": "))

@@ -36,8 +36,10 @@ pub struct SolveArgs {
     /// Solve to the state these moves make from solved (e.g. "R U R' U'").
     #[arg(long, value_name = "ALG")]
     pub target_moves: Option<String>,
-    /// Longest solution accepted, in the chosen metric [default: 20 in htm, 26 in qtm:
-    /// every cube has a solution that short].
+    /// Longest solution accepted, in the chosen metric; the search stops at the first
+    /// solution this short, so a higher limit can give a longer answer sooner
+    /// (--keep-searching looks on) [default: 20 in htm, 26 in qtm: every cube has a
+    /// solution that short].
     #[arg(long)]
     pub max_length: Option<u32>,
     /// Time limit per state in milliseconds [default: 60000 when --max-length is below

@@ -39,6 +39,8 @@ fn validate_takes_solved_and_names_a_wrong_length_first() {
         (v["valid"].as_bool(), v["size"].as_u64()),
         (Some(true), Some(2))
     );
+    // The state as a facelet string, not the word given.
+    assert_eq!(v["state"], "UUUURRRRFFFFDDDDLLLLBBBB");
     let o = cubot(&["validate", &format!("{SOLVED}X")]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(

@@ -766,3 +766,22 @@ fn an_empty_file_is_said_empty_and_a_bad_step_value_in_the_users_words() {
         "{err}"
     );
 }
+
+/// A camera beside a real robot is not supported: said before any port is looked for.
+#[test]
+fn the_camera_scanner_without_the_simulator_is_refused_first() {
+    for args in [
+        &["calibrate", "-o", "never.toml", "--scanner", "camera"][..],
+        &["run", "--port", "/dev/null", "--scanner", "camera"],
+    ] {
+        let o = cubot(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("--scanner camera works only with --sim")
+                && !err.contains("--port")
+                && !err.contains("/dev/null"),
+            "{args:?}: {err}"
+        );
+    }
+}
