@@ -302,6 +302,11 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
                 .split_whitespace()
                 .collect::<Vec<_>>());
         }
+        if !res.overruled.is_empty() {
+            line["overruled"] = json!(facelet_names(&res.overruled, res.cube.size())
+                .split_whitespace()
+                .collect::<Vec<_>>());
+        }
         json_line(&line);
     } else {
         outln!("{letters}");
@@ -310,6 +315,9 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
                 "note: stickers {} were not read; the cube's rules filled them in",
                 facelet_names(&unread, res.cube.size())
             );
+        }
+        if !res.overruled.is_empty() && !g.quiet {
+            errln!("{}", overruled_note(&res.overruled, res.cube.size()));
         }
         if !res.confident && !g.quiet {
             errln!(
@@ -320,6 +328,17 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
             );
         }
     }
+}
+
+/// Stickers read clearly as colours the cube's rules do not allow there, given the only
+/// colours a legal cube can have: said, so that the user looks at them.
+pub(crate) fn overruled_note(overruled: &[usize], size: crate::cube::Size) -> String {
+    format!(
+        "note: the cube's rules overrule the clear readings of {} {}: the cube as read is not a real one there (a misread, worn or swapped sticker?); look at {} if the answer seems wrong",
+        if overruled.len() == 1 { "sticker" } else { "stickers" },
+        facelet_names(overruled, size),
+        if overruled.len() == 1 { "it" } else { "them" }
+    )
 }
 
 /// What the named stickers are: where the best guess and its close rivals differ, or the

@@ -134,6 +134,15 @@ fn what(e: &JournalEntry) -> String {
             plural(r.plan_len, "action"),
             plural(r.steps, "action")
         ),
+        // Stopped between the scan and the first action: nothing turned, yet worth resuming.
+        Ok(r) if r.steps == 0 && r.in_flight.is_empty() && r.plan_len > 0 && r.ended.is_none() => {
+            format!(
+                "{} {}, scanned, 0 of {} (a resume keeps the scan)",
+                r.start.robot,
+                r.start.size,
+                plural(r.plan_len, "action")
+            )
+        }
         Ok(r) => format!(
             "{} {}, {} of {}",
             r.start.robot,

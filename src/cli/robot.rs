@@ -56,7 +56,8 @@ pub struct SimArgs {
     /// `short-turn[@K][=DEG]` / `overshoot[@K][=DEG]` (the K-th layer turn ends DEG table
     /// degrees short of / past the tray), `tilt-fail[@K]` (the K-th tilt does not roll the
     /// cube) and `slip[@K]=M[:DEG]` (motor M's gear skips DEG degrees at its K-th start);
-    /// left-out K and DEG are seeded.
+    /// left-out K and DEG are seeded. With `--brick lms2012` all but `stall`, `reversed` and
+    /// `battery` (cubot's own brick's).
     #[arg(long, default_value = "")]
     pub faults: String,
     /// Cube size.
@@ -423,15 +424,11 @@ fn place(a: &RobotArgs) -> Result<BrickPlace, anyhow::Error> {
         )?;
     }
     let sim = if a.sim {
-        let mut spec = a.faults.clone().unwrap_or_default();
-        if matches!(a.action, RobotAction::Check) && !spec.split(',').any(|f| f.trim() == "empty") {
-            spec = if spec.trim().is_empty() {
-                "empty".into()
-            } else {
-                format!("{spec},empty")
-            };
+        // The user's list is parsed as given (its errors quote it), then the tray emptied.
+        let mut faults: Faults = a.faults.clone().unwrap_or_default().parse()?;
+        if matches!(a.action, RobotAction::Check) {
+            faults.empty = true;
         }
-        let faults: Faults = spec.parse()?;
         Some(SimConfig {
             seed: a.seed,
             speed: a.sim_speed(),
@@ -849,6 +846,12 @@ fn scan_with(r: &mut MindCub3r, a: &RobotScanArgs, g: &Global, live: &Live) -> C
                 );
             } else {
                 outln!("{}", res.cube.to_letters());
+                if !res.overruled.is_empty() && !g.quiet {
+                    errln!(
+                        "{}",
+                        crate::cli::color::overruled_note(&res.overruled, res.cube.size())
+                    );
+                }
                 if !res.confident && !g.quiet {
                     errln!(
                         "note: best effort, not sure: this cube is {} likely",

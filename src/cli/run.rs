@@ -883,10 +883,12 @@ impl Reporter {
                 RunEvent::Scanned {
                     confident,
                     doubtful,
+                    overruled,
                     rescans,
                     state,
                 } => {
-                    let names = crate::cube::Size::from_stickers(state.chars().count())
+                    let size = crate::cube::Size::from_stickers(state.chars().count());
+                    let names = size
                         .map(|size| crate::color::resolve::facelet_names(&doubtful, size))
                         .unwrap_or_default();
                     errln!(
@@ -904,6 +906,9 @@ impl Reporter {
                             format!(", {}, still in doubt: {names}", plural(rescans, "re-scan"))
                         }
                     );
+                    if let (Some(size), false) = (size, overruled.is_empty()) {
+                        errln!("{}", super::color::overruled_note(&overruled, size));
+                    }
                     // A check's own doubt is reported with the check.
                     if !confident && self.scans == 1 {
                         errln!("going on with the best guess (--best-effort); the check after execution tells");
@@ -1045,10 +1050,31 @@ fn clock_note(sim_speed: Option<f64>, planned: f64, measured: f64) -> String {
         Some(speed) if speed > DEFAULT_SIM_SPEED && measured > 1.15 * planned => format!(
             " (on the simulator's clock; at --speed {speed} each millisecond this computer takes between commands, or waits for a lost reply, counts {speed} ms there: compare with the plan at --speed {DEFAULT_SIM_SPEED} or less)"
         ),
+        Some(_) if measured > SLOW * planned => format!(
+            " (on the simulator's clock{})",
+            slower(planned, measured)
+        ),
         Some(_) => " (on the simulator's clock)".into(),
         None if measured < 0.5 * planned => " (on this computer's clock: under half the plan, as a simulator faster than real time (`sim --speed`) gives; a robot's times compare only at speed 1)".into(),
+        None if measured > SLOW * planned => format!(
+            " (on this computer's clock{})",
+            slower(planned, measured)
+        ),
         None => " (on this computer's clock)".into(),
     }
+}
+
+/// Measured over this many times the plan, the clock note says why it may be.
+const SLOW: f64 = 1.3;
+
+/// Why a robot took much longer than planned: the plan's timings are another robot's (a
+/// MindCub3r's defaults are cubot's simulated brick's; LEGO's motor driver is slower), or
+/// replies were lost and waited for.
+fn slower(planned: f64, measured: f64) -> String {
+    format!(
+        "; {:.0} % over the plan: its timings are not this robot's (`cubot robot calibrate-timings --write` measures them), or lost replies were waited for",
+        100.0 * (measured / planned - 1.0)
+    )
 }
 
 /// The summary of a run that ended (`sim_speed`: the simulator's `--speed`, when `--sim`).
@@ -1524,5 +1550,22 @@ mod tests {
         );
         assert_eq!(super::plural(0, "face turn"), "0 face turns");
         assert_eq!(super::plural(18, "face turn"), "18 face turns");
+    }
+
+    #[test]
+    fn a_robot_much_slower_than_its_plan_is_told_why_it_may_be() {
+        use super::clock_note;
+        assert_eq!(
+            clock_note(Some(20.0), 45.9, 46.7),
+            " (on the simulator's clock)"
+        );
+        // LEGO's motor driver under cubot's brick's timings: 24.1 s planned, 44.1 measured.
+        let note = clock_note(Some(20.0), 24.1, 44.1);
+        assert!(
+            note.starts_with(" (on the simulator's clock; 83 % over the plan: its timings are not this robot's (`cubot robot calibrate-timings --write` measures them)"),
+            "{note}"
+        );
+        assert!(clock_note(None, 40.0, 60.0).contains("50 % over the plan"));
+        assert_eq!(clock_note(None, 40.0, 41.0), " (on this computer's clock)");
     }
 }

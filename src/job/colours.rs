@@ -29,6 +29,9 @@ pub struct ScanDoubt {
     pub confident: bool,
     pub doubtful: Vec<usize>,
     pub contradiction: Option<String>,
+    /// Stickers the cube's rules gave another colour than their clear readings
+    /// ([`crate::color::resolve::Resolution::overruled`]).
+    pub overruled: Vec<usize>,
 }
 
 impl From<&Resolution> for Resolved {
@@ -39,6 +42,7 @@ impl From<&Resolution> for Resolved {
                 confident: r.confident,
                 doubtful: r.doubtful.clone(),
                 contradiction: r.contradiction.clone(),
+                overruled: r.overruled.clone(),
             },
             labs: r.stickers.iter().map(|s| s.lab).collect(),
         }

@@ -222,10 +222,14 @@ fn stop_head(cause: &RunError, when: String) -> String {
 }
 
 /// How far execution went: `after N of M actions`, or, stopped before its first action
-/// with none in flight, that nothing turned.
+/// with none in flight, that nothing turned (and why a resume then is worth it: it keeps
+/// the scan, which a run started again does over).
 fn steps_words(steps: usize, of: usize, candidates: &[String]) -> String {
     match (steps, candidates.is_empty()) {
-        (0, true) => "before the first robot action, nothing turned".to_string(),
+        (0, true) => {
+            "after the scan, before the first robot action (nothing turned; a resume keeps the scan)"
+                .to_string()
+        }
         (n, _) => format!("after {n} of {of} action{}", if of == 1 { "" } else { "s" }),
     }
 }
@@ -245,7 +249,10 @@ fn in_flight_note(candidates: &[String], robot_candidates: &[String]) -> String 
     for (k, c) in candidates.iter().enumerate().skip(1) {
         let robot = robot_candidates.get(k);
         let text = if *c != candidates[0] {
-            c.clone()
+            match robot {
+                Some(r) if r != c => format!("{c} ({r} as it sits in the robot)"),
+                _ => c.clone(),
+            }
         } else if robot.is_some() && robot != robot_candidates.first() {
             let robot = robot.map(String::as_str).unwrap_or_default();
             if robot == candidates[0] {
@@ -456,6 +463,10 @@ mod tests {
         );
         assert_eq!(
             in_flight_note(&s(&["AAA", "CCC", "CCC"]), &s(&["A", "C", "C"])),
+            ", or, if the actions in flight happened, CCC (C as it sits in the robot)"
+        );
+        assert_eq!(
+            in_flight_note(&s(&["AAA", "CCC"]), &s(&["AAA", "CCC"])),
             ", or, if the actions in flight happened, CCC"
         );
     }

@@ -102,6 +102,8 @@ pub enum RunEvent {
     Scanned {
         confident: bool,
         doubtful: Vec<usize>,
+        /// Stickers the cube's rules gave another colour than their clear readings.
+        overruled: Vec<usize>,
         rescans: usize,
         state: String,
     },

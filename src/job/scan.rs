@@ -166,6 +166,7 @@ pub fn scan_and_resolve_previewed(
                 events(RunEvent::Scanned {
                     confident: resolved.doubt.confident,
                     doubtful: resolved.doubt.doubtful.clone(),
+                    overruled: resolved.doubt.overruled.clone(),
                     rescans,
                     state: resolved.cube.to_string(),
                 });

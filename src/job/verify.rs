@@ -520,6 +520,7 @@ mod tests {
                 confident,
                 doubtful: if confident { vec![] } else { vec![2, 20] },
                 contradiction: None,
+                overruled: vec![],
             },
         }
     }

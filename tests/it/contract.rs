@@ -794,7 +794,7 @@ fn a_silent_robot_gets_the_hint_to_check_the_robot_kind() {
 }
 
 /// A brick that answered and then fell silent (here while homing) is not told it may be
-/// another kind of robot: the message says how many replies came before the silence.
+/// another kind of robot: the message says how many commands it answered before.
 #[test]
 fn a_brick_that_falls_silent_after_answering_is_not_taken_for_another_robot() {
     use cubot::robot::sim::{spawn_pty, SimConfig};
@@ -808,7 +808,7 @@ fn a_brick_that_falls_silent_after_answering_is_not_taken_for_another_robot() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("did not answer within"), "{err}");
-    assert!(err.contains("repl") && err.contains(", after "), "{err}");
+    assert!(err.contains(", though it had answered "), "{err}");
     assert!(!err.contains("needs --robot line"), "{err}");
 }
 
@@ -1532,7 +1532,7 @@ fn ctrl_c_while_solving_says_no_plan_and_stops() {
     interrupt(&child);
     let seen = wait_for(
         &rx,
-        "stopped (Ctrl-C) before the first robot action, nothing turned",
+        "stopped (Ctrl-C) after the scan, before the first robot action (nothing turned; a resume keeps the scan)",
     );
     assert_eq!(child.wait().unwrap().code(), Some(2), "{seen:?}");
     assert!(
@@ -1543,7 +1543,7 @@ fn ctrl_c_while_solving_says_no_plan_and_stops() {
     assert!(
         seen.last()
             .unwrap()
-            .contains("stopped (Ctrl-C) before the first robot action, nothing turned"),
+            .contains("stopped (Ctrl-C) after the scan, before the first robot action (nothing turned; a resume keeps the scan)"),
         "{seen:?}"
     );
 }
@@ -1907,4 +1907,52 @@ fn an_output_nothing_can_create_is_refused_before_the_robot_moves() {
             && !err.contains("scanning"),
         "{err}"
     );
+}
+
+/// Clear readings the cube's rules overrule (two stickers read as each other: a cube of
+/// impossible pieces, not one put together wrong) still give the legal answer, and are
+/// named wherever a scan is reported: `run`, `scan --robot`, `resolve` (and its JSON).
+#[test]
+fn readings_the_cubes_rules_overrule_are_named() {
+    let note = "note: the cube's rules overrule the clear readings of stickers U2 F4";
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("b.json");
+    let o = cubot(&[
+        "scan",
+        "--robot",
+        "--sim",
+        "--seed",
+        "12",
+        "--faults",
+        "misread=U2:F4",
+        "--raw-out",
+        raw.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
+    let o = cubot(&["resolve", raw.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
+    let o = cubot(&["--json", "resolve", raw.to_str().unwrap()]);
+    let line: serde_json::Value = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|v: &serde_json::Value| v["type"] == "resolution")
+        .expect("a resolution line");
+    assert_eq!(line["overruled"], serde_json::json!(["U2", "F4"]), "{line}");
+    let o = cubot(&[
+        "run",
+        "--sim",
+        "--seed",
+        "12",
+        "--speed",
+        "100",
+        "--faults",
+        "misread=U2:F4",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
+    // A scan read right names nothing.
+    let o = cubot(&["scan", "--robot", "--sim", "--seed", "12"]);
+    assert!(!stderr(&o).contains("overrule"), "{}", stderr(&o));
 }

@@ -132,7 +132,7 @@ fn the_firmware_brick_reads_at_rest_once_its_moves_end() {
 /// left out: a campaign would count a stall that never happened.
 #[test]
 fn the_firmware_brick_refuses_our_bricks_faults() {
-    for spec in ["stall@p3", "stall@5", "reversed=B"] {
+    for spec in ["stall@p3", "stall@5", "reversed=B", "battery=6000"] {
         let e = spawn_pty(SimConfig {
             faults: spec.parse().unwrap(),
             brick: BrickKind::Lms2012(Some("/nonexistent".into())),

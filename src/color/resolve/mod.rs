@@ -199,6 +199,11 @@ pub struct Resolution {
     /// colours cannot say (turning any corner in place undoes a twist), so the stickers
     /// named are only where the best guess and the readings part.
     pub contradiction: Option<String>,
+    /// Read stickers whose readings clearly deny the colour the best legal cube gives them
+    /// (as `contradicted`), where the cube as read is no cube put together wrong but one of
+    /// impossible pieces or colour counts (a misread, worn or swapped sticker): the cube's
+    /// rules decide, and the answer may still be confident, but these are worth a look.
+    pub overruled: Vec<usize>,
     pub confident: bool,
     /// Cost of the best rival legal cube minus the best's (nats); a lower bound when the
     /// rival was not reached within the search (then `rival_exact` is false).
@@ -533,9 +538,10 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
     let denied: Vec<usize> = (0..stickers.len())
         .filter(|&i| stickers[i].read && stickers[i].margin < -opts.doubt_threshold)
         .collect();
-    let (contradicted, contradiction) = match assembled_wrong(&cube, &stickers, &denied) {
-        Some(rule) => (denied, Some(rule)),
-        None => (Vec::new(), None),
+    let (contradicted, contradiction, overruled) = match assembled_wrong(&cube, &stickers, &denied)
+    {
+        Some(rule) => (denied, Some(rule), Vec::new()),
+        None => (Vec::new(), None, denied),
     };
     let confident = doubt.confident && contradicted.is_empty();
     let mut doubtful = doubt.doubtful.clone();
@@ -563,6 +569,7 @@ fn resolve_once(scan: &RawScan, opts: &ResolveOptions) -> Result<Resolution, Res
         },
         contradicted,
         contradiction,
+        overruled,
         confident,
         cube_margin: doubt.cube_margin / t,
         log_odds: doubt.log_odds,

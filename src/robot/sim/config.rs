@@ -9,8 +9,8 @@
 //! so a seed replays the same faults. Each fault belongs to one layer: the link
 //! ([`super::link`], any brick), our simulated brick ([`super::brick`]), or the world
 //! ([`super::world`], any brick that drives it). LEGO's firmware brick runs LEGO's code
-//! unmodified, so it refuses the faults of our brick's layer
-//! ([`SimError::NotOnFirmware`]) rather than leave them out.
+//! unmodified, so it refuses the faults of our brick's layer, and the battery its PC build
+//! does not read ([`SimError::NotOnFirmware`]), rather than leave them out.
 //!
 //! | Item | Layer | Fault |
 //! |------|-------|-------|
@@ -179,15 +179,16 @@ pub enum SimError {
     Misread(String),
     #[error(transparent)]
     Firmware(#[from] crate::robot::sim::lms2012::ProcessError),
-    #[error("the fault {0} belongs to cubot's own simulated brick: LEGO's firmware has no such fault (use --brick ours, or a fault of the link or the world)")]
+    #[error("the fault {0} is simulated only on cubot's own brick: LEGO's firmware runs as it is, its motor driver neither stalls nor runs reversed on command, and built for a PC it reads its battery as 9.0 V (use --brick ours, or a fault of the link or the world)")]
     NotOnFirmware(String),
 }
 
 impl Faults {
     /// The faults of this list that only cubot's own brick can inject (`stall`,
-    /// `reversed`), as `--faults` items: LEGO's firmware runs unmodified, so a brick fault
-    /// has no place there, and one silently left out would make a campaign count a case
-    /// that never happened.
+    /// `reversed`, `battery`), as `--faults` items: LEGO's firmware runs unmodified, so a
+    /// brick fault has no place there, and one silently left out would make a campaign count
+    /// a case that never happened. (The battery: LEGO's `cUiUpdatePower` is compiled out
+    /// for `Linux_X86`, so the VM keeps its initial 9.0 V whatever the analog memory says.)
     pub fn brick_only(&self) -> Vec<String> {
         let mut items = Vec::new();
         if let Some(n) = self.stall_at {
@@ -198,6 +199,9 @@ impl Faults {
         }
         for &m in &self.reversed {
             items.push(format!("reversed={}", (b'A' + m) as char));
+        }
+        if let Some(mv) = self.battery_mv {
+            items.push(format!("battery={mv}"));
         }
         items
     }

@@ -223,8 +223,8 @@ fn silence(ms: u64, sent: u32, answered: u64) -> String {
     match answered {
         0 => format!("the brick did not answer {within} (nothing has answered on this link)"),
         n => format!(
-            "the brick did not answer {within}, after {n} repl{} (link lost, or the brick busy or switched off)",
-            if n == 1 { "y" } else { "ies" }
+            "the brick did not answer {within}, though it had answered {n} command{} before (link lost, or the brick busy or switched off)",
+            if n == 1 { "" } else { "s" }
         ),
     }
 }
