@@ -206,7 +206,7 @@ const REOPENS: u32 = 3;
 /// A reply numbered at most this many commands before the one awaited is a late answer to
 /// an earlier command (discarded); any other number is a garbled reply (see [Lost replies
 /// and dropped links](crate::robot::ev3::driver#lost-replies-and-dropped-links)).
-const STALE_WINDOW: u16 = 256;
+pub const STALE_WINDOW: u16 = 256;
 
 /// Degrees a count may stray outside what its motion can reach (overshoot, play). On
 /// LEGO's firmware the sensor arm at its speed of 75 % runs up to 58° past its target
