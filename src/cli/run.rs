@@ -1052,13 +1052,13 @@ fn clock_note(sim_speed: Option<f64>, planned: f64, measured: f64) -> String {
         ),
         Some(_) if measured > SLOW * planned => format!(
             " (on the simulator's clock{})",
-            slower(planned, measured)
+            slower(planned, measured, true)
         ),
         Some(_) => " (on the simulator's clock)".into(),
         None if measured < 0.5 * planned => " (on this computer's clock: under half the plan, as a simulator faster than real time (`sim --speed`) gives; a robot's times compare only at speed 1)".into(),
         None if measured > SLOW * planned => format!(
             " (on this computer's clock{})",
-            slower(planned, measured)
+            slower(planned, measured, false)
         ),
         None => " (on this computer's clock)".into(),
     }
@@ -1069,12 +1069,19 @@ const SLOW: f64 = 1.3;
 
 /// Why a robot took much longer than planned: the plan's timings are another robot's (a
 /// MindCub3r's defaults are cubot's simulated brick's; LEGO's motor driver is slower), or
-/// replies were lost and waited for.
-fn slower(planned: f64, measured: f64) -> String {
-    format!(
-        "; {:.0} % over the plan: its timings are not this robot's (`cubot robot calibrate-timings --write` measures them), or lost replies were waited for",
-        100.0 * (measured / planned - 1.0)
-    )
+/// replies were lost and waited for. On a simulator faster than real time a wait for a
+/// lost reply counts `--speed` times over, so that is named first there.
+fn slower(planned: f64, measured: f64, simulated: bool) -> String {
+    let (lost, timings) = (
+        "lost replies were waited for (each wait of seconds on this computer",
+        "its timings are not this robot's (`cubot robot calibrate-timings --write` measures them)",
+    );
+    let over = 100.0 * (measured / planned - 1.0);
+    if simulated {
+        format!("; {over:.0} % over the plan: {lost}, times the simulator's speed), or {timings}")
+    } else {
+        format!("; {over:.0} % over the plan: {timings}, or {lost})")
+    }
 }
 
 /// The summary of a run that ended (`sim_speed`: the simulator's `--speed`, when `--sim`).
@@ -1562,10 +1569,11 @@ mod tests {
         // LEGO's motor driver under cubot's brick's timings: 24.1 s planned, 44.1 measured.
         let note = clock_note(Some(20.0), 24.1, 44.1);
         assert!(
-            note.starts_with(" (on the simulator's clock; 83 % over the plan: its timings are not this robot's (`cubot robot calibrate-timings --write` measures them)"),
+            note.starts_with(" (on the simulator's clock; 83 % over the plan: lost replies were waited for (each wait of seconds on this computer, times the simulator's speed), or its timings are not this robot's (`cubot robot calibrate-timings --write` measures them)"),
             "{note}"
         );
-        assert!(clock_note(None, 40.0, 60.0).contains("50 % over the plan"));
+        assert!(clock_note(None, 40.0, 60.0)
+            .contains("50 % over the plan: its timings are not this robot's"));
         assert_eq!(clock_note(None, 40.0, 41.0), " (on this computer's clock)");
     }
 }

@@ -80,7 +80,7 @@ pub fn refuse_speed(speed: f64) -> Result<()> {
 /// What `calibrate-timings` says it is about to do.
 fn measuring_note(a: &CalibrateTimingsArgs) -> String {
     format!(
-        "measuring: the plans of {} on {}, each primitive timed (about a minute a cube)…",
+        "measuring: the plans of {} on {}, each primitive timed (about a minute a cube on each link)…",
         super::output::plural(a.cubes as usize, "random cube"),
         if a.sim {
             format!(
@@ -210,11 +210,17 @@ pub fn calibrate(
     })?;
     let fitted = fit(&config.timings, &links);
     report(g, &config.timings, &fitted, &links);
-    if let Some(path) = target {
-        write_timings(&path, &fitted, &links)?;
-        if !g.quiet {
-            errln!("timings written to {}", path.display());
+    match target {
+        Some(path) => {
+            write_timings(&path, &fitted, &links)?;
+            if !g.quiet {
+                errln!("timings written to {}", path.display());
+            }
         }
+        None if !g.quiet && !g.json => errln!(
+            "nothing written: add --write (with --robot-config FILE) to fit these timings into that file's [timings]"
+        ),
+        None => {}
     }
     Ok(Exit::Ok)
 }
