@@ -288,24 +288,26 @@ pub(crate) fn print_resolution(g: &Global, res: &Resolution) {
     let letters = res.cube.to_letters();
     let unread = res.unread();
     if g.json {
+        // Stickers by name, as a JSON list.
+        let names = |stickers: &[usize]| {
+            json!(facelet_names(stickers, res.cube.size())
+                .split_whitespace()
+                .collect::<Vec<_>>())
+        };
         let mut line = json!({
             "type": "resolution",
             "cube": letters,
             "confident": res.confident,
             "cube_margin": res.cube_margin,
             "probability": res.probability(),
-            "doubtful": facelet_names(&res.doubtful, res.cube.size()).split_whitespace().collect::<Vec<_>>(),
+            "doubtful": names(&res.doubtful),
             "rivals": res.close_rivals.iter().map(|c| c.to_letters()).collect::<Vec<_>>(),
         });
         if !unread.is_empty() {
-            line["unread"] = json!(facelet_names(&unread, res.cube.size())
-                .split_whitespace()
-                .collect::<Vec<_>>());
+            line["unread"] = names(&unread);
         }
         if !res.overruled.is_empty() {
-            line["overruled"] = json!(facelet_names(&res.overruled, res.cube.size())
-                .split_whitespace()
-                .collect::<Vec<_>>());
+            line["overruled"] = names(&res.overruled);
         }
         json_line(&line);
     } else {

@@ -251,9 +251,9 @@ fn sim_connection(c: &ConnectArgs) -> serde_json::Value {
     if !c.sim {
         return serde_json::Value::Null;
     }
-    let mut sim = serde_json::json!({"seed": c.seed, "palette": palette_name(c.palette)});
-    if c.brick.brick == BrickArg::Lms2012 {
-        sim["brick"] = "lms2012".into();
+    let mut sim = serde_json::json!({"seed": c.seed, "palette": value_name(c.palette)});
+    if c.brick.brick != BrickArg::Ours {
+        sim["brick"] = value_name(c.brick.brick).into();
     }
     serde_json::json!({ "simulator": sim })
 }
@@ -277,15 +277,15 @@ fn run_again_command(begun: &journal::JournalBegun, connect: &ConnectArgs) -> St
             brick,
         }) => {
             w.push("--sim".into());
-            if brick == BrickArg::Lms2012 {
-                w.push("--brick lms2012".into());
+            if brick != BrickArg::Ours {
+                w.push(format!("--brick {}", value_name(brick)));
             }
             if let Some(seed) = seed {
                 w.push(format!("--seed {seed}"));
             }
             match palette {
                 Some(p) if p != super::args::PaletteArg::Standard => {
-                    w.push(format!("--palette {}", palette_name(p)))
+                    w.push(format!("--palette {}", value_name(p)))
                 }
                 _ => {}
             }
@@ -300,10 +300,9 @@ fn run_again_command(begun: &journal::JournalBegun, connect: &ConnectArgs) -> St
     format!("`{}`", w.join(" "))
 }
 
-/// The palette's name as `--palette` takes it.
-fn palette_name(p: super::args::PaletteArg) -> String {
-    use clap::ValueEnum;
-    p.to_possible_value()
+/// A value's name as its option takes it (`--palette no-white`, `--brick lms2012`).
+fn value_name(v: impl clap::ValueEnum) -> String {
+    v.to_possible_value()
         .map(|v| v.get_name().to_string())
         .unwrap_or_default()
 }
@@ -347,21 +346,14 @@ fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Glob
     // same cube either way: only the motor driver differs).
     if !super::given("brick") {
         c.brick.brick = brick;
-        if brick == BrickArg::Lms2012 {
-            taken.push("--brick lms2012".to_string());
+        if brick != BrickArg::Ours {
+            taken.push(format!("--brick {}", value_name(brick)));
         }
     } else if c.brick.brick != brick {
-        let name = |b: BrickArg| {
-            if b == BrickArg::Lms2012 {
-                "lms2012"
-            } else {
-                "ours"
-            }
-        };
         errln!(
             "note: --brick {} (the journal's run: {}): the same simulated cube, on another brick",
-            name(c.brick.brick),
-            name(brick)
+            value_name(c.brick.brick),
+            value_name(brick)
         );
     }
     if let Some(seed) = seed {
@@ -375,12 +367,12 @@ fn sim_from_journal(c: &mut ConnectArgs, start: &journal::JournalStart, g: &Glob
     if let Some(p) = palette {
         if !super::given("palette") {
             c.palette = p;
-            taken.push(format!("--palette {}", palette_name(p)));
+            taken.push(format!("--palette {}", value_name(p)));
         } else if c.palette != p {
             differ.push(format!(
                 "--palette {} (the journal's run: {})",
-                palette_name(c.palette),
-                palette_name(p)
+                value_name(c.palette),
+                value_name(p)
             ));
         }
     }
@@ -1228,15 +1220,15 @@ pub fn resume_command(connect: &ConnectArgs, scan: &ScanOpts, journal: &Path) ->
     w.push(shell_word(journal));
     if connect.sim {
         w.push("--sim".into());
-        if connect.brick.brick == BrickArg::Lms2012 {
-            w.push("--brick lms2012".into());
+        if connect.brick.brick != BrickArg::Ours {
+            w.push(format!("--brick {}", value_name(connect.brick.brick)));
             if let Some(dir) = &connect.brick.lms2012 {
                 w.push(format!("--lms2012 {}", shell_word(dir)));
             }
         }
         w.push(format!("--seed {}", connect.seed));
         if connect.palette != super::args::PaletteArg::Standard {
-            w.push(format!("--palette {}", palette_name(connect.palette)));
+            w.push(format!("--palette {}", value_name(connect.palette)));
         }
         w.push(format!("--speed {}", connect.speed));
     } else if let Some(p) = &connect.port {

@@ -142,9 +142,10 @@ pub fn check(
             .iter()
             .map(|&p| format!("the {}", part_name(p)))
             .collect();
-        let names = match motors.is_empty() {
-            true => "the colour sensor".to_string(),
-            false => format!("{} and the colour sensor", motors.join(", ")),
+        let names = if motors.is_empty() {
+            "the colour sensor".to_string()
+        } else {
+            format!("{} and the colour sensor", motors.join(", "))
         };
         finding(
             Level::Warn,
